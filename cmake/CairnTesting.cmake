@@ -1,0 +1,95 @@
+# Test registration: every test runs on both engines.
+#
+#   cairn_add_test(<name> SOURCES <files...> [THREADS_RANKS <n...>] [MPI_RANKS <n...>]
+#                  [TIMEOUT <s>] [LIBS <targets...>])
+# builds one GoogleTest executable and registers it as <name>.threads.<n> for each threads-engine
+# rank count (default 1 2 3 4 7 16) and <name>.mpi.<n> under mpiexec (default 2 4).
+#
+#   cairn_add_failure_test(<name> PROGRAM <target> EXPECT <regex> [ARGS <args...>]
+#                          [THREADS_RANKS <n...>] [MPI_RANKS <n...>] [ENV <VAR=value...>])
+# registers runs of a program that must end the run: non-zero exit and output matching EXPECT.
+#
+# Every test runs with the watchdog on (CAIRN_WATCHDOG_S) and a ctest timeout.
+
+find_package(GTest REQUIRED)
+
+set(CAIRN_TEST_WATCHDOG_S 60 CACHE STRING "CAIRN_WATCHDOG_S for tests")
+set(CAIRN_TEST_DEFAULT_THREADS_RANKS 1 2 3 4 7 16)
+set(CAIRN_TEST_DEFAULT_MPI_RANKS 2 4)
+
+# MPI tests only in unsanitized builds (MPI libraries are not sanitizer-clean).
+set(CAIRN_TEST_MPI OFF)
+if(CAIRN_HAVE_MPI AND CAIRN_SANITIZE STREQUAL "" AND MPIEXEC_EXECUTABLE)
+  set(CAIRN_TEST_MPI ON)
+  set(CAIRN_MPIEXEC_FLAGS ${MPIEXEC_PREFLAGS})
+  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _cairn_mpiexec_version
+                  ERROR_QUIET)
+  if(_cairn_mpiexec_version MATCHES "Open MPI|OpenRTE")
+    # More ranks than cores is normal here; Open MPI refuses root unless told.
+    list(APPEND CAIRN_MPIEXEC_FLAGS --oversubscribe --allow-run-as-root)
+  endif()
+endif()
+
+add_library(cairn_test_main STATIC ${PROJECT_SOURCE_DIR}/tests/support/test_main.cpp)
+target_link_libraries(cairn_test_main PUBLIC cairn::cairn GTest::gtest PRIVATE cairn_warnings)
+target_include_directories(cairn_test_main PUBLIC ${PROJECT_SOURCE_DIR}/tests/support)
+
+function(cairn_mpi_command out n)
+  set(${out} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${CAIRN_MPIEXEC_FLAGS} PARENT_SCOPE)
+endfunction()
+
+function(cairn_add_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;THREADS_RANKS;MPI_RANKS;LIBS" ${ARGN})
+  if(NOT T_THREADS_RANKS)
+    set(T_THREADS_RANKS ${CAIRN_TEST_DEFAULT_THREADS_RANKS})
+  endif()
+  if(NOT DEFINED T_MPI_RANKS)
+    set(T_MPI_RANKS ${CAIRN_TEST_DEFAULT_MPI_RANKS})
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE cairn_test_main cairn_warnings ${T_LIBS})
+  foreach(n IN LISTS T_THREADS_RANKS)
+    add_test(NAME ${name}.threads.${n} COMMAND ${name})
+    set_tests_properties(${name}.threads.${n} PROPERTIES LABELS "threads" TIMEOUT ${T_TIMEOUT}
+      ENVIRONMENT "CAIRN_ENGINE=threads;CAIRN_RANKS=${n};CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S}")
+  endforeach()
+  if(CAIRN_TEST_MPI)
+    foreach(n IN LISTS T_MPI_RANKS)
+      cairn_mpi_command(cmd ${n})
+      add_test(NAME ${name}.mpi.${n} COMMAND ${cmd} $<TARGET_FILE:${name}>)
+      set_tests_properties(${name}.mpi.${n} PROPERTIES LABELS "mpi" TIMEOUT ${T_TIMEOUT}
+        PROCESSORS ${n} ENVIRONMENT "CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S}")
+    endforeach()
+  endif()
+endfunction()
+
+function(cairn_add_failure_test name)
+  cmake_parse_arguments(T "" "PROGRAM;EXPECT" "ARGS;THREADS_RANKS;MPI_RANKS;ENV" ${ARGN})
+  if(NOT T_THREADS_RANKS)
+    set(T_THREADS_RANKS 4)
+  endif()
+  if(NOT DEFINED T_MPI_RANKS)
+    set(T_MPI_RANKS 2)
+  endif()
+  set(check ${PROJECT_SOURCE_DIR}/cmake/expect_failure.cmake)
+  foreach(n IN LISTS T_THREADS_RANKS)
+    add_test(NAME ${name}.threads.${n}
+      COMMAND ${CMAKE_COMMAND} "-DEXPECT=${T_EXPECT}"
+              "-DCOMMAND=$<TARGET_FILE:${T_PROGRAM}>;${T_ARGS}" -P ${check})
+    set_tests_properties(${name}.threads.${n} PROPERTIES LABELS "threads" TIMEOUT 120
+      ENVIRONMENT "CAIRN_ENGINE=threads;CAIRN_RANKS=${n};${T_ENV}")
+  endforeach()
+  if(CAIRN_TEST_MPI)
+    foreach(n IN LISTS T_MPI_RANKS)
+      cairn_mpi_command(cmd ${n})
+      add_test(NAME ${name}.mpi.${n}
+        COMMAND ${CMAKE_COMMAND} "-DEXPECT=${T_EXPECT}"
+                "-DCOMMAND=${cmd};$<TARGET_FILE:${T_PROGRAM}>;${T_ARGS}" -P ${check})
+      set_tests_properties(${name}.mpi.${n} PROPERTIES LABELS "mpi" TIMEOUT 120 PROCESSORS ${n}
+        ENVIRONMENT "${T_ENV}")
+    endforeach()
+  endif()
+endfunction()

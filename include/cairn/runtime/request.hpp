@@ -1,0 +1,76 @@
+#pragma once
+/// \file
+/// Handles of outstanding operations: test, wait, wait_all, wait_any.
+
+#include <cstddef>
+#include <span>
+
+#include "cairn/runtime/status.hpp"
+
+namespace cairn {
+
+namespace detail {
+struct request_state;
+class rank_context;
+}  // namespace detail
+
+/// Handle of one outstanding non-blocking operation (move-only).
+///
+/// Every `test`/`wait` also advances all other outstanding operations of the rank. A request
+/// that is destroyed while still pending is waited for (RAII, so no buffer is ever written after
+/// its owner is gone); during exception unwinding it is cancelled instead, so a failing rank
+/// never blocks on a peer.
+class request {
+ public:
+  /// A null request: already complete, with an empty status.
+  request() noexcept = default;
+  request(request&& other) noexcept;
+  request& operator=(request&& other) noexcept;
+  request(const request&) = delete;
+  request& operator=(const request&) = delete;
+  ~request();
+
+  /// Advances communication; true once the operation is complete. Throws cairn::error if the
+  /// operation failed (for example a receive buffer too small for the matched message).
+  bool test();
+
+  /// Blocks until complete (making progress meanwhile) and returns the status.
+  status wait();
+
+  /// True once a previous test()/wait() has seen completion.
+  [[nodiscard]] bool complete() const noexcept { return state_ == nullptr; }
+
+  /// Status of a completed operation (valid after test() returned true or wait()).
+  [[nodiscard]] const status& last_status() const noexcept { return status_; }
+
+  /// Internal: wraps an engine operation.
+  request(detail::rank_context* ctx, detail::request_state* state) noexcept
+      : ctx_(ctx), state_(state) {}
+  /// Internal: an operation that completed at once.
+  static request completed(const status& st) noexcept {
+    request r;
+    r.status_ = st;
+    return r;
+  }
+
+ private:
+  friend std::size_t wait_any(std::span<request> requests, status* st);
+  void release() noexcept;
+
+  detail::rank_context* ctx_ = nullptr;
+  detail::request_state* state_ = nullptr;
+  status status_{};
+};
+
+/// Waits for every request (all are completed even if one fails; the first failure is then
+/// rethrown).
+void wait_all(std::span<request> requests);
+
+/// Waits until at least one pending request completes and returns its index; returns
+/// `requests.size()` if none is pending. `st`, if given, receives its status.
+std::size_t wait_any(std::span<request> requests, status* st = nullptr);
+
+/// Tests every request once; true when all are complete.
+bool test_all(std::span<request> requests);
+
+}  // namespace cairn

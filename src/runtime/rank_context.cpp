@@ -1,0 +1,170 @@
+#include "runtime/rank_context.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace cairn::detail {
+
+namespace {
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+constexpr std::size_t slab_states = 256;
+// How long one park may last before the wait loop re-checks abort and the watchdog.
+constexpr double park_slice_s = 0.02;
+}  // namespace
+
+double now_s() noexcept {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+const char* to_string(msg_context c) noexcept {
+  switch (c) {
+    case msg_context::user: return "user";
+    case msg_context::coll: return "coll";
+    case msg_context::msg: return "msg";
+    case msg_context::array: return "array";
+  }
+  return "?";
+}
+
+rank_context::rank_context(int rank, int size, cairn::engine e, std::shared_ptr<run_state> run,
+                           std::shared_ptr<const topology> topo, double watchdog_s)
+    : rank_(rank),
+      size_(size),
+      engine_(e),
+      run_(std::move(run)),
+      topo_(std::move(topo)),
+      watchdog_s_(watchdog_s) {}
+
+rank_context::~rank_context() = default;
+
+request_state* rank_context::acquire(request_state::kind k, const char* call, int peer, int tag,
+                                     msg_context c, void* buf, std::size_t capacity) {
+  if (pool_.empty()) {
+    auto slab = std::make_unique<request_state[]>(slab_states);
+    pool_.reserve(pool_.size() + slab_states);
+    for (std::size_t i = slab_states; i-- > 0;) pool_.push_back(&slab[i]);
+    slabs_.push_back(std::move(slab));
+  }
+  request_state* s = pool_.back();
+  pool_.pop_back();
+  s->done.store(0, std::memory_order_relaxed);
+  s->k = k;
+  s->ctx = c;
+  s->failed = false;
+  s->call = call;
+  s->peer = peer;
+  s->tag = tag;
+  s->buf = buf;
+  s->capacity = capacity;
+  s->incoming = 0;
+  s->st = status{};
+  s->prev = s->next = nullptr;
+  s->engine_ptr = nullptr;
+  s->active_prev = nullptr;
+  s->active_next = active_;
+  if (active_) active_->active_prev = s;
+  active_ = s;
+  return s;
+}
+
+void rank_context::release(request_state* s) noexcept {
+  if (s->active_prev) s->active_prev->active_next = s->active_next;
+  else active_ = s->active_next;
+  if (s->active_next) s->active_next->active_prev = s->active_prev;
+  pool_.push_back(s);
+}
+
+status rank_context::finish(request_state* s) {
+  status st = s->st;
+  if (s->failed) {
+    const char* call = s->call;
+    int src = s->st.source, tag = s->st.tag;
+    std::size_t incoming = s->incoming, capacity = s->capacity;
+    release(s);
+    if (incoming > 0)
+      fail(call, rank_, "message of ", incoming, " bytes from rank ", src, " (tag ", tag,
+           ") does not fit the receive buffer of ", capacity, " bytes");
+    fail(call, rank_, "message from rank ", src, " (tag ", tag,
+         ") is larger than the receive buffer of ", capacity, " bytes");
+  }
+  release(s);
+  return st;
+}
+
+status rank_context::wait(request_state* s) {
+  std::uint64_t spins = 0;
+  while (!tp_->test(s)) idle(s, spins);
+  return finish(s);
+}
+
+status rank_context::probe(int source, int tag, msg_context c) {
+  status st;
+  std::uint64_t spins = 0;
+  while (!tp_->iprobe(source, tag, c, &st)) idle(nullptr, spins);
+  return st;
+}
+
+void rank_context::idle(request_state* s, std::uint64_t& spins) {
+  check_abort();
+  const unsigned spin = tp_->spin_polls();
+  if (spins < spin) {
+    ++spins;
+    cpu_relax();
+    return;
+  }
+  if (watchdog_s_ > 0) {
+    const double t = now_s();
+    if (spins == spin || progress_epoch_ != watched_epoch_) {
+      watched_epoch_ = progress_epoch_;
+      watched_since_ = t;
+    } else if (t - watched_since_ > watchdog_s_) {
+      watchdog_fire(t - watched_since_);
+    }
+  }
+  ++spins;
+  tp_->park(s, park_slice_s);
+}
+
+std::string rank_context::describe_pending() const {
+  std::ostringstream os;
+  int n = 0;
+  for (const request_state* s = active_; s; s = s->active_next, ++n) {
+    os << "  " << s->call << (s->k == request_state::kind::send ? " to rank " : " from ");
+    if (s->k == request_state::kind::recv && s->peer == any_source) os << "any source";
+    else os << (s->k == request_state::kind::recv ? "rank " : "") << s->peer;
+    os << ", tag ";
+    if (s->tag == any_tag) os << "any";
+    else os << s->tag;
+    os << ", " << s->capacity << " bytes, context " << to_string(s->ctx) << "\n";
+  }
+  if (n == 0) os << "  (no pending point-to-point operation)\n";
+  if (tp_) tp_->describe(os);
+  return os.str();
+}
+
+void rank_context::watchdog_fire(double idle_s) {
+  std::ostringstream os;
+  os << "cairn watchdog: rank " << rank_ << " made no progress for " << idle_s
+     << " s (CAIRN_WATCHDOG_S=" << watchdog_s_ << "); pending operations:\n"
+     << describe_pending();
+  const std::string text = os.str();
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+  run_->fail(rank_, "watchdog: no progress for " + std::to_string(idle_s) + " s");
+  throw run_aborted{};
+}
+
+}  // namespace cairn::detail

@@ -1,0 +1,98 @@
+#pragma once
+// One rank's runtime: identity, placement, its transport, the request pool, the wait loop and
+// the watchdog. Owned by shared_ptr from every `world` handle of the rank.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cairn/runtime/world.hpp"
+#include "runtime/request_state.hpp"
+#include "runtime/run_state.hpp"
+#include "transport/transport.hpp"
+
+namespace cairn::detail {
+
+/// Where ranks sit: node of every rank, computed once per run.
+struct topology {
+  std::vector<int> node_of;  // per rank
+  int node_count = 1;
+};
+
+class rank_context {
+ public:
+  rank_context(int rank, int size, cairn::engine e, std::shared_ptr<run_state> run,
+               std::shared_ptr<const topology> topo, double watchdog_s);
+  ~rank_context();
+  rank_context(const rank_context&) = delete;
+  rank_context& operator=(const rank_context&) = delete;
+
+  void set_transport(std::unique_ptr<transport> t) { tp_ = std::move(t); }
+  transport& tp() noexcept { return *tp_; }
+
+  int rank() const noexcept { return rank_; }
+  int size() const noexcept { return size_; }
+  cairn::engine engine() const noexcept { return engine_; }
+  const topology& topo() const noexcept { return *topo_; }
+  run_state& run() noexcept { return *run_; }
+
+  /// Throws if the run this rank belonged to has ended (or is being torn down).
+  void check_alive(const char* call) const {
+    if (ended_) fail(call, rank_, "use after the run ended");
+  }
+  /// Throws run_aborted if another rank failed.
+  void check_abort() const {
+    if (run_->aborting.load(std::memory_order_relaxed)) throw run_aborted{};
+  }
+  void end() noexcept { ended_ = true; }
+
+  /// A fresh pending state, linked into the rank's list of pending operations.
+  request_state* acquire(request_state::kind k, const char* call, int peer, int tag,
+                         msg_context c, void* buf, std::size_t capacity);
+  /// Returns a state to the pool.
+  void release(request_state* s) noexcept;
+
+  /// Tests once (advancing communication).
+  bool test(request_state* s) { return tp_->test(s); }
+  /// Blocks until `s` completes; returns its status or throws its error. Releases `s`.
+  status wait(request_state* s);
+  /// Completion bookkeeping after `s` tested complete: throws its error, releases it.
+  status finish(request_state* s);
+  /// Blocks until iprobe(source, tag) finds a message.
+  status probe(int source, int tag, msg_context c);
+
+  /// Called by waits that made no progress: parks, checks abort and the watchdog.
+  /// `spins` counts consecutive unsuccessful polls of the current wait.
+  void idle(request_state* s, std::uint64_t& spins);
+  /// Marks that something happened on this rank (arrival, completion): resets the watchdog.
+  void note_progress() noexcept { ++progress_epoch_; }
+
+  /// Text listing the pending operations (for the watchdog).
+  std::string describe_pending() const;
+
+ private:
+  [[noreturn]] void watchdog_fire(double idle_s);
+
+  int rank_;
+  int size_;
+  cairn::engine engine_;
+  std::shared_ptr<run_state> run_;
+  std::shared_ptr<const topology> topo_;
+  std::unique_ptr<transport> tp_;
+  bool ended_ = false;
+
+  std::vector<request_state*> pool_;  // free states
+  std::vector<std::unique_ptr<request_state[]>> slabs_;
+  request_state* active_ = nullptr;  // pending operations (doubly linked)
+
+  double watchdog_s_;
+  std::uint64_t progress_epoch_ = 0;
+  std::uint64_t watched_epoch_ = 0;
+  double watched_since_ = 0;  // monotonic seconds when watched_epoch_ was last seen to change
+};
+
+/// Monotonic clock in seconds.
+double now_s() noexcept;
+
+}  // namespace cairn::detail

@@ -1,0 +1,43 @@
+#pragma once
+// The engine-independent record of one outstanding operation, pooled per rank.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "cairn/runtime/status.hpp"
+
+namespace cairn::detail {
+
+/// Message contexts: separate matching spaces so that cairn's own layers never match user
+/// messages (threads: part of the match key; MPI: one duplicated communicator each).
+enum class msg_context : std::uint8_t { user = 0, coll = 1, msg = 2, array = 3 };
+inline constexpr int msg_context_count = 4;
+
+const char* to_string(msg_context c) noexcept;
+
+struct request_state {
+  enum class kind : std::uint8_t { send, recv };
+
+  /// Set (release) when complete; a peer thread may set it (threads engine, long sends).
+  std::atomic<std::uint32_t> done{0};
+  kind k = kind::send;
+  msg_context ctx = msg_context::user;
+  bool failed = false;          // a receive matched a message larger than its buffer
+  const char* call = "";        // user-facing call, for errors and the watchdog
+  int peer = 0;                 // destination, or source / any_source as posted
+  int tag = 0;                  // as posted (any_tag allowed for receives)
+  void* buf = nullptr;          // receive buffer (or send buffer, const-cast)
+  std::size_t capacity = 0;     // bytes of buf
+  std::size_t incoming = 0;     // size of the matched message when it did not fit
+  status st{};                  // filled on completion
+
+  request_state* prev = nullptr;  // engine-owned list (threads: posted receives)
+  request_state* next = nullptr;
+  request_state* active_prev = nullptr;  // the rank's list of pending operations
+  request_state* active_next = nullptr;
+  void* engine_ptr = nullptr;            // threads: envelope of a long send
+  alignas(8) unsigned char engine_data[16]{};  // mpi: the MPI_Request
+};
+
+}  // namespace cairn::detail

@@ -1,0 +1,38 @@
+#pragma once
+// State shared by all ranks of one run (threads engine: all rank threads; MPI: this process).
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <string>
+
+namespace cairn::detail {
+
+struct run_state {
+  /// Set when any rank failed; every wait loop then unwinds with run_aborted.
+  std::atomic<bool> aborting{false};
+  /// Wakes every parked rank (threads engine), so that they see `aborting`.
+  std::function<void()> wake_all;
+  /// Engine-specific end of the whole run after a failure has been recorded (MPI: MPI_Abort).
+  std::function<void(const std::string&)> hard_abort;
+
+  std::mutex m;
+  int failed_rank = -1;
+  std::string message;
+
+  /// Records the first failure and releases every rank. Returns true for the first one.
+  bool fail(int rank, const std::string& what) {
+    {
+      std::lock_guard lock(m);
+      if (failed_rank >= 0) return false;
+      failed_rank = rank;
+      message = what;
+    }
+    aborting.store(true, std::memory_order_seq_cst);
+    if (hard_abort) hard_abort(what);
+    if (wake_all) wake_all();
+    return true;
+  }
+};
+
+}  // namespace cairn::detail

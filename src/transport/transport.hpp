@@ -1,0 +1,48 @@
+#pragma once
+// The transport interface: what an engine provides to everything above it. One instance per
+// rank, used only by that rank's thread. Calls are per message, never per item.
+
+#include <cstddef>
+#include <iosfwd>
+
+#include "runtime/request_state.hpp"
+
+namespace cairn::detail {
+
+class rank_context;
+
+class transport {
+ public:
+  virtual ~transport() = default;
+
+  /// Starts a send. Returns nullptr when the send completed at once (buffer reusable), else a
+  /// pending state from ctx.acquire(). Arguments are already validated.
+  virtual request_state* isend(rank_context& ctx, const char* call, const void* data,
+                               std::size_t bytes, int dest, int tag, msg_context c) = 0;
+  /// Blocking send (may be cheaper than isend + wait for short messages).
+  virtual void send(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
+                    int dest, int tag, msg_context c) = 0;
+  /// Starts a receive into a state from ctx.acquire() (buf, capacity, peer, tag, ctx filled).
+  virtual void irecv(rank_context& ctx, request_state* s) = 0;
+  /// Advances communication; true if anything arrived or completed.
+  virtual bool poll() = 0;
+  /// Advances communication and reports whether `s` is complete.
+  virtual bool test(request_state* s) = 0;
+  /// Looks for an arrived message matching (source, tag) in context c without receiving it.
+  virtual bool iprobe(int source, int tag, msg_context c, status* st) = 0;
+  /// Blocks for at most `max_s` seconds or until something may have happened for this rank.
+  /// `s` (may be null) is the operation being waited for.
+  virtual void park(request_state* s, double max_s) = 0;
+  /// Withdraws a pending operation during exception unwinding; must not block on peers.
+  virtual void cancel(request_state* s) = 0;
+  /// How many polls a wait spins before parking.
+  virtual unsigned spin_polls() const = 0;
+  /// Largest user tag.
+  virtual int tag_ub() const = 0;
+  /// Called once when the rank's function returned normally: reports messages nobody received.
+  virtual void finish(rank_context& ctx) = 0;
+  /// Appends engine-side pending state (e.g. unreceived messages) to a watchdog report.
+  virtual void describe(std::ostream& os) const = 0;
+};
+
+}  // namespace cairn::detail

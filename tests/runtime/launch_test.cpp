@@ -1,0 +1,188 @@
+// launch: engine choice, rank counts, the end of a run when a rank fails, the watchdog, and
+// cancellation of pending operations while a rank unwinds. The failing runs here use the
+// threads engine inside the test process (on every registration, MPI included); the same
+// failures ending a whole process or MPI job are checked by the failure tests.
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "harness.hpp"
+
+namespace {
+int launch_threads(int ranks, const std::function<void(cairn::world&)>& fn,
+                   std::optional<double> watchdog = std::nullopt) {
+  cairn::launch_options o;
+  o.engine = cairn::engine::threads;
+  o.ranks = ranks;
+  o.watchdog_s = watchdog;
+  return cairn::launch(cairn::test::argc, cairn::test::argv, o, fn);
+}
+
+// Sets an environment variable for the scope.
+struct scoped_env {
+  std::string name;
+  std::optional<std::string> old;
+  scoped_env(const char* n, const char* v) : name(n) {
+    if (const char* o = std::getenv(n)) old = o;
+    if (v) setenv(n, v, 1);
+    else unsetenv(n);
+  }
+  ~scoped_env() {
+    if (old) setenv(name.c_str(), old->c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+};
+}  // namespace
+
+TEST(Launch, RanksFromCommandLine) {
+  char prog[] = "prog", flag[] = "--cairn-ranks=5";
+  char* args[] = {prog, flag, nullptr};
+  std::atomic<int> seen{0};
+  cairn::launch_options o;
+  o.engine = cairn::engine::threads;
+  EXPECT_EQ(cairn::launch(2, args, o, [&](cairn::world& w) {
+              EXPECT_EQ(w.size(), 5);
+              EXPECT_EQ(w.engine(), cairn::engine::threads);
+              seen.fetch_add(1);
+            }),
+            0);
+  EXPECT_EQ(seen.load(), 5);
+  char bad[] = "--cairn-ranks=zero";
+  char* bad_args[] = {prog, bad, nullptr};
+  EXPECT_THROW((void)cairn::launch(2, bad_args, o, [](cairn::world&) {}), cairn::error);
+}
+
+TEST(Launch, EngineChoice) {
+  {
+    scoped_env e("CAIRN_ENGINE", "threads");
+    EXPECT_EQ(cairn::detect_engine(cairn::test::argc, cairn::test::argv), cairn::engine::threads);
+  }
+  {
+    scoped_env e("CAIRN_ENGINE", "mpi");
+    EXPECT_EQ(cairn::detect_engine(cairn::test::argc, cairn::test::argv), cairn::engine::mpi);
+  }
+  {
+    scoped_env e("CAIRN_ENGINE", "carrier-pigeon");
+    EXPECT_THROW(cairn::detect_engine(cairn::test::argc, cairn::test::argv), cairn::error);
+  }
+  {
+    scoped_env e("CAIRN_ENGINE", nullptr);
+    scoped_env a("OMPI_COMM_WORLD_SIZE", nullptr), b("PMI_RANK", nullptr), c("PMI_SIZE", nullptr),
+        d("PMIX_RANK", nullptr), f("MPI_LOCALNRANKS", nullptr), g("SLURM_STEP_NUM_TASKS", nullptr);
+    EXPECT_EQ(cairn::detect_engine(cairn::test::argc, cairn::test::argv), cairn::engine::threads);
+    scoped_env h("PMI_RANK", "0");
+    EXPECT_EQ(cairn::detect_engine(cairn::test::argc, cairn::test::argv), cairn::engine::mpi);
+  }
+  {
+    scoped_env e("CAIRN_RANKS", "-2");
+    cairn::launch_options o;
+    o.engine = cairn::engine::threads;
+    EXPECT_THROW((void)cairn::launch(0, nullptr, o, [](cairn::world&) {}), cairn::error);
+  }
+  if (!cairn::mpi_available()) {
+    cairn::launch_options o;
+    o.engine = cairn::engine::mpi;
+    EXPECT_THROW((void)cairn::launch(0, nullptr, o, [](cairn::world&) {}), cairn::error);
+  }
+}
+
+TEST(Launch, ExceptionOnOneRankEndsTheRun) {
+  for (int n : {1, 2, 4, 7}) {
+    testing::internal::CaptureStderr();
+    const int rc = launch_threads(n, [&](cairn::world& w) {
+      if (w.rank() == n - 1) throw std::runtime_error("boom on the last rank");
+      int v;
+      w.recv(&v, 1, cairn::any_source, 0);  // never satisfied: released by the failure
+    });
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, 1);
+    EXPECT_NE(err.find("cairn: rank " + std::to_string(n - 1) + " failed: boom on the last rank"),
+              std::string::npos)
+        << err;
+  }
+}
+
+TEST(Launch, WatchdogEndsAStuckWait) {
+  testing::internal::CaptureStderr();
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = launch_threads(3, [](cairn::world& w) {
+    std::vector<double> never(4);
+    if (w.rank() == 1) {
+      auto r = w.irecv(never, 2, 77);  // a second pending operation in the report
+      w.recv(never, 0, 42);
+    }
+  }, 0.5);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, 1);
+  EXPECT_LT(took, 30.0);
+  EXPECT_NE(err.find("cairn watchdog: rank 1 made no progress"), std::string::npos) << err;
+  EXPECT_NE(err.find("recv from rank 0, tag 42, 32 bytes"), std::string::npos) << err;
+  EXPECT_NE(err.find("irecv from rank 2, tag 77, 32 bytes"), std::string::npos) << err;
+}
+
+// A rank that catches its own exception while a long send is pending must neither hang nor
+// let the receiver read freed memory: the send leaves a copy behind.
+TEST(Launch, PendingLongSendSurvivesUnwinding) {
+  EXPECT_EQ(launch_threads(2, [](cairn::world& w) {
+              const std::size_t n = 1 << 18;
+              if (w.rank() == 0) {
+                try {
+                  std::vector<std::uint32_t> big(n);
+                  for (std::size_t i = 0; i < n; ++i) big[i] = static_cast<std::uint32_t>(i * 3);
+                  auto r = w.isend(big, 1, 5);
+                  throw std::runtime_error("handled");
+                } catch (const std::runtime_error&) {
+                }
+                std::vector<std::uint32_t> scribble(n, 0xdeadbeef);  // likely reuses the memory
+                w.send(scribble, 1, 6);
+              } else {
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                std::vector<std::uint32_t> in(n);
+                w.recv(in, 0, 5);
+                for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(in[i], static_cast<std::uint32_t>(i * 3));
+                w.recv(in, 0, 6);
+                EXPECT_EQ(in[0], 0xdeadbeefu);
+              }
+            }),
+            0);
+}
+
+// A destroyed pending receive during unwinding is withdrawn: the message then goes to the next
+// matching receive, not into freed memory.
+TEST(Launch, PendingReceiveWithdrawnOnUnwinding) {
+  EXPECT_EQ(launch_threads(2, [](cairn::world& w) {
+              if (w.rank() == 1) {
+                try {
+                  std::vector<int> doomed(4);
+                  auto r = w.irecv(doomed, 0, 1);
+                  throw std::runtime_error("handled");
+                } catch (const std::runtime_error&) {
+                }
+                int go = 1;
+                w.send(&go, 1, 0, 2);
+                std::vector<int> in(4);
+                w.recv(in, 0, 1);
+                EXPECT_EQ(in, (std::vector<int>{1, 2, 3, 4}));
+              } else {
+                int go = 0;
+                w.recv(&go, 1, 1, 2);
+                w.send(std::vector<int>{1, 2, 3, 4}, 1, 1);
+              }
+            }),
+            0);
+}
+
+// The run warns about messages that nobody received.
+TEST(Launch, UnreceivedMessagesAreReported) {
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(launch_threads(2, [](cairn::world& w) {
+              if (w.rank() == 0) w.send(std::vector<int>{1, 2, 3}, 1, 9);
+            }),
+            0);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("rank 1: warning: 1 message(s) sent to this rank were never received (first: "
+                     "from rank 0, tag 9, 12 bytes"),
+            std::string::npos)
+      << err;
+}

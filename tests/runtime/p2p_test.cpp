@@ -1,0 +1,293 @@
+// Point-to-point on both engines: matching, ordering, wildcards, sizes, many outstanding
+// requests, probes, errors. Every test runs at every registered rank count.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <set>
+
+#include "harness.hpp"
+
+using cairn::test::random_values;
+using cairn::test::run;
+
+namespace {
+int right_of(const cairn::world& w) { return (w.rank() + 1) % w.size(); }
+int left_of(const cairn::world& w) { return (w.rank() + w.size() - 1) % w.size(); }
+
+// Message size for the pair (src, dst): spans zero, short (eager) and long protocols.
+std::size_t pair_size(int src, int dst) {
+  std::mt19937 g(static_cast<unsigned>(src * 7919 + dst));
+  const std::size_t choices[] = {0, 1, 7, 64, 4095, 4096, 4097, 20000, 100000};
+  return choices[g() % std::size(choices)];
+}
+}  // namespace
+
+TEST(P2P, RingExchange) {
+  run([](cairn::world& w) {
+    const int right = right_of(w), left = left_of(w);
+    auto mine = random_values<double>(1000, 1, static_cast<unsigned>(w.rank()));
+    std::vector<double> got(1000);
+    auto r = w.irecv(got, left, 5);
+    w.send(mine, right, 5);
+    auto st = r.wait();
+    EXPECT_EQ(st.source, left);
+    EXPECT_EQ(st.tag, 5);
+    EXPECT_EQ(st.count<double>(), 1000u);
+    EXPECT_EQ(got, random_values<double>(1000, 1, static_cast<unsigned>(left)));
+  });
+}
+
+TEST(P2P, AllPairsMixedSizes) {
+  run([](cairn::world& w) {
+    const int n = w.size(), me = w.rank();
+    std::vector<std::vector<std::uint8_t>> in(static_cast<std::size_t>(n));
+    std::vector<cairn::request> reqs;
+    for (int src = 0; src < n; ++src) {
+      in[static_cast<std::size_t>(src)].resize(pair_size(src, me));
+      reqs.push_back(w.irecv(in[static_cast<std::size_t>(src)], src, 9));
+    }
+    std::vector<std::vector<std::uint8_t>> out(static_cast<std::size_t>(n));
+    for (int k = 0; k < n; ++k) {
+      const int dst = (me + k) % n;  // staggered so that not everyone hits rank 0 first
+      out[static_cast<std::size_t>(dst)] =
+          random_values<std::uint8_t>(pair_size(me, dst), 2, static_cast<unsigned>(me * n + dst));
+      reqs.push_back(w.isend(out[static_cast<std::size_t>(dst)], dst, 9));
+    }
+    cairn::wait_all(reqs);
+    for (int src = 0; src < n; ++src) {
+      EXPECT_EQ(in[static_cast<std::size_t>(src)],
+                random_values<std::uint8_t>(pair_size(src, me), 2, static_cast<unsigned>(src * n + me)))
+          << "from " << src;
+      EXPECT_EQ(reqs[static_cast<std::size_t>(src)].last_status().bytes, pair_size(src, me));
+    }
+  });
+}
+
+// MPI's non-overtaking rule: two messages from one sender with one tag are received in the
+// order sent, whatever their sizes (short and long protocols interleaved).
+TEST(P2P, NonOvertakingPerSourceAndTag) {
+  run([](cairn::world& w) {
+    const int n = w.size(), me = w.rank();
+    constexpr int per_peer = 200;
+    auto size_of = [](int i) -> std::size_t { return i % 3 == 0 ? 6000 : 16; };
+    std::vector<std::vector<std::uint32_t>> bufs;
+    std::vector<cairn::request> sends;
+    for (int i = 0; i < per_peer; ++i)
+      for (int dst = 0; dst < n; ++dst) {
+        bufs.emplace_back(size_of(i) / 4, static_cast<std::uint32_t>(i));
+        sends.push_back(w.isend(bufs.back(), dst, 4));
+      }
+    // Even ranks receive per source, odd ranks with any_source: both must see each source's
+    // messages in sending order.
+    std::vector<int> next(static_cast<std::size_t>(n), 0);
+    std::vector<std::uint32_t> got(6000 / 4);
+    for (int k = 0; k < per_peer * n; ++k) {
+      const int src = me % 2 == 0 ? k % n : cairn::any_source;
+      auto st = w.recv(got, src, 4);
+      int& expect = next[static_cast<std::size_t>(st.source)];
+      ASSERT_EQ(st.bytes, size_of(expect));
+      ASSERT_EQ(got[0], static_cast<std::uint32_t>(expect)) << "from " << st.source;
+      ++expect;
+    }
+    cairn::wait_all(sends);
+  });
+}
+
+TEST(P2P, WildcardSource) {
+  run([](cairn::world& w) {
+    if (w.rank() != 0) {
+      int mine = w.rank() * 10;
+      w.send(&mine, 1, 0, 3);
+      return;
+    }
+    std::set<int> seen;
+    for (int k = 1; k < w.size(); ++k) {
+      int v = -1;
+      auto st = w.recv(&v, 1, cairn::any_source, 3);
+      EXPECT_EQ(v, st.source * 10);
+      EXPECT_EQ(st.tag, 3);
+      EXPECT_EQ(st.bytes, sizeof(int));
+      seen.insert(st.source);
+    }
+    EXPECT_EQ(static_cast<int>(seen.size()), w.size() - 1);
+  });
+}
+
+TEST(P2P, AnyTagAndTagSelection) {
+  run([](cairn::world& w) {
+    const int right = right_of(w), left = left_of(w);
+    std::vector<cairn::request> sends;
+    int vals[3] = {101, 102, 103};
+    for (int t = 0; t < 3; ++t) sends.push_back(w.isend(&vals[t], 1, right, 101 + t));
+    // Receive out of sending order by tag, then with any_tag.
+    int v = 0;
+    EXPECT_EQ(w.recv(&v, 1, left, 103).tag, 103);
+    EXPECT_EQ(v, 103);
+    auto st = w.recv(&v, 1, left, cairn::any_tag);
+    EXPECT_EQ(st.tag, 101);  // the oldest remaining message
+    EXPECT_EQ(v, 101);
+    st = w.recv(&v, 1, cairn::any_source, cairn::any_tag);
+    EXPECT_EQ(st.tag, 102);
+    EXPECT_EQ(st.source, left);
+    cairn::wait_all(sends);
+  });
+}
+
+TEST(P2P, TenThousandOutstandingRequests) {
+  run([](cairn::world& w) {
+    constexpr int k = 10000;
+    const int right = right_of(w), left = left_of(w);
+    std::vector<int> in(k, -1), out(k);
+    std::iota(out.begin(), out.end(), w.rank() * k);
+    std::vector<cairn::request> reqs;
+    reqs.reserve(2 * k);
+    // Half the receives are posted before the sends, half after (the unexpected path).
+    for (int i = 0; i < k / 2; ++i) reqs.push_back(w.irecv(&in[static_cast<std::size_t>(i)], 1, left, i));
+    for (int i = k; i-- > 0;) reqs.push_back(w.isend(&out[static_cast<std::size_t>(i)], 1, right, i));
+    for (int i = k / 2; i < k; ++i) reqs.push_back(w.irecv(&in[static_cast<std::size_t>(i)], 1, left, i));
+    cairn::wait_all(reqs);
+    for (int i = 0; i < k; ++i) ASSERT_EQ(in[static_cast<std::size_t>(i)], left * k + i);
+  });
+}
+
+TEST(P2P, ZeroBytes) {
+  run([](cairn::world& w) {
+    const int right = right_of(w), left = left_of(w);
+    std::vector<char> empty;
+    std::vector<char> room(16, 'x');
+    auto r1 = w.irecv(empty, left, 1);
+    auto r2 = w.irecv(room, left, 2);
+    w.send(empty, right, 1);
+    w.send(std::vector<char>{}, right, 2);
+    EXPECT_EQ(r1.wait().bytes, 0u);
+    EXPECT_EQ(r2.wait().bytes, 0u);
+    EXPECT_EQ(room, std::vector<char>(16, 'x'));
+  });
+}
+
+TEST(P2P, SixtyFourMiB) {
+  run([](cairn::world& w) {
+    const std::size_t n = (64u << 20) / sizeof(std::uint64_t);
+    const int last = w.size() - 1;
+    if (w.rank() != 0 && w.rank() != last) return;
+    std::vector<std::uint64_t> in, out;
+    cairn::request r;
+    if (w.rank() == last) {
+      in.assign(n, 0);
+      r = w.irecv(in, 0, 64);
+    }
+    if (w.rank() == 0) {
+      out.resize(n);
+      for (std::size_t i = 0; i < n; ++i) out[i] = i * 0x9E3779B97F4A7C15ull;
+      w.send(out, last, 64);
+    }
+    if (w.rank() == last) {
+      EXPECT_EQ(r.wait().bytes, 64u << 20);
+      for (std::size_t i = 0; i < n; i += 4099) ASSERT_EQ(in[i], i * 0x9E3779B97F4A7C15ull);
+      EXPECT_EQ(in[n - 1], (n - 1) * 0x9E3779B97F4A7C15ull);
+    }
+  });
+}
+
+TEST(P2P, SelfSends) {
+  run([](cairn::world& w) {
+    const int me = w.rank();
+    for (std::size_t size : {std::size_t{0}, std::size_t{8}, std::size_t{5000}, std::size_t{1} << 20}) {
+      auto out = random_values<std::uint8_t>(size, 3, size);
+      std::vector<std::uint8_t> in(size);
+      auto r = w.irecv(in, me, 7);  // posted first
+      w.send(out, me, 7);
+      r.wait();
+      EXPECT_EQ(in, out);
+      std::vector<std::uint8_t> in2(size);
+      auto s = w.isend(out, me, 8);  // sent first
+      w.recv(in2, me, 8);
+      s.wait();
+      EXPECT_EQ(in2, out);
+    }
+  });
+}
+
+TEST(P2P, ProbeThenReceive) {
+  run([](cairn::world& w) {
+    const int right = right_of(w), left = left_of(w);
+    auto out = random_values<std::int32_t>(static_cast<std::size_t>(17 + w.rank() * 1000), 4,
+                                           static_cast<unsigned>(w.rank()));
+    auto s = w.isend(out, right, 11);
+    auto st = w.probe(left, 11);
+    EXPECT_EQ(st.source, left);
+    std::vector<std::int32_t> in(st.count<std::int32_t>());
+    EXPECT_EQ(in.size(), static_cast<std::size_t>(17 + left * 1000));
+    auto again = w.iprobe(cairn::any_source, 11);
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(again->bytes, st.bytes);
+    w.recv(in, st.source, st.tag);
+    EXPECT_EQ(in, random_values<std::int32_t>(in.size(), 4, static_cast<unsigned>(left)));
+    EXPECT_FALSE(w.iprobe(left, 11).has_value());
+    s.wait();
+  });
+}
+
+TEST(P2P, WaitAnyAndTest) {
+  run([](cairn::world& w) {
+    if (w.rank() != 0) {
+      double v = w.rank() + 0.5;
+      w.send(&v, 1, 0, 2);
+      return;
+    }
+    const int n = w.size();
+    std::vector<double> in(static_cast<std::size_t>(n));
+    std::vector<cairn::request> reqs;
+    for (int src = 1; src < n; ++src) reqs.push_back(w.irecv(&in[static_cast<std::size_t>(src)], 1, src, 2));
+    std::set<std::size_t> done;
+    for (int k = 1; k < n; ++k) {
+      cairn::status st;
+      const std::size_t i = cairn::wait_any(reqs, &st);
+      ASSERT_LT(i, reqs.size());
+      EXPECT_TRUE(done.insert(i).second);
+      EXPECT_EQ(st.source, static_cast<int>(i) + 1);
+      EXPECT_EQ(in[i + 1], static_cast<double>(i + 1) + 0.5);
+    }
+    EXPECT_EQ(cairn::wait_any(reqs), reqs.size());  // nothing pending any more
+    EXPECT_TRUE(cairn::test_all(reqs));
+    // test() polls until completion.
+    double v = 0, self = 4.25;
+    auto r = w.irecv(&v, 1, 0, 3);
+    EXPECT_FALSE(r.test());
+    w.send(&self, 1, 0, 3);
+    while (!r.test()) {
+    }
+    EXPECT_EQ(v, 4.25);
+    EXPECT_TRUE(r.complete());
+  });
+}
+
+TEST(P2P, Topology) {
+  run([](cairn::world& w) {
+    EXPECT_GE(w.node_count(), 1);
+    EXPECT_LT(w.local_rank(), w.ranks_on_node());
+    int same = 0;
+    for (int r = 0; r < w.size(); ++r) {
+      EXPECT_GE(w.node_of(r), 0);
+      EXPECT_LT(w.node_of(r), w.node_count());
+      same += w.node_of(r) == w.node();
+    }
+    EXPECT_EQ(same, w.ranks_on_node());
+    EXPECT_EQ(w.node_of(0), 0);
+    EXPECT_GE(w.tag_ub(), 32767);
+  });
+  // The threads engine can pretend to span several nodes (blocks of consecutive ranks).
+  for (int nodes : {1, 2, 3}) {
+    EXPECT_EQ(cairn::launch(cairn::test::argc, cairn::test::argv,
+                            {.engine = cairn::engine::threads, .ranks = 7, .threads_nodes = nodes},
+                            [&](cairn::world& w) {
+                              EXPECT_EQ(w.node_count(), nodes);
+                              const int expect_node = w.rank() * nodes / 7;
+                              EXPECT_EQ(w.node(), expect_node);
+                              int first = 0;
+                              while (first * nodes / 7 != expect_node) ++first;
+                              EXPECT_EQ(w.local_rank(), w.rank() - first);
+                            }),
+              0);
+  }
+}

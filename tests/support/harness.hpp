@@ -1,0 +1,37 @@
+#pragma once
+// Shared helpers for cairn's tests: run a body on every rank of the engine the test was
+// registered for (CAIRN_ENGINE / CAIRN_RANKS, or mpiexec), and seeded random data.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "cairn/cairn.hpp"
+
+namespace cairn::test {
+
+/// argc/argv of the test program (set by the test main).
+extern int argc;
+extern char** argv;
+
+/// Runs `body` on every rank; the run must end successfully.
+inline void run(const std::function<void(world&)>& body) {
+  EXPECT_EQ(cairn::launch(argc, argv, body), 0);
+}
+
+/// Deterministic pseudo-random values for (seed, stream).
+template <class T>
+std::vector<T> random_values(std::size_t n, std::uint64_t seed, std::uint64_t stream = 0) {
+  std::mt19937_64 gen(seed * 0x9E3779B97F4A7C15ull + stream);
+  std::vector<T> v(n);
+  for (auto& x : v) {
+    if constexpr (std::is_floating_point_v<T>) x = std::uniform_real_distribution<T>(-1, 1)(gen);
+    else x = static_cast<T>(gen());
+  }
+  return v;
+}
+
+}  // namespace cairn::test
