@@ -73,6 +73,8 @@ request_state* rank_context::acquire(request_state::kind k, const char* call, in
   s->st = status{};
   s->prev = s->next = nullptr;
   s->engine_ptr = nullptr;
+  s->phase = 0;
+  s->slot = 0;
   s->active_prev = nullptr;
   s->active_next = active_;
   if (active_) active_->active_prev = s;

@@ -24,6 +24,8 @@ struct request_state {
   kind k = kind::send;
   msg_context ctx = msg_context::user;
   bool failed = false;          // a receive matched a message larger than its buffer
+  std::uint8_t phase = 0;       // engine-defined progress of a multi-step operation
+  std::uint32_t slot = 0;       // engine-defined index (mpi: slot in the pending-receive array)
   const char* call = "";        // user-facing call, for errors and the watchdog
   int peer = 0;                 // destination, or source / any_source as posted
   int tag = 0;                  // as posted (any_tag allowed for receives)
@@ -36,7 +38,7 @@ struct request_state {
   request_state* next = nullptr;
   request_state* active_prev = nullptr;  // the rank's list of pending operations
   request_state* active_next = nullptr;
-  void* engine_ptr = nullptr;            // threads: envelope of a long send
+  void* engine_ptr = nullptr;            // threads: envelope of a long send; mpi: staging buffer
   alignas(8) unsigned char engine_data[16]{};  // mpi: the MPI_Request
 };
 

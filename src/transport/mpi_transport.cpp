@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -15,10 +16,12 @@
 namespace cairn::detail {
 
 namespace {
-static_assert(sizeof(MPI_Request) <= sizeof(request_state::engine_data));
+static_assert(2 * sizeof(MPI_Request) <= sizeof(request_state::engine_data));
 
-MPI_Request& mpi_req(request_state* s) noexcept {
-  return *reinterpret_cast<MPI_Request*>(s->engine_data);
+// A send's one or two MPI requests (direct message; header and payload), or the payload
+// request of a long receive.
+MPI_Request* mpi_reqs(request_state* s) noexcept {
+  return reinterpret_cast<MPI_Request*>(s->engine_data);
 }
 
 [[noreturn]] void mpi_fail(const char* call, int rank, int rc) {
@@ -79,10 +82,12 @@ void mpi_world_layout(int& rank, int& size, std::vector<int>& node_of, int& node
 }
 
 mpi_transport::mpi_transport(rank_context& ctx, bool oversubscribed)
-    : ctx_(ctx), oversubscribed_(oversubscribed) {
-  for (auto& c : comms_) {
-    MPI_Comm_dup(MPI_COMM_WORLD, &c);
-    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    : ctx_(ctx), oversubscribed_(oversubscribed), next_seq_(static_cast<std::size_t>(ctx.size())) {
+  for (std::size_t c = 0; c < small_.size(); ++c) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &small_[c]);
+    MPI_Comm_dup(MPI_COMM_WORLD, &large_[c]);
+    MPI_Comm_set_errhandler(small_[c], MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(large_[c], MPI_ERRORS_RETURN);
   }
   int* ub = nullptr;
   int flag = 0;
@@ -94,7 +99,25 @@ mpi_transport::~mpi_transport() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
-  for (auto& c : comms_) MPI_Comm_free(&c);
+  for (std::size_t c = 0; c < small_.size(); ++c) {
+    MPI_Comm_free(&small_[c]);
+    MPI_Comm_free(&large_[c]);
+  }
+}
+
+std::byte* mpi_transport::take_buffer() {
+  if (free_buffers_.empty()) {
+    // Zeroed once: header padding never sends uninitialized memory.
+    buffers_.push_back(std::make_unique<std::byte[]>(header_bytes));
+    return buffers_.back().get();
+  }
+  std::byte* b = free_buffers_.back();
+  free_buffers_.pop_back();
+  return b;
+}
+
+void mpi_transport::give_buffer(void* b) noexcept {
+  if (b) free_buffers_.push_back(static_cast<std::byte*>(b));
 }
 
 request_state* mpi_transport::isend(rank_context& ctx, const char* call, const void* data,
@@ -103,8 +126,24 @@ request_state* mpi_transport::isend(rank_context& ctx, const char* call, const v
   request_state* s =
       ctx.acquire(request_state::kind::send, call, dest, tag, c, const_cast<void*>(data), bytes);
   s->st = status{dest, tag, bytes};
-  const int rc = MPI_Isend(data, n, MPI_BYTE, dest, tag, comm(c), &mpi_req(s));
+  MPI_Request* reqs = mpi_reqs(s);
+  int rc = MPI_SUCCESS;
+  if (bytes <= direct_limit) {
+    rc = MPI_Isend(data, n, MPI_BYTE, dest, tag, small(c), &reqs[0]);
+  } else {
+    std::byte* hbuf = take_buffer();
+    std::uint64_t& seq = next_seq_[static_cast<std::size_t>(dest)];
+    const header h{bytes, seq};
+    seq = (seq + 1) % (static_cast<std::uint64_t>(tag_ub_) + 1);
+    std::memcpy(hbuf, &h, sizeof h);
+    s->engine_ptr = hbuf;
+    s->phase = 1;  // two requests: header and payload
+    rc = MPI_Isend(hbuf, static_cast<int>(header_bytes), MPI_BYTE, dest, tag, small(c), &reqs[0]);
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Isend(data, n, MPI_BYTE, dest, static_cast<int>(h.seq), large(c), &reqs[1]);
+  }
   if (rc != MPI_SUCCESS) {
+    give_buffer(s->engine_ptr);
     ctx.release(s);
     mpi_fail(call, ctx.rank(), rc);
   }
@@ -113,141 +152,220 @@ request_state* mpi_transport::isend(rank_context& ctx, const char* call, const v
 
 void mpi_transport::send(rank_context& ctx, const char* call, const void* data,
                          std::size_t bytes, int dest, int tag, msg_context c) {
-  // Short messages go eagerly, so a blocking MPI_Send returns at once and saves a request;
+  // Direct messages go eagerly, so a blocking MPI_Send returns at once and saves a request;
   // longer ones are waited for in cairn's loop, which keeps the watchdog and abort working.
-  if (bytes <= 1024) {
-    const int rc = MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, comm(c));
+  if (bytes <= direct_limit) {
+    const int rc = MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, small(c));
     if (rc != MPI_SUCCESS) mpi_fail(call, ctx.rank(), rc);
     return;
   }
   ctx.wait(isend(ctx, call, data, bytes, dest, tag, c));
 }
 
-namespace {
-inline bool matches(const request_state* r, int source, int tag) noexcept {
-  return (r->peer == any_source || r->peer == source) && (r->tag == any_tag || r->tag == tag);
-}
-// A receive posted but not yet matched has no MPI request.
-inline bool matched(request_state* r) noexcept { return mpi_req(r) != MPI_REQUEST_NULL; }
-}  // namespace
-
-void mpi_transport::unlink_posted(request_state* r) noexcept {
-  --posted_count_[static_cast<std::size_t>(r->ctx)];
-  if (r->prev) r->prev->next = r->next;
-  else posted_head_ = r->next;
-  if (r->next) r->next->prev = r->prev;
-  else posted_tail_ = r->prev;
-  r->prev = r->next = nullptr;
-}
-
-void mpi_transport::start(request_state* r, const arrived& m) {
-  MPI_Message msg = m.msg;
-  r->st = status{m.source, m.tag, m.bytes};
-  if (m.bytes > r->capacity) {
-    // Consume the message (as the threads engine does) without touching the user's buffer.
-    std::vector<unsigned char> sink(m.bytes);
-    MPI_Mrecv(sink.data(), static_cast<int>(m.bytes), MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-    r->failed = true;
-    r->incoming = m.bytes;
-    r->done.store(1, std::memory_order_relaxed);
-    return;
-  }
-  const int rc = MPI_Imrecv(r->buf, static_cast<int>(m.bytes), MPI_BYTE, &msg, &mpi_req(r));
-  if (rc != MPI_SUCCESS) mpi_fail(r->call, ctx_.rank(), rc);
-}
-
-bool mpi_transport::pull(msg_context c) {
-  bool any = false;
-  for (;;) {
-    int flag = 0;
-    arrived m{};
-    MPI_Status st;
-    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm(c), &flag, &m.msg, &st);
-    if (!flag) break;
-    int count = 0;
-    MPI_Get_count(&st, MPI_BYTE, &count);
-    m.source = st.MPI_SOURCE;
-    m.tag = st.MPI_TAG;
-    m.bytes = static_cast<std::size_t>(count);
-    m.ctx = c;
-    any = true;
-    request_state* r = posted_head_;
-    while (r && !(r->ctx == c && matches(r, m.source, m.tag))) r = r->next;
-    if (r) {
-      unlink_posted(r);
-      start(r, m);
-    } else {
-      unexpected_.push_back(m);
-    }
-  }
-  if (any) ctx_.note_progress();
-  return any;
-}
-
-void mpi_transport::pull_posted() {
-  for (int c = 0; c < msg_context_count; ++c)
-    if (posted_count_[static_cast<std::size_t>(c)]) pull(static_cast<msg_context>(c));
-}
-
 void mpi_transport::irecv(rank_context& ctx, request_state* s) {
   checked_int_bytes(s->call, ctx.rank(), s->capacity);
-  mpi_req(s) = MPI_REQUEST_NULL;
-  for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it)
-    if (it->ctx == s->ctx && matches(s, it->source, it->tag)) {
-      const arrived m = *it;
-      unexpected_.erase(it);
-      start(s, m);
+  for (auto it = stash_.begin(); it != stash_.end(); ++it)
+    if (it->ctx == s->ctx && (s->peer == any_source || s->peer == it->source) &&
+        (s->tag == any_tag || s->tag == it->tag)) {
+      take_stashed(s, *it);
+      stash_.erase(it);
       return;
     }
-  s->prev = posted_tail_;
-  s->next = nullptr;
-  if (posted_tail_) posted_tail_->next = s;
-  else posted_head_ = s;
-  posted_tail_ = s;
-  ++posted_count_[static_cast<std::size_t>(s->ctx)];
-  pull(s->ctx);
-}
-
-bool mpi_transport::poll() {
-  bool any = false;
-  for (int c = 0; c < msg_context_count; ++c) any = pull(static_cast<msg_context>(c)) || any;
-  return any;
-}
-
-bool mpi_transport::test(request_state* s) {
-  if (s->done.load(std::memory_order_relaxed)) return true;
-  // Whatever is waited for, posted receives must get matched: a peer's long send (and so
-  // possibly this very operation) may depend on it.
-  if (posted_head_) pull_posted();
-  if (s->k == request_state::kind::recv && !matched(s)) {
-    if (s->done.load(std::memory_order_relaxed)) return true;
-    if (!matched(s)) return false;
+  void* target = s->buf;
+  if (s->capacity < header_bytes) target = s->engine_ptr = take_buffer();
+  s->slot = static_cast<std::uint32_t>(posted_.size());
+  posted_.push_back(s);
+  posted_reqs_.push_back(MPI_REQUEST_NULL);
+  const int rc = MPI_Irecv(target, static_cast<int>(header_bytes), MPI_BYTE,
+                           s->peer == any_source ? MPI_ANY_SOURCE : s->peer,
+                           s->tag == any_tag ? MPI_ANY_TAG : s->tag, small(s->ctx),
+                           &posted_reqs_.back());
+  if (rc != MPI_SUCCESS) {
+    const char* call = s->call;
+    remove_posted(s);
+    give_buffer(s->engine_ptr);
+    ctx.release(s);
+    mpi_fail(call, ctx.rank(), rc);
   }
-  int flag = 0;
-  const int rc = MPI_Test(&mpi_req(s), &flag, MPI_STATUS_IGNORE);
+}
+
+void mpi_transport::remove_posted(request_state* s) noexcept {
+  const std::uint32_t i = s->slot;
+  const std::uint32_t last = static_cast<std::uint32_t>(posted_.size() - 1);
+  if (i != last) {
+    posted_[i] = posted_[last];
+    posted_reqs_[i] = posted_reqs_[last];
+    posted_[i]->slot = i;
+  }
+  posted_.pop_back();
+  posted_reqs_.pop_back();
+}
+
+void mpi_transport::post_payload(request_state* s, int source, std::uint64_t seq,
+                                 std::size_t bytes) {
+  void* target = s->buf;
+  if (bytes > s->capacity) {
+    // Receive it whole into scratch (never truncated), then report both sizes.
+    s->failed = true;
+    s->incoming = bytes;
+    target = s->engine_ptr = new std::byte[bytes];
+  }
+  s->phase = 1;
+  const int rc = MPI_Irecv(target, checked_int_bytes(s->call, ctx_.rank(), bytes), MPI_BYTE,
+                           source, static_cast<int>(seq), large(s->ctx), &mpi_reqs(s)[0]);
   if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx_.rank(), rc);
-  if (!flag) return false;
+}
+
+bool mpi_transport::first_part_arrived(request_state* s, const MPI_Status& st) {
+  int count = 0;
+  MPI_Get_count(&st, MPI_BYTE, &count);
+  const auto n = static_cast<std::size_t>(count);
+  std::byte* staging = static_cast<std::byte*>(s->engine_ptr);
+  const std::byte* got = staging ? staging : static_cast<const std::byte*>(s->buf);
+  s->engine_ptr = nullptr;
+  s->st = status{st.MPI_SOURCE, st.MPI_TAG, n};
+  if (n == header_bytes) {
+    header h;
+    std::memcpy(&h, got, sizeof h);
+    give_buffer(staging);
+    s->st.bytes = static_cast<std::size_t>(h.bytes);
+    post_payload(s, st.MPI_SOURCE, h.seq, static_cast<std::size_t>(h.bytes));
+    return false;
+  }
+  if (n > s->capacity) {  // only possible with staging: the user's buffer was untouched
+    s->failed = true;
+    s->incoming = n;
+  } else if (staging && n) {
+    std::memcpy(s->buf, staging, n);
+  }
+  give_buffer(staging);
   s->done.store(1, std::memory_order_relaxed);
   ctx_.note_progress();
   return true;
 }
 
-bool mpi_transport::iprobe(int source, int tag, msg_context c, status* out) {
-  auto find = [&](std::size_t from) -> bool {
-    for (std::size_t i = from; i < unexpected_.size(); ++i) {
-      const arrived& m = unexpected_[i];
-      if (m.ctx == c && (source == any_source || source == m.source) &&
-          (tag == any_tag || tag == m.tag)) {
-        *out = status{m.source, m.tag, m.bytes};
-        return true;
-      }
+void mpi_transport::take_stashed(request_state* s, stashed& m) {
+  s->st = status{m.source, m.tag, m.bytes};
+  if (m.is_header) {
+    post_payload(s, m.source, m.seq, m.bytes);
+    return;
+  }
+  if (m.bytes > s->capacity) {
+    s->failed = true;
+    s->incoming = m.bytes;
+  } else if (m.bytes) {
+    std::memcpy(s->buf, m.data.data(), m.bytes);
+  }
+  s->done.store(1, std::memory_order_relaxed);
+}
+
+void mpi_transport::advance_posted() {
+  if (posted_.empty()) return;
+  thread_local std::vector<int> indices;
+  thread_local std::vector<MPI_Status> statuses;
+  indices.resize(posted_.size());
+  statuses.resize(posted_.size());
+  int outcount = 0;
+  const int rc = MPI_Testsome(static_cast<int>(posted_reqs_.size()), posted_reqs_.data(),
+                              &outcount, indices.data(), statuses.data());
+  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) mpi_fail("progress", ctx_.rank(), rc);
+  if (outcount <= 0) return;
+  // Highest slot first: removal moves the last slot down, which is then already handled.
+  std::vector<std::pair<int, MPI_Status>> done;
+  for (int k = 0; k < outcount; ++k) done.emplace_back(indices[static_cast<std::size_t>(k)], statuses[static_cast<std::size_t>(k)]);
+  std::sort(done.begin(), done.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [i, st] : done) {
+    request_state* s = posted_[static_cast<std::size_t>(i)];
+    remove_posted(s);
+    first_part_arrived(s, st);
+  }
+}
+
+bool mpi_transport::poll() {
+  if (!posted_.empty()) {
+    advance_posted();
+    return true;
+  }
+  int flag = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, small(msg_context::user), &flag, MPI_STATUS_IGNORE);
+  return flag != 0;
+}
+
+bool mpi_transport::test(request_state* s) {
+  if (s->done.load(std::memory_order_relaxed)) return true;
+  int flag = 0;
+  MPI_Status st;
+  if (s->k == request_state::kind::send) {
+    const int rc = MPI_Testall(s->phase == 1 ? 2 : 1, mpi_reqs(s), &flag, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx_.rank(), rc);
+    if (flag) {
+      give_buffer(s->engine_ptr);
+      s->engine_ptr = nullptr;
+      s->done.store(1, std::memory_order_relaxed);
+      ctx_.note_progress();
+      return true;
     }
-    return false;
-  };
-  if (find(0)) return true;
-  const std::size_t before = unexpected_.size();
-  pull(c);
-  return find(before);
+  } else if (s->phase == 0) {
+    const int rc = MPI_Test(&posted_reqs_[s->slot], &flag, &st);
+    if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx_.rank(), rc);
+    if (flag) {
+      remove_posted(s);
+      if (first_part_arrived(s, st)) return true;
+    }
+  } else {
+    const int rc = MPI_Test(&mpi_reqs(s)[0], &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx_.rank(), rc);
+    if (flag) {
+      delete[] static_cast<std::byte*>(s->engine_ptr);  // scratch of a too-large message
+      s->engine_ptr = nullptr;
+      s->done.store(1, std::memory_order_relaxed);
+      ctx_.note_progress();
+      return true;
+    }
+  }
+  // Not done: other receives may hold headers whose payloads a peer is waiting to deliver
+  // (and this operation may depend on that peer).
+  const bool self_posted = s->k == request_state::kind::recv && s->phase == 0;
+  if (posted_.size() > (self_posted ? 1u : 0u)) advance_posted();
+  return s->done.load(std::memory_order_relaxed) != 0;
+}
+
+void mpi_transport::stash_arrived(msg_context c) {
+  std::vector<std::byte> buf(header_bytes);
+  for (;;) {
+    int flag = 0;
+    MPI_Message msg;
+    MPI_Status st;
+    MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, small(c), &flag, &msg, &st);
+    if (!flag) return;
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    MPI_Mrecv(buf.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    stashed m{st.MPI_SOURCE, st.MPI_TAG, c, false, static_cast<std::size_t>(count), 0, {}};
+    if (m.bytes == header_bytes) {
+      header h;
+      std::memcpy(&h, buf.data(), sizeof h);
+      m.is_header = true;
+      m.bytes = static_cast<std::size_t>(h.bytes);
+      m.seq = h.seq;
+    } else {
+      m.data.assign(buf.begin(), buf.begin() + count);
+    }
+    stash_.push_back(std::move(m));
+    ctx_.note_progress();
+  }
+}
+
+bool mpi_transport::iprobe(int source, int tag, msg_context c, status* out) {
+  advance_posted();
+  stash_arrived(c);
+  for (const stashed& m : stash_)
+    if (m.ctx == c && (source == any_source || source == m.source) &&
+        (tag == any_tag || tag == m.tag)) {
+      *out = status{m.source, m.tag, m.bytes};
+      return true;
+    }
+  return false;
 }
 
 void mpi_transport::park(request_state*, double) {
@@ -257,39 +375,49 @@ void mpi_transport::park(request_state*, double) {
 
 void mpi_transport::cancel(request_state* s) {
   if (s->done.load(std::memory_order_relaxed)) return;
-  if (s->k == request_state::kind::recv) {
-    if (!matched(s)) {
-      unlink_posted(s);
-      return;
-    }
-    // Matched: the sender is committed, so this completes; the buffer is still alive.
-    MPI_Wait(&mpi_req(s), MPI_STATUS_IGNORE);
+  if (s->k == request_state::kind::send) {
+    // MPI cannot withdraw a send: let it finish on its own. Its header buffer stays owned by
+    // buffers_ but is not reused.
+    MPI_Request_free(&mpi_reqs(s)[0]);
+    if (s->phase == 1) MPI_Request_free(&mpi_reqs(s)[1]);
     return;
   }
-  // MPI cannot withdraw a send; let it finish on its own (see the note in request.hpp).
-  MPI_Request_free(&mpi_req(s));
+  if (s->phase == 0) {
+    MPI_Request& r = posted_reqs_[s->slot];
+    MPI_Cancel(&r);
+    MPI_Status st;
+    MPI_Wait(&r, &st);
+    int cancelled = 0;
+    MPI_Test_cancelled(&st, &cancelled);
+    remove_posted(s);
+    if (cancelled) {
+      give_buffer(s->engine_ptr);
+      return;
+    }
+    if (first_part_arrived(s, st)) return;
+  }
+  // The payload of a long message is committed: it completes without peers' help.
+  MPI_Wait(&mpi_reqs(s)[0], MPI_STATUS_IGNORE);
+  delete[] static_cast<std::byte*>(s->engine_ptr);
 }
 
 void mpi_transport::finish(rank_context& ctx) {
   // Every rank reached the end: whatever is still unmatched was never received.
-  MPI_Barrier(comms_[0]);
-  poll();
-  if (unexpected_.empty()) return;
-  const arrived& m = unexpected_.front();
+  MPI_Barrier(small(msg_context::user));
+  for (int c = 0; c < msg_context_count; ++c) stash_arrived(static_cast<msg_context>(c));
+  if (stash_.empty()) return;
+  const stashed& m = stash_.front();
   std::ostringstream os;
-  os << "cairn: rank " << ctx.rank() << ": warning: " << unexpected_.size()
+  os << "cairn: rank " << ctx.rank() << ": warning: " << stash_.size()
      << " message(s) sent to this rank were never received (first: from rank " << m.source
      << ", tag " << m.tag << ", " << m.bytes << " bytes, context " << to_string(m.ctx) << ")\n";
   std::fputs(os.str().c_str(), stderr);
-  for (arrived& a : unexpected_) {  // drain them so that MPI_Comm_free does not wait
-    std::vector<unsigned char> sink(a.bytes);
-    MPI_Mrecv(sink.data(), static_cast<int>(a.bytes), MPI_BYTE, &a.msg, MPI_STATUS_IGNORE);
-  }
-  unexpected_.clear();
+  stash_.clear();
 }
 
 void mpi_transport::describe(std::ostream& os) const {
-  os << "  " << unexpected_.size() << " arrived message(s) not yet received\n";
+  os << "  " << posted_.size() << " receive(s) waiting for a first message, " << stash_.size()
+     << " probed message(s) not yet received\n";
 }
 
 }  // namespace cairn::detail

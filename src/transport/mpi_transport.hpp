@@ -1,18 +1,24 @@
 #pragma once
-// The MPI engine: one rank per process; every cairn message is one MPI message on a
-// communicator duplicated per message context for each run.
+// The MPI engine: one rank per process. Receives are posted to MPI ahead of time (MPI_Irecv),
+// so a reply is matched and copied by MPI as it arrives, as in hand-written MPI.
 //
-// Receives are matched by cairn, not by MPI: arrived messages are taken with MPI_Improbe
-// (any source, any tag) in MPI's order, matched against cairn's posted receives in posting
-// order (exactly MPI's rule), and only then received with MPI_Imrecv. So the size of every
-// message is known before a byte is written: a too-small buffer is reported with both sizes and
-// MPI never truncates (Open MPI 4.1 crashes in its single-copy path on a truncated long
-// message).
+// Never truncate: MPI would truncate a message larger than the posted buffer (and Open MPI 4.1
+// even overruns the buffer on its single-copy path for long messages). So a message reaching
+// a posted receive is never larger than what was posted:
+//  - messages of at most `direct_limit` bytes travel as they are, on the context's `small`
+//    communicator; a receive posts its own buffer if it holds `header_bytes`, else a pooled
+//    staging buffer of that size (the copy out is at most a few hundred bytes);
+//  - longer messages send a header of exactly `header_bytes` bytes (size and sequence number)
+//    on `small`, in the same (source, tag) stream, so MPI's ordering rule holds; the payload
+//    follows on the context's `large` communicator with the sequence number as tag, and the
+//    receiver posts it with the exact size once the header is in (or fails naming both sizes).
 
 #include <mpi.h>
 
 #include <array>
+#include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "transport/transport.hpp"
@@ -21,7 +27,12 @@ namespace cairn::detail {
 
 class mpi_transport final : public transport {
  public:
-  /// Duplicates MPI_COMM_WORLD once per context (collective over all processes).
+  /// Messages up to this size go without a header; MPI sends them eagerly on every network.
+  static constexpr std::size_t direct_limit = 2048;
+  /// Size of a header message; no direct message has it, which tells the two apart.
+  static constexpr std::size_t header_bytes = direct_limit + 16;
+
+  /// Duplicates MPI_COMM_WORLD twice per context (collective over all processes).
   mpi_transport(rank_context& ctx, bool oversubscribed);
   ~mpi_transport() override;
 
@@ -40,33 +51,50 @@ class mpi_transport final : public transport {
   void finish(rank_context& ctx) override;
   void describe(std::ostream& os) const override;
 
-  MPI_Comm comm(msg_context c) const noexcept { return comms_[static_cast<int>(c)]; }
-
  private:
-  /// A message taken out of MPI's queue that no posted receive wanted yet.
-  struct arrived {
-    MPI_Message msg;
+  struct header {
+    std::uint64_t bytes;
+    std::uint64_t seq;
+  };
+  /// A message taken out of MPI by a probe, kept in arrival order until a receive takes it.
+  struct stashed {
     int source;
     int tag;
-    std::size_t bytes;
     msg_context ctx;
+    bool is_header;
+    std::size_t bytes;                 // payload size (from the header for long messages)
+    std::uint64_t seq;                 // long messages: tag of the payload on `large`
+    std::vector<std::byte> data;       // direct messages: the payload
   };
-  /// Takes arrived messages of context c out of MPI; true if any.
-  bool pull(msg_context c);
-  /// pull() for every context that has a posted, unmatched receive.
-  void pull_posted();
-  /// Starts receiving a matched message into r (or fails r if it does not fit).
-  void start(request_state* r, const arrived& m);
-  void unlink_posted(request_state* r) noexcept;
+
+  MPI_Comm small(msg_context c) const noexcept { return small_[static_cast<std::size_t>(c)]; }
+  MPI_Comm large(msg_context c) const noexcept { return large_[static_cast<std::size_t>(c)]; }
+  std::byte* take_buffer();
+  void give_buffer(void* b) noexcept;
+  /// Moves a receive on once its first message is in: copies out of staging, or posts the
+  /// payload of a long message. True when the receive is complete.
+  bool first_part_arrived(request_state* s, const MPI_Status& st);
+  /// Completes a receive from a stashed message.
+  void take_stashed(request_state* s, stashed& m);
+  void post_payload(request_state* s, int source, std::uint64_t seq, std::size_t bytes);
+  /// Tests all receives still waiting for their first message (cheap when there are none).
+  void advance_posted();
+  void remove_posted(request_state* s) noexcept;
+  /// Takes every arrived, unmatched message of context c out of MPI into the stash.
+  void stash_arrived(msg_context c);
 
   rank_context& ctx_;
-  request_state* posted_head_ = nullptr;  // unmatched receives in posting order
-  request_state* posted_tail_ = nullptr;
-  std::array<int, msg_context_count> posted_count_{};
-  std::deque<arrived> unexpected_;  // in arrival order
-  std::array<MPI_Comm, msg_context_count> comms_{};
+  std::array<MPI_Comm, msg_context_count> small_{};
+  std::array<MPI_Comm, msg_context_count> large_{};
   int tag_ub_ = 32767;
   bool oversubscribed_;
+  std::vector<std::uint64_t> next_seq_;  // per destination: sequence of long messages
+  // Receives waiting for their first message: MPI requests and their owners, same index.
+  std::vector<MPI_Request> posted_reqs_;
+  std::vector<request_state*> posted_;
+  std::deque<stashed> stash_;
+  std::vector<std::unique_ptr<std::byte[]>> buffers_;  // every staging buffer
+  std::vector<std::byte*> free_buffers_;
 };
 
 /// Initializes MPI once per process (MPI_Finalize runs at exit if cairn initialized it).

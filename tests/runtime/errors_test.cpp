@@ -1,22 +1,32 @@
 // Bad input raises cairn::error naming the call, the rank and the values, before anything is
 // sent; a too-small receive buffer is an error, never a silent truncation.
 #include <climits>
-#include <regex>
 
 #include "harness.hpp"
 
 using cairn::test::run;
 
 namespace {
-// Runs `f` and checks that it throws cairn::error whose message matches `pattern`.
+// Runs `f` and checks that it throws cairn::error whose message contains the pieces of
+// `pattern` separated by "*", in that order.
 template <class F>
 void expect_error(F&& f, const std::string& pattern) {
   try {
     f();
-    ADD_FAILURE() << "no cairn::error thrown; expected /" << pattern << "/";
+    ADD_FAILURE() << "no cairn::error thrown; expected '" << pattern << "'";
   } catch (const cairn::error& e) {
-    EXPECT_TRUE(std::regex_search(e.what(), std::regex(pattern)))
-        << "message: " << e.what() << "\npattern: " << pattern;
+    const std::string what = e.what();
+    std::size_t at = 0, from = 0;
+    bool ok = true;
+    while (ok && from <= pattern.size()) {
+      const std::size_t star = std::min(pattern.find('*', from), pattern.size());
+      const std::string piece = pattern.substr(from, star - from);
+      const std::size_t found = what.find(piece, at);
+      ok = found != std::string::npos;
+      at = found + piece.size();
+      from = star + 1;
+    }
+    EXPECT_TRUE(ok) << "message: " << what << "\npattern: " << pattern;
   }
 }
 }  // namespace
@@ -40,23 +50,23 @@ TEST(Errors, RankOutOfRange) {
 TEST(Errors, BadTags) {
   run([](cairn::world& w) {
     int v = 0;
-    expect_error([&] { w.isend(&v, 1, 0, -3); }, "cairn::isend: rank [0-9]+: tag -3 is outside");
+    expect_error([&] { w.isend(&v, 1, 0, -3); }, "cairn::isend: rank *: tag -3 is outside");
     expect_error([&] { w.isend(&v, 1, 0, cairn::any_tag); }, "tag -1 is outside");
     if (w.tag_ub() < INT_MAX)
-      expect_error([&] { w.isend(&v, 1, 0, w.tag_ub() + 1); }, "is outside \\[0, ");
-    expect_error([&] { w.irecv(&v, 1, 0, -5); }, "cairn::irecv: rank [0-9]+: tag -5");
+      expect_error([&] { w.isend(&v, 1, 0, w.tag_ub() + 1); }, "is outside [0, ");
+    expect_error([&] { w.irecv(&v, 1, 0, -5); }, "cairn::irecv: rank *: tag -5");
   });
 }
 
 TEST(Errors, NegativeAndOverflowingCounts) {
   run([](cairn::world& w) {
     double d = 0;
-    expect_error([&] { w.isend(&d, -1, 0, 0); }, "cairn::isend: rank [0-9]+: negative count -1");
-    expect_error([&] { w.recv(&d, std::int64_t{-42}, 0, 0); }, "cairn::recv: rank [0-9]+: negative count -42");
+    expect_error([&] { w.isend(&d, -1, 0, 0); }, "cairn::isend: rank *: negative count -1");
+    expect_error([&] { w.recv(&d, std::int64_t{-42}, 0, 0); }, "cairn::recv: rank *: negative count -42");
     expect_error([&] { w.send(&d, std::numeric_limits<std::int64_t>::max(), 0, 0); },
-                 "cairn::send: rank [0-9]+: count 9223372036854775807 of 8-byte elements overflows");
+                 "cairn::send: rank *: count 9223372036854775807 of 8-byte elements overflows");
     std::span<double> huge(&d, std::numeric_limits<std::size_t>::max() / 4);
-    expect_error([&] { w.irecv(huge, 0, 0); }, "cairn::irecv: rank [0-9]+: count [0-9]+ of 8-byte");
+    expect_error([&] { w.irecv(huge, 0, 0); }, "cairn::irecv: rank *: count * of 8-byte");
     // Nothing was sent by any of the failed calls: a clean exchange still works and nothing
     // stray arrives (the run's end would report unreceived messages).
     int v = w.rank(), got = -1;
@@ -79,14 +89,14 @@ TEST(Errors, ReceiveBufferTooSmall) {
       expect_error([&] { r.wait(); }, "cairn::irecv: rank " + std::to_string(w.rank()) +
                                           ": message of " + need + " bytes from rank " +
                                           std::to_string(left) +
-                                          " \\(tag 2\\) does not fit the receive buffer of 40 bytes");
+                                          " (tag 2) does not fit the receive buffer of 40 bytes");
       s.wait();  // the sender completes normally
       EXPECT_EQ(in, std::vector<std::int32_t>(10, -1));  // nothing written
     }
     // Blocking form.
     std::vector<char> out(64, 'a'), in(8);
     auto s = w.isend(out, right, 3);
-    expect_error([&] { w.recv(in, left, 3); }, "cairn::recv: rank [0-9]+: .*receive buffer of 8 bytes");
+    expect_error([&] { w.recv(in, left, 3); }, "cairn::recv: rank *: *receive buffer of 8 bytes");
     s.wait();
   });
 }
@@ -99,8 +109,8 @@ TEST(Errors, UseAfterTheRunEnded) {
     if (w.rank() == 0 || w.engine() == cairn::engine::mpi) saved = w;
   });
   int v = 0;
-  expect_error([&] { saved.isend(&v, 1, 0, 0); }, "cairn::isend: rank [0-9]+: use after the run ended");
-  expect_error([&] { saved.recv(&v, 1, 0, 0); }, "cairn::recv: rank [0-9]+: use after the run ended");
+  expect_error([&] { saved.isend(&v, 1, 0, 0); }, "cairn::isend: rank *: use after the run ended");
+  expect_error([&] { saved.recv(&v, 1, 0, 0); }, "cairn::recv: rank *: use after the run ended");
   expect_error([&] { saved.progress(); }, "use after the run ended");
   expect_error([&] { (void)saved.node_count(); }, "use after the run ended");
   cairn::world none;

@@ -1,0 +1,162 @@
+#include "baseline.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#if CAIRN_BENCH_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace cairn::bench {
+
+#if CAIRN_BENCH_HAVE_MPI
+namespace {
+
+// Single quotes protect everything from /bin/sh except single quotes themselves.
+std::string shell_quote(std::string_view s) {
+  std::string out = "'";
+  for (const char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+std::optional<std::string> find_in_path(const char* program) {
+  const char* path = std::getenv("PATH");
+  if (!path || !*path) return std::nullopt;
+  std::string_view rest(path);
+  while (true) {
+    const auto colon = rest.find(':');
+    // An empty PATH entry means the current directory.
+    const std::string_view dir = rest.substr(0, colon);
+    std::string candidate(dir.empty() ? std::string_view(".") : dir);
+    candidate.append("/").append(program);
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (colon == std::string_view::npos) return std::nullopt;
+    rest.remove_prefix(colon + 1);
+  }
+}
+
+std::optional<std::string> own_executable() {
+  std::array<char, 4096> buf{};
+  const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) return std::nullopt;
+  return std::string(buf.data(), static_cast<std::size_t>(n));
+}
+
+// Variables that MPI launchers set in the processes they start (as cairn's own detection).
+bool inside_mpi_launcher() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "PMIX_RANK",
+                        "MPI_LOCALNRANKS", "SLURM_STEP_NUM_TASKS"}) {
+    const char* value = std::getenv(v);
+    if (value && *value) return true;
+  }
+  return false;
+}
+
+std::string describe_exit(int status) {
+  if (status == -1) return "could not be waited for (" + std::string(std::strerror(errno)) + ")";
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
+  return "ended abnormally";
+}
+
+}  // namespace
+#endif
+
+std::optional<double> baseline_figures::at(std::size_t size) const {
+  const auto it = by_size.find(size);
+  if (it == by_size.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> json_field(std::string_view line, std::string_view key) {
+  std::string needle(1, '"');
+  needle.append(key).append("\":");
+  const auto at = line.find(needle);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view v = line.substr(at + needle.size());
+  if (v.starts_with("\"")) {
+    v.remove_prefix(1);
+    const auto end = v.find('"');
+    if (end == std::string_view::npos) return std::nullopt;
+    return std::string(v.substr(0, end));
+  }
+  const auto end = v.find_first_of(",}");
+  const std::string_view text = v.substr(0, end);
+  if (text.empty() || text == "null") return std::nullopt;
+  return std::string(text);
+}
+
+baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view metric) {
+  baseline_figures out;
+#if !CAIRN_BENCH_HAVE_MPI
+  (void)inv;
+  (void)metric;
+  out.why_missing = "this cairn-bench was built without MPI";
+  return out;
+#else
+  if (inside_mpi_launcher()) {
+    // The threads engine was forced under an MPI launcher; nesting mpirun would not work.
+    out.why_missing = "running inside an MPI launcher with the threads engine; not nesting mpirun";
+    return out;
+  }
+  const auto mpirun = find_in_path("mpirun");
+  if (!mpirun) {
+    out.why_missing = "mpirun not found in PATH";
+    return out;
+  }
+  const auto self = own_executable();
+  if (!self) {
+    out.why_missing = "cannot read /proc/self/exe to re-run this program under mpirun";
+    return out;
+  }
+  std::string cmd = shell_quote(*mpirun) + " -np 2";
+#ifdef OPEN_MPI
+  // Open MPI refuses to start as root, and more ranks than cores, unless told otherwise.
+  cmd += " --oversubscribe --allow-run-as-root";
+#endif
+  cmd += " " + shell_quote(*self) + " " + shell_quote(inv.name) + " --raw-mpi-only --json";
+  if (inv.opts.quick) cmd += " --quick";
+  if (inv.opts.sizes_given)
+    cmd += " --sizes=" + std::to_string(inv.opts.min_size) + "-" +
+           std::to_string(inv.opts.max_size);
+  cmd += " </dev/null";  // mpirun forwards stdin to rank 0; keep ours out of it
+
+  std::fflush(nullptr);  // nothing buffered may be written twice by the child
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) {
+    out.why_missing = "cannot start mpirun: " + std::string(std::strerror(errno));
+    return out;
+  }
+  std::string line;
+  std::array<char, 1024> chunk{};
+  while (std::fgets(chunk.data(), static_cast<int>(chunk.size()), pipe)) {
+    line += chunk.data();
+    if (line.empty() || line.back() != '\n') continue;  // a longer line continues
+    // Launchers may print their own text on stdout; only our rows start with '{'.
+    if (line.starts_with("{") && json_field(line, "bench") == inv.name &&
+        json_field(line, "metric") == metric && json_field(line, "baseline") == mpi_raw_name) {
+      const auto size = json_field(line, "size");
+      const auto value = json_field(line, "baseline_value");
+      if (size && value)
+        out.by_size[std::strtoull(size->c_str(), nullptr, 10)] = std::strtod(value->c_str(), nullptr);
+    }
+    line.clear();
+  }
+  const int status = ::pclose(pipe);
+  if (status != 0) out.why_missing = "`" + cmd + "` " + describe_exit(status);
+  else if (out.by_size.empty()) out.why_missing = "`" + cmd + "` printed no " + std::string(metric) + " rows";
+  return out;
+#endif
+}
+
+}  // namespace cairn::bench

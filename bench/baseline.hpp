@@ -1,0 +1,38 @@
+#pragma once
+/// \file
+/// The `mpi-raw` baseline of a threads-engine run: the same benchmark in raw-MPI-only mode,
+/// run as a child `mpirun -np 2 <this program> <name> --raw-mpi-only --json ...`, its JSON lines
+/// read back through a pipe.
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "registry.hpp"
+
+namespace cairn::bench {
+
+/// Name of the raw-MPI baseline in rows.
+inline constexpr std::string_view mpi_raw_name = "mpi-raw";
+
+/// Baseline figures by message size, and why some or all are missing.
+struct baseline_figures {
+  std::map<std::size_t, double> by_size;  ///< figure per message size in bytes
+  std::string why_missing;                ///< non-empty when the child run failed or was skipped
+
+  /// The figure for `size`, if measured.
+  [[nodiscard]] std::optional<double> at(std::size_t size) const;
+};
+
+/// Runs this program under `mpirun -np 2` in `--raw-mpi-only` mode for the subcommand and
+/// options of `inv` and collects its rows whose metric is `metric`. Never throws for a missing
+/// mpirun or a failed child: the reason goes to `why_missing`.
+baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view metric);
+
+/// The value of `key` in a flat one-line JSON object as produced by to_json(): the string
+/// contents for a string, the text of a number, nullopt for null or a missing key.
+std::optional<std::string> json_field(std::string_view line, std::string_view key);
+
+}  // namespace cairn::bench

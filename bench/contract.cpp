@@ -1,0 +1,210 @@
+#include "contract.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace cairn::bench {
+
+namespace {
+
+// JSON has no NaN or infinity; a figure that is not finite is reported as missing.
+std::string json_number(std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return "null";
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.6g", *v);
+  return buf.data();
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      std::array<char, 8> buf{};
+      std::snprintf(buf.data(), buf.size(), "\\u%04x", static_cast<unsigned>(c));
+      out += buf.data();
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// About four significant digits, never in exponent form: easy to scan in a column.
+std::string table_number(std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return "n/a";
+  const double a = std::fabs(*v);
+  const char* fmt = a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : a >= 1 ? "%.3f"
+                                                                                        : "%.4f";
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), fmt, *v);
+  return buf.data();
+}
+
+std::string ratio_text(std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return "n/a";
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.2f", *v);
+  return buf.data();
+}
+
+}  // namespace
+
+std::optional<std::size_t> parse_size(std::string_view text) {
+  std::size_t i = 0;
+  std::size_t value = 0;
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    const auto digit = static_cast<std::size_t>(text[i] - '0');
+    if (value > (max - digit) / 10) return std::nullopt;
+    value = value * 10 + digit;
+    ++i;
+  }
+  if (i == 0) return std::nullopt;
+  std::size_t shift = 0;
+  if (i < text.size()) {
+    switch (std::tolower(static_cast<unsigned char>(text[i]))) {
+      case 'k': shift = 10; ++i; break;
+      case 'm': shift = 20; ++i; break;
+      case 'g': shift = 30; ++i; break;
+      default: break;
+    }
+    if (shift && i < text.size() && text[i] == 'i') ++i;  // KiB
+    if (i < text.size() && (text[i] == 'B' || text[i] == 'b')) ++i;
+  }
+  if (i != text.size()) return std::nullopt;
+  if (shift && value > (max >> shift)) return std::nullopt;
+  return value << shift;
+}
+
+std::string parse_size_range(std::string_view text, options& opts) {
+  const auto dash = text.find('-');
+  const auto lo = parse_size(text.substr(0, dash));
+  const auto hi = dash == std::string_view::npos ? lo : parse_size(text.substr(dash + 1));
+  if (!lo || !hi)
+    return "--sizes=" + std::string(text) + ": expected a-b, e.g. 8-4M (K, M, G are binary)";
+  if (*lo < 1 || *lo > *hi || *hi > max_message_size)
+    return "--sizes=" + std::string(text) + ": need 1 <= a <= b <= 1G";
+  opts.min_size = *lo;
+  opts.max_size = *hi;
+  opts.sizes_given = true;
+  return {};
+}
+
+std::vector<std::size_t> size_ladder(const options& opts) {
+  std::vector<std::size_t> all;
+  for (std::size_t s = opts.min_size; s < opts.max_size; s *= 2) all.push_back(s);
+  all.push_back(opts.max_size);
+  if (!opts.quick || all.size() <= 2) return all;
+  // Counting from the top keeps the largest (most expensive, most telling) size exact.
+  std::vector<std::size_t> picked{all.front()};
+  std::vector<std::size_t> from_top;
+  for (std::size_t k = all.size() - 1;; k -= 3) {
+    if (k > 0) from_top.push_back(all[k]);
+    if (k < 3) break;
+  }
+  picked.insert(picked.end(), from_top.rbegin(), from_top.rend());
+  return picked;
+}
+
+std::string human_size(std::size_t bytes) {
+  static constexpr std::array<const char*, 4> units{"B", "KiB", "MiB", "GiB"};
+  std::size_t u = 0;
+  while (u + 1 < units.size() && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++u;
+  }
+  return std::to_string(bytes) + " " + units[u];
+}
+
+std::optional<double> row::ratio() const {
+  if (!cairn || !baseline_value || *baseline_value == 0) return std::nullopt;
+  return *cairn / *baseline_value;
+}
+
+std::string to_json(const row& r) {
+  std::string s = "{";
+  s += "\"bench\":" + json_string(r.bench);
+  s += ",\"engine\":" + json_string(r.engine);
+  s += ",\"ranks\":" + std::to_string(r.ranks);
+  s += ",\"size\":" + std::to_string(r.size);
+  s += ",\"metric\":" + json_string(r.metric);
+  s += ",\"better\":" + json_string(r.better);
+  s += ",\"cairn\":" + json_number(r.cairn);
+  s += ",\"baseline\":" + json_string(r.baseline);
+  s += ",\"baseline_value\":" + json_number(r.baseline_value);
+  s += ",\"ratio\":" + json_number(r.ratio());
+  return s + "}";
+}
+
+report::~report() { finish(); }
+
+void report::add(row r) {
+  if (json_) {
+    const std::string line = to_json(r) + "\n";
+    std::fputs(line.c_str(), stdout);
+    std::fflush(stdout);
+  } else {
+    rows_.push_back(std::move(r));
+  }
+}
+
+void report::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (json_ || rows_.empty()) return;
+  constexpr std::size_t columns = 10;
+  using line = std::array<std::string, columns>;
+  // Numbers are right-aligned, names left-aligned.
+  constexpr std::array<bool, columns> right{false, false, true, true, false,
+                                            false, true, false, true, true};
+  std::vector<line> lines;
+  lines.push_back({"bench", "engine", "ranks", "size", "metric", "better", "cairn", "baseline",
+                   "baseline_value", "ratio"});
+  for (const row& r : rows_)
+    lines.push_back({r.bench, r.engine, std::to_string(r.ranks), human_size(r.size), r.metric,
+                     r.better, table_number(r.cairn), r.baseline, table_number(r.baseline_value),
+                     ratio_text(r.ratio())});
+  std::array<std::size_t, columns> width{};
+  for (const line& l : lines)
+    for (std::size_t c = 0; c < columns; ++c) width[c] = std::max(width[c], l[c].size());
+  std::string out;
+  for (const line& l : lines) {
+    std::string text;
+    for (std::size_t c = 0; c < columns; ++c) {
+      const std::string pad(width[c] - l[c].size(), ' ');
+      if (c) text += "  ";
+      text += right[c] ? pad + l[c] : l[c] + pad;
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + "\n";
+  }
+  std::fputs(out.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+void note(std::string_view text) {
+  const std::string line = "cairn-bench: " + std::string(text) + "\n";
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const std::size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid),
+                   values.end());
+  if (values.size() % 2) return values[mid];
+  const double upper = values[mid];
+  const double lower = *std::max_element(values.begin(),
+                                         values.begin() + static_cast<std::ptrdiff_t>(mid));
+  return (lower + upper) / 2;
+}
+
+}  // namespace cairn::bench

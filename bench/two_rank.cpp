@@ -1,0 +1,132 @@
+#include "two_rank.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "baseline.hpp"
+
+namespace cairn::bench {
+
+namespace {
+
+// The benchmarks pair ranks 0 and 1; a single-rank run is a usage error, not a hang.
+void require_two_ranks(const cairn::world& w, std::string_view name) {
+  if (w.size() >= 2) return;
+  throw std::runtime_error(std::string(name) + " needs at least 2 ranks, this run has " +
+                           std::to_string(w.size()) +
+                           (w.engine() == cairn::engine::mpi ? " (use mpirun -np 2)" : ""));
+}
+
+// `--raw-mpi-only`: the child of a threads run; prints only the raw MPI figures as JSON.
+int run_raw_only(const invocation& inv, const two_rank_spec& spec,
+                 const std::vector<std::size_t>& sizes) {
+  if (!spec.raw_mpi_kernel) {
+    note("--raw-mpi-only: this cairn-bench was built without MPI");
+    return 2;
+  }
+  // The engine is forced so that a CAIRN_ENGINE inherited from the parent cannot matter.
+  return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi},
+                       [&](cairn::world& w) {
+    require_two_ranks(w, inv.name);
+    std::optional<report> rep;
+    if (w.rank() == 0) rep.emplace(true);  // the parent reads JSON lines
+    for (const std::size_t size : sizes) {
+      const double v = spec.raw_mpi_kernel(size, inv.opts.quick);
+      if (rep)
+        rep->add(row{std::string(inv.name), "mpi", w.size(), size, std::string(spec.metric),
+                     std::string(spec.better), std::nullopt, std::string(mpi_raw_name), v});
+    }
+  });
+}
+
+}  // namespace
+
+int run_two_rank(const invocation& inv, const two_rank_spec& spec) {
+  const std::vector<std::size_t> sizes = size_ladder(inv.opts);
+  if (inv.opts.raw_mpi_only) return run_raw_only(inv, spec, sizes);
+
+  // A threads run gets its baseline from a separate mpirun, before cairn is measured, so the
+  // two never compete for the cores.
+  baseline_figures spawned;
+  const bool threads_run = cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads;
+  if (!inv.opts.baseline) spawned.why_missing = "skipped (--no-baseline)";
+  else if (threads_run) spawned = spawn_raw_mpi_baseline(inv, spec.metric);
+  if (!spawned.why_missing.empty() && !spawned.by_size.empty())
+    note(std::string(inv.name) + ": " + spawned.why_missing + "; using the " +
+         std::to_string(spawned.by_size.size()) + " " + std::string(mpi_raw_name) +
+         " figure(s) it printed");
+
+  // Two ranks on the threads engine; the MPI engine ignores it (mpirun decides).
+  return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.ranks = 2},
+                       [&](cairn::world& w) {
+    require_two_ranks(w, inv.name);
+    const bool inline_raw = w.engine() == cairn::engine::mpi && inv.opts.baseline;
+    std::string why_missing = spawned.why_missing;
+    if (inline_raw && !spec.raw_mpi_kernel) why_missing = "this cairn-bench was built without MPI";
+    std::optional<report> rep;
+    if (w.rank() == 0) rep.emplace(inv.opts.json);
+    bool told = false;
+    for (const std::size_t size : sizes) {
+      const double mine = spec.cairn_kernel(w, size, inv.opts.quick);
+      std::optional<double> base;
+      if (inline_raw && spec.raw_mpi_kernel) base = spec.raw_mpi_kernel(size, inv.opts.quick);
+      else if (!inline_raw) base = spawned.at(size);
+      if (!rep) continue;
+      if (!base && !told) {
+        note(std::string(inv.name) + ": baseline " + std::string(mpi_raw_name) +
+             " not measured" + (why_missing.empty() ? "" : ": " + why_missing) +
+             (spawned.by_size.empty() ? "" : " (first size without a figure: " +
+                                                  human_size(size) + ")"));
+        told = true;
+      }
+      rep->add(row{std::string(inv.name), std::string(cairn::to_string(w.engine())), w.size(),
+                   size, std::string(spec.metric), std::string(spec.better), mine,
+                   std::string(mpi_raw_name), base});
+    }
+    if (rep) rep->finish();
+  });
+}
+
+namespace {
+// The pattern repeats every 251 bytes (131 is coprime to the prime 251), so a check can
+// compare whole blocks with memcmp instead of recomputing every byte.
+constexpr std::size_t pattern_period = 251;
+}  // namespace
+
+void fill_pattern(std::span<std::byte> buf, std::size_t seed) {
+  // Position- and seed-dependent and never zero, so a shifted, stale or zeroed copy shows up.
+  std::size_t v = (seed * 7 + 3) % pattern_period;
+  for (std::byte& b : buf) {
+    b = static_cast<std::byte>(v + 1);
+    v += 131;
+    if (v >= pattern_period) v -= pattern_period;
+  }
+}
+
+void check_pattern(std::span<const std::byte> buf, std::size_t seed, std::string_view what) {
+  std::array<std::byte, pattern_period * 16> block{};
+  fill_pattern(block, seed);
+  for (std::size_t off = 0; off < buf.size(); off += block.size()) {
+    const std::size_t n = std::min(block.size(), buf.size() - off);
+    if (std::memcmp(buf.data() + off, block.data(), n) == 0) continue;
+    std::size_t i = 0;
+    while (buf[off + i] == block[i]) ++i;
+    throw std::runtime_error(std::string(what) + ": received data is wrong at byte " +
+                             std::to_string(off + i) + " of " + std::to_string(buf.size()) +
+                             " (got " + std::to_string(static_cast<int>(buf[off + i])) +
+                             ", expected " + std::to_string(static_cast<int>(block[i])) + ")");
+  }
+}
+
+void check_bytes(std::size_t got, std::size_t want, std::string_view what) {
+  if (got != want)
+    throw std::runtime_error(std::string(what) + ": received " + std::to_string(got) +
+                             " bytes, expected " + std::to_string(want));
+}
+
+}  // namespace cairn::bench
