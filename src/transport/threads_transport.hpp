@@ -1,14 +1,24 @@
 #pragma once
-// The threads engine: ranks are threads of one process. Each rank has a mailbox whose inbox is
-// a lock-free stack that senders push envelopes onto (one CAS); the owning rank drains it in one
-// exchange and matches envelopes against its posted receives locally, with no lock.
+// The threads engine: ranks are threads of one process.
 //
-// Protocols: messages up to `eager_limit` bytes are copied into the envelope and the send
-// completes at once; longer ones carry a pointer to the sender's buffer and the receiver copies
-// straight from it into the receive buffer (one copy), then completes the sender's request.
+// Every ordered pair (sender, receiver) that talks gets a *lane*: a single-producer ring of
+// 64-byte cells. A short message is one record in the ring (header and payload, one cache line
+// up to 32 payload bytes), published by one store; the receiver polls the record at its ring
+// head and copies the payload straight into a posted receive. That is one cache-line transfer
+// per short message and no lock or atomic read-modify-write on the way.
+//
+// Everything else travels as an *envelope* pushed onto the receiver's inbox (a lock-free stack,
+// one CAS): messages too long for a ring record (copied into the envelope up to
+// `threads_eager_limit` bytes; beyond, the receiver copies straight from the sender's buffer,
+// one copy) and short messages when the ring is full. Each message of a lane carries a
+// sequence number; the receiver merges ring and inbox in that order, so MPI's non-overtaking
+// rule holds whatever path a message took. The inbox also announces new lanes.
+//
+// Matching happens on the receiving rank's own thread, against its posted receives.
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -17,19 +27,54 @@
 
 namespace cairn::detail {
 
+/// Longest message sent eagerly (copied, so the send completes at once).
 inline constexpr std::size_t threads_eager_limit = 4096;
 
+/// One 64-byte ring cell. A record starts with this header; its payload begins at `payload`
+/// and runs on into the following cells.
+struct alignas(64) cell {
+  std::atomic<std::uint64_t> stamp{0};  // record start: its ring position + 1, once published
+  std::uint64_t seq = 0;                // the message's sequence number in its lane
+  std::uint64_t size = 0;               // payload bytes
+  std::int32_t tag = 0;
+  std::uint16_t cells = 0;              // cells taken by the record
+  std::uint8_t ctx = 0;
+  std::uint8_t skip = 0;                // padding record up to the ring's end
+  std::byte payload[32];
+};
+static_assert(sizeof(cell) == 64);
+
+struct lane;
+
 struct envelope {
-  envelope* next = nullptr;  // inbox chain, unexpected list, free list
-  int src = 0;
-  int tag = 0;
+  enum class kind : std::uint8_t { message, new_lane };
+  envelope* next = nullptr;  // inbox chain, held/unexpected lists, free list
+  kind k = kind::message;
   msg_context ctx = msg_context::user;
+  int src = 0;
+  int owner = 0;             // rank whose pool it belongs to
+  int tag = 0;
+  std::uint64_t seq = 0;     // sequence number in the (src, dst) lane
   std::size_t size = 0;
   const std::byte* data = nullptr;     // payload (inline, or the sender's buffer)
   request_state* send_req = nullptr;   // long messages: the sender's pending request
   std::atomic<int> handoff{0};         // long messages: 0 pending, 1 claimed, 2 detached
   std::byte* heap = nullptr;           // detached long message: the sender's copy
+  lane* announced = nullptr;           // new_lane
   alignas(64) std::byte payload[threads_eager_limit];
+};
+
+/// The ring from one sender to one receiver.
+struct lane {
+  lane(int src, std::size_t cells);
+  const int src;
+  const std::uint64_t ncells;                  // power of two
+  const std::unique_ptr<cell[]> ring;
+  alignas(64) std::atomic<std::uint64_t> head{0};  // cells consumed (written by the receiver)
+  // Sender's side, touched only by the sending thread.
+  alignas(64) std::uint64_t tail = 0;          // cells written
+  std::uint64_t head_seen = 0;                 // last value of `head` read
+  std::uint64_t next_seq = 0;                  // sequence number of the next message
 };
 
 struct alignas(64) mailbox {
@@ -47,15 +92,23 @@ class threads_fabric {
   threads_fabric& operator=(const threads_fabric&) = delete;
 
   mailbox& box(int r) noexcept { return boxes_[static_cast<std::size_t>(r)]; }
-  /// Envelopes allocated by rank r (touched only by r's thread; freed with the fabric).
-  std::vector<envelope*>& allocated(int r) { return allocated_[static_cast<std::size_t>(r)]; }
+  /// Envelopes and lanes allocated by rank r (touched only by r's thread; freed with the fabric).
+  std::vector<envelope*>& envelopes(int r) { return envelopes_[static_cast<std::size_t>(r)]; }
+  std::vector<lane*>& lanes(int r) { return lanes_[static_cast<std::size_t>(r)]; }
   void wake_all() noexcept;
   int ranks() const noexcept { return ranks_; }
+  /// Cells per lane: smaller rings when many ranks may all talk to each other.
+  std::size_t lane_cells() const noexcept { return lane_cells_; }
+  /// Longest payload a ring record carries.
+  std::size_t ring_payload_limit() const noexcept { return ring_payload_limit_; }
 
  private:
   int ranks_;
+  std::size_t lane_cells_;
+  std::size_t ring_payload_limit_;
   std::unique_ptr<mailbox[]> boxes_;
-  std::vector<std::vector<envelope*>> allocated_;
+  std::vector<std::vector<envelope*>> envelopes_;
+  std::vector<std::vector<lane*>> lanes_;
 };
 
 class threads_transport final : public transport {
@@ -69,10 +122,10 @@ class threads_transport final : public transport {
   void send(rank_context& ctx, const char* call, const void* data, std::size_t bytes, int dest,
             int tag, msg_context c) override;
   void irecv(rank_context& ctx, request_state* s) override;
-  bool poll() override { return drain(); }
+  bool poll() override;
   bool test(request_state* s) override {
     if (s->done.load(std::memory_order_acquire)) return true;
-    drain();
+    poll();
     return s->done.load(std::memory_order_acquire) != 0;
   }
   bool iprobe(int source, int tag, msg_context c, status* st) override;
@@ -84,12 +137,31 @@ class threads_transport final : public transport {
   void describe(std::ostream& os) const override;
 
  private:
+  /// The receiver's side of one incoming lane.
+  struct in_lane {
+    lane* l;
+    std::uint64_t head;       // next record position
+    std::uint64_t expect;     // next sequence number to deliver
+    envelope* held_head;      // messages of this lane that came by the inbox, in order
+    envelope* held_tail;
+  };
+
+  lane* out_lane(int dest);
+  bool ring_put(lane& l, std::uint64_t seq, int tag, msg_context c, const void* data,
+                std::size_t bytes) noexcept;
   envelope* alloc_envelope();
   void give_back(envelope* e) noexcept;
   void push(int dest, envelope* e) noexcept;
-  /// Moves arrived envelopes to posted receives or the unexpected list; true if any arrived.
-  bool drain();
+  /// Takes the inbox: announces lanes, queues envelopes on their lanes. True if any.
+  bool drain_inbox();
+  /// Delivers whatever of lane `i` is next in sequence. True if anything was delivered.
+  bool advance(in_lane& in);
+  /// Does any incoming lane have a published record at its head?
+  bool ring_ready() const noexcept;
+  request_state* match_posted(int src, int tag, msg_context c) noexcept;
+  void deliver_envelope(envelope* e);
   void deliver(envelope* e, request_state* r) noexcept;
+  void keep_unexpected(envelope* e) noexcept;
 
   std::shared_ptr<threads_fabric> fabric_;
   rank_context& ctx_;
@@ -97,10 +169,13 @@ class threads_transport final : public transport {
   mailbox& box_;
   unsigned spin_polls_;
   envelope* free_ = nullptr;
+  std::vector<lane*> out_;          // per destination, created on first send
+  std::vector<in_lane> in_;         // incoming lanes in announcement order
+  std::vector<int> in_index_;       // per source: index into in_, or -1
   // Posted receives in posting order (doubly linked through request_state::prev/next).
   request_state* posted_head_ = nullptr;
   request_state* posted_tail_ = nullptr;
-  // Arrived, unmatched envelopes in arrival order.
+  // Arrived, unmatched messages in arrival order.
   envelope* unexpected_head_ = nullptr;
   envelope* unexpected_tail_ = nullptr;
   std::size_t unexpected_count_ = 0;

@@ -291,3 +291,72 @@ TEST(P2P, Topology) {
               0);
   }
 }
+
+// A long stream of messages of random sizes between one pair: fills and wraps the threads
+// engine's rings (records of 1 to 16 cells, padding at the ring's end) and overflows them into
+// the inbox while the receiver lags, with eager and long messages mixed in. Order and content
+// must survive.
+TEST(P2P, StreamOfMixedSizesInOrder) {
+  run([](cairn::world& w) {
+    constexpr int count = 6000;
+    const int right = right_of(w), left = left_of(w);
+    auto size_of = [](int src, int i) {
+      std::mt19937 g(static_cast<unsigned>(src * 100003 + i));
+      const unsigned pick = g() % 100;
+      if (pick < 80) return static_cast<std::size_t>(g() % 1000);  // ring records
+      if (pick < 97) return static_cast<std::size_t>(1000 + g() % 3000);  // eager envelopes
+      return static_cast<std::size_t>(5000 + g() % 20000);  // long messages
+    };
+    auto fill = [](std::vector<std::uint8_t>& v, int src, int i) {
+      for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<std::uint8_t>(src * 31 + i * 7 + k);
+    };
+    std::vector<std::vector<std::uint8_t>> out(count);
+    std::vector<cairn::request> sends;
+    for (int i = 0; i < count; ++i) {
+      out[static_cast<std::size_t>(i)].resize(size_of(w.rank(), i));
+      fill(out[static_cast<std::size_t>(i)], w.rank(), i);
+      sends.push_back(w.isend(out[static_cast<std::size_t>(i)], right, 6));
+    }
+    std::vector<std::uint8_t> in(25000), expect;
+    for (int i = 0; i < count; ++i) {
+      const auto st = w.recv(in, left, 6);
+      expect.resize(size_of(left, i));
+      fill(expect, left, i);
+      ASSERT_EQ(st.bytes, expect.size()) << "message " << i;
+      ASSERT_TRUE(std::equal(expect.begin(), expect.end(), in.begin())) << "message " << i;
+    }
+    cairn::wait_all(sends);
+  });
+}
+
+// Many ranks all talking to each other (smaller rings per pair on the threads engine).
+TEST(P2P, AllToAllAtFortyRanks) {
+  cairn::launch_options o;
+  o.engine = cairn::engine::threads;
+  o.ranks = 40;
+  EXPECT_EQ(cairn::launch(cairn::test::argc, cairn::test::argv, o, [](cairn::world& w) {
+              const int n = w.size();
+              std::vector<std::vector<std::uint8_t>> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+              std::vector<cairn::request> reqs;
+              for (int round = 0; round < 3; ++round) {
+                reqs.clear();
+                for (int src = 0; src < n; ++src) {
+                  in[static_cast<std::size_t>(src)].assign(pair_size(src, w.rank()) / 4 + static_cast<std::size_t>(round), 0);
+                  reqs.push_back(w.irecv(in[static_cast<std::size_t>(src)], src, round));
+                }
+                for (int k = 0; k < n; ++k) {
+                  const int dst = (w.rank() + k) % n;
+                  out[static_cast<std::size_t>(dst)] = random_values<std::uint8_t>(
+                      pair_size(w.rank(), dst) / 4 + static_cast<std::size_t>(round), 5,
+                      static_cast<unsigned>(w.rank() * n + dst + round));
+                  reqs.push_back(w.isend(out[static_cast<std::size_t>(dst)], dst, round));
+                }
+                cairn::wait_all(reqs);
+                for (int src = 0; src < n; ++src)
+                  ASSERT_EQ(in[static_cast<std::size_t>(src)],
+                            random_values<std::uint8_t>(pair_size(src, w.rank()) / 4 + static_cast<std::size_t>(round), 5,
+                                                        static_cast<unsigned>(src * n + w.rank() + round)));
+              }
+            }),
+            0);
+}
