@@ -261,23 +261,24 @@ void mpi_transport::take_stashed(request_state* s, stashed& m) {
 
 void mpi_transport::advance_posted() {
   if (posted_.empty()) return;
-  thread_local std::vector<int> indices;
-  thread_local std::vector<MPI_Status> statuses;
-  indices.resize(posted_.size());
-  statuses.resize(posted_.size());
+  scratch_index_.resize(posted_.size());
+  scratch_status_.resize(posted_.size());
   int outcount = 0;
   const int rc = MPI_Testsome(static_cast<int>(posted_reqs_.size()), posted_reqs_.data(),
-                              &outcount, indices.data(), statuses.data());
+                              &outcount, scratch_index_.data(), scratch_status_.data());
   if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) mpi_fail("progress", ctx_.rank(), rc);
   if (outcount <= 0) return;
-  // Highest slot first: removal moves the last slot down, which is then already handled.
-  std::vector<std::pair<int, MPI_Status>> done;
-  for (int k = 0; k < outcount; ++k) done.emplace_back(indices[static_cast<std::size_t>(k)], statuses[static_cast<std::size_t>(k)]);
-  std::sort(done.begin(), done.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (const auto& [i, st] : done) {
-    request_state* s = posted_[static_cast<std::size_t>(i)];
+  // Highest slot first: removing a slot moves the last one into it, which is then already
+  // handled. Testsome reports indices in increasing order in practice; sort to be sure.
+  std::vector<int> order(scratch_index_.begin(), scratch_index_.begin() + outcount);
+  std::vector<int> by_index(static_cast<std::size_t>(outcount));
+  for (int k = 0; k < outcount; ++k) by_index[static_cast<std::size_t>(k)] = k;
+  std::sort(by_index.begin(), by_index.end(),
+            [&](int a, int b) { return order[static_cast<std::size_t>(a)] > order[static_cast<std::size_t>(b)]; });
+  for (int k : by_index) {
+    request_state* s = posted_[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])];
     remove_posted(s);
-    first_part_arrived(s, st);
+    first_part_arrived(s, scratch_status_[static_cast<std::size_t>(k)]);
   }
 }
 

@@ -92,6 +92,8 @@ class mpi_transport final : public transport {
   // Receives waiting for their first message: MPI requests and their owners, same index.
   std::vector<MPI_Request> posted_reqs_;
   std::vector<request_state*> posted_;
+  std::vector<int> scratch_index_;          // MPI_Testsome output, reused
+  std::vector<MPI_Status> scratch_status_;
   std::deque<stashed> stash_;
   std::vector<std::unique_ptr<std::byte[]>> buffers_;  // every staging buffer
   std::vector<std::byte*> free_buffers_;
