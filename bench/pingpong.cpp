@@ -17,11 +17,11 @@ namespace {
 
 constexpr int data_tag = 1;
 
-// About 8 MiB moved per sample (2 MiB with --quick), so small sizes run thousands of round
-// trips (milliseconds, far above the clock's resolution) and large ones still ten.
+// About 32 MiB moved per sample (2 MiB with --quick), so small sizes run thousands of round
+// trips (milliseconds, far above the clock's resolution) and large ones still twenty.
 sampling pingpong_plan(std::size_t size, bool quick) {
-  const std::size_t budget = quick ? std::size_t{2} << 20 : std::size_t{8} << 20;
-  const std::size_t lo = quick ? 4 : 10;
+  const std::size_t budget = quick ? std::size_t{2} << 20 : std::size_t{32} << 20;
+  const std::size_t lo = quick ? 4 : 20;
   const std::size_t hi = quick ? 1000 : 5000;
   const int iters = static_cast<int>(std::clamp(budget / size, lo, hi));
   return sampling{iters, quick ? 5 : 11, iters};

@@ -71,10 +71,19 @@ int run_two_rank(const invocation& inv, const two_rank_spec& spec) {
     std::optional<report> rep;
     if (w.rank() == 0) rep.emplace(inv.opts.json);
     bool told = false;
+    // Machine noise drifts over seconds: measure in rounds, alternating cairn and raw MPI when
+    // both run here, and keep the median round of each.
+    const int rounds = inv.opts.quick ? 1 : 3;
     for (const std::size_t size : sizes) {
-      const double mine = spec.cairn_kernel(w, size, inv.opts.quick);
+      std::vector<double> mine_rounds, base_rounds;
+      for (int round = 0; round < rounds; ++round) {
+        mine_rounds.push_back(spec.cairn_kernel(w, size, inv.opts.quick));
+        if (inline_raw && spec.raw_mpi_kernel)
+          base_rounds.push_back(spec.raw_mpi_kernel(size, inv.opts.quick));
+      }
+      const double mine = median(mine_rounds);
       std::optional<double> base;
-      if (inline_raw && spec.raw_mpi_kernel) base = spec.raw_mpi_kernel(size, inv.opts.quick);
+      if (!base_rounds.empty()) base = median(base_rounds);
       else if (!inline_raw) base = spawned.at(size);
       if (!rep) continue;
       if (!base && !told) {
