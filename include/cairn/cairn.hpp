@@ -2,7 +2,12 @@
 /// \file
 /// Everything of cairn in one include.
 
+#include "cairn/coll/algorithms.hpp"
+#include "cairn/coll/collectives.hpp"
+#include "cairn/coll/op.hpp"
+#include "cairn/coll/schedule.hpp"
 #include "cairn/runtime/error.hpp"
+#include "cairn/runtime/group.hpp"
 #include "cairn/runtime/launch.hpp"
 #include "cairn/runtime/request.hpp"
 #include "cairn/runtime/status.hpp"

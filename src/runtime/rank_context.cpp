@@ -1,5 +1,8 @@
 #include "runtime/rank_context.hpp"
 
+#include "coll/executor.hpp"
+#include "runtime/group_members.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -89,7 +92,49 @@ void rank_context::release(request_state* s) noexcept {
   pool_.push_back(s);
 }
 
+void rank_context::advance_colls() {
+  for (std::size_t i = 0; i < colls_.size();) {
+    if (coll_advance(*this, colls_[i])) {
+      colls_[i] = colls_.back();
+      colls_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+const std::shared_ptr<const group_members>& rank_context::world_group() {
+  if (!world_group_) {
+    std::vector<int> all(static_cast<std::size_t>(size_));
+    for (int r = 0; r < size_; ++r) all[static_cast<std::size_t>(r)] = r;
+    world_group_ = std::make_shared<const group_members>(std::move(all));
+  }
+  return world_group_;
+}
+
+void rank_context::cancel(request_state* s) {
+  if (s->k == request_state::kind::schedule) {
+    for (std::size_t i = 0; i < colls_.size(); ++i)
+      if (colls_[i] == s) {
+        colls_[i] = colls_.back();
+        colls_.pop_back();
+        break;
+      }
+    coll_cancel(*this, s);
+  } else {
+    tp_->cancel(s);
+  }
+  release(s);
+}
+
 status rank_context::finish(request_state* s) {
+  if (s->k == request_state::kind::schedule) {
+    std::string err = coll_finish(s);
+    const char* call = s->call;
+    release(s);
+    if (!err.empty()) fail(call, rank_, err);
+    return status{};
+  }
   status st = s->st;
   if (s->failed) {
     const char* call = s->call;
@@ -108,7 +153,7 @@ status rank_context::finish(request_state* s) {
 
 status rank_context::wait(request_state* s) {
   std::uint64_t spins = 0;
-  while (!tp_->test(s)) idle(s, spins);
+  while (!test(s)) idle(s, spins);
   return finish(s);
 }
 
@@ -146,6 +191,10 @@ std::string rank_context::describe_pending() const {
   std::ostringstream os;
   int n = 0;
   for (const request_state* s = active_; s; s = s->active_next, ++n) {
+    if (s->k == request_state::kind::schedule) {
+      os << "  " << s->call << ": " << coll_describe(s) << "\n";
+      continue;
+    }
     os << "  " << s->call << (s->k == request_state::kind::send ? " to rank " : " from ");
     if (s->k == request_state::kind::recv && s->peer == any_source) os << "any source";
     else os << (s->k == request_state::kind::recv ? "rank " : "") << s->peer;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cairn/runtime/world.hpp"
@@ -13,6 +14,8 @@
 #include "transport/transport.hpp"
 
 namespace cairn::detail {
+
+struct group_members;
 
 /// Where ranks sit: node of every rank, computed once per run.
 struct topology {
@@ -58,8 +61,28 @@ class rank_context {
   /// Returns a state to the pool.
   void release(request_state* s) noexcept;
 
-  /// Tests once (advancing communication).
-  bool test(request_state* s) { return tp_->test(s); }
+  /// Tests once (advancing communication and every running collective).
+  bool test(request_state* s) {
+    if (!colls_.empty()) advance_colls();
+    if (s->k == request_state::kind::schedule) return s->done.load(std::memory_order_relaxed) != 0;
+    return tp_->test(s);
+  }
+  /// Advances communication and every running collective without blocking.
+  void progress() {
+    tp_->poll();
+    if (!colls_.empty()) advance_colls();
+  }
+  /// Withdraws a pending operation (exception unwinding); never waits for peers.
+  void cancel(request_state* s);
+
+  /// Registers a started collective with the progress engine.
+  void add_coll(request_state* s) { colls_.push_back(s); }
+  /// Advances every running collective as far as it goes without blocking.
+  void advance_colls();
+  /// The group of all ranks (made on first use).
+  const std::shared_ptr<const group_members>& world_group();
+  /// Sequence number of the next collective on the group with identity `id`.
+  std::uint32_t next_coll_seq(std::uint64_t id) { return coll_seq_[id]++; }
   /// Blocks until `s` completes; returns its status or throws its error. Releases `s`.
   status wait(request_state* s);
   /// Completion bookkeeping after `s` tested complete: throws its error, releases it.
@@ -87,6 +110,9 @@ class rank_context {
   std::unique_ptr<transport> tp_;
   bool ended_ = false;
   int tag_ub_ = 32767;
+  std::vector<request_state*> colls_;  // running collectives
+  std::shared_ptr<const group_members> world_group_;
+  std::unordered_map<std::uint64_t, std::uint32_t> coll_seq_;
 
   std::vector<request_state*> pool_;  // free states
   std::vector<std::unique_ptr<request_state[]>> slabs_;

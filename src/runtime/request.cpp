@@ -29,8 +29,7 @@ void request::release() noexcept {
   detail::request_state* s = std::exchange(state_, nullptr);
   // Unwinding (or the run is being torn down): withdraw without waiting for peers.
   if (std::uncaught_exceptions() > 0 || ctx_->run().aborting.load(std::memory_order_relaxed)) {
-    ctx_->tp().cancel(s);
-    ctx_->release(s);
+    ctx_->cancel(s);
     return;
   }
   try {

@@ -17,7 +17,7 @@ inline constexpr int msg_context_count = 4;
 const char* to_string(msg_context c) noexcept;
 
 struct request_state {
-  enum class kind : std::uint8_t { send, recv };
+  enum class kind : std::uint8_t { send, recv, schedule };
 
   /// Set (release) when complete; a peer thread may set it (threads engine, long sends).
   std::atomic<std::uint32_t> done{0};
@@ -38,7 +38,8 @@ struct request_state {
   request_state* next = nullptr;
   request_state* active_prev = nullptr;  // the rank's list of pending operations
   request_state* active_next = nullptr;
-  void* engine_ptr = nullptr;            // threads: envelope of a long send; mpi: staging buffer
+  void* engine_ptr = nullptr;  // threads: envelope of a long send; mpi: staging buffer;
+                              // schedule: the running collective
   alignas(8) unsigned char engine_data[16]{};  // mpi: the MPI_Request
 };
 

@@ -140,7 +140,7 @@ status world::probe(int source, int tag) {
 void world::progress() {
   auto& c = context("progress");
   c.check_abort();
-  c.tp().poll();
+  c.progress();
 }
 
 }  // namespace cairn

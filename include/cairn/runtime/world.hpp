@@ -13,8 +13,10 @@
 #include <type_traits>
 
 #include "cairn/runtime/error.hpp"
+#include "cairn/runtime/group.hpp"
 #include "cairn/runtime/request.hpp"
 #include "cairn/runtime/status.hpp"
+#include "cairn/runtime/transferable.hpp"
 
 namespace cairn {
 
@@ -27,34 +29,13 @@ enum class engine {
 /// Name of an engine ("threads" or "mpi").
 std::string_view to_string(engine e) noexcept;
 
-namespace detail {
-class rank_context;
-
-/// Element types cairn moves as raw bytes.
-template <class T>
-concept transferable = std::is_trivially_copyable_v<T> && !std::is_const_v<T>;
-
-/// A contiguous range of transferable elements (vector, array, span, string, ...).
-template <class R>
-concept contiguous_data = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
-                          transferable<std::ranges::range_value_t<R>>;
-
-/// A contiguous range whose elements may be written.
-template <class R>
-concept writable_data =
-    contiguous_data<R> &&
-    !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<R>>>;
-
-/// Byte size of `count` elements of `elem` bytes; throws on negative or overflowing counts.
-std::size_t checked_bytes(const char* call, int rank, std::int64_t count, std::size_t elem);
-std::size_t checked_bytes(const char* call, int rank, std::size_t count, std::size_t elem);
-}  // namespace detail
 
 /// One rank's view of the run: who it is, where the others are, and point-to-point messaging.
 ///
 /// A `world` is a cheap handle (copyable); all copies refer to the same rank. Each rank must
 /// use its world from one thread at a time. Calls made after the run ended throw cairn::error.
-class world {
+/// The world is also the group of all ranks: every collective of coll::collectives runs on it.
+class world : public coll::collectives<world> {
  public:
   /// An empty handle that belongs to no run; every call on it throws cairn::error.
   world() = default;
@@ -152,6 +133,14 @@ class world {
   void send_bytes(const char* call, const void* data, std::size_t bytes, int dest, int tag);
   status recv_bytes(const char* call, void* data, std::size_t bytes, int source, int tag);
 
+  /// The group of the given ranks (created locally, no communication). Every listed rank must
+  /// be in [0, size()) and appear once.
+  [[nodiscard]] cairn::group group(ranks r) const;
+  /// The group of the listed world ranks, in this order (group rank i is members[i]).
+  [[nodiscard]] cairn::group group(std::vector<int> members) const;
+
+  /// Internal: where a collective on all ranks runs.
+  [[nodiscard]] detail::coll_target coll_target(const char* call) const;
   /// Internal: the rank's runtime state (for cairn's own layers).
   [[nodiscard]] detail::rank_context& context(const char* call) const;
   /// Internal: wraps a rank context (done by launch).

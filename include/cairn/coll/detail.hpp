@@ -1,0 +1,60 @@
+#pragma once
+/// \file
+/// The non-template boundary between the typed collective calls and the library: a bound
+/// reduction operation and the entry points that plan and start a collective.
+
+#include <cstddef>
+#include <memory>
+
+#include "cairn/coll/algorithms.hpp"
+#include "cairn/coll/op.hpp"
+#include "cairn/runtime/request.hpp"
+
+namespace cairn::detail {
+
+class rank_context;
+struct group_members;
+
+/// A reduction operation with its element type erased.
+struct op_binding {
+  /// to[i] = from[i] op to[i] (from_is_left) or to[i] op from[i], for n elements.
+  void (*combine)(const void* op, const void* from, void* to, std::size_t n, bool from_is_left) =
+      nullptr;
+  std::shared_ptr<const void> op;  ///< the operation object
+  std::size_t elem = 1;            ///< element size in bytes
+  bool commutative = true;
+};
+
+template <class T, class Op>
+void combine_typed(const void* op, const void* from, void* to, std::size_t n, bool from_is_left) {
+  const Op& f = *static_cast<const Op*>(op);
+  const T* a = static_cast<const T*>(from);
+  T* b = static_cast<T*>(to);
+  if (from_is_left)
+    for (std::size_t i = 0; i < n; ++i) b[i] = f(a[i], b[i]);
+  else
+    for (std::size_t i = 0; i < n; ++i) b[i] = f(b[i], a[i]);
+}
+
+/// Binds `op` for elements of type T.
+template <class T, class Op>
+op_binding bind_op(const Op& op) {
+  return op_binding{&combine_typed<T, Op>, std::make_shared<Op>(op), sizeof(T), op_commutative(op)};
+}
+
+/// Where a collective runs: the rank, the group and this rank's place in it.
+struct coll_target {
+  rank_context* ctx;
+  std::shared_ptr<const group_members> members;
+  int group_rank;  ///< this rank in the group
+  int world_rank;  ///< this rank in the world (for error messages)
+};
+
+request start_barrier(const coll_target& t, const char* call);
+request start_bcast(const coll_target& t, const char* call, void* buf, std::size_t bytes, int root);
+request start_reduce(const coll_target& t, const char* call, const void* in, void* out,
+                     std::size_t count, int root, const op_binding& op);
+request start_allreduce(const coll_target& t, const char* call, const void* in, void* out,
+                        std::size_t count, const op_binding& op, allreduce_algorithm alg);
+
+}  // namespace cairn::detail

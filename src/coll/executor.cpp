@@ -1,0 +1,155 @@
+#include "coll/executor.hpp"
+
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "runtime/group_members.hpp"
+#include "runtime/rank_context.hpp"
+
+namespace cairn::detail {
+
+namespace {
+
+struct coll_exec {
+  std::shared_ptr<const coll::schedule> plan;
+  std::shared_ptr<const group_members> members;
+  const std::byte* in = nullptr;
+  std::byte* out = nullptr;
+  std::unique_ptr<std::byte[]> temp;
+  op_binding op;
+  int tag = 0;
+  std::size_t next_round = 0;
+  std::vector<request_state*> pending;  // this round's unfinished messages
+  std::vector<std::uint32_t> pending_step;
+  std::string error;
+
+  std::byte* at(const coll::region& r) const {
+    switch (r.slot) {
+      case coll::slot::input: return const_cast<std::byte*>(in) + r.offset;
+      case coll::slot::output: return out + r.offset;
+      case coll::slot::temp: return temp.get() + r.offset;
+    }
+    return nullptr;
+  }
+};
+
+coll_exec* exec_of(const request_state* s) { return static_cast<coll_exec*>(s->engine_ptr); }
+
+}  // namespace
+
+int coll_tag(int tag_ub, std::uint64_t group_id, std::uint32_t seq) {
+  int bits = 0;
+  while (bits < 31 && (static_cast<long long>(1) << (bits + 1)) - 1 <= tag_ub) ++bits;
+  constexpr int seq_bits = 12;  // 4096 collectives of one group may be in flight at once
+  const int id_bits = bits - seq_bits;
+  const std::uint64_t id = (group_id ^ (group_id >> 32)) & ((std::uint64_t{1} << id_bits) - 1);
+  return static_cast<int>((id << seq_bits) | (seq & ((1u << seq_bits) - 1)));
+}
+
+request start_schedule(const coll_target& t, const char* call,
+                       std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
+                       op_binding op) {
+  rank_context& ctx = *t.ctx;
+  auto* e = new coll_exec;
+  e->plan = std::move(plan);
+  e->members = t.members;
+  e->in = static_cast<const std::byte*>(in);
+  e->out = static_cast<std::byte*>(out);
+  if (e->plan->temp_bytes) e->temp = std::make_unique<std::byte[]>(e->plan->temp_bytes);
+  e->op = std::move(op);
+  e->tag = coll_tag(ctx.tag_ub(), t.members->id, ctx.next_coll_seq(t.members->id));
+  request_state* s =
+      ctx.acquire(request_state::kind::schedule, call, -1, e->tag, msg_context::coll, nullptr, 0);
+  s->engine_ptr = e;
+  ctx.add_coll(s);
+  ctx.advance_colls();  // the first round goes out at once
+  return request(&ctx, s);
+}
+
+bool coll_advance(rank_context& ctx, request_state* s) {
+  coll_exec& e = *exec_of(s);
+  transport& tp = ctx.tp();
+  for (;;) {
+    for (request_state* p : e.pending)
+      if (!tp.test(p)) return false;
+    for (std::size_t i = 0; i < e.pending.size(); ++i) {
+      request_state* p = e.pending[i];
+      const coll::step& st = e.plan->steps[e.pending_step[i]];
+      if (e.error.empty() && p->k == request_state::kind::recv &&
+          (p->failed || p->st.bytes != st.bytes)) {
+        std::ostringstream os;
+        os << "rank " << p->st.source << " sent " << (p->failed ? p->incoming : p->st.bytes)
+           << " bytes where this rank expected " << st.bytes << " (" << e.plan->name
+           << "; do all ranks pass the same count and root?)";
+        e.error = os.str();
+      }
+      ctx.release(p);
+    }
+    e.pending.clear();
+    e.pending_step.clear();
+    // After an error the schedule still runs to its end, so that peers waiting for this
+    // rank's later messages are not left hanging; the error is raised by wait().
+    if (e.next_round == e.plan->rounds()) {
+      s->done.store(1, std::memory_order_relaxed);
+      ctx.note_progress();
+      return true;
+    }
+    const auto [first, last] = e.plan->round(e.next_round++);
+    for (std::size_t i = first; i < last; ++i) {  // local steps first
+      const coll::step& st = e.plan->steps[i];
+      if (st.kind == coll::step_kind::copy) {
+        std::byte* from = e.at(st.from);
+        std::byte* to = e.at(st.to);
+        if (from != to && st.bytes) std::memmove(to, from, st.bytes);
+      } else if (st.kind == coll::step_kind::reduce && st.bytes) {
+        e.op.combine(e.op.op.get(), e.at(st.from), e.at(st.to), st.bytes / e.op.elem, st.from_is_left);
+      }
+    }
+    for (std::size_t i = first; i < last; ++i) {
+      const coll::step& st = e.plan->steps[i];
+      const int peer = st.peer >= 0 ? e.members->world_ranks[static_cast<std::size_t>(st.peer)] : -1;
+      request_state* p = nullptr;
+      if (st.kind == coll::step_kind::send) {
+        p = tp.isend(ctx, s->call, e.at(st.from), st.bytes, peer, e.tag, msg_context::coll);
+      } else if (st.kind == coll::step_kind::recv) {
+        p = ctx.acquire(request_state::kind::recv, s->call, peer, e.tag, msg_context::coll,
+                        e.at(st.to), st.bytes);
+        tp.irecv(ctx, p);
+      }
+      if (p) {
+        e.pending.push_back(p);
+        e.pending_step.push_back(static_cast<std::uint32_t>(i));
+      }
+    }
+  }
+}
+
+std::string coll_finish(request_state* s) {
+  coll_exec* e = exec_of(s);
+  std::string err = std::move(e->error);
+  delete e;
+  s->engine_ptr = nullptr;
+  return err;
+}
+
+void coll_cancel(rank_context& ctx, request_state* s) {
+  coll_exec* e = exec_of(s);
+  for (request_state* p : e->pending) {
+    ctx.tp().cancel(p);
+    ctx.release(p);
+  }
+  delete e;
+  s->engine_ptr = nullptr;
+}
+
+std::string coll_describe(const request_state* s) {
+  const coll_exec* e = exec_of(s);
+  std::ostringstream os;
+  os << e->plan->name << " on a group of " << e->members->world_ranks.size()
+     << " ranks (this rank is " << e->plan->group_rank << "), round " << e->next_round << " of "
+     << e->plan->rounds() << ", " << e->pending.size() << " message(s) pending, tag " << e->tag;
+  return os.str();
+}
+
+}  // namespace cairn::detail

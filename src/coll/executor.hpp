@@ -1,0 +1,36 @@
+#pragma once
+// The progress engine of collectives: runs a schedule round by round on top of the transport.
+// Every cairn call that tests, waits or progresses advances every running collective of the
+// rank (rank_context::advance_colls), so collectives move while the user waits on anything.
+
+#include <memory>
+#include <string>
+
+#include "cairn/coll/detail.hpp"
+#include "cairn/coll/schedule.hpp"
+#include "runtime/request_state.hpp"
+
+namespace cairn::detail {
+
+class rank_context;
+struct group_members;
+
+/// Starts `plan` on the group of `t` with the given buffers; returns its request.
+request start_schedule(const coll_target& t, const char* call,
+                       std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
+                       op_binding op);
+
+/// Advances a running collective; true when it is complete (then s->done is set).
+bool coll_advance(rank_context& ctx, request_state* s);
+/// Frees a completed collective's state; returns its error message (empty if none).
+std::string coll_finish(request_state* s);
+/// Withdraws a running collective (exception unwinding): cancels its pending messages.
+void coll_cancel(rank_context& ctx, request_state* s);
+/// One line for the watchdog: schedule name, round, pending messages.
+std::string coll_describe(const request_state* s);
+
+/// The tag of a collective: group identity and sequence number packed under the engine's
+/// largest tag (collectives use their own message context, so user tags never collide).
+int coll_tag(int tag_ub, std::uint64_t group_id, std::uint32_t seq);
+
+}  // namespace cairn::detail

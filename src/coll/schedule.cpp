@@ -1,0 +1,59 @@
+#include "cairn/coll/schedule.hpp"
+
+#include <ostream>
+
+namespace cairn::coll {
+
+void schedule::begin_round() {
+  if (!round_starts.empty() && round_starts.back() == steps.size()) return;  // already empty
+  round_starts.push_back(static_cast<std::uint32_t>(steps.size()));
+}
+
+void schedule::add(const step& s) {
+  if (round_starts.empty()) begin_round();
+  steps.push_back(s);
+}
+
+std::pair<std::size_t, std::size_t> schedule::round(std::size_t r) const noexcept {
+  const std::size_t first = round_starts[r];
+  const std::size_t last = r + 1 < round_starts.size() ? round_starts[r + 1] : steps.size();
+  return {first, last};
+}
+
+namespace {
+const char* slot_name(slot s) {
+  switch (s) {
+    case slot::input: return "in";
+    case slot::output: return "out";
+    case slot::temp: return "tmp";
+  }
+  return "?";
+}
+std::ostream& operator<<(std::ostream& os, const region& r) {
+  return os << slot_name(r.slot) << "+" << r.offset;
+}
+}  // namespace
+
+std::ostream& operator<<(std::ostream& os, const schedule& s) {
+  os << s.name << " (rank " << s.group_rank << " of " << s.group_size << ", " << s.rounds()
+     << " rounds, " << s.temp_bytes << " scratch bytes)\n";
+  for (std::size_t r = 0; r < s.rounds(); ++r) {
+    os << "  round " << r << ":";
+    const auto [first, last] = s.round(r);
+    for (std::size_t i = first; i < last; ++i) {
+      const step& st = s.steps[i];
+      switch (st.kind) {
+        case step_kind::send: os << " send(" << st.from << " -> " << st.peer << ", " << st.bytes << "B)"; break;
+        case step_kind::recv: os << " recv(" << st.peer << " -> " << st.to << ", " << st.bytes << "B)"; break;
+        case step_kind::reduce:
+          os << " reduce(" << st.from << (st.from_is_left ? " op " : " into ") << st.to << ", " << st.bytes << "B)";
+          break;
+        case step_kind::copy: os << " copy(" << st.from << " -> " << st.to << ", " << st.bytes << "B)"; break;
+      }
+    }
+    os << "\n";
+  }
+  return os;
+}
+
+}  // namespace cairn::coll

@@ -1,0 +1,92 @@
+#include "cairn/runtime/group.hpp"
+
+#include <algorithm>
+
+#include "cairn/runtime/world.hpp"
+#include "runtime/group_members.hpp"
+#include "runtime/rank_context.hpp"
+
+namespace cairn {
+
+namespace detail {
+
+group_members::group_members(std::vector<int> ranks) : world_ranks(std::move(ranks)) {
+  // splitmix64 over the member list (and its length)
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ world_ranks.size();
+  for (int r : world_ranks) {
+    h += static_cast<std::uint64_t>(static_cast<std::uint32_t>(r)) + 0x9E3779B97F4A7C15ull;
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+    h ^= h >> 31;
+  }
+  id = h;
+}
+
+int group_members::rank_of(int w) const noexcept {
+  for (std::size_t i = 0; i < world_ranks.size(); ++i)
+    if (world_ranks[i] == w) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace detail
+
+group::group(std::shared_ptr<detail::rank_context> ctx, std::shared_ptr<const detail::group_members> m)
+    : ctx_(std::move(ctx)), members_(std::move(m)), rank_(members_->rank_of(ctx_->rank())) {}
+
+int group::size() const noexcept { return members_ ? static_cast<int>(members_->world_ranks.size()) : 0; }
+
+int group::world_rank(int r) const {
+  if (!members_ || r < 0 || r >= size())
+    detail::fail("group::world_rank", ctx_ ? ctx_->rank() : -1, "group rank ", r,
+                 " is outside the group of ", size(), " ranks");
+  return members_->world_ranks[static_cast<std::size_t>(r)];
+}
+
+const std::vector<int>& group::members() const {
+  static const std::vector<int> none;
+  return members_ ? members_->world_ranks : none;
+}
+
+std::uint64_t group::id() const noexcept { return members_ ? members_->id : 0; }
+
+detail::coll_target group::coll_target(const char* call) const {
+  if (!ctx_) throw error(std::string("cairn::") + call + ": this group belongs to no run");
+  ctx_->check_alive(call);
+  if (rank_ < 0)
+    detail::fail(call, ctx_->rank(), "this rank is not a member of the group (", size(),
+                 " ranks, first ", members_->world_ranks.empty() ? -1 : members_->world_ranks[0], ")");
+  return {ctx_.get(), members_, rank_, ctx_->rank()};
+}
+
+cairn::group world::group(ranks r) const {
+  (void)context("group");
+  if (r.stride <= 0) detail::fail("group", rank_, "stride ", r.stride, " is not positive");
+  if (r.first < 0 || r.last > size_ || (r.first > r.last))
+    detail::fail("group", rank_, "ranks [", r.first, ", ", r.last, ") are outside the world of ",
+                 size_, " ranks");
+  std::vector<int> m;
+  for (int x = r.first; x < r.last; x += r.stride) m.push_back(x);
+  if (m.empty()) detail::fail("group", rank_, "ranks [", r.first, ", ", r.last, ") select no rank");
+  return cairn::group(ctx_, std::make_shared<const detail::group_members>(std::move(m)));
+}
+
+cairn::group world::group(std::vector<int> members) const {
+  (void)context("group");
+  if (members.empty()) detail::fail("group", rank_, "empty member list");
+  std::vector<int> sorted = members;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] < 0 || sorted[i] >= size_)
+      detail::fail("group", rank_, "rank ", sorted[i], " is outside the world of ", size_, " ranks");
+    if (i > 0 && sorted[i] == sorted[i - 1])
+      detail::fail("group", rank_, "rank ", sorted[i], " is listed twice");
+  }
+  return cairn::group(ctx_, std::make_shared<const detail::group_members>(std::move(members)));
+}
+
+detail::coll_target world::coll_target(const char* call) const {
+  auto& c = context(call);
+  return {&c, c.world_group(), rank_, rank_};
+}
+
+}  // namespace cairn

@@ -1,0 +1,317 @@
+// Collectives on both engines, on the world and on groups, against sequential references on
+// random data: every collective x algorithm x counts {0, 1, 7, 1000, 100000} x in-place.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <numeric>
+
+#include "harness.hpp"
+
+using cairn::test::random_values;
+using cairn::test::run;
+
+namespace {
+const std::size_t counts[] = {0, 1, 7, 1000, 100000};
+
+// 2x2 matrices modulo 2^32: associative, not commutative.
+struct mat2 {
+  std::uint32_t a, b, c, d;
+  friend bool operator==(const mat2&, const mat2&) = default;
+};
+mat2 mul(const mat2& x, const mat2& y) {
+  return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c, x.c * y.b + x.d * y.d};
+}
+std::vector<mat2> mats(std::size_t n, unsigned seed) {
+  auto raw = random_values<std::uint32_t>(4 * n, seed);
+  std::vector<mat2> m(n);
+  if (n) std::memcpy(m.data(), raw.data(), n * sizeof(mat2));
+  return m;
+}
+
+// Input of group rank r for a test seed.
+std::vector<std::int64_t> input(std::size_t n, int r, unsigned seed) {
+  auto v = random_values<std::int64_t>(n, seed, static_cast<unsigned>(r));
+  for (auto& x : v) x %= 1000000;  // sums stay exact
+  return v;
+}
+std::vector<std::int64_t> sum_of(std::size_t n, int p, unsigned seed) {
+  std::vector<std::int64_t> s(n, 0);
+  for (int r = 0; r < p; ++r) {
+    auto v = input(n, r, seed);
+    for (std::size_t i = 0; i < n; ++i) s[i] += v[i];
+  }
+  return s;
+}
+
+std::atomic<int> barrier_counter[64];
+}  // namespace
+
+TEST(Collectives, Barrier) {
+  run([](cairn::world& w) {
+    for (int k = 0; k < 64; ++k) {
+      if (w.rank() == 0 && w.engine() == cairn::engine::threads) barrier_counter[k] = 0;
+      w.barrier();
+      barrier_counter[k].fetch_add(1);
+      w.barrier();
+      if (w.engine() == cairn::engine::threads) {
+        ASSERT_EQ(barrier_counter[k].load(), w.size()) << k;
+      }
+      auto r = w.ibarrier();
+      r.wait();
+    }
+  });
+}
+
+TEST(Collectives, BcastEveryRootAndCount) {
+  run([](cairn::world& w) {
+    for (std::size_t n : counts)
+      for (int root = 0; root < w.size(); root += std::max(1, w.size() / 3)) {
+        const auto expect = random_values<double>(n, 5, static_cast<unsigned>(root));
+        std::vector<double> buf = w.rank() == root ? expect : std::vector<double>(n, -1);
+        w.bcast(buf, root);
+        ASSERT_EQ(buf, expect) << "n=" << n << " root=" << root;
+      }
+  });
+}
+
+TEST(Collectives, ReduceSumAndOrderedProduct) {
+  run([](cairn::world& w) {
+    for (std::size_t n : counts)
+      for (int root = 0; root < w.size(); root += std::max(1, w.size() / 2)) {
+        auto in = input(n, w.rank(), 9);
+        std::vector<std::int64_t> out(w.rank() == root ? n : 0);
+        w.reduce(in, out, root, cairn::plus{});
+        if (w.rank() == root) {
+          ASSERT_EQ(out, sum_of(n, w.size(), 9)) << "n=" << n;
+        }
+        // Non-commutative: the product must come out in rank order.
+        const std::size_t m = std::min<std::size_t>(n, 1000);
+        auto a = mats(m, static_cast<unsigned>(w.rank() + 17));
+        std::vector<mat2> prod(w.rank() == root ? m : 0);
+        w.reduce(a, prod, root, cairn::op([](const mat2& x, const mat2& y) { return mul(x, y); }, false));
+        if (w.rank() == root) {
+          std::vector<mat2> expect(m, mat2{1, 0, 0, 1});
+          for (int r = 0; r < w.size(); ++r) {
+            auto b = mats(m, static_cast<unsigned>(r + 17));
+            for (std::size_t i = 0; i < m; ++i) expect[i] = mul(expect[i], b[i]);
+          }
+          ASSERT_EQ(prod, expect) << "m=" << m << " root=" << root;
+        }
+      }
+  });
+}
+
+TEST(Collectives, AllreduceAlgorithmsCountsInPlace) {
+  run([](cairn::world& w) {
+    for (auto alg : {cairn::allreduce_algorithm::automatic, cairn::allreduce_algorithm::recursive_doubling,
+                     cairn::allreduce_algorithm::ring})
+      for (std::size_t n : counts) {
+        const auto expect = sum_of(n, w.size(), 21);
+        auto in = input(n, w.rank(), 21);
+        std::vector<std::int64_t> out(n, -1);
+        w.allreduce(in, out, cairn::plus{}, alg);
+        ASSERT_EQ(out, expect) << "n=" << n << " alg=" << static_cast<int>(alg);
+        w.allreduce(in, cairn::plus{}, alg);  // in place
+        ASSERT_EQ(in, expect) << "in place, n=" << n;
+      }
+  });
+}
+
+TEST(Collectives, AllreduceOperations) {
+  run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    const std::size_t n = 257;
+    // min / max on doubles, xor on unsigned, logical and, minloc.
+    auto d = random_values<double>(n, 31, static_cast<unsigned>(me));
+    std::vector<double> mn(n), mx(n);
+    w.allreduce(d, mn, cairn::min{});
+    w.allreduce(d, mx, cairn::max{});
+    auto u = random_values<std::uint32_t>(n, 32, static_cast<unsigned>(me));
+    std::vector<std::uint32_t> x(n);
+    w.allreduce(u, x, cairn::bit_xor{});
+    std::vector<int> flag(n, me % 2 == 0 ? 1 : 0), all(n);
+    w.allreduce(flag, all, cairn::logical_and{});
+    std::vector<cairn::value_index<double>> vi(n), loc(n);
+    for (std::size_t i = 0; i < n; ++i) vi[i] = {d[i], me};
+    w.allreduce(vi, loc, cairn::minloc{});
+    for (std::size_t i = 0; i < n; ++i) {
+      double emn = 2, emx = -2;
+      std::uint32_t ex = 0;
+      cairn::value_index<double> el{3, -1};
+      for (int r = 0; r < p; ++r) {
+        const double v = random_values<double>(n, 31, static_cast<unsigned>(r))[i];
+        emn = std::min(emn, v);
+        emx = std::max(emx, v);
+        ex ^= random_values<std::uint32_t>(n, 32, static_cast<unsigned>(r))[i];
+        if (v < el.value) el = {v, r};
+      }
+      ASSERT_EQ(mn[i], emn);
+      ASSERT_EQ(mx[i], emx);
+      ASSERT_EQ(x[i], ex);
+      ASSERT_EQ(all[i], p == 1 ? 1 : 0);
+      ASSERT_EQ(loc[i], el);
+    }
+    // Non-commutative user operation: rank order.
+    auto a = mats(9, static_cast<unsigned>(me + 3));
+    std::vector<mat2> prod(9);
+    w.allreduce(a, prod, cairn::op([](const mat2& l, const mat2& r) { return mul(l, r); }, false));
+    std::vector<mat2> expect(9, mat2{1, 0, 0, 1});
+    for (int r = 0; r < p; ++r) {
+      auto b = mats(9, static_cast<unsigned>(r + 3));
+      for (std::size_t i = 0; i < 9; ++i) expect[i] = mul(expect[i], b[i]);
+    }
+    ASSERT_EQ(prod, expect);
+  });
+}
+
+// Groups from ranges and lists; non-members hold the group but do not call; collectives on
+// overlapping groups started back to back and completed in the opposite order.
+TEST(Collectives, GroupsAndConcurrentOverlappingCollectives) {
+  run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    auto evens = w.group(cairn::ranks{0, p, 2});
+    std::vector<int> members;
+    for (int r = p - 1; r >= 0; r -= 1 + (r % 3 == 0)) members.push_back(r);  // reversed, gaps
+    auto odd_list = w.group(members);
+    EXPECT_EQ(evens.size(), (p + 1) / 2);
+    EXPECT_EQ(evens.rank(), me % 2 == 0 ? me / 2 : -1);
+    std::vector<cairn::request> reqs;
+    std::vector<std::int64_t> a = input(1000, me, 41), ra(1000), b = input(7, me, 42), rb(7), c(1000);
+    if (evens.rank() >= 0) reqs.push_back(evens.iallreduce(a, ra, cairn::plus{}));
+    if (odd_list.rank() >= 0) reqs.push_back(odd_list.iallreduce(b, rb, cairn::plus{}));
+    reqs.push_back(w.iallreduce(a, c, cairn::plus{}));
+    std::reverse(reqs.begin(), reqs.end());
+    cairn::wait_all(reqs);
+    auto group_sum = [&](const cairn::group& g, std::size_t n, unsigned seed) {
+      std::vector<std::int64_t> s(n, 0);
+      for (int wr : g.members()) {
+        auto v = input(n, wr, seed);
+        for (std::size_t i = 0; i < n; ++i) s[i] += v[i];
+      }
+      return s;
+    };
+    if (evens.rank() >= 0) {
+      EXPECT_EQ(ra, group_sum(evens, 1000, 41));
+    }
+    if (odd_list.rank() >= 0) {
+      EXPECT_EQ(rb, group_sum(odd_list, 7, 42));
+    }
+    EXPECT_EQ(c, sum_of(1000, p, 41));
+    // Bcast on the list group from its group rank 0 (the highest world rank).
+    if (odd_list.rank() >= 0) {
+      std::vector<int> v(5, odd_list.rank() == 0 ? 99 : 0);
+      odd_list.bcast(v, 0);
+      EXPECT_EQ(v, std::vector<int>(5, 99));
+    }
+  });
+}
+
+// Random mixtures of concurrent collectives on random overlapping groups: every rank derives
+// the same mixture from the seed, starts the ones it belongs to in order, and waits for them
+// in its own random order.
+TEST(Collectives, RandomConcurrentMixtures) {
+  run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    const int mixtures = w.engine() == cairn::engine::threads ? 1000 / std::max(1, p / 4) + 50 : 150;
+    for (int m = 0; m < mixtures; ++m) {
+      std::mt19937 g(static_cast<unsigned>(m * 7919 + p));
+      const int k = 1 + static_cast<int>(g() % 5);
+      struct item {
+        cairn::group grp;
+        int kind;
+        std::size_t n;
+        int root;
+        std::vector<std::int64_t> in, out;
+      };
+      std::vector<item> items;
+      for (int i = 0; i < k; ++i) {
+        std::vector<int> mem;
+        for (int r = 0; r < p; ++r)
+          if (g() % 3 != 0 || r == static_cast<int>(g() % static_cast<unsigned>(p))) mem.push_back(r);
+        if (mem.empty()) mem.push_back(static_cast<int>(g() % static_cast<unsigned>(p)));
+        std::shuffle(mem.begin(), mem.end(), g);
+        item it{w.group(mem), static_cast<int>(g() % 3), static_cast<std::size_t>(g() % 300), 0, {}, {}};
+        it.root = static_cast<int>(g() % static_cast<unsigned>(mem.size()));
+        items.push_back(std::move(it));
+      }
+      std::vector<cairn::request> reqs;
+      std::vector<std::size_t> mine;
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        item& it = items[i];
+        const int gr = it.grp.rank();
+        if (gr < 0) continue;
+        it.in = input(it.n, me, static_cast<unsigned>(m * 10 + static_cast<int>(i)));
+        it.out.assign(it.n, -7);
+        if (it.kind == 0) reqs.push_back(it.grp.iallreduce(it.in, it.out, cairn::plus{}));
+        else if (it.kind == 1) {
+          if (gr == it.root) it.out = it.in;
+          reqs.push_back(it.grp.ibcast(it.out, it.root));
+        } else {
+          if (gr != it.root) it.out.clear();
+          reqs.push_back(it.grp.ireduce(it.in, it.out, it.root, cairn::plus{}));
+        }
+        mine.push_back(i);
+      }
+      std::vector<std::size_t> order(reqs.size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::mt19937 mine_g(static_cast<unsigned>(m + 1000 * me));
+      std::shuffle(order.begin(), order.end(), mine_g);
+      for (std::size_t o : order) reqs[o].wait();
+      for (std::size_t i : mine) {
+        item& it = items[i];
+        std::vector<std::int64_t> sum(it.n, 0);
+        for (int wr : it.grp.members()) {
+          auto v = input(it.n, wr, static_cast<unsigned>(m * 10 + static_cast<int>(i)));
+          for (std::size_t j = 0; j < it.n; ++j) sum[j] += v[j];
+        }
+        const int root_world = it.grp.world_rank(it.root);
+        if (it.kind == 0) {
+          ASSERT_EQ(it.out, sum) << "mixture " << m << " item " << i;
+        }
+        if (it.kind == 1) {
+          ASSERT_EQ(it.out, input(it.n, root_world, static_cast<unsigned>(m * 10 + static_cast<int>(i))));
+        }
+        if (it.kind == 2 && it.grp.rank() == it.root) {
+          ASSERT_EQ(it.out, sum) << "mixture " << m;
+        }
+      }
+    }
+  });
+}
+
+TEST(Collectives, BadInput) {
+  run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    std::vector<int> v(4), out(3);
+    try {
+      w.allreduce(v, out, cairn::plus{});
+      ADD_FAILURE() << "size mismatch not reported";
+    } catch (const cairn::error& e) {
+      EXPECT_NE(std::string(e.what()).find("output holds 3 elements, input 4"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(w.bcast(v, p), cairn::error);
+    EXPECT_THROW((void)w.group(cairn::ranks{0, p + 1}), cairn::error);
+    EXPECT_THROW((void)w.group(std::vector<int>{0, 0}), cairn::error);
+    EXPECT_THROW((void)w.group(std::vector<int>{}), cairn::error);
+    if (p > 1) {
+      auto first = w.group(cairn::ranks{0, 1});
+      if (me != 0) {
+        EXPECT_THROW(first.barrier(), cairn::error);  // not a member
+      }
+      // Counts that differ across ranks are reported (rank 0 passes one element more), and
+      // nobody hangs.
+      std::vector<std::int64_t> in(me == 0 ? 11 : 10, 1), res(in.size());
+      bool threw = false;
+      try {
+        w.allreduce(in, res, cairn::plus{}, cairn::allreduce_algorithm::recursive_doubling);
+      } catch (const cairn::error& e) {
+        threw = true;
+        EXPECT_NE(std::string(e.what()).find("do all ranks pass the same count"), std::string::npos) << e.what();
+      }
+      if (me == 0 || me == 1) {
+        EXPECT_TRUE(threw) << "rank " << me;
+      }
+      w.barrier();
+    }
+  });
+}
