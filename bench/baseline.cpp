@@ -45,6 +45,16 @@ std::optional<std::string> find_in_path(const char* program) {
   }
 }
 
+// The launcher for the baseline child. The one found by CMake next to the MPI this program
+// links is preferred: with two MPIs installed, the first `mpirun` in PATH may be the other
+// one, whose processes would not find each other (or each run as a singleton).
+std::optional<std::string> find_launcher() {
+#ifdef CAIRN_BENCH_MPIEXEC
+  if (::access(CAIRN_BENCH_MPIEXEC, X_OK) == 0) return std::string(CAIRN_BENCH_MPIEXEC);
+#endif
+  return find_in_path("mpirun");
+}
+
 std::optional<std::string> own_executable() {
   std::array<char, 4096> buf{};
   const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
@@ -96,11 +106,13 @@ std::optional<std::string> json_field(std::string_view line, std::string_view ke
   return std::string(text);
 }
 
-baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view metric) {
+baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view metric,
+                                        int processes) {
   baseline_figures out;
 #if !CAIRN_BENCH_HAVE_MPI
   (void)inv;
   (void)metric;
+  (void)processes;
   out.why_missing = "this cairn-bench was built without MPI";
   return out;
 #else
@@ -109,9 +121,14 @@ baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view 
     out.why_missing = "running inside an MPI launcher with the threads engine; not nesting mpirun";
     return out;
   }
-  const auto mpirun = find_in_path("mpirun");
+  const auto mpirun = find_launcher();
   if (!mpirun) {
+#ifdef CAIRN_BENCH_MPIEXEC
+    out.why_missing = "neither " + std::string(CAIRN_BENCH_MPIEXEC) +
+                      " nor an mpirun in PATH is executable";
+#else
     out.why_missing = "mpirun not found in PATH";
+#endif
     return out;
   }
   const auto self = own_executable();
@@ -119,7 +136,7 @@ baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view 
     out.why_missing = "cannot read /proc/self/exe to re-run this program under mpirun";
     return out;
   }
-  std::string cmd = shell_quote(*mpirun) + " -np 2";
+  std::string cmd = shell_quote(*mpirun) + " -np " + std::to_string(processes);
 #ifdef OPEN_MPI
   // Open MPI refuses to start as root, and more ranks than cores, unless told otherwise.
   cmd += " --oversubscribe --allow-run-as-root";

@@ -1,8 +1,9 @@
 #pragma once
 /// \file
 /// The `mpi-raw` baseline of a threads-engine run: the same benchmark in raw-MPI-only mode,
-/// run as a child `mpirun -np 2 <this program> <name> --raw-mpi-only --json ...`, its JSON lines
-/// read back through a pipe.
+/// run as a child `mpirun -np N <this program> <name> --raw-mpi-only --json ...`, its JSON lines
+/// read back through a pipe. The launcher is the `mpiexec` CMake found for the MPI this program
+/// links (CAIRN_BENCH_MPIEXEC), else the first `mpirun` in PATH.
 
 #include <cstddef>
 #include <map>
@@ -26,10 +27,11 @@ struct baseline_figures {
   [[nodiscard]] std::optional<double> at(std::size_t size) const;
 };
 
-/// Runs this program under `mpirun -np 2` in `--raw-mpi-only` mode for the subcommand and
-/// options of `inv` and collects its rows whose metric is `metric`. Never throws for a missing
-/// mpirun or a failed child: the reason goes to `why_missing`.
-baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view metric);
+/// Runs this program under `mpirun -np <processes>` in `--raw-mpi-only` mode for the
+/// subcommand and options of `inv` and collects its rows whose metric is `metric`. Never throws
+/// for a missing mpirun or a failed child: the reason goes to `why_missing`.
+baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view metric,
+                                        int processes);
 
 /// The value of `key` in a flat one-line JSON object as produced by to_json(): the string
 /// contents for a string, the text of a number, nullopt for null or a missing key.

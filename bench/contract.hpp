@@ -99,20 +99,28 @@ struct sampling {
 double median(std::vector<double> values);
 
 /// Runs `body(s.warmup_iters)` untimed, then `s.samples` times `body(s.iters)` under a steady
-/// clock; returns the median seconds per iteration. Every rank taking part calls it with the
-/// same `s`, so all of them run the same number of iterations.
-template <class Body>
-double median_seconds_per_iter(const sampling& s, Body&& body) {
+/// clock, each preceded by an untimed `prepare()` (e.g. a barrier, so that all ranks start a
+/// sample together); returns the median seconds per iteration. Every rank taking part calls it
+/// with the same `s`, so all of them run the same number of iterations.
+template <class Prepare, class Body>
+double median_seconds_per_iter(const sampling& s, Prepare&& prepare, Body&& body) {
   if (s.warmup_iters > 0) body(s.warmup_iters);
   std::vector<double> per_iter;
   per_iter.reserve(static_cast<std::size_t>(s.samples));
   for (int i = 0; i < s.samples; ++i) {
+    prepare();
     const auto t0 = std::chrono::steady_clock::now();
     body(s.iters);
     const auto t1 = std::chrono::steady_clock::now();
     per_iter.push_back(std::chrono::duration<double>(t1 - t0).count() / s.iters);
   }
   return median(std::move(per_iter));
+}
+
+/// As above without a `prepare` step.
+template <class Body>
+double median_seconds_per_iter(const sampling& s, Body&& body) {
+  return median_seconds_per_iter(s, [] {}, std::forward<Body>(body));
 }
 
 }  // namespace cairn::bench

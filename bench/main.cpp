@@ -40,10 +40,13 @@ void print_help(std::FILE* to) {
       "  --no-baseline   skip the baseline (its columns show n/a)\n"
       "  --help          this text\n"
       "  --raw-mpi-only  (internal; under mpirun) only the raw MPI figures, as JSON\n"
+      "  --cairn-ranks=N ranks of a plain (threads engine) run of a collective benchmark\n"
+      "                  (default CAIRN_RANKS, else the hardware threads)\n"
       "\n"
       "Run plainly, cairn uses its threads engine and the mpi-raw baseline is measured by a\n"
-      "child `mpirun -np 2` of this program; under mpirun, cairn uses its MPI engine and the\n"
-      "baseline is measured in the same processes. Only rank 0 prints.\n";
+      "child `mpirun -np N` of this program (N = 2 for pingpong and bandwidth, else the run's\n"
+      "ranks); under mpirun, cairn uses its MPI engine and the baseline is measured in the same\n"
+      "processes. Only rank 0 prints.\n";
   std::fputs(text.c_str(), to);
 }
 

@@ -55,7 +55,7 @@ int run_two_rank(const invocation& inv, const two_rank_spec& spec) {
   baseline_figures spawned;
   const bool threads_run = cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads;
   if (!inv.opts.baseline) spawned.why_missing = "skipped (--no-baseline)";
-  else if (threads_run) spawned = spawn_raw_mpi_baseline(inv, spec.metric);
+  else if (threads_run) spawned = spawn_raw_mpi_baseline(inv, spec.metric, 2);
   if (!spawned.why_missing.empty() && !spawned.by_size.empty())
     note(std::string(inv.name) + ": " + spawned.why_missing + "; using the " +
          std::to_string(spawned.by_size.size()) + " " + std::string(mpi_raw_name) +

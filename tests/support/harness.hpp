@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -22,14 +23,21 @@ inline void run(const std::function<void(world&)>& body) {
   EXPECT_EQ(cairn::launch(argc, argv, body), 0);
 }
 
-/// Deterministic pseudo-random values for (seed, stream).
+/// Deterministic pseudo-random values for (seed, stream); signed integers leave headroom for sums.
 template <class T>
 std::vector<T> random_values(std::size_t n, std::uint64_t seed, std::uint64_t stream = 0) {
   std::mt19937_64 gen(seed * 0x9E3779B97F4A7C15ull + stream);
   std::vector<T> v(n);
   for (auto& x : v) {
-    if constexpr (std::is_floating_point_v<T>) x = std::uniform_real_distribution<T>(-1, 1)(gen);
-    else x = static_cast<T>(gen());
+    if constexpr (std::is_floating_point_v<T>) {
+      x = std::uniform_real_distribution<T>(-1, 1)(gen);
+    } else if constexpr (std::is_signed_v<T> && std::numeric_limits<T>::digits >= 16) {
+      // Headroom: sums over up to 256 ranks never overflow (signed overflow is undefined).
+      constexpr T limit = T(1) << (std::numeric_limits<T>::digits - 8);
+      x = std::uniform_int_distribution<T>(-limit, limit)(gen);
+    } else {
+      x = static_cast<T>(gen());
+    }
   }
   return v;
 }

@@ -1,0 +1,276 @@
+// `cairn-bench allreduce`: latency of an allreduce (sum of doubles) over all ranks of the run,
+// cairn's automatic algorithm choice against MPI_Allreduce on the same number of ranks. The
+// message size is the byte size of each rank's vector.
+//
+// Threads engine (plain run): all ranks of the run (`--cairn-ranks=N`, CAIRN_RANKS, else the
+// hardware threads); the baseline comes from a child `mpirun -np N` of this program. MPI engine
+// (under mpirun): cairn and MPI_Allreduce alternate in the same processes.
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "baseline.hpp"
+#include "cairn/cairn.hpp"
+#include "registry.hpp"
+
+#if CAIRN_BENCH_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace cairn::bench {
+
+namespace {
+
+constexpr std::string_view metric = "latency_us";
+constexpr std::string_view better = "lower";
+
+// How long one timed sample should last, and how many samples and rounds a figure takes.
+// Iterations per sample are calibrated at run time rather than derived from the size: an
+// oversubscribed run (more ranks than cores, common here) can be a hundred times slower than
+// a dedicated one, and a fixed count would then take minutes.
+struct plan {
+  double sample_seconds;  // target duration of one timed sample on the slowest rank
+  int samples;            // timed samples per figure (odd: the median is one of them)
+  int rounds;             // figures per size; the median round is reported
+  int max_iters;          // cap on iterations per sample
+};
+
+plan plan_for(bool quick) {
+  return quick ? plan{0.002, 5, 1, 1 << 14} : plan{0.01, 11, 3, 1 << 16};
+}
+
+// The size ladder, keeping only whole vectors of doubles; `dropped` counts the others (only
+// possible with an odd `--sizes`).
+std::vector<std::size_t> allreduce_sizes(const options& opts, std::size_t& dropped) {
+  std::vector<std::size_t> sizes = size_ladder(opts);
+  const auto before = sizes.size();
+  std::erase_if(sizes, [](std::size_t s) { return s % sizeof(double) != 0; });
+  dropped = before - sizes.size();
+  if (sizes.empty())
+    throw std::runtime_error("no message size of --sizes=" + std::to_string(opts.min_size) +
+                             "-" + std::to_string(opts.max_size) +
+                             " is a multiple of 8 bytes (a vector of doubles)");
+  return sizes;
+}
+
+// Rank r contributes r + i at index i: small integers, so every partial sum is exact in double
+// whatever order an algorithm adds them in, and the expected result is known in closed form.
+std::vector<double> input_of(int rank, std::size_t count) {
+  std::vector<double> in(count);
+  for (std::size_t i = 0; i < count; ++i) in[i] = static_cast<double>(rank) + static_cast<double>(i);
+  return in;
+}
+
+// Throws unless `out` holds the sum over `ranks` ranks of input_of(): ranks * i + ranks(ranks-1)/2.
+void check_sum(const std::vector<double>& out, int ranks, const std::string& what) {
+  const double base = static_cast<double>(ranks) * (ranks - 1) / 2;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const double want = static_cast<double>(ranks) * static_cast<double>(i) + base;
+    if (out[i] != want)
+      throw std::runtime_error(what + ": element " + std::to_string(i) + " of " +
+                               std::to_string(out.size()) + " is " + std::to_string(out[i]) +
+                               ", expected " + std::to_string(want));
+  }
+}
+
+// Names the run in a verification failure.
+std::string describe(const char* who, int rank, std::size_t size) {
+  return std::string("allreduce (") + who + ") rank " + std::to_string(rank) + ", " +
+         human_size(size);
+}
+
+// The sampling for one figure: `run(k)` runs k allreduces, `slowest(x)` is the maximum of x
+// over all ranks (a collective, so every rank takes the same decisions). Batches of 1, 4,
+// 16, ... iterations run until one lasts a tenth of a sample on the slowest rank; that also
+// warms up the buffers and connections.
+template <class Run, class Slowest>
+sampling calibrate(const plan& p, Run&& run, Slowest&& slowest) {
+  int k = 1;
+  while (true) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run(k);
+    const auto t1 = std::chrono::steady_clock::now();
+    const double dt = slowest(std::chrono::duration<double>(t1 - t0).count());
+    if (dt >= p.sample_seconds / 10 || k >= p.max_iters) {
+      const double per_iter = dt / k;
+      const int iters =
+          static_cast<int>(std::clamp(p.sample_seconds / per_iter, 1.0, double(p.max_iters)));
+      return sampling{1, p.samples, iters};
+    }
+    k = std::min(k * 4, p.max_iters);
+  }
+}
+
+// cairn's allreduce latency in microseconds for `size` bytes of doubles: the median time per
+// call, maximum over the ranks (the same value on every rank).
+double cairn_allreduce(cairn::world& w, std::size_t size, const plan& p) {
+  const std::size_t count = size / sizeof(double);
+  const std::vector<double> in = input_of(w.rank(), count);
+  std::vector<double> out(count, -1.0);
+  const std::string what = describe("cairn", w.rank(), size);
+
+  w.allreduce(in, out, cairn::plus{});
+  check_sum(out, w.size(), what);
+  std::fill(out.begin(), out.end(), -1.0);  // so a result left from above cannot pass below
+
+  auto run = [&](int iters) {
+    for (int i = 0; i < iters; ++i) w.allreduce(in, out, cairn::plus{});
+  };
+  auto slowest = [&](double x) {
+    std::vector<double> mine{x}, all(1);
+    w.allreduce(mine, all, cairn::max{});
+    return all[0];
+  };
+  const sampling s = calibrate(p, run, slowest);
+  std::fill(out.begin(), out.end(), -1.0);
+  const double seconds = median_seconds_per_iter(s, [&] { w.barrier(); }, run);
+  check_sum(out, w.size(), what + " (after timing)");
+  return slowest(seconds) * 1e6;
+}
+
+#if CAIRN_BENCH_HAVE_MPI
+// The same with MPI_Allreduce on MPI_COMM_WORLD.
+double raw_mpi_allreduce(std::size_t size, const plan& p) {
+  int me = 0, ranks = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const std::size_t count = size / sizeof(double);
+  const int n = static_cast<int>(count);  // sizes are capped at 1 GiB
+  const std::vector<double> in = input_of(me, count);
+  std::vector<double> out(count, -1.0);
+  const std::string what = describe("mpi-raw", me, size);
+
+  MPI_Allreduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  check_sum(out, ranks, what);
+  std::fill(out.begin(), out.end(), -1.0);
+
+  auto run = [&](int iters) {
+    for (int i = 0; i < iters; ++i)
+      MPI_Allreduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  };
+  auto slowest = [](double x) {
+    double all = 0;
+    MPI_Allreduce(&x, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return all;
+  };
+  const sampling s = calibrate(p, run, slowest);
+  std::fill(out.begin(), out.end(), -1.0);
+  const double seconds =
+      median_seconds_per_iter(s, [] { MPI_Barrier(MPI_COMM_WORLD); }, run);
+  check_sum(out, ranks, what + " (after timing)");
+  return slowest(seconds) * 1e6;
+}
+#endif
+
+// `--raw-mpi-only`: the child of a threads run; prints only the raw MPI figures as JSON.
+int run_raw_only(const invocation& inv, const std::vector<std::size_t>& sizes) {
+#if !CAIRN_BENCH_HAVE_MPI
+  (void)sizes;
+  note(std::string(inv.name) + " --raw-mpi-only: this cairn-bench was built without MPI");
+  return 2;
+#else
+  const plan p = plan_for(inv.opts.quick);
+  // The engine is forced so that a CAIRN_ENGINE inherited from the parent cannot matter.
+  return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi},
+                       [&](cairn::world& w) {
+    std::optional<report> rep;
+    if (w.rank() == 0) rep.emplace(true);  // the parent reads JSON lines
+    for (const std::size_t size : sizes) {
+      std::vector<double> rounds;
+      for (int r = 0; r < p.rounds; ++r) rounds.push_back(raw_mpi_allreduce(size, p));
+      if (rep)
+        rep->add(row{std::string(inv.name), "mpi", w.size(), size, std::string(metric),
+                     std::string(better), std::nullopt, std::string(mpi_raw_name),
+                     median(rounds)});
+    }
+  });
+#endif
+}
+
+// Ranks a threads run of this command line gets, as cairn::launch decides it (a run that
+// does nothing): the baseline child must have as many processes, and it runs first.
+int threads_run_ranks(const invocation& inv) {
+  int ranks = 0;
+  const int rc = cairn::launch(inv.argc, inv.argv,
+                               cairn::launch_options{.engine = cairn::engine::threads},
+                               [&](cairn::world& w) {
+    if (w.rank() == 0) ranks = w.size();
+  });
+  if (rc != 0) throw std::runtime_error("cannot start a threads run to count its ranks");
+  return ranks;
+}
+
+// The subcommand.
+int run_allreduce(const invocation& inv) {
+  std::size_t dropped = 0;
+  const std::vector<std::size_t> sizes = allreduce_sizes(inv.opts, dropped);
+  if (inv.opts.raw_mpi_only) return run_raw_only(inv, sizes);
+
+  // A threads run gets its baseline from a separate mpirun with as many processes as it has
+  // ranks, before cairn is measured, so the two never compete for the cores.
+  baseline_figures spawned;
+  cairn::launch_options lo;
+  const bool threads_run = cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads;
+  if (threads_run) lo.ranks = threads_run_ranks(inv);
+  if (!inv.opts.baseline) spawned.why_missing = "skipped (--no-baseline)";
+  else if (threads_run) spawned = spawn_raw_mpi_baseline(inv, metric, *lo.ranks);
+  if (!spawned.why_missing.empty() && !spawned.by_size.empty())
+    note(std::string(inv.name) + ": " + spawned.why_missing + "; using the " +
+         std::to_string(spawned.by_size.size()) + " " + std::string(mpi_raw_name) +
+         " figure(s) it printed");
+
+  const plan p = plan_for(inv.opts.quick);
+  return cairn::launch(inv.argc, inv.argv, lo, [&](cairn::world& w) {
+    const bool inline_raw = w.engine() == cairn::engine::mpi && inv.opts.baseline;
+    std::string why_missing = spawned.why_missing;
+#if !CAIRN_BENCH_HAVE_MPI
+    if (inline_raw) why_missing = "this cairn-bench was built without MPI";
+#endif
+    std::optional<report> rep;
+    if (w.rank() == 0) {
+      rep.emplace(inv.opts.json);
+      if (dropped)
+        note(std::string(inv.name) + ": skipping " + std::to_string(dropped) +
+             " size(s) that are not a multiple of 8 bytes (a vector of doubles)");
+    }
+    bool told = false;
+    for (const std::size_t size : sizes) {
+      // Machine noise drifts over seconds: measure in rounds, alternating cairn and raw MPI
+      // when both run here, and keep the median round of each.
+      std::vector<double> mine_rounds, base_rounds;
+      for (int r = 0; r < p.rounds; ++r) {
+        mine_rounds.push_back(cairn_allreduce(w, size, p));
+#if CAIRN_BENCH_HAVE_MPI
+        if (inline_raw) base_rounds.push_back(raw_mpi_allreduce(size, p));
+#endif
+      }
+      std::optional<double> base;
+      if (!base_rounds.empty()) base = median(base_rounds);
+      else if (!inline_raw) base = spawned.at(size);
+      if (!rep) continue;
+      if (!base && !told) {
+        note(std::string(inv.name) + ": baseline " + std::string(mpi_raw_name) +
+             " not measured" + (why_missing.empty() ? "" : ": " + why_missing) +
+             (spawned.by_size.empty() ? "" : " (first size without a figure: " +
+                                                  human_size(size) + ")"));
+        told = true;
+      }
+      rep->add(row{std::string(inv.name), std::string(cairn::to_string(w.engine())), w.size(),
+                   size, std::string(metric), std::string(better), median(mine_rounds),
+                   std::string(mpi_raw_name), base});
+    }
+    if (rep) rep->finish();
+  });
+}
+
+const registrar reg{{"allreduce",
+                     "allreduce latency, sum of doubles over all ranks, automatic algorithm (us)",
+                     run_allreduce}};
+
+}  // namespace
+
+}  // namespace cairn::bench
