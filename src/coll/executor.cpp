@@ -1,5 +1,6 @@
 #include "coll/executor.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <vector>
@@ -17,6 +18,7 @@ struct coll_exec {
   const std::byte* in = nullptr;
   std::byte* out = nullptr;
   std::unique_ptr<std::byte[]> temp;
+  std::size_t temp_capacity = 0;
   op_binding op;
   int tag = 0;
   std::size_t next_round = 0;
@@ -36,12 +38,43 @@ struct coll_exec {
 
 coll_exec* exec_of(const request_state* s) { return static_cast<coll_exec*>(s->engine_ptr); }
 
+// Running collectives are recycled per thread (a rank is one thread), keeping their vectors'
+// and scratch memory's capacity: a short allreduce then allocates nothing.
+struct exec_pool {
+  std::vector<coll_exec*> free;
+  ~exec_pool() {
+    for (coll_exec* e : free) delete e;
+  }
+};
+thread_local exec_pool pool;
+
+coll_exec* new_exec() {
+  if (pool.free.empty()) return new coll_exec;
+  coll_exec* e = pool.free.back();
+  pool.free.pop_back();
+  return e;
+}
+
+void recycle(coll_exec* e) {
+  e->plan.reset();
+  e->members.reset();
+  e->op = op_binding{};
+  e->next_round = 0;
+  e->pending.clear();
+  e->pending_step.clear();
+  e->error.clear();
+  pool.free.push_back(e);
+}
+
 }  // namespace
 
 int coll_tag(int tag_ub, std::uint64_t group_id, std::uint32_t seq) {
   int bits = 0;
   while (bits < 31 && (static_cast<long long>(1) << (bits + 1)) - 1 <= tag_ub) ++bits;
-  constexpr int seq_bits = 12;  // 4096 collectives of one group may be in flight at once
+  // Up to 4096 collectives of one group in flight; the rest of the tag tells groups apart.
+  // With MPI's guaranteed minimum (tag_ub 32767: 15 bits) that is 7 bits of group identity,
+  // so distinct groups may share tags there (see the closing note of the collectives work).
+  const int seq_bits = std::min(12, bits / 2);
   const int id_bits = bits - seq_bits;
   const std::uint64_t id = (group_id ^ (group_id >> 32)) & ((std::uint64_t{1} << id_bits) - 1);
   return static_cast<int>((id << seq_bits) | (seq & ((1u << seq_bits) - 1)));
@@ -51,12 +84,15 @@ request start_schedule(const coll_target& t, const char* call,
                        std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
                        op_binding op) {
   rank_context& ctx = *t.ctx;
-  auto* e = new coll_exec;
+  coll_exec* e = new_exec();
   e->plan = std::move(plan);
   e->members = t.members;
   e->in = static_cast<const std::byte*>(in);
   e->out = static_cast<std::byte*>(out);
-  if (e->plan->temp_bytes) e->temp = std::make_unique<std::byte[]>(e->plan->temp_bytes);
+  if (e->plan->temp_bytes > e->temp_capacity) {
+    e->temp = std::make_unique<std::byte[]>(e->plan->temp_bytes);
+    e->temp_capacity = e->plan->temp_bytes;
+  }
   e->op = std::move(op);
   e->tag = coll_tag(ctx.tag_ub(), t.members->id, ctx.next_coll_seq(t.members->id));
   request_state* s =
@@ -96,7 +132,8 @@ bool coll_advance(rank_context& ctx, request_state* s) {
       return true;
     }
     const auto [first, last] = e.plan->round(e.next_round++);
-    for (std::size_t i = first; i < last; ++i) {  // local steps first
+    for (std::size_t i = first; e.error.empty() && i < last; ++i) {  // local steps first
+      // (skipped after an error: scratch may hold bytes that never arrived)
       const coll::step& st = e.plan->steps[i];
       if (st.kind == coll::step_kind::copy) {
         std::byte* from = e.at(st.from);
@@ -128,7 +165,7 @@ bool coll_advance(rank_context& ctx, request_state* s) {
 std::string coll_finish(request_state* s) {
   coll_exec* e = exec_of(s);
   std::string err = std::move(e->error);
-  delete e;
+  recycle(e);
   s->engine_ptr = nullptr;
   return err;
 }
@@ -139,7 +176,7 @@ void coll_cancel(rank_context& ctx, request_state* s) {
     ctx.tp().cancel(p);
     ctx.release(p);
   }
-  delete e;
+  recycle(e);
   s->engine_ptr = nullptr;
 }
 

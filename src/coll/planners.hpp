@@ -32,4 +32,34 @@ schedule plan_allreduce_recursive_doubling(int p, int me, std::size_t bytes, std
 /// about 2 bytes (p-1)/p): bandwidth-optimal for long vectors. Commutative operations only.
 schedule plan_allreduce_ring(int p, int me, std::size_t bytes, std::size_t elem);
 
+/// Binomial-tree gather of one `block` of bytes per rank to `root`, into the root's output in
+/// group-rank order. The tree is the broadcast's, rooted at `root`: a subtree is a contiguous
+/// range of ranks relative to the root, which an inner rank collects in scratch and forwards
+/// as one message (leaves send from the input). On the root, children's ranges land in the
+/// output directly except the one range that wraps past the last rank, which goes through
+/// scratch and is copied into place in two pieces. The root receives ceil(log2 p) messages;
+/// the longest chain of forwarded messages is the tree's height, floor(log2 p).
+schedule plan_gather_binomial(int p, int me, int root, std::size_t block);
+
+/// Binomial-tree scatter of `root`'s input (one `block` of bytes per rank, in group-rank
+/// order): the gather tree backwards. Inner ranks receive their subtree's range in scratch,
+/// keep the first block and forward the rest, largest subtree first; the root sends straight
+/// from its input, assembling only the one range that wraps past the last rank in scratch.
+schedule plan_scatter_binomial(int p, int me, int root, std::size_t block);
+
+/// Ring allgather of one `block` per rank into the output in rank order: p - 1 steps, each
+/// passing the last block received to the right neighbour. Bandwidth-optimal, latency p - 1.
+schedule plan_allgather_ring(int p, int me, std::size_t block);
+
+/// Bruck allgather (Bruck et al. 1997, the concatenation algorithm), any p: ceil(log2 p)
+/// steps; in the step with distance d a rank sends the min(d, p - d) blocks it has to rank
+/// me - d and receives as many from me + d. Blocks are kept in scratch rotated by the rank's
+/// own position (rank 0 works in the output directly) and rotated into place at the end.
+schedule plan_allgather_bruck(int p, int me, std::size_t block);
+
+/// Pairwise-exchange alltoall: block j of the input goes to rank j, block i of the output
+/// comes from rank i (`block` bytes each). The own block is copied locally; then p - 1 steps,
+/// in step k sending to (me + k) % p and receiving from (me - k + p) % p.
+schedule plan_alltoall_pairwise(int p, int me, std::size_t block);
+
 }  // namespace cairn::coll

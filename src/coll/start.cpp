@@ -1,5 +1,7 @@
 // The entry points of the typed collective calls: check the arguments, choose the algorithm,
 // plan the schedule and start it.
+#include <cstdint>
+#include <limits>
 #include <memory>
 
 #include "coll/executor.hpp"
@@ -18,6 +20,38 @@ void check_root(const coll_target& t, const char* call, int root) {
 }
 
 constexpr std::size_t ring_threshold_bytes = 256 * 1024;
+constexpr std::size_t allgather_ring_threshold_bytes = 64 * 1024;
+
+// Elements in `blocks` blocks of `n` (group size x block), checked against the byte size limit.
+std::size_t blocks_count(const coll_target& t, const char* call, std::size_t n, std::size_t blocks,
+                         std::size_t elem) {
+  if (n != 0 && blocks > std::numeric_limits<std::size_t>::max() / n)
+    fail(call, t.world_rank, "count ", n, " x ", blocks, " ranks overflows");
+  checked_bytes(call, t.world_rank, n * blocks, elem);
+  return n * blocks;
+}
+
+// Fails unless `have` elements hold `need`: "<what> holds X elements, needs Y (p ranks x n)".
+void check_holds(const coll_target& t, const char* call, const char* what, std::size_t have,
+                 std::size_t need, std::size_t n) {
+  if (have < need)
+    fail(call, t.world_rank, what, " holds ", have, " elements, needs ", need, " (", group_size(t),
+         " ranks x ", n, ")");
+}
+
+// The schedules read the input while writing the output: they must not share memory.
+void check_disjoint(const coll_target& t, const char* call, const void* in, std::size_t in_bytes,
+                    const void* out, std::size_t out_bytes) {
+  const auto a = reinterpret_cast<std::uintptr_t>(in), b = reinterpret_cast<std::uintptr_t>(out);
+  if (in_bytes && out_bytes && a < b + out_bytes && b < a + in_bytes)
+    fail(call, t.world_rank, "input and output overlap");
+}
+
+request start_blocks(const coll_target& t, const char* call, coll::schedule plan,
+                     const block_buffers& b) {
+  return start_schedule(t, call, std::make_shared<const coll::schedule>(std::move(plan)), b.in,
+                        b.out, op_binding{});
+}
 }  // namespace
 
 request start_barrier(const coll_target& t, const char* call) {
@@ -56,6 +90,59 @@ request start_allreduce(const coll_target& t, const char* call, const void* in, 
           ? coll::plan_allreduce_ring(p, t.group_rank, bytes, op.elem)
           : coll::plan_allreduce_recursive_doubling(p, t.group_rank, bytes, op.elem, op.commutative));
   return start_schedule(t, call, std::move(plan), in, out, op);
+}
+
+request start_gather(const coll_target& t, const char* call, const block_buffers& b, int root) {
+  check_root(t, call, root);
+  const int p = group_size(t);
+  const std::size_t n = b.in_count, block = checked_bytes(call, t.world_rank, n, b.elem);
+  if (t.group_rank == root) {
+    const std::size_t need = blocks_count(t, call, n, static_cast<std::size_t>(p), b.elem);
+    check_holds(t, call, "output", b.out_count, need, n);
+    check_disjoint(t, call, b.in, block, b.out, need * b.elem);
+  }
+  return start_blocks(t, call, coll::plan_gather_binomial(p, t.group_rank, root, block), b);
+}
+
+request start_scatter(const coll_target& t, const char* call, const block_buffers& b, int root) {
+  check_root(t, call, root);
+  const int p = group_size(t);
+  const std::size_t n = b.out_count, block = checked_bytes(call, t.world_rank, n, b.elem);
+  if (t.group_rank == root) {
+    const std::size_t need = blocks_count(t, call, n, static_cast<std::size_t>(p), b.elem);
+    check_holds(t, call, "input", b.in_count, need, n);
+    check_disjoint(t, call, b.in, need * b.elem, b.out, block);
+  }
+  return start_blocks(t, call, coll::plan_scatter_binomial(p, t.group_rank, root, block), b);
+}
+
+request start_allgather(const coll_target& t, const char* call, const block_buffers& b,
+                        allgather_algorithm alg) {
+  const int p = group_size(t);
+  const std::size_t n = b.in_count, block = checked_bytes(call, t.world_rank, n, b.elem);
+  const std::size_t need = blocks_count(t, call, n, static_cast<std::size_t>(p), b.elem);
+  check_holds(t, call, "output", b.out_count, need, n);
+  check_disjoint(t, call, b.in, block, b.out, need * b.elem);
+  if (alg == allgather_algorithm::automatic)
+    alg = need * b.elem < allgather_ring_threshold_bytes ? allgather_algorithm::bruck
+                                                         : allgather_algorithm::ring;
+  return start_blocks(t, call,
+                      alg == allgather_algorithm::ring
+                          ? coll::plan_allgather_ring(p, t.group_rank, block)
+                          : coll::plan_allgather_bruck(p, t.group_rank, block),
+                      b);
+}
+
+request start_alltoall(const coll_target& t, const char* call, const block_buffers& b) {
+  const int p = group_size(t);
+  const std::size_t bytes = checked_bytes(call, t.world_rank, b.in_count, b.elem);
+  if (b.in_count % static_cast<std::size_t>(p) != 0)
+    fail(call, t.world_rank, "input holds ", b.in_count, " elements, not a multiple of the ", p,
+         " ranks");
+  const std::size_t n = b.in_count / static_cast<std::size_t>(p);
+  check_holds(t, call, "output", b.out_count, b.in_count, n);
+  check_disjoint(t, call, b.in, bytes, b.out, bytes);
+  return start_blocks(t, call, coll::plan_alltoall_pairwise(p, t.group_rank, n * b.elem), b);
 }
 
 }  // namespace cairn::detail

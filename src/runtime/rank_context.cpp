@@ -183,8 +183,8 @@ void rank_context::idle(request_state* s, std::uint64_t& spins) {
       watchdog_fire(t - watched_since_);
     }
   }
+  tp_->park(s, park_slice_s, spins - spin);
   ++spins;
-  tp_->park(s, park_slice_s);
 }
 
 std::string rank_context::describe_pending() const {

@@ -369,7 +369,7 @@ bool mpi_transport::iprobe(int source, int tag, msg_context c, status* out) {
   return false;
 }
 
-void mpi_transport::park(request_state*, double) {
+void mpi_transport::park(request_state*, double, std::uint64_t) {
   // MPI can only progress when called; with more ranks than cores, yield the core instead.
   if (oversubscribed_) sched_yield();
 }

@@ -44,7 +44,7 @@ class mpi_transport final : public transport {
   bool poll() override;
   bool test(request_state* s) override;
   bool iprobe(int source, int tag, msg_context c, status* st) override;
-  void park(request_state* s, double max_s) override;
+  void park(request_state* s, double max_s, std::uint64_t round) override;
   void cancel(request_state* s) override;
   unsigned spin_polls() const override { return 2000; }
   int tag_ub() const override { return tag_ub_; }

@@ -129,7 +129,7 @@ class threads_transport final : public transport {
     return s->done.load(std::memory_order_acquire) != 0;
   }
   bool iprobe(int source, int tag, msg_context c, status* st) override;
-  void park(request_state* s, double max_s) override;
+  void park(request_state* s, double max_s, std::uint64_t round) override;
   void cancel(request_state* s) override;
   unsigned spin_polls() const override { return spin_polls_; }
   int tag_ub() const override;
@@ -168,6 +168,9 @@ class threads_transport final : public transport {
   int me_;
   mailbox& box_;
   unsigned spin_polls_;
+  bool oversubscribed_;
+  /// Parks of one wait that yield the core before the rank sleeps (oversubscribed runs).
+  static constexpr std::uint64_t yield_rounds = 200;
   envelope* free_ = nullptr;
   std::vector<lane*> out_;          // per destination, created on first send
   std::vector<in_lane> in_;         // incoming lanes in announcement order

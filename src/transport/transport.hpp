@@ -3,6 +3,7 @@
 // rank, used only by that rank's thread. Calls are per message, never per item.
 
 #include <cstddef>
+#include <cstdint>
 #include <iosfwd>
 
 #include "runtime/request_state.hpp"
@@ -31,8 +32,9 @@ class transport {
   /// Looks for an arrived message matching (source, tag) in context c without receiving it.
   virtual bool iprobe(int source, int tag, msg_context c, status* st) = 0;
   /// Blocks for at most `max_s` seconds or until something may have happened for this rank.
-  /// `s` (may be null) is the operation being waited for.
-  virtual void park(request_state* s, double max_s) = 0;
+  /// `s` (may be null) is the operation being waited for; `round` counts the parks of the
+  /// current wait (0 for the first), so an engine can yield first and sleep later.
+  virtual void park(request_state* s, double max_s, std::uint64_t round) = 0;
   /// Withdraws a pending operation during exception unwinding; must not block on peers.
   virtual void cancel(request_state* s) = 0;
   /// How many polls a wait spins before parking.

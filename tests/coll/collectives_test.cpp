@@ -1,9 +1,13 @@
 // Collectives on both engines, on the world and on groups, against sequential references on
-// random data: every collective x algorithm x counts {0, 1, 7, 1000, 100000} x in-place.
+// random data: every collective x algorithm x counts {0, 1, 7, 1000, 100000} x in-place. The
+// block collectives (gather, scatter, allgather, alltoall) cap the largest count by the world
+// size (memory grows with p x count per rank) and run on the world and on a shuffled group.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <numeric>
+#include <span>
+#include <string>
 
 #include "harness.hpp"
 
@@ -44,6 +48,75 @@ std::vector<std::int64_t> sum_of(std::size_t n, int p, unsigned seed) {
 }
 
 std::atomic<int> barrier_counter[64];
+
+// Data of the block collectives, cheap to recompute on any rank: element i of the block that
+// world rank `from` contributes for world rank `to` (alltoall, scatter; 0 otherwise).
+std::int64_t datum(unsigned seed, int from, int to, std::size_t i) {
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(from) * 0xBF58476D1CE4E5B9ull +
+                    static_cast<std::uint64_t>(to) * 0x94D049BB133111EBull + i;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;  // splitmix64's finalizer
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<std::int64_t>(x ^ (x >> 31));
+}
+std::vector<std::int64_t> block(std::size_t n, unsigned seed, int from, int to = 0) {
+  std::vector<std::int64_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = datum(seed, from, to, i);
+  return v;
+}
+// The blocks of world ranks `from` (in order) for `to`, concatenated.
+std::vector<std::int64_t> blocks_from(std::size_t n, unsigned seed, const std::vector<int>& from, int to = 0) {
+  std::vector<std::int64_t> v;
+  v.reserve(from.size() * n);
+  for (int f : from)
+    for (std::size_t i = 0; i < n; ++i) v.push_back(datum(seed, f, to, i));
+  return v;
+}
+// The blocks of world rank `from` for each of `to` (in order), concatenated.
+std::vector<std::int64_t> blocks_for(std::size_t n, unsigned seed, int from, const std::vector<int>& to) {
+  std::vector<std::int64_t> v;
+  v.reserve(to.size() * n);
+  for (int d : to)
+    for (std::size_t i = 0; i < n; ++i) v.push_back(datum(seed, from, d, i));
+  return v;
+}
+// "" if equal, else where they first differ (no dump of 100000-element vectors on failure).
+std::string mismatch(const std::vector<std::int64_t>& got, const std::vector<std::int64_t>& want) {
+  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + ", expected " + std::to_string(want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i])
+      return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + ", expected " + std::to_string(want[i]);
+  return "";
+}
+
+// Largest block counts for a world of p ranks, so that a test stays well under 200 MB and a few
+// seconds with 31 threads: rooted collectives hold p blocks on the root (and subtrees in
+// scratch), the all-to-all ones p blocks on every rank.
+std::size_t rooted_cap(int p) { return std::min<std::size_t>(100000, 1000000 / static_cast<std::size_t>(p)); }
+std::size_t all_cap(int p) { return std::min<std::size_t>(100000, 3000000 / static_cast<std::size_t>(p * p)); }
+
+// Roots 0, the middle and the last rank.
+std::vector<int> some_roots(int p) {
+  std::vector<int> r{0, p / 2, p - 1};
+  r.erase(std::unique(r.begin(), r.end()), r.end());
+  return r;
+}
+
+// Runs body(collectives, members) on the world and, where this rank belongs to it, on a group
+// of shuffled members (all ranks but world rank 1 when there are at least 3): `members` lists
+// the world ranks in group-rank order.
+template <class Body>
+void on_world_and_group(cairn::world& w, Body body) {
+  std::vector<int> all(static_cast<std::size_t>(w.size()));
+  std::iota(all.begin(), all.end(), 0);
+  body(w, all);
+  std::vector<int> mem;
+  for (int r = 0; r < w.size(); ++r)
+    if (w.size() < 3 || r != 1) mem.push_back(r);
+  std::mt19937 g(static_cast<unsigned>(w.size()));
+  std::shuffle(mem.begin(), mem.end(), g);
+  auto grp = w.group(mem);
+  if (grp.rank() >= 0) body(grp, mem);
+}
 }  // namespace
 
 TEST(Collectives, Barrier) {
@@ -103,10 +176,10 @@ TEST(Collectives, ReduceSumAndOrderedProduct) {
 
 TEST(Collectives, AllreduceAlgorithmsCountsInPlace) {
   run([](cairn::world& w) {
-    for (auto alg : {cairn::allreduce_algorithm::automatic, cairn::allreduce_algorithm::recursive_doubling,
-                     cairn::allreduce_algorithm::ring})
-      for (std::size_t n : counts) {
-        const auto expect = sum_of(n, w.size(), 21);
+    for (std::size_t n : counts) {
+      const auto expect = sum_of(n, w.size(), 21);  // once per count: the reference dominates with 31 ranks
+      for (auto alg : {cairn::allreduce_algorithm::automatic, cairn::allreduce_algorithm::recursive_doubling,
+                       cairn::allreduce_algorithm::ring}) {
         auto in = input(n, w.rank(), 21);
         std::vector<std::int64_t> out(n, -1);
         w.allreduce(in, out, cairn::plus{}, alg);
@@ -114,6 +187,7 @@ TEST(Collectives, AllreduceAlgorithmsCountsInPlace) {
         w.allreduce(in, cairn::plus{}, alg);  // in place
         ASSERT_EQ(in, expect) << "in place, n=" << n;
       }
+    }
   });
 }
 
@@ -134,15 +208,21 @@ TEST(Collectives, AllreduceOperations) {
     std::vector<cairn::value_index<double>> vi(n), loc(n);
     for (std::size_t i = 0; i < n; ++i) vi[i] = {d[i], me};
     w.allreduce(vi, loc, cairn::minloc{});
+    std::vector<std::vector<double>> ds;  // every rank's inputs, generated once
+    std::vector<std::vector<std::uint32_t>> us;
+    for (int r = 0; r < p; ++r) {
+      ds.push_back(random_values<double>(n, 31, static_cast<unsigned>(r)));
+      us.push_back(random_values<std::uint32_t>(n, 32, static_cast<unsigned>(r)));
+    }
     for (std::size_t i = 0; i < n; ++i) {
       double emn = 2, emx = -2;
       std::uint32_t ex = 0;
       cairn::value_index<double> el{3, -1};
       for (int r = 0; r < p; ++r) {
-        const double v = random_values<double>(n, 31, static_cast<unsigned>(r))[i];
+        const double v = ds[static_cast<std::size_t>(r)][i];
         emn = std::min(emn, v);
         emx = std::max(emx, v);
-        ex ^= random_values<std::uint32_t>(n, 32, static_cast<unsigned>(r))[i];
+        ex ^= us[static_cast<std::size_t>(r)][i];
         if (v < el.value) el = {v, r};
       }
       ASSERT_EQ(mn[i], emn);
@@ -161,6 +241,89 @@ TEST(Collectives, AllreduceOperations) {
       for (std::size_t i = 0; i < 9; ++i) expect[i] = mul(expect[i], b[i]);
     }
     ASSERT_EQ(prod, expect);
+  });
+}
+
+TEST(Collectives, GatherScatterCountsRootsGroups) {
+  run([](cairn::world& w) {
+    const std::size_t cap = rooted_cap(w.size());
+    on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
+      const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
+      for (std::size_t n : counts) {
+        n = std::min(n, cap);
+        for (int root : some_roots(p)) {
+          const unsigned seed = static_cast<unsigned>(n * 131 + static_cast<std::size_t>(root) + 1000 * mem.size());
+          // Gather; the root's output has one spare element, which stays untouched.
+          const auto in = block(n, seed, wme);
+          std::vector<std::int64_t> out(me == root ? p * n + 1 : 0, -1);
+          if (n % 2) {
+            c.igather(in, out, root).wait();
+          } else {
+            c.gather(in, out, root);
+          }
+          if (me == root) {
+            ASSERT_EQ(out.back(), -1);
+            out.pop_back();
+            ASSERT_EQ(mismatch(out, blocks_from(n, seed, mem)), "") << "gather n=" << n << " root=" << root << " p=" << p;
+          }
+          // Scatter: member i's block depends on the root and on i.
+          const int wroot = mem[static_cast<std::size_t>(root)];
+          const auto sin = me == root ? blocks_for(n, seed + 1, wroot, mem) : std::vector<std::int64_t>{};
+          std::vector<std::int64_t> sout(n, -1);
+          if (n % 2) {
+            c.scatter(sin, sout, root);
+          } else {
+            c.iscatter(sin, sout, root).wait();
+          }
+          ASSERT_EQ(mismatch(sout, block(n, seed + 1, wroot, wme)), "") << "scatter n=" << n << " root=" << root << " p=" << p;
+        }
+      }
+    });
+  });
+}
+
+TEST(Collectives, AllgatherAlgorithmsCountsGroups) {
+  run([](cairn::world& w) {
+    const std::size_t cap = all_cap(w.size());
+    on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
+      const int p = c.size(), wme = mem[static_cast<std::size_t>(c.rank())];
+      for (auto alg : {cairn::allgather_algorithm::automatic, cairn::allgather_algorithm::ring,
+                       cairn::allgather_algorithm::bruck})
+        for (std::size_t n : counts) {
+          n = std::min(n, cap);
+          const unsigned seed = static_cast<unsigned>(n * 7 + static_cast<std::size_t>(alg) + 100 * mem.size());
+          const auto in = block(n, seed, wme);
+          std::vector<std::int64_t> out(p * n, -1);
+          if (n % 2) {
+            c.allgather(in, out, alg);
+          } else {
+            c.iallgather(in, out, alg).wait();
+          }
+          ASSERT_EQ(mismatch(out, blocks_from(n, seed, mem)), "")
+              << "n=" << n << " alg=" << static_cast<int>(alg) << " p=" << p;
+        }
+    });
+  });
+}
+
+TEST(Collectives, AlltoallCountsGroups) {
+  run([](cairn::world& w) {
+    const std::size_t cap = all_cap(w.size());
+    on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
+      const int p = c.size(), wme = mem[static_cast<std::size_t>(c.rank())];
+      for (std::size_t n : counts) {
+        n = std::min(n, cap);
+        const unsigned seed = static_cast<unsigned>(n * 3 + 7 * mem.size());
+        const auto in = blocks_for(n, seed, wme, mem);  // block j for member j
+        std::vector<std::int64_t> out(p * n, -1);
+        if (n % 2) {
+          c.ialltoall(in, out).wait();
+        } else {
+          c.alltoall(in, out);
+        }
+        ASSERT_EQ(mismatch(out, blocks_from(n, seed, mem, wme)), "") << "n=" << n << " p=" << p;
+      }
+    });
   });
 }
 
@@ -218,7 +381,7 @@ TEST(Collectives, RandomConcurrentMixtures) {
       const int k = 1 + static_cast<int>(g() % 5);
       struct item {
         cairn::group grp;
-        int kind;
+        int kind;  // allreduce, bcast, reduce, gather, scatter, allgather, alltoall
         std::size_t n;
         int root;
         std::vector<std::int64_t> in, out;
@@ -230,7 +393,7 @@ TEST(Collectives, RandomConcurrentMixtures) {
           if (g() % 3 != 0 || r == static_cast<int>(g() % static_cast<unsigned>(p))) mem.push_back(r);
         if (mem.empty()) mem.push_back(static_cast<int>(g() % static_cast<unsigned>(p)));
         std::shuffle(mem.begin(), mem.end(), g);
-        item it{w.group(mem), static_cast<int>(g() % 3), static_cast<std::size_t>(g() % 300), 0, {}, {}};
+        item it{w.group(mem), static_cast<int>(g() % 7), static_cast<std::size_t>(g() % 300), 0, {}, {}};
         it.root = static_cast<int>(g() % static_cast<unsigned>(mem.size()));
         items.push_back(std::move(it));
       }
@@ -240,15 +403,32 @@ TEST(Collectives, RandomConcurrentMixtures) {
         item& it = items[i];
         const int gr = it.grp.rank();
         if (gr < 0) continue;
-        it.in = input(it.n, me, static_cast<unsigned>(m * 10 + static_cast<int>(i)));
+        const unsigned seed = static_cast<unsigned>(m * 10 + static_cast<int>(i));
+        const std::size_t gp = static_cast<std::size_t>(it.grp.size());
+        it.in = input(it.n, me, seed);
         it.out.assign(it.n, -7);
         if (it.kind == 0) reqs.push_back(it.grp.iallreduce(it.in, it.out, cairn::plus{}));
         else if (it.kind == 1) {
           if (gr == it.root) it.out = it.in;
           reqs.push_back(it.grp.ibcast(it.out, it.root));
-        } else {
+        } else if (it.kind == 2) {
           if (gr != it.root) it.out.clear();
           reqs.push_back(it.grp.ireduce(it.in, it.out, it.root, cairn::plus{}));
+        } else if (it.kind == 3) {
+          it.in = block(it.n, seed, me);
+          it.out.assign(gr == it.root ? gp * it.n : 0, -7);
+          reqs.push_back(it.grp.igather(it.in, it.out, it.root));
+        } else if (it.kind == 4) {
+          it.in = gr == it.root ? blocks_for(it.n, seed, me, it.grp.members()) : std::vector<std::int64_t>{};
+          reqs.push_back(it.grp.iscatter(it.in, it.out, it.root));
+        } else if (it.kind == 5) {
+          it.in = block(it.n, seed, me);
+          it.out.assign(gp * it.n, -7);
+          reqs.push_back(it.grp.iallgather(it.in, it.out, static_cast<cairn::allgather_algorithm>(m % 3)));
+        } else {
+          it.in = blocks_for(it.n, seed, me, it.grp.members());
+          it.out.assign(gp * it.n, -7);
+          reqs.push_back(it.grp.ialltoall(it.in, it.out));
         }
         mine.push_back(i);
       }
@@ -259,6 +439,21 @@ TEST(Collectives, RandomConcurrentMixtures) {
       for (std::size_t o : order) reqs[o].wait();
       for (std::size_t i : mine) {
         item& it = items[i];
+        const unsigned seed = static_cast<unsigned>(m * 10 + static_cast<int>(i));
+        const auto& mem = it.grp.members();
+        if (it.kind == 3 && it.grp.rank() == it.root) {
+          ASSERT_EQ(mismatch(it.out, blocks_from(it.n, seed, mem)), "") << "gather, mixture " << m << " item " << i;
+        }
+        if (it.kind == 4) {
+          ASSERT_EQ(mismatch(it.out, block(it.n, seed, it.grp.world_rank(it.root), me)), "") << "scatter, mixture " << m;
+        }
+        if (it.kind == 5) {
+          ASSERT_EQ(mismatch(it.out, blocks_from(it.n, seed, mem)), "") << "allgather, mixture " << m << " item " << i;
+        }
+        if (it.kind == 6) {
+          ASSERT_EQ(mismatch(it.out, blocks_from(it.n, seed, mem, me)), "") << "alltoall, mixture " << m << " item " << i;
+        }
+        if (it.kind >= 3) continue;
         std::vector<std::int64_t> sum(it.n, 0);
         for (int wr : it.grp.members()) {
           auto v = input(it.n, wr, static_cast<unsigned>(m * 10 + static_cast<int>(i)));
@@ -293,17 +488,78 @@ TEST(Collectives, BadInput) {
     EXPECT_THROW((void)w.group(cairn::ranks{0, p + 1}), cairn::error);
     EXPECT_THROW((void)w.group(std::vector<int>{0, 0}), cairn::error);
     EXPECT_THROW((void)w.group(std::vector<int>{}), cairn::error);
+    // Block collectives: sizes checked against the group size, before anything is sent (only
+    // the ranks that fail call, so nobody is left waiting).
+    auto message_of = [](auto&& call) -> std::string {
+      try {
+        call();
+      } catch (const cairn::error& e) {
+        return e.what();
+      }
+      return "no error";
+    };
+    auto contains = [](const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; };
+    const std::size_t P = static_cast<std::size_t>(p);
+    if (me == 0) {
+      std::vector<int> small(4 * P - 1);
+      std::string msg = message_of([&] { w.gather(v, small, 0); });
+      EXPECT_TRUE(contains(msg, "cairn::gather: rank 0: output holds " + std::to_string(4 * P - 1) +
+                                    " elements, needs " + std::to_string(4 * P)))
+          << msg;
+      msg = message_of([&] { (void)w.iscatter(small, v, 0); });
+      EXPECT_TRUE(contains(msg, "cairn::iscatter: rank 0: input holds " + std::to_string(4 * P - 1) +
+                                    " elements, needs " + std::to_string(4 * P)))
+          << msg;
+    }
+    std::string msg = message_of([&] { w.gather(v, out, p); });
+    EXPECT_TRUE(contains(msg, "root " + std::to_string(p) + " is outside the group")) << msg;
+    msg = message_of([&] { w.scatter(v, out, -1); });
+    EXPECT_TRUE(contains(msg, "root -1 is outside the group")) << msg;
+    std::vector<int> gathered(4 * P - 2);
+    msg = message_of([&] { w.allgather(v, gathered); });
+    EXPECT_TRUE(contains(msg, "output holds " + std::to_string(4 * P - 2) + " elements, needs " + std::to_string(4 * P)))
+        << msg;
+    std::vector<int> whole(4 * P);
+    msg = message_of([&] { w.allgather(std::span(whole).first(4), whole); });
+    EXPECT_TRUE(contains(msg, "input and output overlap")) << msg;
+    msg = message_of([&] { w.alltoall(whole, std::span(whole).first(4 * P - 1)); });
+    EXPECT_TRUE(contains(msg, "output holds " + std::to_string(4 * P - 1) + " elements, needs " + std::to_string(4 * P)))
+        << msg;
+    msg = message_of([&] { w.alltoall(whole, whole); });
+    EXPECT_TRUE(contains(msg, "input and output overlap")) << msg;
+    if (p > 1) {
+      std::vector<int> odd(4 * P + 1), odd_out(4 * P + 1);
+      msg = message_of([&] { w.alltoall(odd, odd_out); });
+      EXPECT_TRUE(contains(msg, "input holds " + std::to_string(4 * P + 1) + " elements, not a multiple of the " +
+                                    std::to_string(p) + " ranks"))
+          << msg;
+    }
     if (p > 1) {
       auto first = w.group(cairn::ranks{0, 1});
       if (me != 0) {
         EXPECT_THROW(first.barrier(), cairn::error);  // not a member
       }
       // Counts that differ across ranks are reported (rank 0 passes one element more), and
-      // nobody hangs.
-      std::vector<std::int64_t> in(me == 0 ? 11 : 10, 1), res(in.size());
+      // nobody hangs. Unsigned elements: rank 0 sums scratch it never received into its extra
+      // element (recycled scratch is not cleared), which must not be a signed overflow.
+      std::vector<std::uint64_t> in(me == 0 ? 11 : 10, 1), res(in.size());
       bool threw = false;
       try {
         w.allreduce(in, res, cairn::plus{}, cairn::allreduce_algorithm::recursive_doubling);
+      } catch (const cairn::error& e) {
+        threw = true;
+        EXPECT_NE(std::string(e.what()).find("do all ranks pass the same count"), std::string::npos) << e.what();
+      }
+      if (me == 0 || me == 1) {
+        EXPECT_TRUE(threw) << "rank " << me;
+      }
+      w.barrier();
+      // The same for a block collective: on the ring, rank 1 receives rank 0's long block and
+      // rank 0 a short one (ranks further on receive rank 1's copy, which has the right size).
+      std::vector<std::uint64_t> all(in.size() * P);
+      threw = false;
+      try {
+        w.allgather(in, all, cairn::allgather_algorithm::ring);
       } catch (const cairn::error& e) {
         threw = true;
         EXPECT_NE(std::string(e.what()).find("do all ranks pass the same count"), std::string::npos) << e.what();

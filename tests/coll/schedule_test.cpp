@@ -1,6 +1,7 @@
 // The planners on their own: every schedule is run by a sequential simulator (all ranks of a
 // group in one loop, messages as FIFO queues per ordered pair) for many group sizes and roots,
 // and compared with a sequential reference. Also the stage counts promised by the papers.
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -37,20 +38,35 @@ void mul_mat(const void* from, void* to, std::size_t bytes, bool from_is_left) {
 
 struct rank_buffers {
   std::vector<std::byte> in, out, temp;
-  std::byte* at(const region& r) {
-    auto& v = r.slot == slot::input ? in : r.slot == slot::output ? out : temp;
-    return v.data() + r.offset;
+  std::vector<std::byte>& of(const region& r) { return r.slot == slot::input ? in : r.slot == slot::output ? out : temp; }
+  std::byte* at(const region& r) { return of(r).data() + r.offset; }
+  // Whether `bytes` at `r` lie inside the buffer.
+  bool holds(const region& r, std::size_t bytes) {
+    const std::size_t size = of(r).size();
+    return r.offset <= size && bytes <= size - r.offset;
   }
 };
 
 // Runs one schedule per rank to completion (eager sends). Fails the test on a deadlock, on a
-// receive whose size differs from the matching send, or on a message left over.
-void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& bufs, combine_fn op) {
+// receive whose size differs from the matching send, on a message left over, on a step that
+// reaches outside its buffers (temp is sized by the plan; in and out by the test), or on a
+// write to the input (the caller's const data).
+// `depth`, if given, receives the longest chain of messages that depend on each other (a
+// message sent in a round depends on the messages received before it): the latency in stages.
+void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& bufs, combine_fn op,
+              std::size_t* depth = nullptr) {
   const int p = static_cast<int>(plans.size());
-  std::map<std::pair<int, int>, std::deque<std::vector<std::byte>>> wire;
+  struct message {
+    std::vector<std::byte> data;
+    std::size_t stage;  // length of the chain that ends with this message
+  };
+  std::map<std::pair<int, int>, std::deque<message>> wire;
+  std::vector<std::size_t> clock(static_cast<std::size_t>(p), 0);  // longest chain received
   std::vector<std::size_t> round(static_cast<std::size_t>(p), 0);
   std::vector<bool> started(static_cast<std::size_t>(p), false);
-  for (int r = 0; r < p; ++r) bufs[static_cast<std::size_t>(r)].temp.resize(plans[static_cast<std::size_t>(r)].temp_bytes);
+  // Scratch starts as garbage (the executor recycles it): a plan must write before it reads.
+  for (int r = 0; r < p; ++r)
+    bufs[static_cast<std::size_t>(r)].temp.assign(plans[static_cast<std::size_t>(r)].temp_bytes, std::byte{0xA5});
   bool progress = true;
   while (progress) {
     progress = false;
@@ -63,6 +79,13 @@ void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& buf
         if (!started[static_cast<std::size_t>(r)]) {  // local steps, then sends
           for (std::size_t i = first; i < last; ++i) {
             const step& st = s.steps[i];
+            const bool reads = st.kind != step_kind::recv, writes = st.kind != step_kind::send;
+            ASSERT_TRUE(!reads || b.holds(st.from, st.bytes))
+                << s.name << " rank " << r << " of " << p << " round " << k << " reads outside its buffer";
+            ASSERT_TRUE(!writes || b.holds(st.to, st.bytes))
+                << s.name << " rank " << r << " of " << p << " round " << k << " writes outside its buffer";
+            ASSERT_TRUE(!writes || st.to.slot != slot::input)
+                << s.name << " rank " << r << " of " << p << " round " << k << " writes the caller's input";
             if (st.kind == step_kind::copy && b.at(st.from) != b.at(st.to) && st.bytes)
               std::memmove(b.at(st.to), b.at(st.from), st.bytes);
             if (st.kind == step_kind::reduce) op(b.at(st.from), b.at(st.to), st.bytes, st.from_is_left);
@@ -70,7 +93,7 @@ void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& buf
           for (std::size_t i = first; i < last; ++i) {
             const step& st = s.steps[i];
             if (st.kind == step_kind::send)
-              wire[{r, st.peer}].emplace_back(b.at(st.from), b.at(st.from) + st.bytes);
+              wire[{r, st.peer}].push_back({{b.at(st.from), b.at(st.from) + st.bytes}, clock[static_cast<std::size_t>(r)] + 1});
           }
           started[static_cast<std::size_t>(r)] = true;
         }
@@ -84,8 +107,9 @@ void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& buf
           const step& st = s.steps[i];
           if (st.kind != step_kind::recv) continue;
           auto& q = wire[{st.peer, r}];
-          ASSERT_EQ(q.front().size(), st.bytes) << s.name << " rank " << r << " round " << k;
-          if (st.bytes) std::memcpy(b.at(st.to), q.front().data(), st.bytes);
+          ASSERT_EQ(q.front().data.size(), st.bytes) << s.name << " rank " << r << " round " << k;
+          if (st.bytes) std::memcpy(b.at(st.to), q.front().data.data(), st.bytes);
+          clock[static_cast<std::size_t>(r)] = std::max(clock[static_cast<std::size_t>(r)], q.front().stage);
           q.pop_front();
         }
         ++k;
@@ -100,6 +124,7 @@ void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& buf
   for (auto& [pair, q] : wire) {
     ASSERT_TRUE(q.empty()) << "message left from " << pair.first << " to " << pair.second;
   }
+  if (depth) *depth = *std::max_element(clock.begin(), clock.end());
 }
 
 // Rounds that move data (the "stages" of the papers).
@@ -134,6 +159,35 @@ std::vector<mat2> random_mats(std::size_t n, std::uint64_t seed) {
   std::memcpy(m.data(), raw.data(), n * sizeof(mat2));
   return m;
 }
+
+std::vector<std::byte> random_bytes(std::size_t n, std::uint64_t seed) {
+  const auto raw = cairn::test::random_values<std::uint8_t>(n, seed);
+  std::vector<std::byte> b(n);
+  if (n) std::memcpy(b.data(), raw.data(), n);
+  return b;
+}
+std::vector<std::byte> slice(const std::vector<std::byte>& v, std::size_t offset, std::size_t n) {
+  return {v.begin() + static_cast<std::ptrdiff_t>(offset), v.begin() + static_cast<std::ptrdiff_t>(offset + n)};
+}
+int ceil_log2(int p) {
+  int log = 0;
+  while ((1 << log) < p) ++log;
+  return log;
+}
+int floor_log2(int p) {
+  int log = 0;
+  while ((2 << log) <= p) ++log;
+  return log;
+}
+std::size_t steps_of(const schedule& s, step_kind k) {
+  return static_cast<std::size_t>(
+      std::count_if(s.steps.begin(), s.steps.end(), [k](const step& st) { return st.kind == k; }));
+}
+std::size_t sends_of(const schedule& s) { return steps_of(s, step_kind::send); }
+std::size_t recvs_of(const schedule& s) { return steps_of(s, step_kind::recv); }
+
+// Block sizes in bytes for the block collectives: empty, odd, and a few elements.
+const std::size_t block_sizes[] = {0, 1, 5, 24};
 
 }  // namespace
 
@@ -259,6 +313,114 @@ TEST(Schedules, AllreduceRing) {
         ASSERT_EQ(values_of<std::int64_t>(bufs[static_cast<std::size_t>(r)].out, n), expect) << p << " " << n;
       if (p > 1) {
         EXPECT_EQ(message_rounds(plans[0]), static_cast<std::size_t>(2 * (p - 1)));
+      }
+    }
+}
+
+TEST(Schedules, GatherBinomialEveryRoot) {
+  for (int p = 1; p <= 33; ++p)
+    for (int root = 0; root < p; ++root)
+      for (std::size_t block : block_sizes) {
+        std::vector<schedule> plans;
+        std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
+        std::vector<std::byte> expect;
+        for (int r = 0; r < p; ++r) {
+          plans.push_back(plan_gather_binomial(p, r, root, block));
+          auto& b = bufs[static_cast<std::size_t>(r)];
+          b.in = random_bytes(block, static_cast<unsigned>(p * 10000 + root * 100 + r));
+          expect.insert(expect.end(), b.in.begin(), b.in.end());
+          b.out.resize(r == root ? p * block : 0);  // other outputs are empty: no writes there
+        }
+        std::size_t depth = 0;
+        simulate(plans, bufs, sum_i64, &depth);
+        ASSERT_EQ(bufs[static_cast<std::size_t>(root)].out, expect) << "p=" << p << " root=" << root << " block=" << block;
+        // A tree: every rank but the root sends once, to its parent; the longest chain is the
+        // tree's height, floor(log2 p) (the root takes ceil(log2 p) messages, one per child).
+        std::size_t sends = 0;
+        for (int r = 0; r < p; ++r) {
+          sends += sends_of(plans[static_cast<std::size_t>(r)]);
+          EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(r)]), r == root ? 0u : 1u) << "p=" << p << " rank " << r;
+        }
+        EXPECT_EQ(sends, static_cast<std::size_t>(p - 1));
+        EXPECT_EQ(recvs_of(plans[static_cast<std::size_t>(root)]), static_cast<std::size_t>(ceil_log2(p)));
+        EXPECT_EQ(depth, static_cast<std::size_t>(floor_log2(p))) << "p=" << p;
+      }
+}
+
+TEST(Schedules, ScatterBinomialEveryRoot) {
+  for (int p = 1; p <= 33; ++p)
+    for (int root = 0; root < p; ++root)
+      for (std::size_t block : block_sizes) {
+        std::vector<schedule> plans;
+        std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
+        const auto data = random_bytes(p * block, static_cast<unsigned>(p * 10000 + root * 100 + 7));
+        for (int r = 0; r < p; ++r) {
+          plans.push_back(plan_scatter_binomial(p, r, root, block));
+          auto& b = bufs[static_cast<std::size_t>(r)];
+          if (r == root) b.in = data;  // other inputs are empty: no reads there
+          b.out.resize(block);
+        }
+        std::size_t depth = 0;
+        simulate(plans, bufs, sum_i64, &depth);
+        EXPECT_EQ(depth, static_cast<std::size_t>(floor_log2(p))) << "p=" << p;
+        std::size_t sends = 0;
+        for (int r = 0; r < p; ++r) {
+          ASSERT_EQ(bufs[static_cast<std::size_t>(r)].out, slice(data, static_cast<std::size_t>(r) * block, block))
+              << "p=" << p << " root=" << root << " block=" << block << " rank " << r;
+          sends += sends_of(plans[static_cast<std::size_t>(r)]);
+        }
+        EXPECT_EQ(sends, static_cast<std::size_t>(p - 1)) << "p=" << p;  // one message per non-root
+        EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(root)]), static_cast<std::size_t>(ceil_log2(p)));
+      }
+}
+
+TEST(Schedules, AllgatherRingAndBruckStages) {
+  for (int p = 1; p <= 33; ++p)
+    for (std::size_t block : block_sizes)
+      for (bool bruck : {false, true}) {
+        std::vector<schedule> plans;
+        std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
+        std::vector<std::byte> expect;
+        for (int r = 0; r < p; ++r) {
+          plans.push_back(bruck ? plan_allgather_bruck(p, r, block) : plan_allgather_ring(p, r, block));
+          auto& b = bufs[static_cast<std::size_t>(r)];
+          b.in = random_bytes(block, static_cast<unsigned>(p * 100 + r + (bruck ? 50000 : 0)));
+          expect.insert(expect.end(), b.in.begin(), b.in.end());
+          b.out.resize(p * block);
+        }
+        std::size_t depth = 0;
+        simulate(plans, bufs, sum_i64, &depth);
+        EXPECT_EQ(depth, static_cast<std::size_t>(bruck ? ceil_log2(p) : p - 1)) << plans[0].name << " p=" << p;
+        for (int r = 0; r < p; ++r) {
+          ASSERT_EQ(bufs[static_cast<std::size_t>(r)].out, expect)
+              << plans[0].name << " p=" << p << " block=" << block << " rank " << r;
+          // Ring: p - 1 steps; Bruck: ceil(log2 p), one message each way per step.
+          const std::size_t stages = static_cast<std::size_t>(bruck ? ceil_log2(p) : p - 1);
+          EXPECT_EQ(message_rounds(plans[static_cast<std::size_t>(r)]), stages) << plans[0].name << " p=" << p;
+          EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(r)]), stages) << plans[0].name << " p=" << p;
+        }
+      }
+}
+
+TEST(Schedules, AlltoallPairwiseStages) {
+  for (int p = 1; p <= 33; ++p)
+    for (std::size_t block : block_sizes) {
+      std::vector<schedule> plans;
+      std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
+      for (int r = 0; r < p; ++r) {
+        plans.push_back(plan_alltoall_pairwise(p, r, block));
+        auto& b = bufs[static_cast<std::size_t>(r)];
+        b.in = random_bytes(p * block, static_cast<unsigned>(p * 1000 + r + 3));
+        b.out.resize(p * block);
+      }
+      simulate(plans, bufs, sum_i64);
+      for (int r = 0; r < p; ++r) {
+        for (int i = 0; i < p; ++i)  // out block i of r is in block r of i
+          ASSERT_EQ(slice(bufs[static_cast<std::size_t>(r)].out, static_cast<std::size_t>(i) * block, block),
+                    slice(bufs[static_cast<std::size_t>(i)].in, static_cast<std::size_t>(r) * block, block))
+              << "p=" << p << " block=" << block << " rank " << r << " from " << i;
+        EXPECT_EQ(message_rounds(plans[static_cast<std::size_t>(r)]), static_cast<std::size_t>(p - 1)) << "p=" << p;
+        EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(r)]), static_cast<std::size_t>(p - 1)) << "p=" << p;
       }
     }
 }

@@ -11,4 +11,11 @@ enum class allreduce_algorithm {
   ring,                ///< reduce-scatter + allgather rings (src/coll/allreduce_ring.cpp)
 };
 
+/// Allgather algorithms.
+enum class allgather_algorithm {
+  automatic,  ///< Bruck below 64 KiB of gathered data (size() x block), else ring
+  ring,       ///< p - 1 neighbour steps, bandwidth-optimal (src/coll/allgather_ring.cpp)
+  bruck,      ///< ceil(log2 p) steps for any p, latency-optimal (src/coll/allgather_bruck.cpp)
+};
+
 }  // namespace cairn

@@ -80,6 +80,60 @@ class collectives {
         .wait();
   }
 
+  /// Gathers `in` (n elements, the same n on every member) of every member to group rank
+  /// `root` (binomial tree): on the root, `out` must hold at least size() x n elements and gets
+  /// member i's block at [i n, (i + 1) n); elsewhere `out` is ignored and may be empty. Where
+  /// both are used, `in` and `out` must not overlap.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  request igather(const In& in, Out&& out, int root) {
+    return gather_impl("igather", in, out, root);
+  }
+  /// Blocking gather.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  void gather(const In& in, Out&& out, int root) {
+    gather_impl("gather", in, out, root).wait();
+  }
+
+  /// Scatters the input of group rank `root` (binomial tree): every member receives a block of
+  /// n = out.size() elements (the same n everywhere), member i the block [i n, (i + 1) n) of
+  /// the root's `in`, which must hold at least size() x n elements; elsewhere `in` is ignored
+  /// and may be empty. Where both are used, `in` and `out` must not overlap.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  request iscatter(const In& in, Out&& out, int root) {
+    return scatter_impl("iscatter", in, out, root);
+  }
+  /// Blocking scatter.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  void scatter(const In& in, Out&& out, int root) {
+    scatter_impl("scatter", in, out, root).wait();
+  }
+
+  /// Gathers `in` (n elements, the same n on every member) of every member to every member:
+  /// `out` must hold at least size() x n elements and gets member i's block at [i n, (i + 1) n).
+  /// `in` and `out` must not overlap.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  request iallgather(const In& in, Out&& out, allgather_algorithm alg = allgather_algorithm::automatic) {
+    return allgather_impl("iallgather", in, out, alg);
+  }
+  /// Blocking allgather.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  void allgather(const In& in, Out&& out, allgather_algorithm alg = allgather_algorithm::automatic) {
+    allgather_impl("allgather", in, out, alg).wait();
+  }
+
+  /// Personalized all-to-all exchange (pairwise): `in` holds size() blocks of n elements (the
+  /// same n on every member); block j goes to member j, and block i of `out` (which must hold
+  /// at least size() x n elements) comes from member i. `in` and `out` must not overlap.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  request ialltoall(const In& in, Out&& out) {
+    return alltoall_impl("ialltoall", in, out);
+  }
+  /// Blocking alltoall.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  void alltoall(const In& in, Out&& out) {
+    alltoall_impl("alltoall", in, out).wait();
+  }
+
  private:
   detail::coll_target target(const char* call) const {
     return static_cast<const Derived&>(*this).coll_target(call);
@@ -106,6 +160,40 @@ class collectives {
       detail::fail(call, t.world_rank, "output holds ", std::ranges::size(out), " elements, input ", n);
     return detail::start_reduce(t, call, std::ranges::data(in), std::ranges::data(out), n, root,
                                 detail::bind_op<T>(op));
+  }
+
+  template <class In, class Out>
+  static detail::block_buffers buffers_of(const In& in, Out& out) {
+    return {std::ranges::data(in), std::ranges::size(in), std::ranges::data(out),
+            std::ranges::size(out), sizeof(std::ranges::range_value_t<In>)};
+  }
+
+  template <class In, class Out>
+  static constexpr bool same_elements =
+      std::is_same_v<std::ranges::range_value_t<In>, std::ranges::range_value_t<Out>>;
+
+  template <class In, class Out>
+  request gather_impl(const char* call, const In& in, Out& out, int root) {
+    static_assert(same_elements<In, Out>, "cairn::gather: input and output element types differ");
+    return detail::start_gather(target(call), call, buffers_of(in, out), root);
+  }
+
+  template <class In, class Out>
+  request scatter_impl(const char* call, const In& in, Out& out, int root) {
+    static_assert(same_elements<In, Out>, "cairn::scatter: input and output element types differ");
+    return detail::start_scatter(target(call), call, buffers_of(in, out), root);
+  }
+
+  template <class In, class Out>
+  request allgather_impl(const char* call, const In& in, Out& out, allgather_algorithm alg) {
+    static_assert(same_elements<In, Out>, "cairn::allgather: input and output element types differ");
+    return detail::start_allgather(target(call), call, buffers_of(in, out), alg);
+  }
+
+  template <class In, class Out>
+  request alltoall_impl(const char* call, const In& in, Out& out) {
+    static_assert(same_elements<In, Out>, "cairn::alltoall: input and output element types differ");
+    return detail::start_alltoall(target(call), call, buffers_of(in, out));
   }
 
   template <class T, class Out, class Op>

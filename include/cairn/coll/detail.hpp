@@ -50,11 +50,33 @@ struct coll_target {
   int world_rank;  ///< this rank in the world (for error messages)
 };
 
+/// The buffers of a collective on fixed-size blocks (gather, scatter, allgather, alltoall),
+/// with element counts as the caller passed them; the entry points check them against the
+/// group size.
+struct block_buffers {
+  const void* in = nullptr;    ///< the caller's input
+  std::size_t in_count = 0;   ///< elements in `in`
+  void* out = nullptr;        ///< the caller's output
+  std::size_t out_count = 0;  ///< elements in `out`
+  std::size_t elem = 1;       ///< element size in bytes
+};
+
 request start_barrier(const coll_target& t, const char* call);
 request start_bcast(const coll_target& t, const char* call, void* buf, std::size_t bytes, int root);
 request start_reduce(const coll_target& t, const char* call, const void* in, void* out,
                      std::size_t count, int root, const op_binding& op);
 request start_allreduce(const coll_target& t, const char* call, const void* in, void* out,
                         std::size_t count, const op_binding& op, allreduce_algorithm alg);
+/// Gather: checks `root` and the sizes (the block is `b.in_count` elements; on the root `b.out`
+/// holds at least group size x block), plans and starts. Throws cairn::error before sending.
+request start_gather(const coll_target& t, const char* call, const block_buffers& b, int root);
+/// Scatter: the block is `b.out_count` elements; on the root `b.in` holds at least group size x
+/// block.
+request start_scatter(const coll_target& t, const char* call, const block_buffers& b, int root);
+/// Allgather: the block is `b.in_count` elements; `b.out` holds at least group size x block.
+request start_allgather(const coll_target& t, const char* call, const block_buffers& b,
+                        allgather_algorithm alg);
+/// Alltoall: `b.in_count` is a multiple of the group size; `b.out` holds at least as many.
+request start_alltoall(const coll_target& t, const char* call, const block_buffers& b);
 
 }  // namespace cairn::detail
