@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <unordered_map>
 
 #include "coll/executor.hpp"
 #include "coll/planners.hpp"
@@ -47,31 +48,68 @@ void check_disjoint(const coll_target& t, const char* call, const void* in, std:
     fail(call, t.world_rank, "input and output overlap");
 }
 
-request start_blocks(const coll_target& t, const char* call, coll::schedule plan,
-                     const block_buffers& b) {
-  return start_schedule(t, call, std::make_shared<const coll::schedule>(std::move(plan)), b.in,
-                        b.out, op_binding{});
+// Plans are pure functions of (planner, group size, rank, root, sizes): they are cached per
+// thread (a rank is one thread), so a repeated collective plans and allocates nothing.
+enum class planner : std::uint8_t {
+  barrier_dissemination, bcast_binomial, reduce_binomial, allreduce_recursive_doubling,
+  allreduce_ring, gather_binomial, scatter_binomial, allgather_ring, allgather_bruck,
+  alltoall_pairwise,
+};
+struct plan_key {
+  planner which;
+  bool commutative;
+  int p, me, root;
+  std::size_t bytes, elem;
+  bool operator==(const plan_key&) const = default;
+};
+struct plan_key_hash {
+  std::size_t operator()(const plan_key& k) const noexcept {
+    std::size_t h = static_cast<std::size_t>(k.which) * 0x9E3779B97F4A7C15ull + k.commutative;
+    for (std::size_t v : {static_cast<std::size_t>(k.p), static_cast<std::size_t>(k.me),
+                          static_cast<std::size_t>(k.root), k.bytes, k.elem})
+      h = (h ^ v) * 0x100000001B3ull + (h >> 29);
+    return h;
+  }
+};
+template <class Make>
+std::shared_ptr<const coll::schedule> cached(const plan_key& k, Make&& make) {
+  thread_local std::unordered_map<plan_key, std::shared_ptr<const coll::schedule>, plan_key_hash> cache;
+  if (auto it = cache.find(k); it != cache.end()) return it->second;
+  if (cache.size() >= 4096) cache.clear();  // bounded: sizes that vary forever
+  auto plan = std::make_shared<const coll::schedule>(make());
+  cache.emplace(k, plan);
+  return plan;
+}
+
+request start_blocks(const coll_target& t, const char* call,
+                     std::shared_ptr<const coll::schedule> plan, const block_buffers& b) {
+  return start_schedule(t, call, std::move(plan), b.in, b.out, op_binding{});
 }
 }  // namespace
 
 request start_barrier(const coll_target& t, const char* call) {
-  auto plan = std::make_shared<const coll::schedule>(
-      coll::plan_barrier_dissemination(group_size(t), t.group_rank));
+  const int p = group_size(t), me = t.group_rank;
+  auto plan = cached({planner::barrier_dissemination, true, p, me, 0, 0, 0},
+                     [&] { return coll::plan_barrier_dissemination(p, me); });
   return start_schedule(t, call, std::move(plan), nullptr, nullptr, op_binding{});
 }
 
 request start_bcast(const coll_target& t, const char* call, void* buf, std::size_t bytes, int root) {
   check_root(t, call, root);
-  auto plan = std::make_shared<const coll::schedule>(
-      coll::plan_bcast_binomial(group_size(t), t.group_rank, root, bytes));
+  const int p = group_size(t), me = t.group_rank;
+  auto plan = cached({planner::bcast_binomial, true, p, me, root, bytes, 0},
+                     [&] { return coll::plan_bcast_binomial(p, me, root, bytes); });
   return start_schedule(t, call, std::move(plan), buf, buf, op_binding{});
 }
 
 request start_reduce(const coll_target& t, const char* call, const void* in, void* out,
                      std::size_t count, int root, const op_binding& op) {
   check_root(t, call, root);
-  auto plan = std::make_shared<const coll::schedule>(coll::plan_reduce_binomial(
-      group_size(t), t.group_rank, root, count * op.elem, op.commutative));
+  const int p = group_size(t), me = t.group_rank;
+  const std::size_t bytes = count * op.elem;
+  auto plan = cached({planner::reduce_binomial, op.commutative, p, me, root, bytes, 0}, [&] {
+    return coll::plan_reduce_binomial(p, me, root, bytes, op.commutative);
+  });
   return start_schedule(t, call, std::move(plan), in, out, op);
 }
 
@@ -85,10 +123,15 @@ request start_allreduce(const coll_target& t, const char* call, const void* in, 
     alg = op.commutative && p > 2 && bytes >= ring_threshold_bytes && count >= static_cast<std::size_t>(p)
               ? allreduce_algorithm::ring
               : allreduce_algorithm::recursive_doubling;
-  auto plan = std::make_shared<const coll::schedule>(
-      alg == allreduce_algorithm::ring
-          ? coll::plan_allreduce_ring(p, t.group_rank, bytes, op.elem)
-          : coll::plan_allreduce_recursive_doubling(p, t.group_rank, bytes, op.elem, op.commutative));
+  const int me = t.group_rank;
+  auto plan = alg == allreduce_algorithm::ring
+                  ? cached({planner::allreduce_ring, true, p, me, 0, bytes, op.elem},
+                           [&] { return coll::plan_allreduce_ring(p, me, bytes, op.elem); })
+                  : cached({planner::allreduce_recursive_doubling, op.commutative, p, me, 0, bytes, op.elem},
+                           [&] {
+                             return coll::plan_allreduce_recursive_doubling(p, me, bytes, op.elem,
+                                                                            op.commutative);
+                           });
   return start_schedule(t, call, std::move(plan), in, out, op);
 }
 
@@ -101,7 +144,11 @@ request start_gather(const coll_target& t, const char* call, const block_buffers
     check_holds(t, call, "output", b.out_count, need, n);
     check_disjoint(t, call, b.in, block, b.out, need * b.elem);
   }
-  return start_blocks(t, call, coll::plan_gather_binomial(p, t.group_rank, root, block), b);
+  const int me = t.group_rank;
+  return start_blocks(t, call,
+                      cached({planner::gather_binomial, true, p, me, root, block, 0},
+                             [&] { return coll::plan_gather_binomial(p, me, root, block); }),
+                      b);
 }
 
 request start_scatter(const coll_target& t, const char* call, const block_buffers& b, int root) {
@@ -113,7 +160,11 @@ request start_scatter(const coll_target& t, const char* call, const block_buffer
     check_holds(t, call, "input", b.in_count, need, n);
     check_disjoint(t, call, b.in, need * b.elem, b.out, block);
   }
-  return start_blocks(t, call, coll::plan_scatter_binomial(p, t.group_rank, root, block), b);
+  const int me = t.group_rank;
+  return start_blocks(t, call,
+                      cached({planner::scatter_binomial, true, p, me, root, block, 0},
+                             [&] { return coll::plan_scatter_binomial(p, me, root, block); }),
+                      b);
 }
 
 request start_allgather(const coll_target& t, const char* call, const block_buffers& b,
@@ -126,10 +177,13 @@ request start_allgather(const coll_target& t, const char* call, const block_buff
   if (alg == allgather_algorithm::automatic)
     alg = need * b.elem < allgather_ring_threshold_bytes ? allgather_algorithm::bruck
                                                          : allgather_algorithm::ring;
+  const int me = t.group_rank;
   return start_blocks(t, call,
                       alg == allgather_algorithm::ring
-                          ? coll::plan_allgather_ring(p, t.group_rank, block)
-                          : coll::plan_allgather_bruck(p, t.group_rank, block),
+                          ? cached({planner::allgather_ring, true, p, me, 0, block, 0},
+                                   [&] { return coll::plan_allgather_ring(p, me, block); })
+                          : cached({planner::allgather_bruck, true, p, me, 0, block, 0},
+                                   [&] { return coll::plan_allgather_bruck(p, me, block); }),
                       b);
 }
 
@@ -142,7 +196,12 @@ request start_alltoall(const coll_target& t, const char* call, const block_buffe
   const std::size_t n = b.in_count / static_cast<std::size_t>(p);
   check_holds(t, call, "output", b.out_count, b.in_count, n);
   check_disjoint(t, call, b.in, bytes, b.out, bytes);
-  return start_blocks(t, call, coll::plan_alltoall_pairwise(p, t.group_rank, n * b.elem), b);
+  const int me = t.group_rank;
+  const std::size_t block = n * b.elem;
+  return start_blocks(t, call,
+                      cached({planner::alltoall_pairwise, true, p, me, 0, block, 0},
+                             [&] { return coll::plan_alltoall_pairwise(p, me, block); }),
+                      b);
 }
 
 }  // namespace cairn::detail

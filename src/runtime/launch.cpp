@@ -1,5 +1,8 @@
 #include "cairn/runtime/launch.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -75,6 +78,45 @@ double watchdog_setting(const launch_options& o) {
   return 0;
 }
 
+// Binds rank threads to the cores this process may use, one each; restores the calling
+// thread's mask afterwards.
+class cpu_binding {
+ public:
+  cpu_binding() {
+#if defined(__linux__)
+    CPU_ZERO(&saved_);
+    have_ = sched_getaffinity(0, sizeof saved_, &saved_) == 0;
+    for (int c = 0; have_ && c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &saved_)) cpus_.push_back(c);
+#endif
+  }
+  void bind(int rank) {
+#if defined(__linux__)
+    if (cpus_.empty()) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus_[static_cast<std::size_t>(rank) % cpus_.size()], &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    if (rank == 0) bound_caller_ = true;
+#else
+    (void)rank;
+#endif
+  }
+  void restore() {
+#if defined(__linux__)
+    if (bound_caller_ && have_) pthread_setaffinity_np(pthread_self(), sizeof saved_, &saved_);
+#endif
+  }
+
+ private:
+#if defined(__linux__)
+  cpu_set_t saved_;
+#endif
+  bool have_ = false;
+  bool bound_caller_ = false;
+  std::vector<int> cpus_;
+};
+
 int run_threads(int argc, char** argv, const launch_options& o,
                 const std::function<void(world&)>& fn) {
   int n = 0;
@@ -111,7 +153,14 @@ int run_threads(int argc, char** argv, const launch_options& o,
     contexts[static_cast<std::size_t>(r)] = std::move(c);
   }
 
+  // With a core per rank, each rank thread is bound to its own core (as MPI launchers bind
+  // processes): otherwise the scheduler may leave two ranks on one core for a while, and
+  // every exchange between them then waits out a spin. CAIRN_BIND=none turns it off.
+  const char* bind_env = env("CAIRN_BIND");
+  const bool bind = !oversubscribed && !(bind_env && std::strcmp(bind_env, "none") == 0);
+  cpu_binding binding;
   auto body = [&](int r) {
+    if (bind) binding.bind(r);
     try {
       world w(contexts[static_cast<std::size_t>(r)]);
       fn(w);
@@ -127,6 +176,7 @@ int run_threads(int argc, char** argv, const launch_options& o,
   for (int r = 1; r < n; ++r) threads.emplace_back(body, r);
   body(0);
   for (auto& t : threads) t.join();
+  binding.restore();  // the caller's thread was rank 0
   // Only now can nothing arrive any more: report what was sent but never received.
   if (!run->aborting.load())
     for (auto& c : contexts) c->tp().finish(*c);

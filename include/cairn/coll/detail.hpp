@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <type_traits>
 
 #include "cairn/coll/algorithms.hpp"
 #include "cairn/coll/op.hpp"
@@ -39,7 +40,14 @@ void combine_typed(const void* op, const void* from, void* to, std::size_t n, bo
 /// Binds `op` for elements of type T.
 template <class T, class Op>
 op_binding bind_op(const Op& op) {
-  return op_binding{&combine_typed<T, Op>, std::make_shared<Op>(op), sizeof(T), op_commutative(op)};
+  if constexpr (std::is_empty_v<Op> && std::is_default_constructible_v<Op>) {
+    // Stateless operations (plus, min, ...) share one static object: no allocation per call.
+    static const Op shared{};
+    return op_binding{&combine_typed<T, Op>, std::shared_ptr<const void>(std::shared_ptr<const void>{}, &shared),
+                      sizeof(T), op_commutative(op)};
+  } else {
+    return op_binding{&combine_typed<T, Op>, std::make_shared<Op>(op), sizeof(T), op_commutative(op)};
+  }
 }
 
 /// Where a collective runs: the rank, the group and this rank's place in it.
