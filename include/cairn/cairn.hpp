@@ -4,6 +4,7 @@
 
 #include "cairn/coll/algorithms.hpp"
 #include "cairn/coll/collectives.hpp"
+#include "cairn/coll/generalized.hpp"
 #include "cairn/coll/op.hpp"
 #include "cairn/coll/schedule.hpp"
 #include "cairn/runtime/error.hpp"

@@ -62,4 +62,32 @@ schedule plan_allgather_bruck(int p, int me, std::size_t block);
 /// in step k sending to (me + k) % p and receiving from (me - k + p) % p.
 schedule plan_alltoall_pairwise(int p, int me, std::size_t block);
 
+/// Ring reduce-scatter of p blocks of `block` bytes: rank i gets block i reduced over all
+/// ranks, in its output. p - 1 steps; the partial of block b starts at rank b + 1 and passes
+/// right through every rank, which folds in its own input block, ending at rank b (each rank
+/// sends (p - 1) blocks). The order of operands follows the ring, not the ranks: commutative
+/// operations only.
+schedule plan_reduce_scatter_block_ring(int p, int me, std::size_t block);
+
+/// Recursive-halving reduce-scatter of p blocks of `block` bytes, operands in rank order (any
+/// associative operation). Non-powers of two fold first in adjacent pairs (2i hands its whole
+/// input to 2i + 1, as in the ordered allreduce fold, and gets its block back at the end).
+/// Then log2 p' steps with distances 1, 2, 4, ... (increasing, so that every partial covers a
+/// contiguous range of ranks): each sends half of what it still holds to its partner and folds
+/// in the partner's half of the other. The blocks sit in scratch in bit-reversed order of their
+/// core rank, so that both halves are contiguous. Rounds of messages: log2 p for powers of
+/// two, else floor(log2 p) + 2; each core rank sends about p blocks. Scratch: p blocks (the
+/// accumulator) plus the largest half received (p blocks on ranks that take a fold).
+schedule plan_reduce_scatter_block_recursive_halving(int p, int me, std::size_t block);
+
+/// Inclusive scan by recursive doubling (Hillis-Steele): ceil(log2 p) rounds; in round k rank
+/// i sends its partial to i + 2^k and folds in the partial of i - 2^k as the left operand, so
+/// that operands stay in rank order.
+schedule plan_scan_recursive_doubling(int p, int me, std::size_t bytes);
+
+/// Exclusive scan by recursive doubling: the scan's rounds, with the exclusive partial (the
+/// result, in the output) kept next to the inclusive one (sent, in scratch). Rank 0 never
+/// writes its output.
+schedule plan_exscan_recursive_doubling(int p, int me, std::size_t bytes);
+
 }  // namespace cairn::coll

@@ -20,6 +20,18 @@ std::pair<std::size_t, std::size_t> schedule::round(std::size_t r) const noexcep
   return {first, last};
 }
 
+std::size_t schedule::message_rounds() const noexcept {
+  std::size_t n = 0;
+  for (std::size_t k = 0; k < rounds(); ++k) {
+    const auto [first, last] = round(k);
+    bool comm = false;
+    for (std::size_t i = first; i < last; ++i)
+      comm = comm || steps[i].kind == step_kind::send || steps[i].kind == step_kind::recv;
+    n += comm;
+  }
+  return n;
+}
+
 namespace {
 const char* slot_name(slot s) {
   switch (s) {

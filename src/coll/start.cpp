@@ -53,7 +53,8 @@ void check_disjoint(const coll_target& t, const char* call, const void* in, std:
 enum class planner : std::uint8_t {
   barrier_dissemination, bcast_binomial, reduce_binomial, allreduce_recursive_doubling,
   allreduce_ring, gather_binomial, scatter_binomial, allgather_ring, allgather_bruck,
-  alltoall_pairwise,
+  alltoall_pairwise, reduce_scatter_block_ring, reduce_scatter_block_recursive_halving,
+  scan_recursive_doubling, exscan_recursive_doubling,
 };
 struct plan_key {
   planner which;
@@ -79,6 +80,15 @@ std::shared_ptr<const coll::schedule> cached(const plan_key& k, Make&& make) {
   auto plan = std::make_shared<const coll::schedule>(make());
   cache.emplace(k, plan);
   return plan;
+}
+
+// Scans: input and output of the same count, disjoint; returns their size in bytes.
+std::size_t check_scan_buffers(const coll_target& t, const char* call, const block_buffers& b) {
+  const std::size_t bytes = checked_bytes(call, t.world_rank, b.in_count, b.elem);
+  if (b.out_count != b.in_count)
+    fail(call, t.world_rank, "output holds ", b.out_count, " elements, input ", b.in_count);
+  check_disjoint(t, call, b.in, bytes, b.out, bytes);
+  return bytes;
 }
 
 request start_blocks(const coll_target& t, const char* call,
@@ -202,6 +212,46 @@ request start_alltoall(const coll_target& t, const char* call, const block_buffe
                       cached({planner::alltoall_pairwise, true, p, me, 0, block, 0},
                              [&] { return coll::plan_alltoall_pairwise(p, me, block); }),
                       b);
+}
+
+request start_reduce_scatter_block(const coll_target& t, const char* call, const block_buffers& b,
+                                   const op_binding& op, reduce_scatter_block_algorithm alg) {
+  const int p = group_size(t);
+  const std::size_t n = b.out_count, block = checked_bytes(call, t.world_rank, n, b.elem);
+  const std::size_t need = blocks_count(t, call, n, static_cast<std::size_t>(p), b.elem);
+  check_holds(t, call, "input", b.in_count, need, n);
+  check_disjoint(t, call, b.in, need * b.elem, b.out, block);
+  if (alg == reduce_scatter_block_algorithm::ring && !op.commutative)
+    fail(call, t.world_rank, "the ring algorithm needs a commutative operation");
+  if (alg == reduce_scatter_block_algorithm::automatic)
+    alg = op.commutative && p > 2 && need * b.elem >= ring_threshold_bytes
+              ? reduce_scatter_block_algorithm::ring
+              : reduce_scatter_block_algorithm::recursive_halving;
+  const int me = t.group_rank;
+  // Neither plan depends on commutativity (recursive halving always keeps rank order; the ring
+  // runs commutative operations only): the key does not tell them apart.
+  auto plan = alg == reduce_scatter_block_algorithm::ring
+                  ? cached({planner::reduce_scatter_block_ring, true, p, me, 0, block, 0},
+                           [&] { return coll::plan_reduce_scatter_block_ring(p, me, block); })
+                  : cached({planner::reduce_scatter_block_recursive_halving, true, p, me, 0, block, 0},
+                           [&] { return coll::plan_reduce_scatter_block_recursive_halving(p, me, block); });
+  return start_schedule(t, call, std::move(plan), b.in, b.out, op);
+}
+
+request start_scan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op) {
+  const std::size_t bytes = check_scan_buffers(t, call, b);
+  const int p = group_size(t), me = t.group_rank;
+  auto plan = cached({planner::scan_recursive_doubling, true, p, me, 0, bytes, 0},
+                     [&] { return coll::plan_scan_recursive_doubling(p, me, bytes); });
+  return start_schedule(t, call, std::move(plan), b.in, b.out, op);
+}
+
+request start_exscan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op) {
+  const std::size_t bytes = check_scan_buffers(t, call, b);
+  const int p = group_size(t), me = t.group_rank;
+  auto plan = cached({planner::exscan_recursive_doubling, true, p, me, 0, bytes, 0},
+                     [&] { return coll::plan_exscan_recursive_doubling(p, me, bytes); });
+  return start_schedule(t, call, std::move(plan), b.in, b.out, op);
 }
 
 }  // namespace cairn::detail

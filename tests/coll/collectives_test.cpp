@@ -1,7 +1,8 @@
 // Collectives on both engines, on the world and on groups, against sequential references on
 // random data: every collective x algorithm x counts {0, 1, 7, 1000, 100000} x in-place. The
-// block collectives (gather, scatter, allgather, alltoall) cap the largest count by the world
-// size (memory grows with p x count per rank) and run on the world and on a shuffled group.
+// block collectives (gather, scatter, allgather, alltoall, reduce_scatter_block) cap the
+// largest count by the world size (memory grows with p x count per rank) and run, like the
+// scans, on the world and on a shuffled group.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -87,6 +88,40 @@ std::string mismatch(const std::vector<std::int64_t>& got, const std::vector<std
       return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + ", expected " + std::to_string(want[i]);
   return "";
 }
+
+// Summable data (exact sums over any number of ranks): datum() reduced to [0, 10^6).
+std::int64_t small_datum(unsigned seed, int from, int to, std::size_t i) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(datum(seed, from, to, i)) % 1000000);
+}
+// The blocks of world rank `from` for each of `to` (in order), concatenated, as small data.
+std::vector<std::int64_t> small_blocks_for(std::size_t n, unsigned seed, int from, const std::vector<int>& to) {
+  std::vector<std::int64_t> v;
+  v.reserve(to.size() * n);
+  for (int d : to)
+    for (std::size_t i = 0; i < n; ++i) v.push_back(small_datum(seed, from, d, i));
+  return v;
+}
+// Element-wise sum over world ranks `from` of their blocks for `to`.
+std::vector<std::int64_t> small_block_sum(std::size_t n, unsigned seed, const std::vector<int>& from, int to) {
+  std::vector<std::int64_t> s(n, 0);
+  for (int f : from)
+    for (std::size_t i = 0; i < n; ++i) s[i] += small_datum(seed, f, to, i);
+  return s;
+}
+// A matrix made of datum(): element i of the matrices world rank `from` contributes for `to`.
+mat2 mat_datum(unsigned seed, int from, int to, std::size_t i) {
+  const auto x = static_cast<std::uint64_t>(datum(seed, from, to, i));
+  const auto y = static_cast<std::uint64_t>(datum(seed + 1, from, to, i));
+  return {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(x >> 32), static_cast<std::uint32_t>(y),
+          static_cast<std::uint32_t>(y >> 32)};
+}
+std::string mat_mismatch(const std::vector<mat2>& got, const std::vector<mat2>& want) {
+  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + ", expected " + std::to_string(want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!(got[i] == want[i])) return "element " + std::to_string(i) + " differs";
+  return "";
+}
+const auto mat_product = cairn::op([](const mat2& x, const mat2& y) { return mul(x, y); }, false);
 
 // Largest block counts for a world of p ranks, so that a test stays well under 200 MB and a few
 // seconds with 31 threads: rooted collectives hold p blocks on the root (and subtrees in
@@ -327,6 +362,93 @@ TEST(Collectives, AlltoallCountsGroups) {
   });
 }
 
+TEST(Collectives, ReduceScatterBlockAlgorithmsCountsGroups) {
+  run([](cairn::world& w) {
+    const std::size_t cap = all_cap(w.size());
+    on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
+      const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
+      for (std::size_t n : counts) {
+        n = std::min(n, cap);
+        for (auto alg : {cairn::reduce_scatter_block_algorithm::automatic,
+                         cairn::reduce_scatter_block_algorithm::recursive_halving,
+                         cairn::reduce_scatter_block_algorithm::ring}) {
+          const unsigned seed = static_cast<unsigned>(n * 5 + static_cast<std::size_t>(alg) + 100 * mem.size());
+          // Block j is for member j; the output has one spare element, which stays untouched.
+          const auto in = small_blocks_for(n, seed, wme, mem);
+          std::vector<std::int64_t> out(n + 1, -1);
+          const auto first = std::span(out).first(n);
+          if (n % 2) {
+            c.reduce_scatter_block(in, first, cairn::plus{}, alg);
+          } else {
+            c.ireduce_scatter_block(in, first, cairn::plus{}, alg).wait();
+          }
+          ASSERT_EQ(out.back(), -1);
+          out.pop_back();
+          ASSERT_EQ(mismatch(out, small_block_sum(n, seed, mem, wme)), "")
+              << "n=" << n << " alg=" << static_cast<int>(alg) << " p=" << p;
+        }
+        // Non-commutative: products in rank order (recursive halving, also when automatic).
+        for (auto alg : {cairn::reduce_scatter_block_algorithm::automatic,
+                         cairn::reduce_scatter_block_algorithm::recursive_halving}) {
+          const unsigned seed = static_cast<unsigned>(n * 11 + static_cast<std::size_t>(alg) + 100 * mem.size());
+          std::vector<mat2> in;
+          in.reserve(static_cast<std::size_t>(p) * n);
+          for (int d : mem)
+            for (std::size_t i = 0; i < n; ++i) in.push_back(mat_datum(seed, wme, d, i));
+          std::vector<mat2> out(n);
+          c.reduce_scatter_block(in, out, mat_product, alg);
+          std::vector<mat2> expect(n, mat2{1, 0, 0, 1});
+          for (int f : mem)
+            for (std::size_t i = 0; i < n; ++i) expect[i] = mul(expect[i], mat_datum(seed, f, wme, i));
+          ASSERT_EQ(mat_mismatch(out, expect), "") << "product, n=" << n << " alg=" << static_cast<int>(alg) << " p=" << p;
+        }
+      }
+    });
+  });
+}
+
+TEST(Collectives, ScanExscanCountsGroups) {
+  run([](cairn::world& w) {
+    on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
+      const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
+      for (std::size_t n : counts) {
+        const unsigned seed = static_cast<unsigned>(n * 3 + 100 * mem.size());
+        const auto in = small_blocks_for(n, seed, wme, {0});
+        std::vector<std::int64_t> incl(n, -1), excl(n, -1);
+        if (n % 2) {
+          c.scan(in, incl, cairn::plus{});
+          c.iexscan(in, excl, cairn::plus{}).wait();
+        } else {
+          auto a = c.iscan(in, incl, cairn::plus{});
+          c.exscan(in, excl, cairn::plus{});
+          a.wait();
+        }
+        std::vector<std::int64_t> expect(n, 0);  // over group ranks 0..me-1
+        for (int r = 0; r < me; ++r)
+          for (std::size_t i = 0; i < n; ++i) expect[i] += small_datum(seed, mem[static_cast<std::size_t>(r)], 0, i);
+        ASSERT_EQ(mismatch(excl, me == 0 ? std::vector<std::int64_t>(n, -1) : expect), "")
+            << "exscan n=" << n << " p=" << p << " rank " << me;
+        for (std::size_t i = 0; i < n; ++i) expect[i] += in[i];
+        ASSERT_EQ(mismatch(incl, expect), "") << "scan n=" << n << " p=" << p << " rank " << me;
+        // Non-commutative: products in rank order.
+        const std::size_t m = std::min<std::size_t>(n, 1000);
+        std::vector<mat2> a(m);
+        for (std::size_t i = 0; i < m; ++i) a[i] = mat_datum(seed, wme, 0, i);
+        std::vector<mat2> pincl(m), pexcl(m, mat2{7, 7, 7, 7});
+        c.scan(a, pincl, mat_product);
+        c.exscan(a, pexcl, mat_product);
+        std::vector<mat2> prod(m, mat2{1, 0, 0, 1});
+        for (int r = 0; r < me; ++r)
+          for (std::size_t i = 0; i < m; ++i) prod[i] = mul(prod[i], mat_datum(seed, mem[static_cast<std::size_t>(r)], 0, i));
+        ASSERT_EQ(mat_mismatch(pexcl, me == 0 ? std::vector<mat2>(m, mat2{7, 7, 7, 7}) : prod), "")
+            << "exscan product m=" << m << " p=" << p << " rank " << me;
+        for (std::size_t i = 0; i < m; ++i) prod[i] = mul(prod[i], a[i]);
+        ASSERT_EQ(mat_mismatch(pincl, prod), "") << "scan product m=" << m << " p=" << p << " rank " << me;
+      }
+    });
+  });
+}
+
 // Groups from ranges and lists; non-members hold the group but do not call; collectives on
 // overlapping groups started back to back and completed in the opposite order.
 TEST(Collectives, GroupsAndConcurrentOverlappingCollectives) {
@@ -381,7 +503,8 @@ TEST(Collectives, RandomConcurrentMixtures) {
       const int k = 1 + static_cast<int>(g() % 5);
       struct item {
         cairn::group grp;
-        int kind;  // allreduce, bcast, reduce, gather, scatter, allgather, alltoall
+        int kind;  // allreduce, bcast, reduce, gather, scatter, allgather, alltoall,
+                   // reduce_scatter_block, scan, exscan
         std::size_t n;
         int root;
         std::vector<std::int64_t> in, out;
@@ -393,7 +516,7 @@ TEST(Collectives, RandomConcurrentMixtures) {
           if (g() % 3 != 0 || r == static_cast<int>(g() % static_cast<unsigned>(p))) mem.push_back(r);
         if (mem.empty()) mem.push_back(static_cast<int>(g() % static_cast<unsigned>(p)));
         std::shuffle(mem.begin(), mem.end(), g);
-        item it{w.group(mem), static_cast<int>(g() % 7), static_cast<std::size_t>(g() % 300), 0, {}, {}};
+        item it{w.group(mem), static_cast<int>(g() % 10), static_cast<std::size_t>(g() % 300), 0, {}, {}};
         it.root = static_cast<int>(g() % static_cast<unsigned>(mem.size()));
         items.push_back(std::move(it));
       }
@@ -425,10 +548,18 @@ TEST(Collectives, RandomConcurrentMixtures) {
           it.in = block(it.n, seed, me);
           it.out.assign(gp * it.n, -7);
           reqs.push_back(it.grp.iallgather(it.in, it.out, static_cast<cairn::allgather_algorithm>(m % 3)));
-        } else {
+        } else if (it.kind == 6) {
           it.in = blocks_for(it.n, seed, me, it.grp.members());
           it.out.assign(gp * it.n, -7);
           reqs.push_back(it.grp.ialltoall(it.in, it.out));
+        } else if (it.kind == 7) {
+          it.in = small_blocks_for(it.n, seed, me, it.grp.members());
+          reqs.push_back(it.grp.ireduce_scatter_block(it.in, it.out, cairn::plus{},
+                                                      static_cast<cairn::reduce_scatter_block_algorithm>(m % 3)));
+        } else if (it.kind == 8) {
+          reqs.push_back(it.grp.iscan(it.in, it.out, cairn::plus{}));
+        } else {
+          reqs.push_back(it.grp.iexscan(it.in, it.out, cairn::plus{}));
         }
         mine.push_back(i);
       }
@@ -452,6 +583,18 @@ TEST(Collectives, RandomConcurrentMixtures) {
         }
         if (it.kind == 6) {
           ASSERT_EQ(mismatch(it.out, blocks_from(it.n, seed, mem, me)), "") << "alltoall, mixture " << m << " item " << i;
+        }
+        if (it.kind == 7) {
+          ASSERT_EQ(mismatch(it.out, small_block_sum(it.n, seed, mem, me)), "") << "reduce_scatter_block, mixture " << m;
+        }
+        if (it.kind >= 8) {  // scans: over group ranks 0..rank (exscan: ..rank-1; rank 0 keeps -7)
+          const int gr = it.grp.rank();
+          std::vector<std::int64_t> expect(it.n, it.kind == 9 && gr == 0 ? -7 : 0);
+          for (int r = 0; r < gr + (it.kind == 8 ? 1 : 0); ++r) {
+            const auto v = input(it.n, mem[static_cast<std::size_t>(r)], seed);
+            for (std::size_t j = 0; j < it.n; ++j) expect[j] += v[j];
+          }
+          ASSERT_EQ(mismatch(it.out, expect), "") << (it.kind == 8 ? "scan" : "exscan") << ", mixture " << m;
         }
         if (it.kind >= 3) continue;
         std::vector<std::int64_t> sum(it.n, 0);
@@ -534,6 +677,26 @@ TEST(Collectives, BadInput) {
                                     std::to_string(p) + " ranks"))
           << msg;
     }
+    // Reduce-scatter and scans: sizes, overlap and the ring's need for a commutative operation.
+    std::vector<int> blocks(4 * P), one(4);
+    msg = message_of([&] { w.reduce_scatter_block(std::span(blocks).first(4 * P - 1), one); });
+    EXPECT_TRUE(contains(msg, "cairn::reduce_scatter_block: rank " + std::to_string(me) + ": input holds " +
+                                  std::to_string(4 * P - 1) + " elements, needs " + std::to_string(4 * P)))
+        << msg;
+    msg = message_of([&] { (void)w.ireduce_scatter_block(blocks, std::span(blocks).last(4)); });
+    EXPECT_TRUE(contains(msg, "cairn::ireduce_scatter_block: rank " + std::to_string(me) + ": input and output overlap"))
+        << msg;
+    msg = message_of([&] {
+      w.reduce_scatter_block(blocks, one, cairn::op([](int a, int b) { return a - b; }, false),
+                             cairn::reduce_scatter_block_algorithm::ring);
+    });
+    EXPECT_TRUE(contains(msg, "the ring algorithm needs a commutative operation")) << msg;
+    msg = message_of([&] { w.scan(v, out); });
+    EXPECT_TRUE(contains(msg, "cairn::scan: rank " + std::to_string(me) + ": output holds 3 elements, input 4")) << msg;
+    msg = message_of([&] { (void)w.iexscan(v, std::vector<int>(5)); });
+    EXPECT_TRUE(contains(msg, "cairn::iexscan: rank " + std::to_string(me) + ": output holds 5 elements, input 4")) << msg;
+    msg = message_of([&] { w.exscan(std::span(whole).first(4), std::span(whole).subspan(2, 4)); });
+    EXPECT_TRUE(contains(msg, "input and output overlap")) << msg;
     if (p > 1) {
       auto first = w.group(cairn::ranks{0, 1});
       if (me != 0) {
@@ -565,6 +728,19 @@ TEST(Collectives, BadInput) {
         EXPECT_NE(std::string(e.what()).find("do all ranks pass the same count"), std::string::npos) << e.what();
       }
       if (me == 0 || me == 1) {
+        EXPECT_TRUE(threw) << "rank " << me;
+      }
+      w.barrier();
+      // And for a scan: rank 1 receives rank 0's long partial in the first round.
+      std::vector<std::uint64_t> prefix(in.size());
+      threw = false;
+      try {
+        w.scan(in, prefix);
+      } catch (const cairn::error& e) {
+        threw = true;
+        EXPECT_NE(std::string(e.what()).find("do all ranks pass the same count"), std::string::npos) << e.what();
+      }
+      if (me == 1) {
         EXPECT_TRUE(threw) << "rank " << me;
       }
       w.barrier();

@@ -77,6 +77,17 @@ void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& buf
       while (k < s.rounds()) {
         const auto [first, last] = s.round(k);
         if (!started[static_cast<std::size_t>(r)]) {  // local steps, then sends
+          // The round's messages are in flight together: no receive may write what another
+          // message of the round reads or writes.
+          for (std::size_t i = first; i < last; ++i)
+            for (std::size_t j = first; j < last; ++j) {
+              const step &a = s.steps[i], &c = s.steps[j];
+              if (i == j || a.kind != step_kind::recv || (c.kind != step_kind::send && c.kind != step_kind::recv)) continue;
+              const region& other = c.kind == step_kind::send ? c.from : c.to;
+              ASSERT_FALSE(a.bytes && c.bytes && a.to.slot == other.slot && a.to.offset < other.offset + c.bytes &&
+                           other.offset < a.to.offset + a.bytes)
+                  << s.name << " rank " << r << " of " << p << " round " << k << ": a receive overlaps another message";
+            }
           for (std::size_t i = first; i < last; ++i) {
             const step& st = s.steps[i];
             const bool reads = st.kind != step_kind::recv, writes = st.kind != step_kind::send;
@@ -127,36 +138,23 @@ void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& buf
   if (depth) *depth = *std::max_element(clock.begin(), clock.end());
 }
 
-// Rounds that move data (the "stages" of the papers).
-std::size_t message_rounds(const schedule& s) {
-  std::size_t n = 0;
-  for (std::size_t k = 0; k < s.rounds(); ++k) {
-    const auto [first, last] = s.round(k);
-    bool comm = false;
-    for (std::size_t i = first; i < last; ++i)
-      comm = comm || s.steps[i].kind == step_kind::send || s.steps[i].kind == step_kind::recv;
-    n += comm;
-  }
-  return n;
-}
-
 template <class T>
 std::vector<std::byte> bytes_of(const std::vector<T>& v) {
   std::vector<std::byte> b(v.size() * sizeof(T));
-  std::memcpy(b.data(), v.data(), b.size());
+  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());  // (no null pointers to memcpy)
   return b;
 }
 template <class T>
 std::vector<T> values_of(const std::vector<std::byte>& b, std::size_t n) {
   std::vector<T> v(n);
-  std::memcpy(v.data(), b.data(), n * sizeof(T));
+  if (n) std::memcpy(v.data(), b.data(), n * sizeof(T));
   return v;
 }
 
 std::vector<mat2> random_mats(std::size_t n, std::uint64_t seed) {
   auto raw = cairn::test::random_values<std::uint32_t>(4 * n, seed);
   std::vector<mat2> m(n);
-  std::memcpy(m.data(), raw.data(), n * sizeof(mat2));
+  if (n) std::memcpy(m.data(), raw.data(), n * sizeof(mat2));
   return m;
 }
 
@@ -199,7 +197,7 @@ TEST(Schedules, BarrierCompletesEverywhere) {
     simulate(plans, bufs, sum_i64);
     int log = 0;
     while ((1 << log) < p) ++log;
-    EXPECT_EQ(message_rounds(plans[0]), static_cast<std::size_t>(log)) << p;
+    EXPECT_EQ(plans[0].message_rounds(), static_cast<std::size_t>(log)) << p;
   }
 }
 
@@ -290,7 +288,7 @@ TEST(Schedules, AllreduceRecursiveDoublingStagesAndOrder) {
       while ((2 << log) <= p) ++log;
       const bool pow2 = (p & (p - 1)) == 0;
       std::size_t most = 0;
-      for (const auto& s : plans) most = std::max(most, message_rounds(s));
+      for (const auto& s : plans) most = std::max(most, s.message_rounds());
       EXPECT_EQ(most, static_cast<std::size_t>(pow2 ? log : log + 2)) << "p=" << p;
     }
 }
@@ -312,7 +310,7 @@ TEST(Schedules, AllreduceRing) {
       for (int r = 0; r < p; ++r)
         ASSERT_EQ(values_of<std::int64_t>(bufs[static_cast<std::size_t>(r)].out, n), expect) << p << " " << n;
       if (p > 1) {
-        EXPECT_EQ(message_rounds(plans[0]), static_cast<std::size_t>(2 * (p - 1)));
+        EXPECT_EQ(plans[0].message_rounds(), static_cast<std::size_t>(2 * (p - 1)));
       }
     }
 }
@@ -396,7 +394,7 @@ TEST(Schedules, AllgatherRingAndBruckStages) {
               << plans[0].name << " p=" << p << " block=" << block << " rank " << r;
           // Ring: p - 1 steps; Bruck: ceil(log2 p), one message each way per step.
           const std::size_t stages = static_cast<std::size_t>(bruck ? ceil_log2(p) : p - 1);
-          EXPECT_EQ(message_rounds(plans[static_cast<std::size_t>(r)]), stages) << plans[0].name << " p=" << p;
+          EXPECT_EQ(plans[static_cast<std::size_t>(r)].message_rounds(), stages) << plans[0].name << " p=" << p;
           EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(r)]), stages) << plans[0].name << " p=" << p;
         }
       }
@@ -419,10 +417,146 @@ TEST(Schedules, AlltoallPairwiseStages) {
           ASSERT_EQ(slice(bufs[static_cast<std::size_t>(r)].out, static_cast<std::size_t>(i) * block, block),
                     slice(bufs[static_cast<std::size_t>(i)].in, static_cast<std::size_t>(r) * block, block))
               << "p=" << p << " block=" << block << " rank " << r << " from " << i;
-        EXPECT_EQ(message_rounds(plans[static_cast<std::size_t>(r)]), static_cast<std::size_t>(p - 1)) << "p=" << p;
+        EXPECT_EQ(plans[static_cast<std::size_t>(r)].message_rounds(), static_cast<std::size_t>(p - 1)) << "p=" << p;
         EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(r)]), static_cast<std::size_t>(p - 1)) << "p=" << p;
       }
     }
+}
+
+// Reduce-scatter: rank r's input holds p blocks of n elements; its output gets block r reduced
+// over all ranks. Sums with both algorithms; matrix products (in rank order) with recursive
+// halving, the one for non-commutative operations.
+TEST(Schedules, ReduceScatterBlockRingAndRecursiveHalving) {
+  for (int p = 1; p <= 33; ++p)
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{3}})
+      for (bool ring : {true, false}) {
+        const std::size_t P = static_cast<std::size_t>(p);
+        auto plan = [&](int r, std::size_t block) {
+          return ring ? plan_reduce_scatter_block_ring(p, r, block)
+                      : plan_reduce_scatter_block_recursive_halving(p, r, block);
+        };
+        std::vector<schedule> plans;
+        std::vector<rank_buffers> bufs(P);
+        std::vector<std::int64_t> expect(P * n, 0);
+        for (int r = 0; r < p; ++r) {
+          auto v = cairn::test::random_values<std::int64_t>(P * n, 13, static_cast<unsigned>(r + 100 * p));
+          for (std::size_t i = 0; i < P * n; ++i) expect[i] += v[i];
+          plans.push_back(plan(r, n * 8));
+          bufs[static_cast<std::size_t>(r)].in = bytes_of(v);
+          bufs[static_cast<std::size_t>(r)].out.resize(n * 8);
+        }
+        std::size_t depth = 0;
+        simulate(plans, bufs, sum_i64, &depth);
+        for (int r = 0; r < p; ++r)
+          ASSERT_EQ(values_of<std::int64_t>(bufs[static_cast<std::size_t>(r)].out, n),
+                    std::vector<std::int64_t>(expect.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * n),
+                                              expect.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r + 1) * n)))
+              << plans[0].name << " p=" << p << " n=" << n << " rank " << r;
+        // Ring: p - 1 steps of one block each way. Recursive halving: log2 p steps, two more
+        // (fold, unfold) when p is not a power of two.
+        const bool pow2 = (p & (p - 1)) == 0;
+        const std::size_t stages =
+            static_cast<std::size_t>(ring ? p - 1 : (pow2 ? floor_log2(p) : floor_log2(p) + 2));
+        std::size_t most = 0;
+        for (int r = 0; r < p; ++r) {
+          const schedule& s = plans[static_cast<std::size_t>(r)];
+          most = std::max(most, s.message_rounds());
+          if (ring) {
+            EXPECT_EQ(s.message_rounds(), stages) << "p=" << p;
+            EXPECT_EQ(sends_of(s), stages) << "p=" << p;
+          }
+        }
+        EXPECT_EQ(most, stages) << plans[0].name << " p=" << p;
+        // The longest chain of dependent messages: the ring's p - 1 steps. With recursive
+        // halving, steps of ranks that do not fold need not wait for the fold.
+        if (ring || pow2) {
+          EXPECT_EQ(depth, stages) << plans[0].name << " p=" << p;
+        } else {
+          EXPECT_GE(depth, stages - 1) << plans[0].name << " p=" << p;
+          EXPECT_LE(depth, stages) << plans[0].name << " p=" << p;
+        }
+        if (ring) continue;
+        // Matrix products in rank order.
+        plans.clear();
+        std::vector<rank_buffers> mb(P);
+        std::vector<mat2> prod(P * n, mat2{1, 0, 0, 1});
+        for (int r = 0; r < p; ++r) {
+          auto m = random_mats(P * n, static_cast<unsigned>(r + 1000 * p + 7));
+          for (std::size_t i = 0; i < P * n; ++i) prod[i] = mul(prod[i], m[i]);
+          plans.push_back(plan_reduce_scatter_block_recursive_halving(p, r, n * sizeof(mat2)));
+          mb[static_cast<std::size_t>(r)].in = bytes_of(m);
+          mb[static_cast<std::size_t>(r)].out.resize(n * sizeof(mat2));
+        }
+        simulate(plans, mb, mul_mat);
+        for (int r = 0; r < p; ++r)
+          ASSERT_EQ(values_of<mat2>(mb[static_cast<std::size_t>(r)].out, n),
+                    std::vector<mat2>(prod.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * n),
+                                      prod.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r + 1) * n)))
+              << "p=" << p << " n=" << n << " rank " << r;
+      }
+}
+
+// Scans: rank r gets the reduction over ranks 0..r (inclusive) or 0..r-1 (exclusive; rank 0's
+// output keeps its old contents), sums and matrix products in rank order, in ceil(log2 p)
+// rounds of messages.
+TEST(Schedules, ScanAndExscanRecursiveDoubling) {
+  for (int p = 1; p <= 33; ++p)
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}})
+      for (bool exclusive : {false, true}) {
+        const std::size_t P = static_cast<std::size_t>(p);
+        auto plan = [&](int r, std::size_t bytes) {
+          return exclusive ? plan_exscan_recursive_doubling(p, r, bytes) : plan_scan_recursive_doubling(p, r, bytes);
+        };
+        const std::vector<std::int64_t> untouched(n, -42);
+        std::vector<schedule> plans;
+        std::vector<rank_buffers> bufs(P);
+        for (int r = 0; r < p; ++r) {
+          plans.push_back(plan(r, n * 8));
+          bufs[static_cast<std::size_t>(r)].in =
+              bytes_of(cairn::test::random_values<std::int64_t>(n, 17, static_cast<unsigned>(r + 100 * p)));
+          bufs[static_cast<std::size_t>(r)].out = bytes_of(untouched);
+        }
+        std::size_t depth = 0;
+        simulate(plans, bufs, sum_i64, &depth);
+        std::vector<std::int64_t> sum(n, 0);
+        for (int r = 0; r < p; ++r) {
+          const auto v = values_of<std::int64_t>(bufs[static_cast<std::size_t>(r)].in, n);
+          if (!exclusive)
+            for (std::size_t i = 0; i < n; ++i) sum[i] += v[i];
+          const auto& want = exclusive && r == 0 ? untouched : sum;
+          ASSERT_EQ(values_of<std::int64_t>(bufs[static_cast<std::size_t>(r)].out, n), want)
+              << plans[0].name << " p=" << p << " n=" << n << " rank " << r;
+          if (exclusive)
+            for (std::size_t i = 0; i < n; ++i) sum[i] += v[i];
+        }
+        std::size_t most = 0;
+        for (const auto& s : plans) most = std::max(most, s.message_rounds());
+        EXPECT_EQ(most, static_cast<std::size_t>(ceil_log2(p))) << plans[0].name << " p=" << p;
+        // Rank 2^k's partial of round k reaches ranks below 2^(k+1) only: for p = 2^k + 1 the
+        // longest chain of dependent messages is a round shorter.
+        EXPECT_EQ(depth, static_cast<std::size_t>(floor_log2(p))) << plans[0].name << " p=" << p;
+        // Matrix products in rank order.
+        plans.clear();
+        std::vector<rank_buffers> mb(P);
+        const std::vector<mat2> unset(n, mat2{7, 7, 7, 7});
+        for (int r = 0; r < p; ++r) {
+          plans.push_back(plan(r, n * sizeof(mat2)));
+          mb[static_cast<std::size_t>(r)].in = bytes_of(random_mats(n, static_cast<unsigned>(r + 1000 * p + 3)));
+          mb[static_cast<std::size_t>(r)].out = bytes_of(unset);
+        }
+        simulate(plans, mb, mul_mat);
+        std::vector<mat2> prod(n, mat2{1, 0, 0, 1});
+        for (int r = 0; r < p; ++r) {
+          const auto m = values_of<mat2>(mb[static_cast<std::size_t>(r)].in, n);
+          if (!exclusive)
+            for (std::size_t i = 0; i < n; ++i) prod[i] = mul(prod[i], m[i]);
+          const auto& want = exclusive && r == 0 ? unset : prod;
+          ASSERT_EQ(values_of<mat2>(mb[static_cast<std::size_t>(r)].out, n), want)
+              << plans[0].name << " p=" << p << " n=" << n << " rank " << r;
+          if (exclusive)
+            for (std::size_t i = 0; i < n; ++i) prod[i] = mul(prod[i], m[i]);
+        }
+      }
 }
 
 TEST(Schedules, PrintsRoundByRound) {

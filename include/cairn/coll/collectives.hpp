@@ -134,6 +134,49 @@ class collectives {
     alltoall_impl("alltoall", in, out).wait();
   }
 
+  /// Reduces `in` of every member element-wise with `op` and scatters the result in blocks
+  /// (MPI_Reduce_scatter_block): `in` holds size() blocks of n = out.size() elements (the same
+  /// n on every member; at least size() x n elements) and member i gets block i of the
+  /// reduction, [i n, (i + 1) n), in `out`. `in` and `out` must not overlap. Operands are
+  /// combined in rank order unless `op` is commutative.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+  request ireduce_scatter_block(const In& in, Out&& out, Op op = {},
+                                reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
+    return reduce_scatter_block_impl("ireduce_scatter_block", in, out, op, alg);
+  }
+  /// Blocking reduce_scatter_block.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+  void reduce_scatter_block(const In& in, Out&& out, Op op = {},
+                            reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
+    reduce_scatter_block_impl("reduce_scatter_block", in, out, op, alg).wait();
+  }
+
+  /// Inclusive prefix reduction in group-rank order (MPI_Scan, recursive doubling): member i
+  /// gets in_0 op in_1 op ... op in_i, element-wise, in `out` (same size as `in`; they must not
+  /// overlap).
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+  request iscan(const In& in, Out&& out, Op op = {}) {
+    return scan_impl("iscan", in, out, op, false);
+  }
+  /// Blocking scan.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+  void scan(const In& in, Out&& out, Op op = {}) {
+    scan_impl("scan", in, out, op, false).wait();
+  }
+
+  /// Exclusive prefix reduction in group-rank order (MPI_Exscan, recursive doubling): member
+  /// i > 0 gets in_0 op ... op in_(i-1), element-wise, in `out` (same size as `in`; they must
+  /// not overlap). The output of member 0 is left untouched.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+  request iexscan(const In& in, Out&& out, Op op = {}) {
+    return scan_impl("iexscan", in, out, op, true);
+  }
+  /// Blocking exscan.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+  void exscan(const In& in, Out&& out, Op op = {}) {
+    scan_impl("exscan", in, out, op, true).wait();
+  }
+
  private:
   detail::coll_target target(const char* call) const {
     return static_cast<const Derived&>(*this).coll_target(call);
@@ -194,6 +237,24 @@ class collectives {
   request alltoall_impl(const char* call, const In& in, Out& out) {
     static_assert(same_elements<In, Out>, "cairn::alltoall: input and output element types differ");
     return detail::start_alltoall(target(call), call, buffers_of(in, out));
+  }
+
+  template <class In, class Out, class Op>
+  request reduce_scatter_block_impl(const char* call, const In& in, Out& out, const Op& op,
+                                    reduce_scatter_block_algorithm alg) {
+    static_assert(same_elements<In, Out>,
+                  "cairn::reduce_scatter_block: input and output element types differ");
+    return detail::start_reduce_scatter_block(target(call), call, buffers_of(in, out),
+                                              detail::bind_op<std::ranges::range_value_t<In>>(op), alg);
+  }
+
+  template <class In, class Out, class Op>
+  request scan_impl(const char* call, const In& in, Out& out, const Op& op, bool exclusive) {
+    static_assert(same_elements<In, Out>, "cairn::scan: input and output element types differ");
+    const auto t = target(call);
+    const auto b = buffers_of(in, out);
+    const auto bound = detail::bind_op<std::ranges::range_value_t<In>>(op);
+    return exclusive ? detail::start_exscan(t, call, b, bound) : detail::start_scan(t, call, b, bound);
   }
 
   template <class T, class Out, class Op>

@@ -58,9 +58,9 @@ struct coll_target {
   int world_rank;  ///< this rank in the world (for error messages)
 };
 
-/// The buffers of a collective on fixed-size blocks (gather, scatter, allgather, alltoall),
-/// with element counts as the caller passed them; the entry points check them against the
-/// group size.
+/// The buffers of a collective on fixed-size blocks (gather, scatter, allgather, alltoall,
+/// reduce_scatter_block) or of a scan, with element counts as the caller passed them; the
+/// entry points check them against the group size and each other.
 struct block_buffers {
   const void* in = nullptr;    ///< the caller's input
   std::size_t in_count = 0;   ///< elements in `in`
@@ -86,5 +86,13 @@ request start_allgather(const coll_target& t, const char* call, const block_buff
                         allgather_algorithm alg);
 /// Alltoall: `b.in_count` is a multiple of the group size; `b.out` holds at least as many.
 request start_alltoall(const coll_target& t, const char* call, const block_buffers& b);
+/// Reduce-scatter (block): the block is `b.out_count` elements; `b.in` holds at least group
+/// size x block; they must not overlap. A forced ring needs a commutative `op`.
+request start_reduce_scatter_block(const coll_target& t, const char* call, const block_buffers& b,
+                                   const op_binding& op, reduce_scatter_block_algorithm alg);
+/// Inclusive scan: `b.out_count` equals `b.in_count`; they must not overlap.
+request start_scan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op);
+/// Exclusive scan: as start_scan; the output of group rank 0 is not written.
+request start_exscan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op);
 
 }  // namespace cairn::detail

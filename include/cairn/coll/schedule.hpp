@@ -59,6 +59,8 @@ class schedule {
   void add(const step& s);
   /// Number of rounds.
   [[nodiscard]] std::size_t rounds() const noexcept { return round_starts.size(); }
+  /// Rounds that move data (the "stages" of the papers): rounds with a send or a receive.
+  [[nodiscard]] std::size_t message_rounds() const noexcept;
   /// Steps of round r: [first, last).
   [[nodiscard]] std::pair<std::size_t, std::size_t> round(std::size_t r) const noexcept;
 

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "cairn/coll/generalized.hpp"
 #include "cairn/runtime/error.hpp"
 #include "cairn/runtime/group.hpp"
 #include "cairn/runtime/request.hpp"
@@ -34,9 +35,18 @@ std::string_view to_string(engine e) noexcept;
 ///
 /// A `world` is a cheap handle (copyable); all copies refer to the same rank. Each rank must
 /// use its world from one thread at a time. Calls made after the run ended throw cairn::error.
-/// The world is also the group of all ranks: every collective of coll::collectives runs on it.
-class world : public coll::collectives<world> {
+/// The world is also the group of all ranks: every collective of coll::collectives runs on it,
+/// and the generalized collectives (coll::generalized_collectives: any participants, any
+/// receivers) run on its ranks.
+class world : public coll::collectives<world>, public coll::generalized_collectives<world> {
  public:
+  // Both bases declare ireduce and reduce: the rooted ones (in, out, root, op) and the
+  // generalized ones (participants, receivers, in, out, op) overload each other.
+  using coll::collectives<world>::ireduce;
+  using coll::collectives<world>::reduce;
+  using coll::generalized_collectives<world>::ireduce;
+  using coll::generalized_collectives<world>::reduce;
+
   /// An empty handle that belongs to no run; every call on it throws cairn::error.
   world() = default;
 

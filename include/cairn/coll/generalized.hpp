@@ -1,0 +1,148 @@
+#pragma once
+/// \file
+/// Aspen's generalized collectives (Aspen paper, sections 3.2-3.3) on the world: a reduce whose
+/// participants P and receivers R are any sets of ranks. R may be a subset of P, disjoint from
+/// it (receivers that contribute nothing) or both; every rank of P ∪ R calls, and nobody else.
+/// Planned by src/coll/reduce_generalized.cpp.
+
+#include <cstddef>
+#include <initializer_list>
+#include <ranges>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cairn/coll/detail.hpp"
+#include "cairn/coll/op.hpp"
+#include "cairn/runtime/error.hpp"
+#include "cairn/runtime/group.hpp"
+#include "cairn/runtime/request.hpp"
+#include "cairn/runtime/transferable.hpp"
+
+namespace cairn {
+
+/// A set of world ranks for the generalized collectives: the members of a group
+/// (`w.group(...)`), a vector or a braced list of ranks. Order and the handle used do not
+/// matter, only the set. A view made for the call it is passed to (not copyable): the group or
+/// vector must outlive the call, which it does when passed directly.
+class rank_set {
+ public:
+  /// The members of `g`.
+  rank_set(const cairn::group& g) : ranks_(g.members()) {}
+  /// The ranks in `v`.
+  rank_set(const std::vector<int>& v) : ranks_(v) {}
+  /// The ranks of a braced list, e.g. `{0, 2}` (copied: the list lives only as long as the call).
+  rank_set(std::initializer_list<int> l) : owned_(l), ranks_(owned_) {}
+  /// Not copyable: it may point into its own storage.
+  rank_set(const rank_set&) = delete;
+  /// Not assignable.
+  rank_set& operator=(const rank_set&) = delete;
+
+  /// The ranks, as given.
+  [[nodiscard]] std::span<const int> ranks() const noexcept { return ranks_; }
+
+ private:
+  std::vector<int> owned_;
+  std::span<const int> ranks_;
+};
+
+class reduce_balancer;
+
+/// Options of the generalized reduce.
+struct generalized_reduce_options {
+  /// Section 3.3's greedy load balancing: where the algorithm leaves a choice (which node of a
+  /// fold or halving pair receives and reduces, which nodes hold the result for delivery, which
+  /// send it to the non-participant receivers), take the least loaded one by the count of
+  /// incoming and outgoing messages so far. Same stage count; other messages.
+  bool load_balance = false;
+  /// Balance against the graphs of earlier (e.g. concurrent) reductions recorded here, and
+  /// record this one's (implies load_balance). Every rank that calls must pass a balancer with the
+  /// same history, so that all build the same graph: see reduce_balancer.
+  reduce_balancer* balancer = nullptr;
+};
+
+/// The messages sent and received per world rank by the communication graphs of a series of
+/// generalized reduces: section 3.3's load balancing across concurrent reductions (Figure 6:
+/// the graph of r2 avoids the nodes that already receive in r1's). Create one on every rank,
+/// pass it (generalized_reduce_options::balancer) to each reduction of the series that the rank
+/// calls, and record() the ones it does not call, in the same order everywhere: every rank then
+/// holds the same counts and plans the same graphs. No communication.
+class reduce_balancer {
+ public:
+  /// Messages world rank `r` receives in the recorded graphs.
+  [[nodiscard]] int incoming(int r) const noexcept {
+    return r >= 0 && static_cast<std::size_t>(r) < in_.size() ? in_[static_cast<std::size_t>(r)] : 0;
+  }
+  /// Messages world rank `r` sends in the recorded graphs.
+  [[nodiscard]] int outgoing(int r) const noexcept {
+    return r >= 0 && static_cast<std::size_t>(r) < out_.size() ? out_[static_cast<std::size_t>(r)] : 0;
+  }
+  /// Counts one message from world rank `from` to `to` (other traffic may be accounted too).
+  void add_edge(int from, int to);
+  /// Records the load-balanced graph of the generalized reduce from `participants` to
+  /// `receivers` without running it (for the ranks that do not call it).
+  void record(const rank_set& participants, const rank_set& receivers);
+  /// Forgets everything recorded.
+  void clear() noexcept {
+    in_.clear();
+    out_.clear();
+  }
+
+ private:
+  std::vector<int> in_, out_;
+};
+
+namespace detail {
+/// Generalized reduce on the world of `t`: checks the rank sets and the buffers (cairn::error
+/// before anything is sent), builds the group P ∪ R (participants in increasing rank order, then
+/// the other receivers in increasing order), plans and starts. `in_count`/`out_count` are
+/// elements as the caller passed them.
+request start_reduce_generalized(const coll_target& t, const char* call, std::span<const int> participants,
+                                 std::span<const int> receivers, const void* in, std::size_t in_count,
+                                 void* out, std::size_t out_count, const op_binding& op,
+                                 const generalized_reduce_options& opt);
+}  // namespace detail
+
+namespace coll {
+
+/// The generalized collectives (a mixin of `world`: `Derived` provides `coll_target(call)` of
+/// the world; ranks are world ranks).
+template <class Derived>
+class generalized_collectives {
+ public:
+  /// Generalized reduce: every rank of `participants` contributes `in` (n elements, the same n
+  /// everywhere) and every rank of `receivers` gets the element-wise reduction with `op` of all
+  /// participants' inputs in `out` (n elements). Every rank in either set calls; a receiver that
+  /// does not participate passes an empty `in`, a participant that does not receive may pass an
+  /// empty `out`. `op` must be commutative. Fold, halving while |P| >= 2 max(|R_p|, |R_np|),
+  /// pruned butterfly, delivery to R_np: at most 2 + floor(log2 |P|) stages when |R_np| <= |P|.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+  request ireduce(rank_set participants, rank_set receivers, const In& in, Out&& out, Op op = {},
+                  generalized_reduce_options opt = {}) {
+    return reduce_impl("ireduce", participants, receivers, in, out, op, opt);
+  }
+  /// Blocking generalized reduce.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+  void reduce(rank_set participants, rank_set receivers, const In& in, Out&& out, Op op = {},
+              generalized_reduce_options opt = {}) {
+    reduce_impl("reduce", participants, receivers, in, out, op, opt).wait();
+  }
+
+ private:
+  template <class In, class Out, class Op>
+  request reduce_impl(const char* call, const rank_set& participants, const rank_set& receivers,
+                      const In& in, Out& out, const Op& op, const generalized_reduce_options& opt) {
+    using T = std::ranges::range_value_t<In>;
+    static_assert(std::is_same_v<T, std::ranges::range_value_t<Out>>,
+                  "cairn::reduce: input and output element types differ");
+    const detail::coll_target t = static_cast<const Derived&>(*this).coll_target(call);
+    return detail::start_reduce_generalized(t, call, participants.ranks(), receivers.ranks(),
+                                            std::ranges::data(in), std::ranges::size(in),
+                                            std::ranges::data(out), std::ranges::size(out),
+                                            detail::bind_op<T>(op), opt);
+  }
+};
+
+}  // namespace coll
+}  // namespace cairn

@@ -1,0 +1,307 @@
+// Aspen's generalized reduce on both engines (the planner's stage counts are checked in
+// generalized_schedule_test.cpp): the Figure 5 pair of concurrent reductions completed in both
+// orders, random participant and receiver sets against a sequential reference (alone and
+// several in flight), load balancing across reductions, and misuse raised before sending.
+#include <algorithm>
+#include <atomic>
+#include <numeric>
+#include <random>
+#include <span>
+#include <string>
+#include <tuple>
+
+#include "harness.hpp"
+
+using cairn::test::random_values;
+using cairn::test::run;
+
+namespace {
+
+// Input of world rank r for a seed; small values so that sums and products stay exact.
+std::vector<std::int64_t> input(std::size_t n, int r, unsigned seed) {
+  auto v = random_values<std::int64_t>(n, seed, static_cast<unsigned>(r));
+  for (auto& x : v) x %= 1000000;
+  return v;
+}
+std::vector<std::int64_t> small_input(std::size_t n, int r, unsigned seed) {
+  auto v = input(n, r, seed);
+  for (auto& x : v) x = x % 7 + (x % 7 < 0 ? 8 : 1);  // 1..7
+  return v;
+}
+std::vector<std::int64_t> sum_over(const std::vector<int>& ranks, std::size_t n, unsigned seed) {
+  std::vector<std::int64_t> s(n, 0);
+  for (int r : ranks) {
+    auto v = input(n, r, seed);
+    for (std::size_t i = 0; i < n; ++i) s[i] += v[i];
+  }
+  return s;
+}
+bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// "" if equal, else where they first differ.
+std::string mismatch(const std::vector<std::int64_t>& got, const std::vector<std::int64_t>& want) {
+  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + ", expected " + std::to_string(want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i])
+      return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + ", expected " + std::to_string(want[i]);
+  return "";
+}
+
+template <class F>
+std::string message_of(F&& call) {
+  try {
+    call();
+  } catch (const cairn::error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::atomic<bool> too_few_ranks{false};  // per process: set by the ranks of a body that needs more
+
+// Random subset of [0, w), never empty, in random order (only the set matters).
+std::vector<int> random_subset(std::mt19937& g, int w, unsigned per_mille) {
+  std::vector<int> s;
+  for (int r = 0; r < w; ++r)
+    if (g() % 1000 < per_mille) s.push_back(r);
+  if (s.empty()) s.push_back(static_cast<int>(g() % static_cast<unsigned>(w)));
+  std::shuffle(s.begin(), s.end(), g);
+  return s;
+}
+
+// A random (P, R) of one of the kinds: R ⊂ P, R = P, disjoint, |R| = 1, |P| = 1, any.
+std::pair<std::vector<int>, std::vector<int>> random_sets(std::mt19937& g, int w, int kind) {
+  std::vector<int> p, r;
+  switch (kind % 6) {
+    case 0:
+      p = random_subset(g, w, 700);
+      for (int x : p)
+        if (g() % 3 == 0) r.push_back(x);
+      if (r.empty()) r.push_back(p.back());
+      break;
+    case 1:
+      p = random_subset(g, w, 600);
+      r = p;
+      break;
+    case 2:
+      if (w < 2) return {{0}, {0}};
+      for (int x = 0; x < w; ++x) (g() % 2 || x == 0 ? p : r).push_back(x);
+      if (r.empty()) {
+        r.push_back(p.back());
+        p.pop_back();
+      }
+      break;
+    case 3:
+      p = random_subset(g, w, 500);
+      r = {static_cast<int>(g() % static_cast<unsigned>(w))};
+      break;
+    case 4:
+      p = {static_cast<int>(g() % static_cast<unsigned>(w))};
+      r = random_subset(g, w, 600);
+      break;
+    default:
+      p = random_subset(g, w, 400);
+      r = random_subset(g, w, 400);
+  }
+  return {p, r};
+}
+
+}  // namespace
+
+// Section 3.3, Figure 5: r1 sums the inputs of {0, 1, 2, 3} for receivers {0, 2}; r2 multiplies
+// those of {1, 2} for receiver 3 (which does not participate). Started back to back from the
+// same ranks, completed in both orders (and ranks disagree on the order), with and without
+// load balancing; with a balancer, rank 0 records r2 without calling it.
+TEST(Generalized, Figure5ConcurrentReductionsBothOrders) {
+  run([](cairn::world& w) {
+    if (w.size() < 4) {
+      too_few_ranks = true;
+      return;
+    }
+    const int me = w.rank();
+    if (me >= 4) return;  // in neither reduction: must not call
+    const auto p1 = w.group(std::vector<int>{0, 1, 2, 3});
+    const auto r1_receivers = w.group(std::vector<int>{0, 2});
+    for (int round = 0; round < 12; ++round) {
+      const bool r2_first = (round + me) % 2 == 1;  // ranks wait in different orders
+      const int mode = round % 3;                   // plain, balanced, balanced with a balancer
+      cairn::reduce_balancer lb;
+      cairn::generalized_reduce_options opt{.load_balance = mode >= 1, .balancer = mode == 2 ? &lb : nullptr};
+      const std::size_t n = round < 6 ? 9 : 20000;
+      const unsigned s1 = static_cast<unsigned>(round * 2 + 1), s2 = s1 + 1;
+      const auto in1 = input(n, me, s1);
+      std::vector<std::int64_t> out1(me == 0 || me == 2 ? n : 0, -1);
+      auto q1 = w.ireduce(p1, r1_receivers, in1, out1, cairn::plus{}, opt);
+      std::vector<std::int64_t> in2 = me == 1 || me == 2 ? small_input(n, me, s2) : std::vector<std::int64_t>{};
+      std::vector<std::int64_t> out2(me == 3 ? n : 0, -1);
+      cairn::request q2;
+      if (me >= 1) q2 = w.ireduce({1, 2}, {3}, in2, out2, cairn::multiplies{}, opt);
+      else if (mode == 2) lb.record({1, 2}, {3});
+      if (r2_first && me >= 1) q2.wait();
+      q1.wait();
+      if (me >= 1) q2.wait();
+      if (me == 0 || me == 2) {
+        ASSERT_EQ(mismatch(out1, sum_over({0, 1, 2, 3}, n, s1)), "") << "r1, round " << round;
+      }
+      if (me == 3) {
+        std::vector<std::int64_t> prod = small_input(n, 1, s2), b = small_input(n, 2, s2);
+        for (std::size_t i = 0; i < n; ++i) prod[i] *= b[i];
+        ASSERT_EQ(mismatch(out2, prod), "") << "r2, round " << round;
+      }
+      if (mode == 2) {  // every rank recorded the same two graphs
+        EXPECT_EQ(lb.incoming(0) + lb.incoming(1) + lb.incoming(2) + lb.incoming(3), 6);
+        EXPECT_EQ(lb.incoming(0), 2);
+        EXPECT_EQ(lb.incoming(2), 2);   // r1: 1 -> 0, 3 -> 2, 0 <-> 2
+        EXPECT_EQ(lb.incoming(1), 1);   // r2: 2 -> 1 (1 only sent so far), then 1 -> 3
+        EXPECT_EQ(lb.incoming(3), 1);
+        EXPECT_EQ(lb.outgoing(1), 2);
+      }
+    }
+  });
+  if (too_few_ranks) GTEST_SKIP() << "needs at least 4 ranks";
+}
+
+// Random participant and receiver sets of every kind (the same on all ranks from the seed),
+// given as groups or vectors; counts 0 to 20000; sum, min and a commutative user operation.
+TEST(Generalized, RandomSetsAgainstReference) {
+  run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    const int trials = w.engine() == cairn::engine::threads ? 300 + 1200 / p : 150;
+    for (int t = 0; t < trials; ++t) {
+      std::mt19937 g(static_cast<unsigned>(t * 31 + p));
+      auto [ps, rs] = random_sets(g, p, t);
+      const bool in_p = contains(ps, me), in_r = contains(rs, me);
+      const std::size_t n = t % 9 == 0 ? 0 : t % 7 == 0 ? 20000 : 1 + g() % 40;
+      const bool balance = g() % 2;
+      const int which = static_cast<int>(g() % 3);
+      if (!in_p && !in_r) continue;
+      const unsigned seed = static_cast<unsigned>(t + 100);
+      const auto in = in_p ? input(n, me, seed) : std::vector<std::int64_t>{};
+      std::vector<std::int64_t> out(in_r ? n : 0, -3);
+      const cairn::generalized_reduce_options opt{.load_balance = balance};
+      if (which == 0) {
+        w.reduce(w.group(ps), w.group(rs), in, out, cairn::plus{}, opt);
+      } else if (which == 1) {
+        w.reduce(ps, rs, in, out, cairn::min{}, opt);
+      } else {
+        w.ireduce(w.group(ps), rs, in, out, cairn::op([](std::int64_t a, std::int64_t b) { return a ^ b; }, true), opt)
+            .wait();
+      }
+      if (!in_r) continue;
+      std::vector<std::int64_t> want = which == 0 ? sum_over(ps, n, seed) : input(n, ps[0], seed);
+      if (which != 0)
+        for (std::size_t k = 1; k < ps.size(); ++k) {
+          const auto v = input(n, ps[k], seed);
+          for (std::size_t i = 0; i < n; ++i) want[i] = which == 1 ? std::min(want[i], v[i]) : want[i] ^ v[i];
+        }
+      ASSERT_EQ(mismatch(out, want), "") << "trial " << t << " |P|=" << ps.size() << " |R|=" << rs.size();
+    }
+  });
+}
+
+// Several generalized reduces on random overlapping sets in flight at once, with rooted
+// reduces and allreduces of the world mixed in; each rank waits in its own random order.
+TEST(Generalized, ConcurrentMixtures) {
+  run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    const int mixtures = w.engine() == cairn::engine::threads ? 150 + 600 / p : 80;
+    for (int m = 0; m < mixtures; ++m) {
+      std::mt19937 g(static_cast<unsigned>(m * 7919 + p));
+      struct item {
+        std::vector<int> ps, rs;
+        std::vector<std::int64_t> in, out;
+        unsigned seed;
+      };
+      std::vector<item> items(1 + g() % 4);
+      std::vector<cairn::request> reqs;
+      std::vector<std::int64_t> all_in = input(33, me, static_cast<unsigned>(m)), all_out(33);
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        item& it = items[i];
+        std::tie(it.ps, it.rs) = random_sets(g, p, static_cast<int>(g() % 6));
+        it.seed = static_cast<unsigned>(m * 10 + static_cast<int>(i));
+        const std::size_t n = g() % 300;
+        const bool in_p = contains(it.ps, me), in_r = contains(it.rs, me);
+        if (i == 1) reqs.push_back(w.iallreduce(all_in, all_out, cairn::plus{}));
+        if (!in_p && !in_r) continue;
+        it.in = in_p ? input(n, me, it.seed) : std::vector<std::int64_t>{};
+        it.out.assign(in_r ? n : 0, -5);
+        reqs.push_back(w.ireduce(it.ps, it.rs, it.in, it.out, cairn::plus{},
+                                 cairn::generalized_reduce_options{.load_balance = m % 2 == 1}));
+      }
+      if (items.size() < 2) reqs.push_back(w.iallreduce(all_in, all_out, cairn::plus{}));
+      std::vector<std::int64_t> root_out(me == 0 ? 5 : 0);
+      const auto root_in = input(5, me, 77);
+      reqs.push_back(w.ireduce(root_in, root_out, 0));  // the rooted reduce beside the generalized one
+      std::vector<std::size_t> order(reqs.size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::mt19937 mine(static_cast<unsigned>(m + 1000 * me));
+      std::shuffle(order.begin(), order.end(), mine);
+      for (std::size_t o : order) reqs[o].wait();
+      std::vector<int> everyone(static_cast<std::size_t>(p));
+      std::iota(everyone.begin(), everyone.end(), 0);
+      ASSERT_EQ(mismatch(all_out, sum_over(everyone, 33, static_cast<unsigned>(m))), "") << "mixture " << m;
+      if (me == 0) {
+        ASSERT_EQ(mismatch(root_out, sum_over(everyone, 5, 77)), "");
+      }
+      for (const item& it : items)
+        if (contains(it.rs, me)) {
+          ASSERT_EQ(mismatch(it.out, sum_over(it.ps, it.out.size(), it.seed)), "") << "mixture " << m;
+        }
+    }
+  });
+}
+
+// Misuse is a cairn::error naming the call and raised before anything is sent: only the
+// failing ranks call, and nobody is left waiting.
+TEST(Generalized, BadInput) {
+  run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    std::vector<int> everyone(static_cast<std::size_t>(p));
+    std::iota(everyone.begin(), everyone.end(), 0);
+    std::vector<std::int64_t> in(4, 1), out(4), short_out(3), none;
+    std::string msg = message_of([&] { w.reduce(everyone, std::vector<int>{}, in, out); });
+    EXPECT_TRUE(has(msg, "cairn::reduce: rank " + std::to_string(me) + ": empty receiver set")) << msg;
+    msg = message_of([&] { (void)w.ireduce(std::vector<int>{}, everyone, in, out); });
+    EXPECT_TRUE(has(msg, "cairn::ireduce: rank " + std::to_string(me) + ": empty participant set")) << msg;
+    msg = message_of([&] { w.reduce(everyone, {0, p}, in, out); });
+    EXPECT_TRUE(has(msg, "receiver rank " + std::to_string(p) + " is outside the world of " + std::to_string(p))) << msg;
+    msg = message_of([&] { w.reduce({-1, 0}, {0}, in, out); });
+    EXPECT_TRUE(has(msg, "participant rank -1 is outside the world")) << msg;
+    msg = message_of([&] { w.reduce({0, 0}, {0}, in, out); });
+    EXPECT_TRUE(has(msg, "participant rank 0 is listed twice")) << msg;
+    msg = message_of([&] { w.reduce(everyone, everyone, in, short_out); });
+    EXPECT_TRUE(has(msg, "output holds 3 elements, input 4")) << msg;
+    msg = message_of([&] { w.reduce(everyone, everyone, in, std::span(in).first(4)); });
+    EXPECT_TRUE(has(msg, "input and output overlap")) << msg;
+    msg = message_of([&] {
+      w.reduce(everyone, everyone, in, out, cairn::op([](std::int64_t a, std::int64_t b) { return a - b; }, false));
+    });
+    EXPECT_TRUE(has(msg, "cairn::reduce: rank " + std::to_string(me) + ": the generalized reduce needs a commutative"))
+        << msg;
+    if (p > 1) {
+      // A rank in neither set: {0} -> {0} runs on rank 0 alone (a local copy); the others fail.
+      std::vector<std::int64_t> solo_out(4, 0);
+      msg = message_of([&] { w.reduce({0}, {0}, in, solo_out); });
+      if (me == 0) {
+        EXPECT_EQ(msg, "no error");
+        EXPECT_EQ(solo_out, in);
+      } else {
+        EXPECT_TRUE(has(msg, "this rank is neither a participant nor a receiver")) << msg;
+      }
+      // A non-participant receiver passing an input.
+      if (me == p - 1) {
+        msg = message_of([&] { w.reduce({0}, {p - 1}, in, out); });
+        EXPECT_TRUE(has(msg, "input holds 4 elements; a receiver that does not participate passes an empty input"))
+            << msg;
+      }
+    }
+    // Nothing was sent: a valid reduction right after sees no stray message.
+    std::vector<std::int64_t> got(4, 0);
+    w.reduce(everyone, {p - 1}, input(4, me, 5), me == p - 1 ? std::span(got) : std::span(none));
+    if (me == p - 1) {
+      EXPECT_EQ(got, sum_over(everyone, 4, 5));
+    }
+    w.barrier();
+  });
+}
