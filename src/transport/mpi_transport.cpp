@@ -377,8 +377,8 @@ void mpi_transport::park(request_state*, double, std::uint64_t) {
 void mpi_transport::cancel(request_state* s) {
   if (s->done.load(std::memory_order_relaxed)) return;
   if (s->k == request_state::kind::send) {
-    // MPI cannot withdraw a send: let it finish on its own. Its header buffer stays owned by
-    // buffers_ but is not reused.
+    // MPI cannot withdraw a send: let it finish on its own (see request.hpp). Its header
+    // buffer stays owned by buffers_ but is not reused.
     MPI_Request_free(&mpi_reqs(s)[0]);
     if (s->phase == 1) MPI_Request_free(&mpi_reqs(s)[1]);
     return;
