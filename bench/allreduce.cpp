@@ -210,60 +210,23 @@ int run_allreduce(const invocation& inv) {
   const std::vector<std::size_t> sizes = allreduce_sizes(inv.opts, dropped);
   if (inv.opts.raw_mpi_only) return run_raw_only(inv, sizes);
 
-  // A threads run gets its baseline from a separate mpirun with as many processes as it has
-  // ranks, before cairn is measured, so the two never compete for the cores.
-  baseline_figures spawned;
+  // The baseline runs as many processes as the threads run has ranks.
   cairn::launch_options lo;
-  const bool threads_run = cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads;
-  if (threads_run) lo.ranks = threads_run_ranks(inv);
-  if (!inv.opts.baseline) spawned.why_missing = "skipped (--no-baseline)";
-  else if (threads_run) spawned = spawn_raw_mpi_baseline(inv, metric, *lo.ranks);
-  if (!spawned.why_missing.empty() && !spawned.by_size.empty())
-    note(std::string(inv.name) + ": " + spawned.why_missing + "; using the " +
-         std::to_string(spawned.by_size.size()) + " " + std::string(mpi_raw_name) +
-         " figure(s) it printed");
+  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads)
+    lo.ranks = threads_run_ranks(inv);
+  const baseline_figures spawned = prepare_baseline(inv, metric, lo.ranks.value_or(0));
 
   const plan p = plan_for(inv.opts.quick);
   return cairn::launch(inv.argc, inv.argv, lo, [&](cairn::world& w) {
-    const bool inline_raw = w.engine() == cairn::engine::mpi && inv.opts.baseline;
-    std::string why_missing = spawned.why_missing;
-#if !CAIRN_BENCH_HAVE_MPI
-    if (inline_raw) why_missing = "this cairn-bench was built without MPI";
-#endif
-    std::optional<report> rep;
-    if (w.rank() == 0) {
-      rep.emplace(inv.opts.json);
-      if (dropped)
-        note(std::string(inv.name) + ": skipping " + std::to_string(dropped) +
-             " size(s) that are not a multiple of 8 bytes (a vector of doubles)");
-    }
-    bool told = false;
-    for (const std::size_t size : sizes) {
-      // Machine noise drifts over seconds: measure in rounds, alternating cairn and raw MPI
-      // when both run here, and keep the median round of each.
-      std::vector<double> mine_rounds, base_rounds;
-      for (int r = 0; r < p.rounds; ++r) {
-        mine_rounds.push_back(cairn_allreduce(w, size, p));
+    if (w.rank() == 0 && dropped)
+      note(std::string(inv.name) + ": skipping " + std::to_string(dropped) +
+           " size(s) that are not a multiple of 8 bytes (a vector of doubles)");
+    size_kernel raw;
 #if CAIRN_BENCH_HAVE_MPI
-        if (inline_raw) base_rounds.push_back(raw_mpi_allreduce(size, p));
+    raw = [&](std::size_t size) { return raw_mpi_allreduce(size, p); };
 #endif
-      }
-      std::optional<double> base;
-      if (!base_rounds.empty()) base = median(base_rounds);
-      else if (!inline_raw) base = spawned.at(size);
-      if (!rep) continue;
-      if (!base && !told) {
-        note(std::string(inv.name) + ": baseline " + std::string(mpi_raw_name) +
-             " not measured" + (why_missing.empty() ? "" : ": " + why_missing) +
-             (spawned.by_size.empty() ? "" : " (first size without a figure: " +
-                                                  human_size(size) + ")"));
-        told = true;
-      }
-      rep->add(row{std::string(inv.name), std::string(cairn::to_string(w.engine())), w.size(),
-                   size, std::string(metric), std::string(better), median(mine_rounds),
-                   std::string(mpi_raw_name), base});
-    }
-    if (rep) rep->finish();
+    measure_sizes(w, inv, metric, better, sizes, p.rounds, spawned,
+                  [&](std::size_t size) { return cairn_allreduce(w, size, p); }, raw);
   });
 }
 

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <vector>
 
 #if CAIRN_BENCH_HAVE_MPI
 #include <mpi.h>
@@ -174,6 +176,51 @@ baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view 
   else if (out.by_size.empty()) out.why_missing = "`" + cmd + "` printed no " + std::string(metric) + " rows";
   return out;
 #endif
+}
+
+baseline_figures prepare_baseline(const invocation& inv, std::string_view metric, int processes) {
+  baseline_figures spawned;
+  const bool threads_run = cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads;
+  // A threads run measures its baseline before cairn, so the two never compete for the cores.
+  if (!inv.opts.baseline) spawned.why_missing = "skipped (--no-baseline)";
+  else if (threads_run) spawned = spawn_raw_mpi_baseline(inv, metric, processes);
+  if (!spawned.why_missing.empty() && !spawned.by_size.empty())
+    note(std::string(inv.name) + ": " + spawned.why_missing + "; using the " +
+         std::to_string(spawned.by_size.size()) + " " + std::string(mpi_raw_name) +
+         " figure(s) it printed");
+  return spawned;
+}
+
+void measure_sizes(cairn::world& w, const invocation& inv, std::string_view metric,
+                   std::string_view better, const std::vector<std::size_t>& sizes, int rounds,
+                   const baseline_figures& spawned, const size_kernel& mine, const size_kernel& raw) {
+  const bool inline_raw = w.engine() == cairn::engine::mpi && inv.opts.baseline;
+  std::string why_missing = spawned.why_missing;
+  if (inline_raw && !raw) why_missing = "this cairn-bench was built without MPI";
+  std::optional<report> rep;
+  if (w.rank() == 0) rep.emplace(inv.opts.json);
+  bool told = false;
+  for (const std::size_t size : sizes) {
+    std::vector<double> mine_rounds, base_rounds;
+    for (int round = 0; round < rounds; ++round) {
+      mine_rounds.push_back(mine(size));
+      if (inline_raw && raw) base_rounds.push_back(raw(size));
+    }
+    std::optional<double> base;
+    if (!base_rounds.empty()) base = median(base_rounds);
+    else if (!inline_raw) base = spawned.at(size);
+    if (!rep) continue;
+    if (!base && !told) {
+      note(std::string(inv.name) + ": baseline " + std::string(mpi_raw_name) + " not measured" +
+           (why_missing.empty() ? "" : ": " + why_missing) +
+           (spawned.by_size.empty() ? "" : " (first size without a figure: " + human_size(size) + ")"));
+      told = true;
+    }
+    rep->add(row{std::string(inv.name), std::string(cairn::to_string(w.engine())), w.size(), size,
+                 std::string(metric), std::string(better), median(mine_rounds),
+                 std::string(mpi_raw_name), base});
+  }
+  if (rep) rep->finish();
 }
 
 }  // namespace cairn::bench

@@ -6,11 +6,14 @@
 /// links (CAIRN_BENCH_MPIEXEC), else the first `mpirun` in PATH.
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "cairn/cairn.hpp"
 #include "registry.hpp"
 
 namespace cairn::bench {
@@ -36,5 +39,21 @@ baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view 
 /// The value of `key` in a flat one-line JSON object as produced by to_json(): the string
 /// contents for a string, the text of a number, nullopt for null or a missing key.
 std::optional<std::string> json_field(std::string_view line, std::string_view key);
+
+/// The baseline of a run: spawned as a child `mpirun -np <processes>` when this is a threads
+/// run, nothing (measured inline) under mpirun, "skipped" with `--no-baseline`. Notes on stderr
+/// when the child printed only some figures.
+baseline_figures prepare_baseline(const invocation& inv, std::string_view metric, int processes);
+
+/// cairn's figure for one message size (called on every rank of the run).
+using size_kernel = std::function<double(std::size_t size)>;
+
+/// Measures every size in `rounds` rounds (machine noise drifts over seconds), alternating
+/// cairn's kernel and, under mpirun, the raw MPI kernel (`raw` empty: not built with MPI), and
+/// prints one row per size on rank 0: the median round of each, against the inline or spawned
+/// baseline. Notes once why a baseline is missing.
+void measure_sizes(cairn::world& w, const invocation& inv, std::string_view metric,
+                   std::string_view better, const std::vector<std::size_t>& sizes, int rounds,
+                   const baseline_figures& spawned, const size_kernel& mine, const size_kernel& raw);
 
 }  // namespace cairn::bench

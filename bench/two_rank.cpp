@@ -50,54 +50,16 @@ int run_two_rank(const invocation& inv, const two_rank_spec& spec) {
   const std::vector<std::size_t> sizes = size_ladder(inv.opts);
   if (inv.opts.raw_mpi_only) return run_raw_only(inv, spec, sizes);
 
-  // A threads run gets its baseline from a separate mpirun, before cairn is measured, so the
-  // two never compete for the cores.
-  baseline_figures spawned;
-  const bool threads_run = cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads;
-  if (!inv.opts.baseline) spawned.why_missing = "skipped (--no-baseline)";
-  else if (threads_run) spawned = spawn_raw_mpi_baseline(inv, spec.metric, 2);
-  if (!spawned.why_missing.empty() && !spawned.by_size.empty())
-    note(std::string(inv.name) + ": " + spawned.why_missing + "; using the " +
-         std::to_string(spawned.by_size.size()) + " " + std::string(mpi_raw_name) +
-         " figure(s) it printed");
-
+  const baseline_figures spawned = prepare_baseline(inv, spec.metric, 2);
   // Two ranks on the threads engine; the MPI engine ignores it (mpirun decides).
   return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.ranks = 2},
                        [&](cairn::world& w) {
     require_two_ranks(w, inv.name);
-    const bool inline_raw = w.engine() == cairn::engine::mpi && inv.opts.baseline;
-    std::string why_missing = spawned.why_missing;
-    if (inline_raw && !spec.raw_mpi_kernel) why_missing = "this cairn-bench was built without MPI";
-    std::optional<report> rep;
-    if (w.rank() == 0) rep.emplace(inv.opts.json);
-    bool told = false;
-    // Machine noise drifts over seconds: measure in rounds, alternating cairn and raw MPI when
-    // both run here, and keep the median round of each.
-    const int rounds = inv.opts.quick ? 1 : 3;
-    for (const std::size_t size : sizes) {
-      std::vector<double> mine_rounds, base_rounds;
-      for (int round = 0; round < rounds; ++round) {
-        mine_rounds.push_back(spec.cairn_kernel(w, size, inv.opts.quick));
-        if (inline_raw && spec.raw_mpi_kernel)
-          base_rounds.push_back(spec.raw_mpi_kernel(size, inv.opts.quick));
-      }
-      const double mine = median(mine_rounds);
-      std::optional<double> base;
-      if (!base_rounds.empty()) base = median(base_rounds);
-      else if (!inline_raw) base = spawned.at(size);
-      if (!rep) continue;
-      if (!base && !told) {
-        note(std::string(inv.name) + ": baseline " + std::string(mpi_raw_name) +
-             " not measured" + (why_missing.empty() ? "" : ": " + why_missing) +
-             (spawned.by_size.empty() ? "" : " (first size without a figure: " +
-                                                  human_size(size) + ")"));
-        told = true;
-      }
-      rep->add(row{std::string(inv.name), std::string(cairn::to_string(w.engine())), w.size(),
-                   size, std::string(spec.metric), std::string(spec.better), mine,
-                   std::string(mpi_raw_name), base});
-    }
-    if (rep) rep->finish();
+    const bool quick = inv.opts.quick;
+    size_kernel raw;
+    if (spec.raw_mpi_kernel) raw = [&](std::size_t size) { return spec.raw_mpi_kernel(size, quick); };
+    measure_sizes(w, inv, spec.metric, spec.better, sizes, quick ? 1 : 3, spawned,
+                  [&](std::size_t size) { return spec.cairn_kernel(w, size, quick); }, raw);
   });
 }
 

@@ -5,10 +5,7 @@
 namespace cairn::coll {
 
 schedule plan_allgather_bruck(int p, int me, std::size_t block) {
-  schedule s;
-  s.name = "allgather/bruck";
-  s.group_size = p;
-  s.group_rank = me;
+  schedule s("allgather/bruck", p, me);
   auto sz = [](int blocks) { return static_cast<std::size_t>(blocks); };
   // Working buffer B in rotated order: B[i] is the block of rank (me + i) % p. On rank 0 that
   // is the output order, so B is the output there; elsewhere it is scratch, rotated into the

@@ -4,10 +4,7 @@ namespace cairn::coll {
 
 schedule plan_allreduce_recursive_doubling(int p, int me, std::size_t bytes, std::size_t,
                                            bool commutative) {
-  schedule s;
-  s.name = commutative ? "allreduce/recursive_doubling" : "allreduce/recursive_doubling_ordered";
-  s.group_size = p;
-  s.group_rank = me;
+  schedule s(commutative ? "allreduce/recursive_doubling" : "allreduce/recursive_doubling_ordered", p, me);
   s.temp_bytes = bytes;
   const region out{slot::output, 0}, tmp{slot::temp, 0}, in{slot::input, 0};
   int p2 = 1;

@@ -6,10 +6,7 @@
 namespace cairn::coll {
 
 schedule plan_allreduce_ring(int p, int me, std::size_t bytes, std::size_t elem) {
-  schedule s;
-  s.name = "allreduce/ring";
-  s.group_size = p;
-  s.group_rank = me;
+  schedule s("allreduce/ring", p, me);
   const region in{slot::input, 0};
   s.copy(in, {slot::output, 0}, bytes);
   if (p == 1) return s;

@@ -3,10 +3,7 @@
 namespace cairn::coll {
 
 schedule plan_alltoall_pairwise(int p, int me, std::size_t block) {
-  schedule s;
-  s.name = "alltoall/pairwise";
-  s.group_size = p;
-  s.group_rank = me;
+  schedule s("alltoall/pairwise", p, me);
   auto off = [&](int r) { return static_cast<std::size_t>(r) * block; };
   s.copy({slot::input, off(me)}, {slot::output, off(me)}, block);
   // Step k: send to me + k, receive from me - k, so every rank sends and receives exactly one

@@ -3,10 +3,7 @@
 namespace cairn::coll {
 
 schedule plan_barrier_dissemination(int p, int me) {
-  schedule s;
-  s.name = "barrier/dissemination";
-  s.group_size = p;
-  s.group_rank = me;
+  schedule s("barrier/dissemination", p, me);
   // Round k: tell rank me + 2^k, hear from me - 2^k. After ceil(log2 p) rounds every rank has
   // heard, transitively, from every other.
   for (int d = 1; d < p; d <<= 1) {

@@ -3,10 +3,7 @@
 namespace cairn::coll {
 
 schedule plan_bcast_binomial(int p, int me, int root, std::size_t bytes) {
-  schedule s;
-  s.name = "bcast/binomial";
-  s.group_size = p;
-  s.group_rank = me;
+  schedule s("bcast/binomial", p, me);
   const int v = (me - root + p) % p;  // rank relative to the root
   auto real = [&](int vr) { return (vr + root) % p; };
   int mask = 1;

@@ -3,10 +3,7 @@
 namespace cairn::coll {
 
 schedule plan_exscan_recursive_doubling(int p, int me, std::size_t bytes) {
-  schedule s;
-  s.name = "exscan/recursive_doubling";
-  s.group_size = p;
-  s.group_rank = me;
+  schedule s("exscan/recursive_doubling", p, me);
   // The scan's recursive doubling with two partials: the inclusive one over ranks
   // (me - 2^k, me], which is sent, and the exclusive one over (me - 2^k, me), the result, in the
   // output. Rank 0 receives nothing and never writes its output; it always sends its input.

@@ -5,10 +5,7 @@
 namespace cairn::coll {
 
 schedule plan_gather_binomial(int p, int me, int root, std::size_t block) {
-  schedule s;
-  s.name = "gather/binomial";
-  s.group_size = p;
-  s.group_rank = me;
+  schedule s("gather/binomial", p, me);
   // The tree of the binomial broadcast, rooted at `root`, over relative ranks v: the children
   // of v are v + mask for the masks below v's lowest set bit, and the subtree of v is the
   // relative rank range [v, v + min(lowbit(v), p - v)). Each rank gathers its subtree's blocks

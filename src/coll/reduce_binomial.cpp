@@ -5,10 +5,7 @@
 namespace cairn::coll {
 
 schedule plan_reduce_binomial(int p, int me, int root, std::size_t bytes, bool commutative) {
-  schedule s;
-  s.name = "reduce/binomial";
-  s.group_size = p;
-  s.group_rank = me;
+  schedule s("reduce/binomial", p, me);
   // A commutative tree is rooted at `root` directly; otherwise at 0, whose subtrees are
   // contiguous rank ranges combined in rank order, and the result moves to `root` at the end.
   const int tree_root = commutative ? root : 0;

@@ -229,10 +229,7 @@ schedule plan_reduce_generalized(const generalized_graph& graph, const generaliz
   check_shape(shape);
   const int n = static_cast<int>(shape.receives.size());
   if (me < 0 || me >= n) throw std::invalid_argument("generalized reduce: rank outside the group");
-  schedule s;
-  s.name = load_balance ? "reduce_generalized/aspen_balanced" : "reduce_generalized/aspen";
-  s.group_size = n;
-  s.group_rank = me;
+  schedule s(load_balance ? "reduce_generalized/aspen_balanced" : "reduce_generalized/aspen", n, me);
   const bool participant = me < shape.participants;
   const bool receiver = shape.receives[static_cast<std::size_t>(me)];
   // The value a rank holds: its input until it reduces something, then the accumulator (the

@@ -6,10 +6,7 @@
 namespace cairn::coll {
 
 schedule plan_reduce_scatter_block_recursive_halving(int p, int me, std::size_t block) {
-  schedule s;
-  s.name = "reduce_scatter_block/recursive_halving";
-  s.group_size = p;
-  s.group_rank = me;
+  schedule s("reduce_scatter_block/recursive_halving", p, me);
   const region in{slot::input, 0}, out{slot::output, 0};
   auto sz = [](int v) { return static_cast<std::size_t>(v); };
   if (p == 1) {

@@ -3,10 +3,7 @@
 namespace cairn::coll {
 
 schedule plan_reduce_scatter_block_ring(int p, int me, std::size_t block) {
-  schedule s;
-  s.name = "reduce_scatter_block/ring";
-  s.group_size = p;
-  s.group_rank = me;
+  schedule s("reduce_scatter_block/ring", p, me);
   const region out{slot::output, 0};
   auto in = [&](int b) { return region{slot::input, static_cast<std::size_t>(((b % p) + p) % p) * block}; };
   if (p == 1) {

@@ -3,10 +3,7 @@
 namespace cairn::coll {
 
 schedule plan_scan_recursive_doubling(int p, int me, std::size_t bytes) {
-  schedule s;
-  s.name = "scan/recursive_doubling";
-  s.group_size = p;
-  s.group_rank = me;
+  schedule s("scan/recursive_doubling", p, me);
   s.temp_bytes = me > 0 ? bytes : 0;
   const region out{slot::output, 0}, tmp{slot::temp, 0};
   // Hillis-Steele: the output holds the reduction over ranks (me - 2^k, me] after round k - 1;

@@ -5,10 +5,7 @@
 namespace cairn::coll {
 
 schedule plan_scatter_binomial(int p, int me, int root, std::size_t block) {
-  schedule s;
-  s.name = "scatter/binomial";
-  s.group_size = p;
-  s.group_rank = me;
+  schedule s("scatter/binomial", p, me);
   // The gather tree run backwards (see plan_gather_binomial): each rank receives its
   // subtree's blocks in relative-rank order from its parent, keeps the first and forwards the
   // children's ranges, largest subtree first so that it can start forwarding soonest.

@@ -140,6 +140,7 @@ int run_threads(int argc, char** argv, const launch_options& o,
   // Blocks of consecutive ranks, like a block placement by a launcher.
   for (int r = 0; r < n; ++r)
     topo->node_of[static_cast<std::size_t>(r)] = static_cast<int>(static_cast<long>(r) * nodes / n);
+  topo->derive();
 
   auto fabric = std::make_shared<detail::threads_fabric>(n);
   auto run = std::make_shared<run_state>();
@@ -195,6 +196,7 @@ int run_mpi(const launch_options& o, const std::function<void(world&)>& fn) {
   auto topo = std::make_shared<topology>();
   int rank = 0, size = 0, local_size = 1;
   detail::mpi_world_layout(rank, size, topo->node_of, topo->node_count, local_size);
+  topo->derive();
   auto run = std::make_shared<run_state>();
   run->hard_abort = [rank](const std::string& what) {
     print_failure(rank, what);

@@ -19,8 +19,17 @@ struct group_members;
 
 /// Where ranks sit: node of every rank, computed once per run.
 struct topology {
-  std::vector<int> node_of;  // per rank
+  std::vector<int> node_of;        // per rank
   int node_count = 1;
+  std::vector<int> local_rank;     // per rank: index among the ranks of its node
+  std::vector<int> node_size;      // per node: number of ranks
+  /// Fills local_rank and node_size from node_of and node_count.
+  void derive() {
+    local_rank.assign(node_of.size(), 0);
+    node_size.assign(static_cast<std::size_t>(node_count), 0);
+    for (std::size_t r = 0; r < node_of.size(); ++r)
+      local_rank[r] = node_size[static_cast<std::size_t>(node_of[r])]++;
+  }
 };
 
 class rank_context {

@@ -70,19 +70,12 @@ int world::node_of(int r) const {
 int world::node_count() const { return context("node_count").topo().node_count; }
 
 int world::local_rank() const {
-  const auto& t = context("local_rank").topo();
-  const int mine = t.node_of[static_cast<std::size_t>(rank_)];
-  int k = 0;
-  for (int r = 0; r < rank_; ++r) k += t.node_of[static_cast<std::size_t>(r)] == mine;
-  return k;
+  return context("local_rank").topo().local_rank[static_cast<std::size_t>(rank_)];
 }
 
 int world::ranks_on_node() const {
   const auto& t = context("ranks_on_node").topo();
-  const int mine = t.node_of[static_cast<std::size_t>(rank_)];
-  int k = 0;
-  for (int n : t.node_of) k += n == mine;
-  return k;
+  return t.node_size[static_cast<std::size_t>(t.node_of[static_cast<std::size_t>(rank_)])];
 }
 
 int world::tag_ub() const { return context("tag_ub").tag_ub(); }

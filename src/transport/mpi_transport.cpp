@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <functional>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -270,13 +271,12 @@ void mpi_transport::advance_posted() {
   if (outcount <= 0) return;
   // Highest slot first: removing a slot moves the last one into it, which is then already
   // handled. Testsome reports indices in increasing order in practice; sort to be sure.
-  std::vector<int> order(scratch_index_.begin(), scratch_index_.begin() + outcount);
-  std::vector<int> by_index(static_cast<std::size_t>(outcount));
-  for (int k = 0; k < outcount; ++k) by_index[static_cast<std::size_t>(k)] = k;
-  std::sort(by_index.begin(), by_index.end(),
-            [&](int a, int b) { return order[static_cast<std::size_t>(a)] > order[static_cast<std::size_t>(b)]; });
-  for (int k : by_index) {
-    request_state* s = posted_[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])];
+  scratch_done_.clear();
+  for (int k = 0; k < outcount; ++k)
+    scratch_done_.emplace_back(scratch_index_[static_cast<std::size_t>(k)], k);
+  std::sort(scratch_done_.begin(), scratch_done_.end(), std::greater<>());
+  for (const auto& [slot, k] : scratch_done_) {
+    request_state* s = posted_[static_cast<std::size_t>(slot)];
     remove_posted(s);
     first_part_arrived(s, scratch_status_[static_cast<std::size_t>(k)]);
   }

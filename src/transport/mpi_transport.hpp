@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "transport/transport.hpp"
@@ -94,6 +95,7 @@ class mpi_transport final : public transport {
   std::vector<request_state*> posted_;
   std::vector<int> scratch_index_;          // MPI_Testsome output, reused
   std::vector<MPI_Status> scratch_status_;
+  std::vector<std::pair<int, int>> scratch_done_;  // (slot, Testsome index), reused
   std::deque<stashed> stash_;
   std::vector<std::unique_ptr<std::byte[]>> buffers_;  // every staging buffer
   std::vector<std::byte*> free_buffers_;

@@ -10,7 +10,13 @@
 #include <span>
 #include <string>
 
+#include "coll_reference.hpp"
 #include "harness.hpp"
+
+using cairn::test::mat2;
+using cairn::test::mismatch;
+using cairn::test::mul;
+using cairn::test::random_mats;
 
 using cairn::test::random_values;
 using cairn::test::run;
@@ -18,20 +24,6 @@ using cairn::test::run;
 namespace {
 const std::size_t counts[] = {0, 1, 7, 1000, 100000};
 
-// 2x2 matrices modulo 2^32: associative, not commutative.
-struct mat2 {
-  std::uint32_t a, b, c, d;
-  friend bool operator==(const mat2&, const mat2&) = default;
-};
-mat2 mul(const mat2& x, const mat2& y) {
-  return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c, x.c * y.b + x.d * y.d};
-}
-std::vector<mat2> mats(std::size_t n, unsigned seed) {
-  auto raw = random_values<std::uint32_t>(4 * n, seed);
-  std::vector<mat2> m(n);
-  if (n) std::memcpy(m.data(), raw.data(), n * sizeof(mat2));
-  return m;
-}
 
 // Input of group rank r for a test seed.
 std::vector<std::int64_t> input(std::size_t n, int r, unsigned seed) {
@@ -79,14 +71,6 @@ std::vector<std::int64_t> blocks_for(std::size_t n, unsigned seed, int from, con
   for (int d : to)
     for (std::size_t i = 0; i < n; ++i) v.push_back(datum(seed, from, d, i));
   return v;
-}
-// "" if equal, else where they first differ (no dump of 100000-element vectors on failure).
-std::string mismatch(const std::vector<std::int64_t>& got, const std::vector<std::int64_t>& want) {
-  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + ", expected " + std::to_string(want.size());
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (got[i] != want[i])
-      return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + ", expected " + std::to_string(want[i]);
-  return "";
 }
 
 // Summable data (exact sums over any number of ranks): datum() reduced to [0, 10^6).
@@ -194,13 +178,13 @@ TEST(Collectives, ReduceSumAndOrderedProduct) {
         }
         // Non-commutative: the product must come out in rank order.
         const std::size_t m = std::min<std::size_t>(n, 1000);
-        auto a = mats(m, static_cast<unsigned>(w.rank() + 17));
+        auto a = random_mats(m, static_cast<unsigned>(w.rank() + 17));
         std::vector<mat2> prod(w.rank() == root ? m : 0);
         w.reduce(a, prod, root, cairn::op([](const mat2& x, const mat2& y) { return mul(x, y); }, false));
         if (w.rank() == root) {
           std::vector<mat2> expect(m, mat2{1, 0, 0, 1});
           for (int r = 0; r < w.size(); ++r) {
-            auto b = mats(m, static_cast<unsigned>(r + 17));
+            auto b = random_mats(m, static_cast<unsigned>(r + 17));
             for (std::size_t i = 0; i < m; ++i) expect[i] = mul(expect[i], b[i]);
           }
           ASSERT_EQ(prod, expect) << "m=" << m << " root=" << root;
@@ -267,12 +251,12 @@ TEST(Collectives, AllreduceOperations) {
       ASSERT_EQ(loc[i], el);
     }
     // Non-commutative user operation: rank order.
-    auto a = mats(9, static_cast<unsigned>(me + 3));
+    auto a = random_mats(9, static_cast<unsigned>(me + 3));
     std::vector<mat2> prod(9);
     w.allreduce(a, prod, cairn::op([](const mat2& l, const mat2& r) { return mul(l, r); }, false));
     std::vector<mat2> expect(9, mat2{1, 0, 0, 1});
     for (int r = 0; r < p; ++r) {
-      auto b = mats(9, static_cast<unsigned>(r + 3));
+      auto b = random_mats(9, static_cast<unsigned>(r + 3));
       for (std::size_t i = 0; i < 9; ++i) expect[i] = mul(expect[i], b[i]);
     }
     ASSERT_EQ(prod, expect);

@@ -10,7 +10,10 @@
 #include <string>
 #include <tuple>
 
+#include "coll_reference.hpp"
 #include "harness.hpp"
+
+using cairn::test::mismatch;
 
 using cairn::test::random_values;
 using cairn::test::run;
@@ -38,14 +41,6 @@ std::vector<std::int64_t> sum_over(const std::vector<int>& ranks, std::size_t n,
 }
 bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-// "" if equal, else where they first differ.
-std::string mismatch(const std::vector<std::int64_t>& got, const std::vector<std::int64_t>& want) {
-  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + ", expected " + std::to_string(want.size());
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (got[i] != want[i])
-      return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + ", expected " + std::to_string(want[i]);
-  return "";
-}
 
 template <class F>
 std::string message_of(F&& call) {

@@ -8,20 +8,17 @@
 #include <sstream>
 
 #include "coll/planners.hpp"
+#include "coll_reference.hpp"
 #include "harness.hpp"
+
+using cairn::test::mat2;
+using cairn::test::mul;
+using cairn::test::random_mats;
 
 using namespace cairn::coll;
 
 namespace {
 
-// 2x2 matrices modulo 2^32: associative, not commutative.
-struct mat2 {
-  std::uint32_t a, b, c, d;
-  friend bool operator==(const mat2&, const mat2&) = default;
-};
-mat2 mul(const mat2& x, const mat2& y) {
-  return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c, x.c * y.b + x.d * y.d};
-}
 
 using combine_fn = void (*)(const void* from, void* to, std::size_t bytes, bool from_is_left);
 
@@ -149,13 +146,6 @@ std::vector<T> values_of(const std::vector<std::byte>& b, std::size_t n) {
   std::vector<T> v(n);
   if (n) std::memcpy(v.data(), b.data(), n * sizeof(T));
   return v;
-}
-
-std::vector<mat2> random_mats(std::size_t n, std::uint64_t seed) {
-  auto raw = cairn::test::random_values<std::uint32_t>(4 * n, seed);
-  std::vector<mat2> m(n);
-  if (n) std::memcpy(m.data(), raw.data(), n * sizeof(mat2));
-  return m;
 }
 
 std::vector<std::byte> random_bytes(std::size_t n, std::uint64_t seed) {

@@ -46,6 +46,11 @@ struct step {
 /// next round starts when all of them completed.
 class schedule {
  public:
+  schedule() = default;
+  /// An empty plan for rank `group_rank` of a group of `group_size`.
+  schedule(std::string name_, int group_size_, int group_rank_)
+      : name(std::move(name_)), group_size(group_size_), group_rank(group_rank_) {}
+
   std::string name;           ///< "<collective>/<algorithm>", e.g. "allreduce/recursive_doubling"
   int group_size = 0;
   int group_rank = 0;
