@@ -7,6 +7,7 @@
 #include "cairn/coll/generalized.hpp"
 #include "cairn/coll/op.hpp"
 #include "cairn/coll/schedule.hpp"
+#include "cairn/msg/channel.hpp"
 #include "cairn/runtime/error.hpp"
 #include "cairn/runtime/group.hpp"
 #include "cairn/runtime/launch.hpp"

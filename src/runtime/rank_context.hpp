@@ -70,9 +70,10 @@ class rank_context {
   /// Returns a state to the pool.
   void release(request_state* s) noexcept;
 
-  /// Tests once (advancing communication and every running collective).
+  /// Tests once (advancing communication, every running collective and the message layer).
   bool test(request_state* s) {
     if (!colls_.empty()) advance_colls();
+    if (layer_poll_) layer_poll_(layer_.get());
     if (s->k == request_state::kind::schedule) return s->done.load(std::memory_order_relaxed) != 0;
     return tp_->test(s);
   }
@@ -80,6 +81,17 @@ class rank_context {
   void progress() {
     tp_->poll();
     if (!colls_.empty()) advance_colls();
+    if (layer_poll_) layer_poll_(layer_.get());
+  }
+
+  /// The aggregated-messages layer of this rank (src/msg), made on first use by that layer and
+  /// polled by every test/wait/progress so that items keep flowing while the rank waits for
+  /// anything. Type-erased so the runtime does not depend on the layer above it.
+  void* msg_layer() const noexcept { return layer_.get(); }
+  /// Installs the message layer and the function that polls it (once per rank).
+  void set_msg_layer(std::shared_ptr<void> layer, void (*poll)(void*)) {
+    layer_ = std::move(layer);
+    layer_poll_ = poll;
   }
   /// Withdraws a pending operation (exception unwinding); never waits for peers.
   void cancel(request_state* s);
@@ -122,6 +134,8 @@ class rank_context {
   std::vector<request_state*> colls_;  // running collectives
   std::shared_ptr<const group_members> world_group_;
   std::unordered_map<std::uint64_t, std::uint32_t> coll_seq_;
+  std::shared_ptr<void> layer_;          // the message layer (src/msg), if any
+  void (*layer_poll_)(void*) = nullptr;  // its poll
 
   std::vector<request_state*> pool_;  // free states
   std::vector<std::unique_ptr<request_state[]>> slabs_;

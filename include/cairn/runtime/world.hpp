@@ -137,6 +137,14 @@ class world : public coll::collectives<world>, public coll::generalized_collecti
   /// Advances all outstanding operations of this rank without blocking.
   void progress();
 
+  /// Global termination of aggregated messages (collective over all ranks): returns once every
+  /// item sent on any channel — including items sent by handlers, to any depth, and items
+  /// forwarded or combined on the way — has been delivered everywhere. Delivers incoming items
+  /// while it waits. A counting algorithm over non-blocking allreduces (AP 3.6, SKR-style):
+  /// ranks flush, then sum (messages sent, messages handled) until two consecutive waves agree
+  /// and the sums are equal. Not callable from a handler.
+  void quiesce();
+
   /// Byte-level forms of the calls above (`call` names the user-facing call in errors).
   request isend_bytes(const char* call, const void* data, std::size_t bytes, int dest, int tag);
   request irecv_bytes(const char* call, void* data, std::size_t bytes, int source, int tag);

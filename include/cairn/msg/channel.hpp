@@ -1,0 +1,369 @@
+#pragma once
+/// \file
+/// `cairn::msg::channel`: aggregated active messages (Active Pebbles; TRAM). Millions of small
+/// typed items are sent to global targets; each is copied into the buffer of the next peer on
+/// its route (the hot path: one copy, no allocation, no virtual call, no lock, no hash unless
+/// combining asks for one), buffers travel when full, on flush() or after flush_interval_s, and
+/// the receiver calls the handler per item or routes it on. `world::quiesce()` detects when all
+/// items — including those sent by handlers — have been delivered.
+///
+///     auto dist = cairn::block_distribution(n_global, w.size());
+///     auto ch = cairn::make_channel<std::uint64_t>(w, dist,
+///         [&](std::uint64_t k) { ++table[dist.local_index(k)]; }, cairn::route::grid{});
+///     for (auto k : keys) ch.send(k);
+///     w.quiesce();
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cairn/msg/channel_core.hpp"
+#include "cairn/msg/combine.hpp"
+#include "cairn/msg/distribution.hpp"
+#include "cairn/msg/route.hpp"
+#include "cairn/runtime/transferable.hpp"
+#include "cairn/runtime/world.hpp"
+
+namespace cairn::msg {
+
+/// What a handler may take as its second argument: where the item came from, and the world to
+/// send on (capture other channels by reference to send on them).
+class channel_context {
+ public:
+  /// The rank that sent the item with send() (its origin, also after forwarding hops).
+  [[nodiscard]] int source() const noexcept { return source_; }
+  /// This rank.
+  [[nodiscard]] int rank() const noexcept { return w_->rank(); }
+  /// This rank's world.
+  [[nodiscard]] cairn::world& world() const noexcept { return *w_; }
+  /// Internal: made by the channel per delivered item.
+  channel_context(cairn::world* w, int source) noexcept : w_(w), source_(source) {}
+
+ private:
+  cairn::world* w_;
+  int source_;
+};
+
+/// A channel of items of type T owned by `Dist`, handled by `Handler` (`void(const T&)` or
+/// `void(const T&, channel_context&)`), routed by `Route` and combined by `Combine`. Created
+/// collectively: every rank creates its channels in the same order. Not copyable or movable
+/// (make it in place with make_channel). Use from the rank's thread only.
+template <class T, class Dist, class Handler, class Route = route::direct,
+          class Combine = combine::none>
+class channel {
+  static_assert(cairn::detail::transferable<T>, "channel items must be trivially copyable");
+  using router_type = decltype(std::declval<const Route&>().make(std::declval<const world&>()));
+  static_assert(router<router_type>, "Route::make(world) must return a cairn::msg::router");
+
+  static constexpr bool routed = !router_type::is_direct;
+  static constexpr bool wants_context = std::is_invocable_v<Handler&, const T&, channel_context&>;
+  static_assert(wants_context || std::is_invocable_v<Handler&, const T&>,
+                "the handler must be callable as h(const T&) or h(const T&, channel_context&)");
+  // Routed messages carry each item's origin only for handlers that ask for it.
+  static constexpr bool carry_origin = routed && wants_context;
+  // Items start at a multiple of their alignment after the header.
+  static constexpr std::size_t header_bytes =
+      std::max(sizeof(detail::wire_header), alignof(T));
+
+ public:
+  /// Item type.
+  using value_type = T;
+
+  /// A channel on `w`'s ranks. Throws cairn::error for bad options (before anything is sent).
+  channel(const cairn::world& w, Dist dist, Handler handler, Route route = {}, Combine combine = {},
+          channel_options opts = {})
+      : w_(w),
+        me_(w.rank()),
+        size_(w.size()),
+        dist_(std::move(dist)),
+        handler_(std::move(handler)),
+        router_(route.make(w)),
+        combine_(std::move(combine)),
+        cap_(items_per_buffer(w, opts)),
+        final_(static_cast<std::size_t>(size_)),
+        transit_(routed ? static_cast<std::size_t>(size_) : 0),
+        core_(w, buffer_bytes(cap_), opts, this, &deliver_thunk, &flush_thunk, &drain_thunk),
+        queue_local_(opts.queue_local) {
+    combine_.template init<T>();
+  }
+  /// A channel destroyed with items still buffered is a program error (call w.quiesce() or
+  /// flush() first): it ends the run with a message naming the count; nothing is dropped silently.
+  ~channel() {
+    std::uint64_t unsent = local_queue_.size();
+    for (const auto& b : final_) unsent += b.n;
+    for (const auto& b : transit_) unsent += b.n;
+    core_.retire(unsent);
+  }
+  channel(const channel&) = delete;
+  channel& operator=(const channel&) = delete;
+
+  /// Sends `x` to the owner of `x` under the distribution.
+  void send(const T& x) { send_to(owner_of(x), x); }
+  /// Sends `x` to the owner of the global target `target` (a key the distribution maps).
+  template <class Key>
+    requires(!std::is_same_v<std::remove_cvref_t<Key>, T>)
+  void send(const Key& target, const T& x) {
+    send_to(owner_of(target), x);
+  }
+  /// Sends every item of `items` to its owner.
+  void send_many(std::span<const T> items) {
+    for (const T& x : items) send(x);
+  }
+  /// Sends `x` to rank `dest` (an explicit owner; the distribution is not consulted).
+  void send_to(int dest, const T& x) {
+    if (static_cast<unsigned>(dest) >= static_cast<unsigned>(size_)) [[unlikely]]
+      bad_dest("send", dest);
+    ++core_.stats().sent;
+    route_item<false>(dest, x, me_);
+  }
+
+  /// Sends every partly filled buffer now.
+  void flush() {
+    for (int p = 0; p < size_; ++p) {
+      if (final_[static_cast<std::size_t>(p)].n) ship<false>(p);
+      if constexpr (routed)
+        if (transit_[static_cast<std::size_t>(p)].n) ship<true>(p);
+    }
+  }
+  /// Counters of this channel on this rank.
+  [[nodiscard]] const channel_stats& stats() const noexcept { return core_.stats(); }
+  /// Items per buffer.
+  [[nodiscard]] std::size_t buffer_items() const noexcept { return cap_; }
+  /// The router (e.g. to print the route: router().describe()).
+  [[nodiscard]] const router_type& router() const noexcept { return router_; }
+  /// The distribution.
+  [[nodiscard]] const Dist& distribution() const noexcept { return dist_; }
+
+ private:
+  static std::size_t items_per_buffer(const cairn::world& w, const channel_options& o) {
+    if (o.buffer_items > (std::size_t{1} << 24))
+      cairn::detail::fail("channel", w.rank(), "buffer_items ", o.buffer_items,
+                          " is above the limit of 16777216");
+    return o.buffer_items ? o.buffer_items : std::max<std::size_t>(1, 16384 / sizeof(T));
+  }
+  // Bytes of a buffer: header, items, destinations (routed), origins (routed + context).
+  static std::size_t buffer_bytes(std::size_t cap) {
+    return header_bytes + cap * sizeof(T) + (routed ? cap * 4 : 0) + (carry_origin ? cap * 4 : 0);
+  }
+
+  template <class X>
+  int owner_of(const X& x) const {
+    if constexpr (requires { dist_.owner(x); }) return static_cast<int>(dist_.owner(x));
+    else return static_cast<int>(std::invoke(dist_, x));
+  }
+
+  [[noreturn]] void bad_dest(const char* call, int dest) const {
+    cairn::detail::fail(call, me_, "target rank ", dest, " is outside the world of ", size_,
+                        " ranks (channel '", core_name(), "')");
+  }
+  const char* core_name() const noexcept { return "channel"; }
+
+  // One item at this rank on its way to `dest` (sent here, or arrived for forwarding).
+  template <bool Forwarded>
+  void route_item(int dest, const T& x, int origin) {
+    if (dest == me_) {
+      ++core_.stats().local;
+      if (queue_local_) {
+        local_queue_.push_back({x, origin});
+        return;
+      }
+      handle(x, origin);
+      return;
+    }
+    const int next = router_.next_hop(dest);
+    if constexpr (!routed) {
+      append<false, Forwarded>(final_[static_cast<std::size_t>(next)], next, x, dest, origin);
+    } else {
+      if (next == dest) append<false, Forwarded>(final_[static_cast<std::size_t>(next)], next, x, dest, origin);
+      else append<true, Forwarded>(transit_[static_cast<std::size_t>(next)], next, x, dest, origin);
+    }
+  }
+
+  template <bool Transit, bool Forwarded>
+  void append(detail::out_buffer& b, int peer, const T& x, int dest, int origin) {
+    if (!b.data) [[unlikely]] b.data = core_.acquire();
+    std::byte* items = b.data + header_bytes;
+    if constexpr (Combine::enabled) {
+      if (combine_.absorb(x, b, items)) {
+        if constexpr (Forwarded) ++core_.stats().combined_hops;
+        else ++core_.stats().combined_source;
+        return;
+      }
+    }
+    const std::size_t i = b.n;
+    std::memcpy(items + i * sizeof(T), &x, sizeof(T));
+    std::byte* meta = items + cap_ * sizeof(T);
+    if constexpr (Transit) {
+      const auto d = static_cast<std::uint32_t>(dest);
+      std::memcpy(meta + i * 4, &d, 4);
+      meta += cap_ * 4;
+    }
+    if constexpr (carry_origin) {
+      const auto o = static_cast<std::uint32_t>(origin);
+      std::memcpy(meta + i * 4, &o, 4);
+    }
+    (void)dest;
+    (void)origin;
+    if (++b.n == cap_) ship<Transit>(peer);
+  }
+
+  // Sends the buffer for `peer`: header, then the metadata arrays moved up behind the items.
+  template <bool Transit>
+  void ship(int peer) {
+    detail::out_buffer& b = Transit ? transit_[static_cast<std::size_t>(peer)] : final_[static_cast<std::size_t>(peer)];
+    const std::size_t n = b.n;
+    std::byte* items = b.data + header_bytes;
+    std::size_t bytes = header_bytes + n * sizeof(T);
+    std::uint32_t flags = 0;
+    const std::byte* meta = items + cap_ * sizeof(T);
+    if constexpr (Transit) {
+      flags |= detail::wire_transit;
+      std::memmove(b.data + bytes, meta, n * 4);
+      bytes += n * 4;
+      meta += cap_ * 4;
+    }
+    if constexpr (carry_origin) {
+      flags |= detail::wire_origins;
+      std::memmove(b.data + bytes, meta, n * 4);
+      bytes += n * 4;
+    }
+    const detail::wire_header h{static_cast<std::uint32_t>(n), flags};
+    std::memcpy(b.data, &h, sizeof h);
+    std::byte* data = b.data;
+    b.data = nullptr;
+    b.n = 0;
+    ++b.gen;
+    auto& st = core_.stats();
+    ++st.buffers_sent;
+    st.items_in_buffers += n;
+    core_.ship(peer, data, bytes);
+  }
+
+  void handle(const T& x, int origin) {
+    ++core_.stats().delivered;
+    typename detail::channel_core::handler_scope guard(core_);
+    if constexpr (wants_context) {
+      channel_context c(&w_, origin);
+      handler_(x, c);
+    } else {
+      (void)origin;
+      handler_(x);
+    }
+  }
+
+  // Delivers the items this rank queued for itself (queue_local); called by the layer's poll.
+  bool drain_local() {
+    bool any = false;
+    // Handlers may queue more local items while we drain: index, don't iterate.
+    for (std::size_t i = 0; i < local_queue_.size(); ++i) {
+      const queued q = local_queue_[i];
+      handle(q.item, q.origin);
+      any = true;
+    }
+    local_queue_.clear();
+    return any;
+  }
+
+  void deliver(const std::byte* msg, std::size_t bytes, int from) {
+    detail::wire_header h;
+    std::memcpy(&h, msg, sizeof h);
+    const std::size_t n = h.items;
+    const bool transit = (h.flags & detail::wire_transit) != 0;
+    const bool origins = (h.flags & detail::wire_origins) != 0;
+    const std::size_t need = header_bytes + n * sizeof(T) + (transit ? n * 4 : 0) + (origins ? n * 4 : 0);
+    if (need != bytes || (transit && !routed) || (origins && !carry_origin)) [[unlikely]]
+      core_.fail("channel", "malformed message of " + std::to_string(bytes) + " bytes from rank " +
+                                std::to_string(from) + " (" + std::to_string(n) + " items, flags " +
+                                std::to_string(h.flags) + "): do all ranks create their channels in the same order?");
+    const std::byte* items = msg + header_bytes;
+    const std::byte* dests = items + n * sizeof(T);
+    const std::byte* orig = dests + (transit ? n * 4 : 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      T x;
+      std::memcpy(&x, items + i * sizeof(T), sizeof(T));
+      int origin = from;
+      if constexpr (carry_origin) {
+        std::uint32_t o;
+        std::memcpy(&o, orig + i * 4, 4);
+        origin = static_cast<int>(o);
+      }
+      if constexpr (routed) {
+        if (transit) {
+          std::uint32_t d;
+          std::memcpy(&d, dests + i * 4, 4);
+          if (static_cast<int>(d) != me_) {
+            ++core_.stats().forwarded;
+            route_item<true>(static_cast<int>(d), x, origin);
+            continue;
+          }
+        }
+      }
+      handle(x, origin);
+    }
+  }
+
+  static void deliver_thunk(void* self, const std::byte* msg, std::size_t bytes, int from) {
+    static_cast<channel*>(self)->deliver(msg, bytes, from);
+  }
+  static void flush_thunk(void* self) { static_cast<channel*>(self)->flush(); }
+  static bool drain_thunk(void* self) { return static_cast<channel*>(self)->drain_local(); }
+
+  struct queued {
+    T item;
+    int origin;
+  };
+
+  cairn::world w_;
+  int me_;
+  int size_;
+  Dist dist_;
+  Handler handler_;
+  router_type router_;
+  Combine combine_;
+  std::size_t cap_;
+  std::vector<detail::out_buffer> final_;    // per peer: items on their last hop
+  std::vector<detail::out_buffer> transit_;  // per peer: items to be forwarded (routed only)
+  detail::channel_core core_;
+  bool queue_local_;
+  std::vector<queued> local_queue_;
+};
+
+/// Makes a channel of items of type T in place:
+/// `auto ch = make_channel<T>(w, dist, handler [, route [, combine]] [, options]);`
+template <class T, class Dist, class Handler, class Route = route::direct, class Combine = combine::none>
+[[nodiscard]] channel<T, Dist, Handler, Route, Combine> make_channel(const cairn::world& w, Dist dist,
+                                                                     Handler handler, Route route = {},
+                                                                     Combine combine = {},
+                                                                     channel_options opts = {}) {
+  return {w, std::move(dist), std::move(handler), std::move(route), std::move(combine), opts};
+}
+/// make_channel with options and the direct route.
+template <class T, class Dist, class Handler>
+[[nodiscard]] channel<T, Dist, Handler> make_channel(const cairn::world& w, Dist dist, Handler handler,
+                                                     channel_options opts) {
+  return {w, std::move(dist), std::move(handler), route::direct{}, combine::none{}, opts};
+}
+/// make_channel with a route and options (no combining).
+template <class T, class Dist, class Handler, class Route>
+  requires route_spec<Route>
+[[nodiscard]] channel<T, Dist, Handler, Route> make_channel(const cairn::world& w, Dist dist, Handler handler,
+                                                            Route route, channel_options opts) {
+  return {w, std::move(dist), std::move(handler), std::move(route), combine::none{}, opts};
+}
+
+}  // namespace cairn::msg
+
+namespace cairn {
+using msg::channel_context;
+using msg::channel_options;
+using msg::make_channel;
+namespace route = msg::route;
+namespace combine = msg::combine;
+}  // namespace cairn

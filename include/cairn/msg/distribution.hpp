@@ -1,0 +1,233 @@
+#pragma once
+/// \file
+/// Distributions: which rank owns a global target, and where it sits in that rank's local part.
+/// A channel asks its distribution `owner(x)` for every item (AP 3.1: items are addressed to
+/// global targets, not ranks), so owner() is inline and divides by multiplication.
+
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <type_traits>
+#include <utility>
+
+#include "cairn/runtime/error.hpp"
+
+namespace cairn::msg {
+
+namespace detail {
+
+__extension__ typedef unsigned __int128 uint128;  // GCC/Clang builtin (silences -Wpedantic)
+
+/// Division of 32-bit numerators by a fixed divisor with one 64x64->128 multiply (Lemire,
+/// Kaser & Kurz, "Faster remainder by direct computation", 2019): exact for all x < 2^32.
+/// Wider numerators fall back to the hardware divide.
+class fast_divider {
+ public:
+  fast_divider() = default;
+  /// Prepares division by `d` (d >= 1).
+  explicit fast_divider(std::uint64_t d)
+      : d_(d), m_(d > 0 && d < (std::uint64_t{1} << 32) ? ~std::uint64_t{0} / d + 1 : 0) {}
+  /// x / d.
+  [[nodiscard]] std::uint64_t div(std::uint64_t x) const noexcept {
+    if (m_ != 0 && x < (std::uint64_t{1} << 32)) [[likely]]
+      return static_cast<std::uint64_t>((static_cast<uint128>(m_) * x) >> 64);
+    return x / d_;
+  }
+  /// The divisor.
+  [[nodiscard]] std::uint64_t divisor() const noexcept { return d_; }
+
+ private:
+  std::uint64_t d_ = 1;
+  std::uint64_t m_ = 0;
+};
+
+/// Converts a key to the 64-bit index the built-in distributions work on.
+template <class K>
+std::uint64_t key_index(const K& k) noexcept {
+  static_assert(std::is_integral_v<K>, "built-in distributions take integral keys; use .of(key_fn)");
+  return static_cast<std::uint64_t>(k);
+}
+
+}  // namespace detail
+
+/// The owner of an item found by a key function first: `dist.of(key)` maps an item x to
+/// `dist.owner(key(x))`. Made by the `of` member of every distribution.
+template <class Base, class KeyFn>
+struct keyed_distribution {
+  Base base;   ///< the distribution of keys
+  KeyFn key;   ///< item -> key
+  /// Owner rank of item (or key) `x`: keys that the base takes directly go straight to it.
+  template <class X>
+  [[nodiscard]] int owner(const X& x) const noexcept {
+    if constexpr (std::is_invocable_v<const KeyFn&, const X&>) return base.owner(std::invoke(key, x));
+    else return base.owner(x);
+  }
+  /// Local index of item (or key) `x` on its owner.
+  template <class X>
+  [[nodiscard]] std::uint64_t local_index(const X& x) const noexcept {
+    if constexpr (std::is_invocable_v<const KeyFn&, const X&>) return base.local_index(std::invoke(key, x));
+    else return base.local_index(x);
+  }
+};
+
+/// CRTP base giving every distribution `of(key_fn)`.
+template <class D>
+struct distribution_base {
+  /// This distribution applied to `key(item)`.
+  template <class KeyFn>
+  [[nodiscard]] keyed_distribution<D, KeyFn> of(KeyFn key) const {
+    return {static_cast<const D&>(*this), std::move(key)};
+  }
+};
+
+/// HPF BLOCK: `n` targets in `ranks` contiguous blocks of ceil(n / ranks); rank r owns
+/// [r·b, min(n, (r+1)·b)).
+class block_distribution : public distribution_base<block_distribution> {
+ public:
+  /// `n` targets over `ranks` ranks.
+  block_distribution(std::uint64_t n, int ranks) : n_(n), ranks_(ranks) {
+    if (ranks < 1) throw error("cairn::block_distribution: ranks must be >= 1, not " + std::to_string(ranks));
+    const std::uint64_t b = n == 0 ? 1 : (n + static_cast<std::uint64_t>(ranks) - 1) / static_cast<std::uint64_t>(ranks);
+    div_ = detail::fast_divider(b);
+  }
+  /// Owner of key `k` (k < n).
+  template <class K>
+  [[nodiscard]] int owner(const K& k) const noexcept {
+    return static_cast<int>(div_.div(detail::key_index(k)));
+  }
+  /// Index of key `k` in its owner's block.
+  template <class K>
+  [[nodiscard]] std::uint64_t local_index(const K& k) const noexcept {
+    const std::uint64_t x = detail::key_index(k);
+    return x - div_.div(x) * div_.divisor();
+  }
+  /// Number of targets rank `r` owns.
+  [[nodiscard]] std::uint64_t local_size(int r) const noexcept {
+    const std::uint64_t b = div_.divisor(), lo = static_cast<std::uint64_t>(r) * b;
+    return lo >= n_ ? 0 : std::min(b, n_ - lo);
+  }
+  /// Number of targets.
+  [[nodiscard]] std::uint64_t size() const noexcept { return n_; }
+  /// Number of ranks.
+  [[nodiscard]] int ranks() const noexcept { return ranks_; }
+
+ private:
+  std::uint64_t n_;
+  int ranks_;
+  detail::fast_divider div_;
+};
+
+/// HPF CYCLIC: key k lives on rank k mod ranks, at local index k / ranks.
+class cyclic_distribution : public distribution_base<cyclic_distribution> {
+ public:
+  /// Keys dealt round-robin over `ranks` ranks.
+  explicit cyclic_distribution(int ranks) : ranks_(ranks) {
+    if (ranks < 1) throw error("cairn::cyclic_distribution: ranks must be >= 1, not " + std::to_string(ranks));
+    div_ = detail::fast_divider(static_cast<std::uint64_t>(ranks));
+  }
+  /// Owner of key `k`.
+  template <class K>
+  [[nodiscard]] int owner(const K& k) const noexcept {
+    const std::uint64_t x = detail::key_index(k);
+    return static_cast<int>(x - div_.div(x) * div_.divisor());
+  }
+  /// Index of key `k` on its owner.
+  template <class K>
+  [[nodiscard]] std::uint64_t local_index(const K& k) const noexcept {
+    return div_.div(detail::key_index(k));
+  }
+  /// Number of ranks.
+  [[nodiscard]] int ranks() const noexcept { return ranks_; }
+
+ private:
+  int ranks_;
+  detail::fast_divider div_;
+};
+
+/// HPF BLOCK-CYCLIC(b): blocks of `b` consecutive keys dealt round-robin over the ranks.
+class block_cyclic_distribution : public distribution_base<block_cyclic_distribution> {
+ public:
+  /// Blocks of `b` keys over `ranks` ranks.
+  block_cyclic_distribution(std::uint64_t b, int ranks) : ranks_(ranks) {
+    if (ranks < 1 || b < 1)
+      throw error("cairn::block_cyclic_distribution: need block >= 1 and ranks >= 1, got block " +
+                  std::to_string(b) + ", ranks " + std::to_string(ranks));
+    block_ = detail::fast_divider(b);
+    ranks_div_ = detail::fast_divider(static_cast<std::uint64_t>(ranks));
+  }
+  /// Owner of key `k`.
+  template <class K>
+  [[nodiscard]] int owner(const K& k) const noexcept {
+    const std::uint64_t blk = block_.div(detail::key_index(k));
+    return static_cast<int>(blk - ranks_div_.div(blk) * ranks_div_.divisor());
+  }
+  /// Index of key `k` on its owner: (k / (b·ranks))·b + k mod b.
+  template <class K>
+  [[nodiscard]] std::uint64_t local_index(const K& k) const noexcept {
+    const std::uint64_t x = detail::key_index(k), blk = block_.div(x);
+    return ranks_div_.div(blk) * block_.divisor() + (x - blk * block_.divisor());
+  }
+  /// Number of ranks.
+  [[nodiscard]] int ranks() const noexcept { return ranks_; }
+
+ private:
+  int ranks_;
+  detail::fast_divider block_, ranks_div_;
+};
+
+/// Keys scattered by a hash (for sparse or skewed key spaces; the owner keeps its own map).
+class hashed_distribution : public distribution_base<hashed_distribution> {
+ public:
+  /// Hashed over `ranks` ranks.
+  explicit hashed_distribution(int ranks) : ranks_(ranks) {
+    if (ranks < 1) throw error("cairn::hashed_distribution: ranks must be >= 1, not " + std::to_string(ranks));
+  }
+  /// Owner of key `k`: a 64-bit mix of k, scaled to [0, ranks) by multiplication.
+  template <class K>
+  [[nodiscard]] int owner(const K& k) const noexcept {
+    std::uint64_t x = detail::key_index(k);
+    x ^= x >> 33;  // murmur3 finalizer
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return static_cast<int>((static_cast<detail::uint128>(x) * static_cast<unsigned>(ranks_)) >> 64);
+  }
+  /// Number of ranks.
+  [[nodiscard]] int ranks() const noexcept { return ranks_; }
+
+ private:
+  int ranks_;
+};
+
+/// Any callable `int(const X&)` as a distribution (owner only).
+template <class F>
+struct custom_distribution : distribution_base<custom_distribution<F>> {
+  F fn;  ///< x -> owner rank
+  /// Owner of `x`.
+  template <class X>
+  [[nodiscard]] int owner(const X& x) const {
+    return static_cast<int>(std::invoke(fn, x));
+  }
+};
+
+/// Wraps a callable as a distribution.
+template <class F>
+[[nodiscard]] custom_distribution<F> distribution(F fn) {
+  return custom_distribution<F>{{}, std::move(fn)};
+}
+
+/// What a channel accepts as its distribution for items of type T: anything with owner(T).
+template <class D, class T>
+concept distribution_for = requires(const D& d, const T& x) {
+  { d.owner(x) } -> std::convertible_to<int>;
+};
+
+}  // namespace cairn::msg
+
+namespace cairn {
+using msg::block_cyclic_distribution;
+using msg::block_distribution;
+using msg::cyclic_distribution;
+using msg::hashed_distribution;
+}  // namespace cairn

@@ -1,0 +1,214 @@
+#include "cairn/msg/channel_core.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <new>
+#include <sstream>
+
+#include "cairn/runtime/error.hpp"
+#include "cairn/runtime/world.hpp"
+#include "msg/msg_layer.hpp"
+#include "runtime/rank_context.hpp"
+
+namespace cairn::msg::detail {
+
+using cairn::detail::msg_context;
+using cairn::detail::request_state;
+
+namespace {
+constexpr std::align_val_t buffer_align{64};
+}
+
+channel_core::channel_core(const world& w, std::size_t buffer_bytes, const channel_options& opts,
+                           void* typed, deliver_fn deliver, flush_fn flush, drain_fn drain)
+    : ctx_(&w.context("channel")),
+      layer_(&msg_layer::of(*ctx_)),
+      tag_(0),
+      buffer_bytes_(buffer_bytes),
+      opts_(opts),
+      typed_(typed),
+      deliver_(deliver),
+      flush_(flush),
+      drain_(drain) {
+  const int rank = ctx_->rank();
+  if (opts.posted_receives < 1 || opts.posted_receives > 1024)
+    cairn::detail::fail("channel", rank, "posted_receives ", opts.posted_receives,
+                        " is outside [1, 1024]");
+  if (!(opts.flush_interval_s >= 0))
+    cairn::detail::fail("channel", rank, "flush_interval_s ", opts.flush_interval_s, " is negative");
+  if (opts.memory_cap_bytes < 2 * buffer_bytes)
+    cairn::detail::fail("channel", rank, "memory_cap_bytes ", opts.memory_cap_bytes,
+                        " is below two buffers of ", buffer_bytes, " bytes");
+  if (layer_->next_tag > ctx_->tag_ub())
+    cairn::detail::fail("channel", rank, "more than ", ctx_->tag_ub() + 1, " channels");
+  tag_ = layer_->next_tag++;
+  posted_.resize(static_cast<std::size_t>(opts.posted_receives));
+  for (auto& p : posted_) {
+    p.buf = allocate(false);
+    post(p);
+  }
+  layer_->channels.push_back(this);
+}
+
+channel_core::~channel_core() {
+  auto& chans = layer_->channels;
+  for (std::size_t i = 0; i < chans.size(); ++i)
+    if (chans[i] == this) {
+      chans.erase(chans.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  for (auto& p : posted_)
+    if (p.req) ctx_->cancel(p.req);
+  // Sends in flight still read their buffers: let them finish (after quiesce they all have
+  // been received), unless the run is ending abnormally — then withdraw them.
+  for (auto& f : in_flight_) {
+    bool withdraw = std::uncaught_exceptions() > 0 || ctx_->run().aborting.load();
+    std::uint64_t spins = 0;
+    while (!withdraw && !ctx_->tp().test(f.req)) {
+      try {
+        ctx_->idle(f.req, spins);
+      } catch (...) {
+        withdraw = true;
+      }
+    }
+    if (withdraw) ctx_->cancel(f.req);
+    else ctx_->release(f.req);
+  }
+  for (std::byte* b : owned_) ::operator delete(b, buffer_align);
+}
+
+void channel_core::retire(std::uint64_t unsent_items) noexcept {
+  if (std::getenv("CAIRN_STATS")) {
+    const auto& s = stats_;
+    std::fprintf(stderr,
+                 "cairn stats: rank %d channel %d '%s': sent %llu (local %llu), delivered %llu, "
+                 "forwarded %llu, combined %llu at source + %llu at hops, messages %llu sent "
+                 "(mean fill %.1f of %zu bytes) / %llu received, over cap %llu, backpressure "
+                 "waits %llu\n",
+                 ctx_->rank(), tag_, opts_.name, static_cast<unsigned long long>(s.sent),
+                 static_cast<unsigned long long>(s.local), static_cast<unsigned long long>(s.delivered),
+                 static_cast<unsigned long long>(s.forwarded),
+                 static_cast<unsigned long long>(s.combined_source),
+                 static_cast<unsigned long long>(s.combined_hops),
+                 static_cast<unsigned long long>(s.buffers_sent), s.mean_fill(), buffer_bytes_,
+                 static_cast<unsigned long long>(s.messages_received),
+                 static_cast<unsigned long long>(s.over_cap),
+                 static_cast<unsigned long long>(s.backpressure_waits));
+  }
+  if (unsent_items == 0 || std::uncaught_exceptions() > 0 || ctx_->run().aborting.load()) return;
+  std::ostringstream os;
+  os << "cairn::channel: rank " << ctx_->rank() << ": channel '" << opts_.name << "' destroyed with "
+     << unsent_items << " items never sent (call world::quiesce() before it goes out of scope)";
+  std::fprintf(stderr, "%s\n", os.str().c_str());
+  ctx_->run().fail(ctx_->rank(), os.str());
+}
+
+std::byte* channel_core::allocate(bool for_send) {
+  auto* b = static_cast<std::byte*>(::operator new(buffer_bytes_, buffer_align));
+  owned_.push_back(b);
+  if (for_send) {  // receive buffers are fixed and not counted against the cap
+    send_bytes_ += buffer_bytes_;
+    if (send_bytes_ > stats_.peak_send_bytes) stats_.peak_send_bytes = send_bytes_;
+  }
+  return b;
+}
+
+void channel_core::post(posted& p) {
+  p.req = ctx_->acquire(request_state::kind::recv, "channel receive", any_source, tag_,
+                        msg_context::msg, p.buf, buffer_bytes_);
+  ctx_->tp().irecv(*ctx_, p.req);
+}
+
+std::byte* channel_core::acquire() {
+  if (!free_.empty()) {
+    std::byte* b = free_.back();
+    free_.pop_back();
+    return b;
+  }
+  ctx_->check_alive("channel send");
+  if (send_bytes_ + buffer_bytes_ <= opts_.memory_cap_bytes) return allocate(true);
+  if (layer_->depth > 0) {  // inside a handler: exceed the cap rather than risk deadlock
+    ++stats_.over_cap;
+    return allocate(true);
+  }
+  // Backpressure: send the partly filled buffers (with more peers than the cap has buffers,
+  // nothing else would free one), then deliver incoming items and complete sends until a
+  // buffer comes back.
+  ++stats_.backpressure_waits;
+  flush_(typed_);
+  std::uint64_t spins = 0;
+  for (;;) {
+    ctx_->check_abort();
+    if (layer_->poll()) spins = 0;
+    if (!free_.empty()) {
+      std::byte* b = free_.back();
+      free_.pop_back();
+      return b;
+    }
+    ctx_->idle(nullptr, spins);
+  }
+}
+
+void channel_core::ship(int peer, std::byte* data, std::size_t bytes) {
+  ctx_->check_alive("channel send");
+  request_state* s = ctx_->tp().isend(*ctx_, "channel send", data, bytes, peer, tag_, msg_context::msg);
+  if (s) in_flight_.push_back({s, data});
+  else free_.push_back(data);
+  ++layer_->sent_msgs;
+  if (layer_->depth == 0) layer_->poll();
+}
+
+void channel_core::poll() {
+  if (layer_->depth == 0) layer_->poll();
+}
+
+channel_core::handler_scope::handler_scope(channel_core& c) noexcept : depth_(&c.layer_->depth) {
+  ++*depth_;
+}
+channel_core::handler_scope::~handler_scope() { --*depth_; }
+
+void channel_core::fail(const char* call, const std::string& what) const {
+  cairn::detail::fail(call, ctx_->rank(), what);
+}
+
+bool channel_core::advance(bool deliver) {
+  bool any = false;
+  auto& tp = ctx_->tp();
+  for (std::size_t i = 0; i < in_flight_.size();) {
+    if (tp.test(in_flight_[i].req)) {
+      ctx_->finish(in_flight_[i].req);
+      free_.push_back(in_flight_[i].buf);
+      in_flight_[i] = in_flight_.back();
+      in_flight_.pop_back();
+      any = true;
+    } else {
+      ++i;
+    }
+  }
+  if (!deliver) return any;
+  for (auto& p : posted_) {
+    if (!p.req || !tp.test(p.req)) continue;
+    const status st = ctx_->finish(p.req);
+    p.req = nullptr;
+    {
+      handler_scope guard(*this);  // forwarding may ship: no nested delivery meanwhile
+      deliver_(typed_, p.buf, st.bytes, st.source);
+    }
+    ++stats_.messages_received;
+    ++layer_->recv_msgs;
+    post(p);
+    any = true;
+  }
+  if (any) ctx_->note_progress();
+  return any;
+}
+
+std::string channel_core::describe() const {
+  std::ostringstream os;
+  os << "channel '" << opts_.name << "' (tag " << tag_ << "): " << in_flight_.size()
+     << " sends in flight, " << stats_.messages_received << " messages received";
+  return os.str();
+}
+
+}  // namespace cairn::msg::detail
