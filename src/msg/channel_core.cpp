@@ -24,6 +24,7 @@ channel_core::channel_core(const world& w, std::size_t buffer_bytes, const chann
                            void* typed, deliver_fn deliver, flush_fn flush, drain_fn drain)
     : ctx_(&w.context("channel")),
       layer_(&msg_layer::of(*ctx_)),
+      depth_(&layer_->depth),
       tag_(0),
       buffer_bytes_(buffer_bytes),
       opts_(opts),
@@ -162,11 +163,6 @@ void channel_core::ship(int peer, std::byte* data, std::size_t bytes) {
 void channel_core::poll() {
   if (layer_->depth == 0) layer_->poll();
 }
-
-channel_core::handler_scope::handler_scope(channel_core& c) noexcept : depth_(&c.layer_->depth) {
-  ++*depth_;
-}
-channel_core::handler_scope::~handler_scope() { --*depth_; }
 
 void channel_core::fail(const char* call, const std::string& what) const {
   cairn::detail::fail(call, ctx_->rank(), what);

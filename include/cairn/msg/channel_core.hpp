@@ -112,8 +112,8 @@ class channel_core {
   /// Raises the layer's handler depth for the lifetime of the guard.
   class handler_scope {
    public:
-    explicit handler_scope(channel_core& c) noexcept;
-    ~handler_scope();
+    explicit handler_scope(channel_core& c) noexcept : depth_(c.depth_) { ++*depth_; }
+    ~handler_scope() { --*depth_; }
     handler_scope(const handler_scope&) = delete;
     handler_scope& operator=(const handler_scope&) = delete;
 
@@ -149,6 +149,7 @@ class channel_core {
 
   cairn::detail::rank_context* ctx_;
   msg_layer* layer_;
+  int* depth_;  // the layer's handler depth (raised per handler call: kept inline)
   int tag_;
   std::size_t buffer_bytes_;
   channel_options opts_;

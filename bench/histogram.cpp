@@ -1,0 +1,125 @@
+// `cairn-bench histogram`: the aggregated-messages throughput benchmark (AP 4.1; the
+// histogram of bale and YGM). Every rank sends `updates` 8-byte keys, uniform over a global
+// table of T counters per rank, on a channel whose handler increments the owner's counter;
+// w.quiesce() ends the phase. The figure is the aggregate rate over all ranks (updates/s).
+// Verified: the counters of all ranks sum to ranks × updates.
+//
+// Baseline (`local-sequential`): one core doing the same number of updates per rank into a
+// local table of T counters with the same key generator — what one rank could do if it owned
+// every counter. ratio = cairn aggregate / sequential; ratio / ranks is the parallel efficiency.
+//
+// Rows: `size` is T × 8 bytes (the table per rank); one row per T, per route.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cairn/cairn.hpp"
+#include "registry.hpp"
+
+namespace cairn::bench {
+
+namespace {
+
+// xorshift64*: a few cycles per key, the same stream in cairn and the baseline.
+struct keygen {
+  std::uint64_t s;
+  std::uint64_t next() noexcept {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1DULL;
+  }
+};
+
+// Maps a random 64-bit value to [0, n) by multiplication (no division).
+inline std::uint64_t scale(std::uint64_t x, std::uint64_t n) noexcept {
+  __extension__ typedef unsigned __int128 u128;
+  return static_cast<std::uint64_t>((static_cast<u128>(x) * n) >> 64);
+}
+
+// Seconds for `updates` sequential increments of a local table of `t` counters.
+double sequential_seconds(std::uint64_t t, std::uint64_t updates, std::uint64_t seed) {
+  std::vector<std::uint64_t> table(t, 0);
+  keygen g{seed};
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < updates; ++i) ++table[scale(g.next(), t)];
+  const auto t1 = std::chrono::steady_clock::now();
+  std::uint64_t sum = 0;
+  for (auto c : table) sum += c;
+  if (sum != updates) throw std::runtime_error("histogram baseline: lost updates");
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
+template <class Route>
+double cairn_seconds(cairn::world& w, std::uint64_t t, std::uint64_t updates, Route route,
+                     std::size_t buffer_items) {
+  const std::uint64_t n = t * static_cast<std::uint64_t>(w.size());
+  const cairn::block_distribution dist(n, w.size());
+  std::vector<std::uint64_t> table(t, 0);
+  auto ch = cairn::make_channel<std::uint64_t>(
+      w, dist, [&](std::uint64_t k) { ++table[dist.local_index(k)]; }, route,
+      cairn::channel_options{.buffer_items = buffer_items, .name = "histogram"});
+  keygen g{0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(w.rank() + 1)};
+  w.barrier();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < updates; ++i) ch.send(scale(g.next(), n));
+  w.quiesce();
+  const auto t1 = std::chrono::steady_clock::now();
+  std::uint64_t sum = 0;
+  for (auto c : table) sum += c;
+  std::uint64_t total = 0;
+  w.allreduce(std::span(&sum, 1), std::span(&total, 1), cairn::plus{});
+  if (total != updates * static_cast<std::uint64_t>(w.size()))
+    throw std::runtime_error("histogram: counters sum to " + std::to_string(total) + ", expected " +
+                             std::to_string(updates * static_cast<std::uint64_t>(w.size())));
+  double dt = std::chrono::duration<double>(t1 - t0).count(), slowest = 0;
+  w.allreduce(std::span(&dt, 1), std::span(&slowest, 1), cairn::max{});
+  return slowest;
+}
+
+int run_histogram(const invocation& inv) {
+  if (inv.opts.raw_mpi_only) return 0;  // the baseline is sequential, measured in the run
+  const std::uint64_t updates = inv.opts.quick ? 2'000'000 : 20'000'000;
+  const int samples = inv.opts.quick ? 1 : 3;
+  return cairn::launch(inv.argc, inv.argv, [&](cairn::world& w) {
+    std::optional<report> rep;
+    if (w.rank() == 0) rep.emplace(inv.opts.json);
+    const std::string engine(to_string(w.engine()));
+    for (const std::uint64_t t : {std::uint64_t{1000}, std::uint64_t{1} << 20}) {
+      // Baseline: every rank at once on its own core (as the cairn run uses them); median.
+      std::vector<double> seq;
+      for (int s = 0; s < samples; ++s) {
+        w.barrier();
+        double mine = sequential_seconds(t, updates, 7 + static_cast<std::uint64_t>(w.rank())), worst = 0;
+        w.allreduce(std::span(&mine, 1), std::span(&worst, 1), cairn::max{});
+        seq.push_back(worst);
+      }
+      const double seq_rate = static_cast<double>(updates) / median(seq);
+      auto emit = [&](const std::string& bench, double seconds) {
+        const double rate = static_cast<double>(updates) * w.size() / seconds;
+        if (rep)
+          rep->add(row{bench, engine, w.size(), static_cast<std::size_t>(t * 8), "updates_per_s",
+                       "higher", rate, "local-sequential", seq_rate});
+      };
+      auto measure = [&](auto route, const std::string& bench) {
+        std::vector<double> runs;
+        for (int s = 0; s < samples; ++s) runs.push_back(cairn_seconds(w, t, updates, route, 0));
+        emit(bench, median(runs));
+      };
+      measure(cairn::route::direct{}, "histogram");
+      if (w.size() >= 4) measure(cairn::route::grid{}, "histogram-grid");
+    }
+  });
+}
+
+const registrar reg{{"histogram",
+                     "aggregated 8-byte updates to T = 1000 and 2^20 counters per rank (updates/s, all ranks)",
+                     run_histogram}};
+
+}  // namespace
+
+}  // namespace cairn::bench
