@@ -1,7 +1,10 @@
 #include "cairn/msg/channel_core.hpp"
 
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <span>
 #include <exception>
 #include <new>
 #include <sstream>
@@ -31,7 +34,8 @@ channel_core::channel_core(const world& w, std::size_t buffer_bytes, const chann
       typed_(typed),
       deliver_(deliver),
       flush_(flush),
-      drain_(drain) {
+      drain_(drain),
+      w_(w) {
   const int rank = ctx_->rank();
   if (opts.posted_receives < 1 || opts.posted_receives > 1024)
     cairn::detail::fail("channel", rank, "posted_receives ", opts.posted_receives,
@@ -44,6 +48,7 @@ channel_core::channel_core(const world& w, std::size_t buffer_bytes, const chann
   if (layer_->next_tag > ctx_->tag_ub())
     cairn::detail::fail("channel", rank, "more than ", ctx_->tag_ub() + 1, " channels");
   tag_ = layer_->next_tag++;
+  for (auto& v : sent_to_) v.assign(static_cast<std::size_t>(ctx_->size()), 0);
   posted_.resize(static_cast<std::size_t>(opts.posted_receives));
   for (auto& p : posted_) {
     p.buf = allocate(false);
@@ -153,6 +158,13 @@ std::byte* channel_core::acquire() {
 
 void channel_core::ship(int peer, std::byte* data, std::size_t bytes) {
   ctx_->check_alive("channel send");
+  if (level_ & 3) {
+    wire_header h;
+    std::memcpy(&h, data, sizeof h);
+    h.flags |= (level_ & 3) << wire_level_shift;
+    std::memcpy(data, &h, sizeof h);
+  }
+  ++sent_to_[level_ & 3][static_cast<std::size_t>(peer)];
   request_state* s = ctx_->tp().isend(*ctx_, "channel send", data, bytes, peer, tag_, msg_context::msg);
   if (s) in_flight_.push_back({s, data});
   else free_.push_back(data);
@@ -187,6 +199,9 @@ bool channel_core::advance(bool deliver) {
     if (!p.req || !tp.test(p.req)) continue;
     const status st = ctx_->finish(p.req);
     p.req = nullptr;
+    wire_header h;
+    std::memcpy(&h, p.buf, sizeof h);
+    ++received_[(h.flags >> wire_level_shift) & 3];
     {
       handler_scope guard(*this);  // forwarding may ship: no nested delivery meanwhile
       deliver_(typed_, p.buf, st.bytes, st.source);
@@ -198,6 +213,60 @@ bool channel_core::advance(bool deliver) {
   }
   if (any) ctx_->note_progress();
   return any;
+}
+
+void channel_core::wait_levels(int levels) {
+  if (layer_->depth > 0) cairn::detail::fail("channel wait", ctx_->rank(), "called from inside a handler");
+  if (levels < 1) cairn::detail::fail("channel wait", ctx_->rank(), "depth must be >= 0");
+  std::uint64_t expected = 0;
+  for (int l = 0; l < levels; ++l) {
+    drain_(typed_);
+    flush_(typed_);
+    const std::uint32_t parity = level_ & 3;
+    std::vector<std::uint64_t> counts = sent_to_[parity];
+    std::fill(sent_to_[parity].begin(), sent_to_[parity].end(), 0);
+    ++level_;  // sends from now on (handlers below) belong to the next level
+    w_.reduce_scatter_block(counts, std::span(&expected, 1), plus{});
+    std::uint64_t spins = 0;
+    while (received_[parity] < expected) {
+      ctx_->check_abort();
+      if (layer_->poll()) spins = 0;
+      else ctx_->idle(nullptr, spins);
+    }
+    if (received_[parity] != expected)
+      cairn::detail::fail("channel wait", ctx_->rank(), "received ", received_[parity],
+                          " messages in a level where ", expected,
+                          " were sent (handler chains deeper than the depth given?)");
+    received_[parity] = 0;
+  }
+  drain_(typed_);
+}
+
+bool channel_core::phase_test() {
+  if (layer_->depth > 0) cairn::detail::fail("channel done", ctx_->rank(), "tested from inside a handler");
+  if (!wave_running_) {
+    do {
+      drain_(typed_);
+      flush_(typed_);
+    } while (layer_->poll());
+    flush_(typed_);
+    wave_in_ = {stats_.buffers_sent, stats_.messages_received};
+    wave_ = w_.iallreduce(wave_in_, wave_out_, plus{});
+    wave_running_ = true;
+  }
+  if (!wave_.test()) return false;
+  wave_running_ = false;
+  if (wave_out_[0] == wave_out_[1] && wave_out_ == wave_prev_) {
+    wave_prev_ = {~std::uint64_t{0}, 0};
+    return true;
+  }
+  wave_prev_ = wave_out_;
+  return false;
+}
+
+void channel_core::phase_wait() {
+  std::uint64_t spins = 0;
+  while (!phase_test()) ctx_->idle(nullptr, spins);
 }
 
 std::string channel_core::describe() const {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness.hpp"
@@ -47,6 +48,7 @@ struct config {
   bool queue_local = false;
   bool combine_sum = false;  // sum-combining of payloads (preserves the checksum)
   std::uint32_t spin = 0;
+  int terminate = 0;      // 0 world::quiesce, 1 channel::wait(max_depth), 2 channel::done() phase
 };
 
 config random_config(std::mt19937_64& g, int size) {
@@ -60,6 +62,7 @@ config random_config(std::mt19937_64& g, int size) {
   c.combine_sum = g() % 4 == 0;
   if (c.combine_sum) c.max_depth = 0;  // merged payloads would change the children
   c.spin = g() % 8 == 0 ? 2000 : 0;
+  c.terminate = static_cast<int>(g() % 3);
   return c;
 }
 
@@ -113,7 +116,14 @@ void run_config(cairn::world& w, const config& c, Route route, Combine combine, 
     }
     ch.send(it);
   }
-  w.quiesce();
+  switch (c.terminate) {
+    case 0: w.quiesce(); break;
+    case 1: ch.wait(c.max_depth); break;
+    default: {
+      auto phase = ch.done();
+      while (!phase.test()) std::this_thread::yield();  // oversubscribed runs: let others run
+    }
+  }
   // Sum-combining merges items: counts shrink but the payload sum is exact.
   std::array<std::uint64_t, 5> mine{delivered, checksum, misplaced, expect_count, expect_sum}, all{};
   w.allreduce(mine, all, cairn::plus{});
@@ -125,6 +135,7 @@ void run_config(cairn::world& w, const config& c, Route route, Combine combine, 
   }
   EXPECT_EQ(all[1], all[4]) << "payload checksum (route " << c.route << ", buffer " << c.buffer_items << ")";
   EXPECT_EQ(all[2], 0u) << "items delivered at a rank that does not own them";
+  if (::testing::Test::HasFailure()) ADD_FAILURE() << "termination mode " << c.terminate;
   // Nothing may arrive after quiesce returned.
   const std::uint64_t before = delivered;
   w.barrier();
@@ -179,6 +190,28 @@ TEST(Channel, QuiesceIsNeverEarly) {
       c.items = w.rank() == 0 ? 200 : 0;  // one rank starts everything; the others only wait
       c.spin = 5000;
       run_with_route(w, c, cairn::route::grid{}, 99 + static_cast<std::uint64_t>(round));
+    }
+  });
+}
+
+// One channel through several phases of each kind of termination, in turn.
+TEST(Channel, TerminationPhasesAreReusable) {
+  run([](cairn::world& w) {
+    const cairn::cyclic_distribution dist(w.size());
+    std::uint64_t got = 0;
+    auto ch = cairn::make_channel<std::uint64_t>(w, dist, [&](std::uint64_t) { ++got; },
+                                                 cairn::route::hypercube{},
+                                                 cairn::channel_options{.buffer_items = 7});
+    std::uint64_t sent = 0;
+    for (int phase = 0; phase < 9; ++phase) {
+      for (std::uint64_t i = 0; i < 100 + static_cast<std::uint64_t>(phase); ++i, ++sent)
+        ch.send(i * 13 + static_cast<std::uint64_t>(phase));
+      if (phase % 3 == 0) w.quiesce();
+      else if (phase % 3 == 1) ch.wait(0);
+      else ch.done().wait();
+      std::array<std::uint64_t, 2> mine{got, sent}, all{};
+      w.allreduce(mine, all, cairn::plus{});
+      EXPECT_EQ(all[0], all[1]) << "after phase " << phase;
     }
   });
 }

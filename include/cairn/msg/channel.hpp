@@ -132,6 +132,37 @@ class channel {
         if (transit_[static_cast<std::size_t>(p)].n) ship<true>(p);
     }
   }
+  /// Depth-limited termination (AP 3.6.1), collective: returns once every item sent so far and
+  /// every item sent by handlers in chains of at most `depth` further sends has been delivered.
+  /// Costs (depth + 1) × (hops of the route) rounds of a reduce_scatter_block — cheaper than
+  /// quiesce when the depth is known. A deeper chain is detected and reported, not lost: the
+  /// extra messages break the count of a level (cairn::error).
+  void wait(int depth) {
+    if (depth < 0) core_.fail("channel wait", "depth " + std::to_string(depth) + " is negative");
+    core_.wait_levels((depth + 1) * router_.max_hops());
+  }
+
+  /// A termination phase of this channel (TRAM's init/insert/done cycle): after done(), this
+  /// rank inserts nothing more; test() advances detection without blocking and is true once
+  /// every rank called done() and every item of the channel (handler sends included) has been
+  /// delivered. Reusable: start inserting again after it completed. Other collectives on the
+  /// world must not be started while a phase is being tested (they would interleave with the
+  /// phase's allreduce waves differently on different ranks).
+  class phase {
+   public:
+    /// Advances detection; true once the phase has terminated.
+    bool test() { return core_->phase_test(); }
+    /// Blocks until the phase has terminated (delivering items meanwhile).
+    void wait() { core_->phase_wait(); }
+    /// Internal: made by done().
+    explicit phase(detail::channel_core& c) noexcept : core_(&c) {}
+
+   private:
+    detail::channel_core* core_;
+  };
+  /// Declares that this rank has inserted its last item of the current phase.
+  [[nodiscard]] phase done() { return phase(core_); }
+
   /// Counters of this channel on this rank.
   [[nodiscard]] const channel_stats& stats() const noexcept { return core_.stats(); }
   /// Items per buffer.

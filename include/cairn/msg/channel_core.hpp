@@ -5,10 +5,14 @@
 /// the rank waits for anything, and the counters termination detection reads. The typed half
 /// (channel.hpp) calls it once per *buffer*, never per item.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "cairn/runtime/request.hpp"
+#include "cairn/runtime/world.hpp"
 
 namespace cairn {
 class world;
@@ -73,6 +77,8 @@ struct wire_header {
 inline constexpr std::uint32_t wire_transit = 1;
 /// Per-item origin ranks follow (routed channels whose handler asks for the source).
 inline constexpr std::uint32_t wire_origins = 2;
+/// Bits 2–3: the depth level the message was sent in, mod 4 (set by the core; see wait_levels).
+inline constexpr std::uint32_t wire_level_shift = 2;
 
 class msg_layer;
 
@@ -125,6 +131,18 @@ class channel_core {
   /// Called by the typed channel's destructor with the items still in its buffers.
   void retire(std::uint64_t unsent_items) noexcept;
 
+  /// Depth-limited termination (AP 3.6.1), collective over all ranks: `levels` rounds of
+  /// flush + reduce_scatter_block of per-peer message counts + receive exactly that many. Each
+  /// message carries its level mod 4: while a rank waits for level L, messages of levels L+1
+  /// and L+2 (sent by handlers of faster ranks) may already arrive, and must not count for L.
+  void wait_levels(int levels);
+  /// Advances a per-channel, non-blocking termination phase (TRAM's done()): the same waves
+  /// as world::quiesce over this channel's messages only; true once it has terminated (the
+  /// next call starts a new phase).
+  bool phase_test();
+  /// Blocks until phase_test() is true.
+  void phase_wait();
+
   // Used by the message layer.
   /// Completes sends and delivers arrived messages; true if anything happened.
   bool advance(bool deliver);
@@ -164,6 +182,15 @@ class channel_core {
   std::vector<std::byte*> owned_;  // every buffer ever allocated (freed at destruction)
   channel_stats stats_;
   bool retired_ = false;
+  cairn::world w_;                               // for the collectives of termination
+  std::array<std::vector<std::uint64_t>, 4> sent_to_;  // messages per peer, by level mod 4
+  std::array<std::uint64_t, 4> received_{};      // messages received, by level mod 4
+  std::uint32_t level_ = 0;                      // level whose counts are still open
+  // The non-blocking phase: wave in flight, its operands, the previous wave's sums.
+  cairn::request wave_;
+  bool wave_running_ = false;
+  std::array<std::uint64_t, 2> wave_in_{}, wave_out_{};
+  std::array<std::uint64_t, 2> wave_prev_{~std::uint64_t{0}, 0};
 };
 
 }  // namespace detail

@@ -1,0 +1,30 @@
+// Channel runs that must end the whole run with a message and a non-zero status:
+//   msg_failure_program handler   a handler throws on the rank that owns item 1234
+//   msg_failure_program unsent    a channel goes out of scope with items never sent
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+
+#include "cairn/cairn.hpp"
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "";
+  return cairn::launch(argc, argv, [&](cairn::world& w) {
+    const cairn::block_distribution dist(10000, w.size());
+    if (std::strcmp(mode, "handler") == 0) {
+      auto ch = cairn::make_channel<std::uint64_t>(w, dist, [](std::uint64_t k) {
+        if (k == 1234) throw std::runtime_error("handler refused item 1234");
+      });
+      for (std::uint64_t k = 0; k < 10000; ++k)
+        if (k % static_cast<std::uint64_t>(w.size()) == static_cast<std::uint64_t>(w.rank())) ch.send(k);
+      w.quiesce();
+    } else if (std::strcmp(mode, "unsent") == 0) {
+      auto ch = cairn::make_channel<std::uint64_t>(w, dist, [](std::uint64_t) {},
+                                                   cairn::channel_options{.name = "leaky"});
+      if (w.rank() == 0 && w.size() > 1) ch.send(9999);  // owned by the last rank: buffered
+      // no quiesce: the item is still in rank 0's buffer when the channel is destroyed
+    } else {
+      throw std::invalid_argument(std::string("unknown mode '") + mode + "'");
+    }
+  });
+}
