@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
+#include "coll/planners.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
 
@@ -64,6 +66,54 @@ void recycle(coll_exec* e) {
   e->pending_step.clear();
   e->error.clear();
   pool.free.push_back(e);
+}
+
+// The count check's signature records (CAIRN_COLL_CHECK=1): the minimum and the maximum over
+// the ranks folded in so far, ordered by (bytes, root, plan), ties by rank.
+struct signature {
+  std::uint64_t bytes, root, plan, rank;
+  auto key() const { return std::tie(bytes, root, plan); }
+};
+struct signature_record {
+  signature min, max;
+};
+static_assert(sizeof(signature_record) == coll::signature_record_bytes);
+
+std::uint64_t plan_hash(const std::string& name) {  // FNV-1a: the same in every process
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  return h;
+}
+
+// Runs a signature step; false when the verdict is that the ranks' calls differ (e.error set).
+bool signature_step(coll_exec& e, const coll::step& st) {
+  signature_record to;
+  std::memcpy(&to, e.at(st.to), sizeof to);
+  if (st.kind == coll::step_kind::signature) {
+    const signature mine{st.bytes, static_cast<std::uint64_t>(static_cast<std::int64_t>(st.peer)),
+                         plan_hash(e.plan->name), static_cast<std::uint64_t>(e.plan->group_rank)};
+    to = {mine, mine};
+  } else if (st.kind == coll::step_kind::signature_combine) {
+    signature_record from;
+    std::memcpy(&from, e.at(st.from), sizeof from);
+    if (from.min.key() < to.min.key() || (from.min.key() == to.min.key() && from.min.rank < to.min.rank)) to.min = from.min;
+    if (from.max.key() > to.max.key() || (from.max.key() == to.max.key() && from.max.rank < to.max.rank)) to.max = from.max;
+  } else if (to.min.key() != to.max.key()) {  // signature_verify
+    auto world = [&](std::uint64_t r) { return e.members->world_ranks[static_cast<std::size_t>(r)]; };
+    auto root = [](std::uint64_t r) { return static_cast<std::int64_t>(r); };
+    std::ostringstream os;
+    os << "ranks disagree on the call (CAIRN_COLL_CHECK): rank " << world(to.min.rank) << " passes "
+       << to.min.bytes << " bytes";
+    if (root(to.min.root) >= 0) os << " with root " << root(to.min.root);
+    os << ", rank " << world(to.max.rank) << " passes " << to.max.bytes << " bytes";
+    if (root(to.max.root) >= 0) os << " with root " << root(to.max.root);
+    if (to.min.plan != to.max.plan) os << " (and chose another algorithm)";
+    os << "; nothing was transferred (" << e.plan->name << ")";
+    e.error = os.str();
+    return false;
+  }
+  std::memcpy(e.at(st.to), &to, sizeof to);
+  return true;
 }
 
 }  // namespace
@@ -132,16 +182,23 @@ bool coll_advance(rank_context& ctx, request_state* s) {
       return true;
     }
     const auto [first, last] = e.plan->round(e.next_round++);
+    bool verdict_failed = false;
     for (std::size_t i = first; e.error.empty() && i < last; ++i) {  // local steps first
       // (skipped after an error: scratch may hold bytes that never arrived)
       const coll::step& st = e.plan->steps[i];
-      if (st.kind == coll::step_kind::copy) {
+      if (st.kind >= coll::step_kind::signature) {  // the count check's kinds come last
+        verdict_failed = !signature_step(e, st);
+      } else if (st.kind == coll::step_kind::copy) {
         std::byte* from = e.at(st.from);
         std::byte* to = e.at(st.to);
         if (from != to && st.bytes) std::memmove(to, from, st.bytes);
       } else if (st.kind == coll::step_kind::reduce && st.bytes) {
         e.op.combine(e.op.op.get(), e.at(st.from), e.at(st.to), st.bytes / e.op.elem, st.from_is_left);
       }
+    }
+    if (verdict_failed) {  // every rank reached the same verdict: all end here, nothing sent
+      e.next_round = e.plan->rounds();
+      continue;
     }
     for (std::size_t i = first; i < last; ++i) {
       const coll::step& st = e.plan->steps[i];

@@ -3,10 +3,22 @@
 // pure function of the group size p, this rank's group rank and the message size.
 
 #include <cstddef>
+#include <vector>
 
 #include "cairn/coll/schedule.hpp"
 
 namespace cairn::coll {
+
+/// Bytes of a signature record of the count check: (bytes, root, plan hash, rank) for the
+/// minimum and for the maximum.
+inline constexpr std::size_t signature_record_bytes = 64;
+
+/// The count check that CAIRN_COLL_CHECK=1 puts before every collective with one size on all
+/// ranks: a dissemination allreduce (ceil(log2 p) rounds of 64-byte messages) of the minimum
+/// and maximum signature (`bytes`, `root`, plan) over the group, then a verdict every rank
+/// reaches alike: on a difference all fail, naming two ranks and their sizes, and nothing of
+/// the collective itself runs (no truncation, no hang).
+schedule plan_count_check_dissemination(int p, int me, std::size_t bytes, int root);
 
 /// Dissemination barrier: ceil(log2 p) rounds of zero-byte messages.
 schedule plan_barrier_dissemination(int p, int me);
@@ -89,5 +101,60 @@ schedule plan_scan_recursive_doubling(int p, int me, std::size_t bytes);
 /// result, in the output) kept next to the inclusive one (sent, in scratch). Rank 0 never
 /// writes its output.
 schedule plan_exscan_recursive_doubling(int p, int me, std::size_t bytes);
+
+/// Scatter + allgather broadcast (van de Geijn): the root scatters ceil(bytes / p)-byte chunks
+/// (binomial) and the ranks allgather them (ring). About 2 bytes moved per rank instead of
+/// log2 p x bytes: for long messages. Uneven sizes go through a padded copy in scratch.
+schedule plan_bcast_scatter_allgather(int p, int me, int root, std::size_t bytes);
+
+/// Reduce as reduce-scatter (ring for commutative operations on more than 2 ranks, else
+/// recursive halving) then a binomial gather of the reduced blocks to the root (Rabenseifner);
+/// the count % p elements left over are reduced by a binomial tree. For long vectors.
+schedule plan_reduce_scatter_gather(int p, int me, int root, std::size_t bytes, std::size_t elem,
+                                    bool commutative);
+
+/// Rabenseifner's allreduce: reduce-scatter by recursive halving (any operation, rank order)
+/// then allgather by recursive doubling, plus a recursive-doubling allreduce of the count % p
+/// elements left over.
+schedule plan_allreduce_rabenseifner(int p, int me, std::size_t bytes, std::size_t elem,
+                                     bool commutative);
+
+/// Recursive-doubling allgather: log2 p exchanges of doubling size for a power of two. Other
+/// p fold first (rank r >= p' hands its block to r - p' and gets the result back at the end),
+/// 2 + floor(log2 p) rounds of messages.
+schedule plan_allgather_recursive_doubling(int p, int me, std::size_t block);
+
+/// Bruck alltoall (Bruck et al. 1997): rotate, then ceil(log2 p) steps where the blocks whose
+/// index has bit k set travel k ranks on in one packed message, then rotate back. Latency-
+/// optimal for short blocks; each block travels up to log2 p times.
+schedule plan_alltoall_bruck(int p, int me, std::size_t block);
+
+/// Linear gatherv: every rank sends its `send_bytes` (even zero) to the root, which receives
+/// rank r's block of recv_bytes[r] at recv_offsets[r] of its output (all sizes in bytes).
+schedule plan_gatherv_linear(int p, int me, int root, std::size_t send_bytes,
+                             const std::vector<std::size_t>& recv_bytes,
+                             const std::vector<std::size_t>& recv_offsets);
+
+/// Linear scatterv: the root sends send_bytes[r] from send_offsets[r] of its input to rank r,
+/// which receives `recv_bytes` into its output.
+schedule plan_scatterv_linear(int p, int me, int root, const std::vector<std::size_t>& send_bytes,
+                              const std::vector<std::size_t>& send_offsets, std::size_t recv_bytes);
+
+/// Ring allgatherv: rank r's block of bytes[r] goes to offsets[r] of every output; p - 1 steps.
+schedule plan_allgatherv_ring(int p, int me, const std::vector<std::size_t>& bytes,
+                              const std::vector<std::size_t>& offsets);
+
+/// Pairwise alltoallv: in step k rank me sends send_bytes[to] from send_offsets[to] to
+/// to = me + k and receives recv_bytes[from] at recv_offsets[from] from from = me - k.
+schedule plan_alltoallv_pairwise(int p, int me, const std::vector<std::size_t>& send_bytes,
+                                 const std::vector<std::size_t>& send_offsets,
+                                 const std::vector<std::size_t>& recv_bytes,
+                                 const std::vector<std::size_t>& recv_offsets);
+
+/// Pairwise reduce-scatter with per-rank block sizes (`bytes[r]`, blocks packed in rank order
+/// in the input): every rank sends block r to rank r and receives its own block from everyone
+/// in one round, then folds them in rank order (any associative operation). Scratch: p - 1
+/// blocks.
+schedule plan_reduce_scatter_pairwise(int p, int me, const std::vector<std::size_t>& bytes);
 
 }  // namespace cairn::coll

@@ -61,6 +61,9 @@ std::ostream& operator<<(std::ostream& os, const schedule& s) {
           os << " reduce(" << st.from << (st.from_is_left ? " op " : " into ") << st.to << ", " << st.bytes << "B)";
           break;
         case step_kind::copy: os << " copy(" << st.from << " -> " << st.to << ", " << st.bytes << "B)"; break;
+        case step_kind::signature: os << " signature(" << st.bytes << "B, root " << st.peer << " -> " << st.to << ")"; break;
+        case step_kind::signature_combine: os << " signature_combine(" << st.from << " into " << st.to << ")"; break;
+        case step_kind::signature_verify: os << " signature_verify(" << st.to << ")"; break;
       }
     }
     os << "\n";

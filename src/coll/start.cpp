@@ -1,12 +1,16 @@
-// The entry points of the typed collective calls: check the arguments, choose the algorithm,
-// plan the schedule and start it.
+// The entry points of the typed collective calls: check the arguments, choose the algorithm
+// (per call, then CAIRN_COLL, then the default table), plan the schedule; start it.
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
 #include <limits>
 #include <memory>
 #include <unordered_map>
 
+#include "coll/compose.hpp"
 #include "coll/executor.hpp"
 #include "coll/planners.hpp"
+#include "coll/selection.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
 
@@ -20,8 +24,15 @@ void check_root(const coll_target& t, const char* call, int root) {
     fail(call, t.world_rank, "root ", root, " is outside the group of ", group_size(t), " ranks");
 }
 
+// The default table (README "Collectives and groups"; coll::default_selection() prints it).
 constexpr std::size_t ring_threshold_bytes = 256 * 1024;
+constexpr std::size_t rabenseifner_threshold_bytes = 64 * 1024;
 constexpr std::size_t allgather_ring_threshold_bytes = 64 * 1024;
+constexpr std::size_t long_rooted_threshold_bytes = 512 * 1024;  // bcast, reduce
+constexpr std::size_t alltoall_bruck_max_block_bytes = 256;
+constexpr int alltoall_bruck_min_ranks = 5;
+
+bool power_of_two(int p) { return (p & (p - 1)) == 0; }
 
 // Elements in `blocks` blocks of `n` (group size x block), checked against the byte size limit.
 std::size_t blocks_count(const coll_target& t, const char* call, std::size_t n, std::size_t blocks,
@@ -54,7 +65,8 @@ enum class planner : std::uint8_t {
   barrier_dissemination, bcast_binomial, reduce_binomial, allreduce_recursive_doubling,
   allreduce_ring, gather_binomial, scatter_binomial, allgather_ring, allgather_bruck,
   alltoall_pairwise, reduce_scatter_block_ring, reduce_scatter_block_recursive_halving,
-  scan_recursive_doubling, exscan_recursive_doubling,
+  scan_recursive_doubling, exscan_recursive_doubling, bcast_scatter_allgather,
+  reduce_scatter_gather, allreduce_rabenseifner, allgather_recursive_doubling, alltoall_bruck,
 };
 struct plan_key {
   planner which;
@@ -91,61 +103,117 @@ std::size_t check_scan_buffers(const coll_target& t, const char* call, const blo
   return bytes;
 }
 
-request start_blocks(const coll_target& t, const char* call,
-                     std::shared_ptr<const coll::schedule> plan, const block_buffers& b) {
-  return start_schedule(t, call, std::move(plan), b.in, b.out, op_binding{});
+prepared blocks(const coll_target& t, const char* call,
+                std::shared_ptr<const coll::schedule> plan, const block_buffers& b, std::size_t block,
+                int root = -1) {
+  return {t, call, std::move(plan), b.in, b.out, op_binding{}, block, root, true};
+}
+
+// CAIRN_COLL_CHECK=1 (read once): every checked collective runs the count check first.
+bool count_check_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("CAIRN_COLL_CHECK");
+    return v && *v && std::string_view(v) != "0";
+  }();
+  return on;
+}
+
+// The prepared plan behind the count check (planned per start: a debugging mode).
+std::shared_ptr<const coll::schedule> with_count_check(const prepared& p) {
+  const coll::schedule& main = *p.plan;
+  coll::schedule s = coll::plan_count_check_dissemination(main.group_size, main.group_rank, p.check_bytes, p.check_root);
+  s.name = main.name + "+count_check";
+  coll::append(s, main, {{coll::slot::input, 0}, {coll::slot::output, 0}, {coll::slot::temp, s.temp_bytes}});
+  return std::make_shared<const coll::schedule>(std::move(s));
 }
 }  // namespace
 
-request start_barrier(const coll_target& t, const char* call) {
+request start_prepared(prepared&& p) {
+  if (p.checked && count_check_enabled()) p.plan = with_count_check(p);
+  return start_schedule(p.target, p.call, std::move(p.plan), p.in, p.out, std::move(p.op));
+}
+
+request start_prepared(const prepared& p) {
+  if (p.checked && count_check_enabled()) return start_schedule(p.target, p.call, with_count_check(p), p.in, p.out, p.op);
+  return start_schedule(p.target, p.call, p.plan, p.in, p.out, p.op);
+}
+
+prepared prepare_barrier(const coll_target& t, const char* call) {
   const int p = group_size(t), me = t.group_rank;
   auto plan = cached({planner::barrier_dissemination, true, p, me, 0, 0, 0},
                      [&] { return coll::plan_barrier_dissemination(p, me); });
-  return start_schedule(t, call, std::move(plan), nullptr, nullptr, op_binding{});
+  return {t, call, std::move(plan), nullptr, nullptr, op_binding{}, 0, -1, true};
 }
 
-request start_bcast(const coll_target& t, const char* call, void* buf, std::size_t bytes, int root) {
+prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::size_t bytes, int root,
+                       bcast_algorithm alg) {
   check_root(t, call, root);
   const int p = group_size(t), me = t.group_rank;
-  auto plan = cached({planner::bcast_binomial, true, p, me, root, bytes, 0},
-                     [&] { return coll::plan_bcast_binomial(p, me, root, bytes); });
-  return start_schedule(t, call, std::move(plan), buf, buf, op_binding{});
+  if (alg == bcast_algorithm::automatic)
+    alg = static_cast<bcast_algorithm>(environment_choice(coll_id::bcast, bytes));
+  if (alg == bcast_algorithm::automatic)
+    alg = p > 2 && bytes >= long_rooted_threshold_bytes ? bcast_algorithm::scatter_allgather
+                                                        : bcast_algorithm::binomial;
+  auto plan = alg == bcast_algorithm::scatter_allgather
+                  ? cached({planner::bcast_scatter_allgather, true, p, me, root, bytes, 0},
+                           [&] { return coll::plan_bcast_scatter_allgather(p, me, root, bytes); })
+                  : cached({planner::bcast_binomial, true, p, me, root, bytes, 0},
+                           [&] { return coll::plan_bcast_binomial(p, me, root, bytes); });
+  return {t, call, std::move(plan), buf, buf, op_binding{}, bytes, root, true};
 }
 
-request start_reduce(const coll_target& t, const char* call, const void* in, void* out,
-                     std::size_t count, int root, const op_binding& op) {
+prepared prepare_reduce(const coll_target& t, const char* call, const void* in, void* out,
+                        std::size_t count, int root, const op_binding& op, reduce_algorithm alg) {
   check_root(t, call, root);
   const int p = group_size(t), me = t.group_rank;
   const std::size_t bytes = count * op.elem;
-  auto plan = cached({planner::reduce_binomial, op.commutative, p, me, root, bytes, 0}, [&] {
-    return coll::plan_reduce_binomial(p, me, root, bytes, op.commutative);
-  });
-  return start_schedule(t, call, std::move(plan), in, out, op);
+  if (alg == reduce_algorithm::automatic)
+    alg = static_cast<reduce_algorithm>(environment_choice(coll_id::reduce, bytes));
+  if (alg == reduce_algorithm::automatic)
+    alg = p > 2 && bytes >= long_rooted_threshold_bytes && count >= static_cast<std::size_t>(p)
+              ? reduce_algorithm::reduce_scatter_gather
+              : reduce_algorithm::binomial;
+  auto plan = alg == reduce_algorithm::reduce_scatter_gather
+                  ? cached({planner::reduce_scatter_gather, op.commutative, p, me, root, bytes, op.elem}, [&] {
+                      return coll::plan_reduce_scatter_gather(p, me, root, bytes, op.elem, op.commutative);
+                    })
+                  : cached({planner::reduce_binomial, op.commutative, p, me, root, bytes, 0},
+                           [&] { return coll::plan_reduce_binomial(p, me, root, bytes, op.commutative); });
+  return {t, call, std::move(plan), in, out, op, bytes, root, true};
 }
 
-request start_allreduce(const coll_target& t, const char* call, const void* in, void* out,
-                        std::size_t count, const op_binding& op, allreduce_algorithm alg) {
+prepared prepare_allreduce(const coll_target& t, const char* call, const void* in, void* out,
+                           std::size_t count, const op_binding& op, allreduce_algorithm alg) {
   const int p = group_size(t);
   const std::size_t bytes = count * op.elem;
   if (alg == allreduce_algorithm::ring && !op.commutative)
     fail(call, t.world_rank, "the ring algorithm needs a commutative operation");
   if (alg == allreduce_algorithm::automatic)
-    alg = op.commutative && p > 2 && bytes >= ring_threshold_bytes && count >= static_cast<std::size_t>(p)
-              ? allreduce_algorithm::ring
-              : allreduce_algorithm::recursive_doubling;
+    alg = static_cast<allreduce_algorithm>(environment_choice(coll_id::allreduce, bytes, [&](int a) {
+      return op.commutative || a != static_cast<int>(allreduce_algorithm::ring);
+    }));
+  if (alg == allreduce_algorithm::automatic) {
+    const bool long_vector = count >= static_cast<std::size_t>(p) && p > 1;
+    alg = !long_vector || bytes < rabenseifner_threshold_bytes ? allreduce_algorithm::recursive_doubling
+          : op.commutative && p > 2 && bytes >= ring_threshold_bytes ? allreduce_algorithm::ring
+                                                                      : allreduce_algorithm::rabenseifner;
+  }
   const int me = t.group_rank;
-  auto plan = alg == allreduce_algorithm::ring
-                  ? cached({planner::allreduce_ring, true, p, me, 0, bytes, op.elem},
-                           [&] { return coll::plan_allreduce_ring(p, me, bytes, op.elem); })
-                  : cached({planner::allreduce_recursive_doubling, op.commutative, p, me, 0, bytes, op.elem},
-                           [&] {
-                             return coll::plan_allreduce_recursive_doubling(p, me, bytes, op.elem,
-                                                                            op.commutative);
-                           });
-  return start_schedule(t, call, std::move(plan), in, out, op);
+  std::shared_ptr<const coll::schedule> plan;
+  if (alg == allreduce_algorithm::ring)
+    plan = cached({planner::allreduce_ring, true, p, me, 0, bytes, op.elem},
+                  [&] { return coll::plan_allreduce_ring(p, me, bytes, op.elem); });
+  else if (alg == allreduce_algorithm::rabenseifner)
+    plan = cached({planner::allreduce_rabenseifner, op.commutative, p, me, 0, bytes, op.elem},
+                  [&] { return coll::plan_allreduce_rabenseifner(p, me, bytes, op.elem, op.commutative); });
+  else
+    plan = cached({planner::allreduce_recursive_doubling, op.commutative, p, me, 0, bytes, op.elem}, [&] {
+      return coll::plan_allreduce_recursive_doubling(p, me, bytes, op.elem, op.commutative);
+    });
+  return {t, call, std::move(plan), in, out, op, bytes, -1, true};
 }
 
-request start_gather(const coll_target& t, const char* call, const block_buffers& b, int root) {
+prepared prepare_gather(const coll_target& t, const char* call, const block_buffers& b, int root) {
   check_root(t, call, root);
   const int p = group_size(t);
   const std::size_t n = b.in_count, block = checked_bytes(call, t.world_rank, n, b.elem);
@@ -155,13 +223,13 @@ request start_gather(const coll_target& t, const char* call, const block_buffers
     check_disjoint(t, call, b.in, block, b.out, need * b.elem);
   }
   const int me = t.group_rank;
-  return start_blocks(t, call,
-                      cached({planner::gather_binomial, true, p, me, root, block, 0},
-                             [&] { return coll::plan_gather_binomial(p, me, root, block); }),
-                      b);
+  return blocks(t, call,
+                cached({planner::gather_binomial, true, p, me, root, block, 0},
+                       [&] { return coll::plan_gather_binomial(p, me, root, block); }),
+                b, block, root);
 }
 
-request start_scatter(const coll_target& t, const char* call, const block_buffers& b, int root) {
+prepared prepare_scatter(const coll_target& t, const char* call, const block_buffers& b, int root) {
   check_root(t, call, root);
   const int p = group_size(t);
   const std::size_t n = b.out_count, block = checked_bytes(call, t.world_rank, n, b.elem);
@@ -171,33 +239,41 @@ request start_scatter(const coll_target& t, const char* call, const block_buffer
     check_disjoint(t, call, b.in, need * b.elem, b.out, block);
   }
   const int me = t.group_rank;
-  return start_blocks(t, call,
-                      cached({planner::scatter_binomial, true, p, me, root, block, 0},
-                             [&] { return coll::plan_scatter_binomial(p, me, root, block); }),
-                      b);
+  return blocks(t, call,
+                cached({planner::scatter_binomial, true, p, me, root, block, 0},
+                       [&] { return coll::plan_scatter_binomial(p, me, root, block); }),
+                b, block, root);
 }
 
-request start_allgather(const coll_target& t, const char* call, const block_buffers& b,
-                        allgather_algorithm alg) {
+prepared prepare_allgather(const coll_target& t, const char* call, const block_buffers& b,
+                           allgather_algorithm alg) {
   const int p = group_size(t);
   const std::size_t n = b.in_count, block = checked_bytes(call, t.world_rank, n, b.elem);
   const std::size_t need = blocks_count(t, call, n, static_cast<std::size_t>(p), b.elem);
   check_holds(t, call, "output", b.out_count, need, n);
   check_disjoint(t, call, b.in, block, b.out, need * b.elem);
   if (alg == allgather_algorithm::automatic)
-    alg = need * b.elem < allgather_ring_threshold_bytes ? allgather_algorithm::bruck
-                                                         : allgather_algorithm::ring;
+    alg = static_cast<allgather_algorithm>(environment_choice(coll_id::allgather, need * b.elem));
+  if (alg == allgather_algorithm::automatic)
+    alg = need * b.elem >= allgather_ring_threshold_bytes ? allgather_algorithm::ring
+          : power_of_two(p)                               ? allgather_algorithm::recursive_doubling
+                                                          : allgather_algorithm::bruck;
   const int me = t.group_rank;
-  return start_blocks(t, call,
-                      alg == allgather_algorithm::ring
-                          ? cached({planner::allgather_ring, true, p, me, 0, block, 0},
-                                   [&] { return coll::plan_allgather_ring(p, me, block); })
-                          : cached({planner::allgather_bruck, true, p, me, 0, block, 0},
-                                   [&] { return coll::plan_allgather_bruck(p, me, block); }),
-                      b);
+  std::shared_ptr<const coll::schedule> plan;
+  if (alg == allgather_algorithm::ring)
+    plan = cached({planner::allgather_ring, true, p, me, 0, block, 0},
+                  [&] { return coll::plan_allgather_ring(p, me, block); });
+  else if (alg == allgather_algorithm::recursive_doubling)
+    plan = cached({planner::allgather_recursive_doubling, true, p, me, 0, block, 0},
+                  [&] { return coll::plan_allgather_recursive_doubling(p, me, block); });
+  else
+    plan = cached({planner::allgather_bruck, true, p, me, 0, block, 0},
+                  [&] { return coll::plan_allgather_bruck(p, me, block); });
+  return blocks(t, call, std::move(plan), b, block);
 }
 
-request start_alltoall(const coll_target& t, const char* call, const block_buffers& b) {
+prepared prepare_alltoall(const coll_target& t, const char* call, const block_buffers& b,
+                          alltoall_algorithm alg) {
   const int p = group_size(t);
   const std::size_t bytes = checked_bytes(call, t.world_rank, b.in_count, b.elem);
   if (b.in_count % static_cast<std::size_t>(p) != 0)
@@ -208,14 +284,22 @@ request start_alltoall(const coll_target& t, const char* call, const block_buffe
   check_disjoint(t, call, b.in, bytes, b.out, bytes);
   const int me = t.group_rank;
   const std::size_t block = n * b.elem;
-  return start_blocks(t, call,
-                      cached({planner::alltoall_pairwise, true, p, me, 0, block, 0},
+  if (alg == alltoall_algorithm::automatic)
+    alg = static_cast<alltoall_algorithm>(environment_choice(coll_id::alltoall, block));
+  if (alg == alltoall_algorithm::automatic)
+    alg = p >= alltoall_bruck_min_ranks && block <= alltoall_bruck_max_block_bytes ? alltoall_algorithm::bruck
+                                                                                   : alltoall_algorithm::pairwise;
+  return blocks(t, call,
+                alg == alltoall_algorithm::bruck
+                    ? cached({planner::alltoall_bruck, true, p, me, 0, block, 0},
+                             [&] { return coll::plan_alltoall_bruck(p, me, block); })
+                    : cached({planner::alltoall_pairwise, true, p, me, 0, block, 0},
                              [&] { return coll::plan_alltoall_pairwise(p, me, block); }),
-                      b);
+                b, block);
 }
 
-request start_reduce_scatter_block(const coll_target& t, const char* call, const block_buffers& b,
-                                   const op_binding& op, reduce_scatter_block_algorithm alg) {
+prepared prepare_reduce_scatter_block(const coll_target& t, const char* call, const block_buffers& b,
+                                      const op_binding& op, reduce_scatter_block_algorithm alg) {
   const int p = group_size(t);
   const std::size_t n = b.out_count, block = checked_bytes(call, t.world_rank, n, b.elem);
   const std::size_t need = blocks_count(t, call, n, static_cast<std::size_t>(p), b.elem);
@@ -223,6 +307,11 @@ request start_reduce_scatter_block(const coll_target& t, const char* call, const
   check_disjoint(t, call, b.in, need * b.elem, b.out, block);
   if (alg == reduce_scatter_block_algorithm::ring && !op.commutative)
     fail(call, t.world_rank, "the ring algorithm needs a commutative operation");
+  if (alg == reduce_scatter_block_algorithm::automatic)
+    alg = static_cast<reduce_scatter_block_algorithm>(
+        environment_choice(coll_id::reduce_scatter_block, need * b.elem, [&](int a) {
+          return op.commutative || a != static_cast<int>(reduce_scatter_block_algorithm::ring);
+        }));
   if (alg == reduce_scatter_block_algorithm::automatic)
     alg = op.commutative && p > 2 && need * b.elem >= ring_threshold_bytes
               ? reduce_scatter_block_algorithm::ring
@@ -235,23 +324,23 @@ request start_reduce_scatter_block(const coll_target& t, const char* call, const
                            [&] { return coll::plan_reduce_scatter_block_ring(p, me, block); })
                   : cached({planner::reduce_scatter_block_recursive_halving, true, p, me, 0, block, 0},
                            [&] { return coll::plan_reduce_scatter_block_recursive_halving(p, me, block); });
-  return start_schedule(t, call, std::move(plan), b.in, b.out, op);
+  return {t, call, std::move(plan), b.in, b.out, op, block, -1, true};
 }
 
-request start_scan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op) {
+prepared prepare_scan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op) {
   const std::size_t bytes = check_scan_buffers(t, call, b);
   const int p = group_size(t), me = t.group_rank;
   auto plan = cached({planner::scan_recursive_doubling, true, p, me, 0, bytes, 0},
                      [&] { return coll::plan_scan_recursive_doubling(p, me, bytes); });
-  return start_schedule(t, call, std::move(plan), b.in, b.out, op);
+  return {t, call, std::move(plan), b.in, b.out, op, bytes, -1, true};
 }
 
-request start_exscan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op) {
+prepared prepare_exscan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op) {
   const std::size_t bytes = check_scan_buffers(t, call, b);
   const int p = group_size(t), me = t.group_rank;
   auto plan = cached({planner::exscan_recursive_doubling, true, p, me, 0, bytes, 0},
                      [&] { return coll::plan_exscan_recursive_doubling(p, me, bytes); });
-  return start_schedule(t, call, std::move(plan), b.in, b.out, op);
+  return {t, call, std::move(plan), b.in, b.out, op, bytes, -1, true};
 }
 
 }  // namespace cairn::detail

@@ -107,6 +107,13 @@ std::string mat_mismatch(const std::vector<mat2>& got, const std::vector<mat2>& 
 }
 const auto mat_product = cairn::op([](const mat2& x, const mat2& y) { return mul(x, y); }, false);
 
+// Counts of the v-collectives in the mixtures: member r gets (r % 3) x n / 2 elements.
+std::vector<std::size_t> v_counts(std::size_t n, std::size_t p) {
+  std::vector<std::size_t> c(p);
+  for (std::size_t r = 0; r < p; ++r) c[r] = (r % 3) * n / 2;
+  return c;
+}
+
 // Largest block counts for a world of p ranks, so that a test stays well under 200 MB and a few
 // seconds with 31 threads: rooted collectives hold p blocks on the root (and subtrees in
 // scratch), the all-to-all ones p blocks on every rank.
@@ -159,9 +166,12 @@ TEST(Collectives, BcastEveryRootAndCount) {
     for (std::size_t n : counts)
       for (int root = 0; root < w.size(); root += std::max(1, w.size() / 3)) {
         const auto expect = random_values<double>(n, 5, static_cast<unsigned>(root));
-        std::vector<double> buf = w.rank() == root ? expect : std::vector<double>(n, -1);
-        w.bcast(buf, root);
-        ASSERT_EQ(buf, expect) << "n=" << n << " root=" << root;
+        for (auto alg : {cairn::bcast_algorithm::automatic, cairn::bcast_algorithm::binomial,
+                         cairn::bcast_algorithm::scatter_allgather}) {
+          std::vector<double> buf = w.rank() == root ? expect : std::vector<double>(n, -1);
+          w.bcast(buf, root, alg);
+          ASSERT_EQ(buf, expect) << "n=" << n << " root=" << root << " alg=" << static_cast<int>(alg);
+        }
       }
   });
 }
@@ -171,17 +181,23 @@ TEST(Collectives, ReduceSumAndOrderedProduct) {
     for (std::size_t n : counts)
       for (int root = 0; root < w.size(); root += std::max(1, w.size() / 2)) {
         auto in = input(n, w.rank(), 9);
-        std::vector<std::int64_t> out(w.rank() == root ? n : 0);
-        w.reduce(in, out, root, cairn::plus{});
-        if (w.rank() == root) {
-          ASSERT_EQ(out, sum_of(n, w.size(), 9)) << "n=" << n;
+        const auto expect = w.rank() == root ? sum_of(n, w.size(), 9) : std::vector<std::int64_t>{};
+        for (auto alg : {cairn::reduce_algorithm::automatic, cairn::reduce_algorithm::binomial,
+                         cairn::reduce_algorithm::reduce_scatter_gather}) {
+          std::vector<std::int64_t> out(w.rank() == root ? n : 0);
+          w.reduce(in, out, root, cairn::plus{}, alg);
+          if (w.rank() == root) {
+            ASSERT_EQ(mismatch(out, expect), "") << "n=" << n << " alg=" << static_cast<int>(alg);
+          }
         }
         // Non-commutative: the product must come out in rank order.
         const std::size_t m = std::min<std::size_t>(n, 1000);
         auto a = random_mats(m, static_cast<unsigned>(w.rank() + 17));
-        std::vector<mat2> prod(w.rank() == root ? m : 0);
+        std::vector<mat2> prod(w.rank() == root ? m : 0), prod2(prod.size());
         w.reduce(a, prod, root, cairn::op([](const mat2& x, const mat2& y) { return mul(x, y); }, false));
+        w.reduce(a, prod2, root, mat_product, cairn::reduce_algorithm::reduce_scatter_gather);
         if (w.rank() == root) {
+          ASSERT_EQ(prod2, prod) << "reduce_scatter_gather m=" << m;
           std::vector<mat2> expect(m, mat2{1, 0, 0, 1});
           for (int r = 0; r < w.size(); ++r) {
             auto b = random_mats(m, static_cast<unsigned>(r + 17));
@@ -198,7 +214,7 @@ TEST(Collectives, AllreduceAlgorithmsCountsInPlace) {
     for (std::size_t n : counts) {
       const auto expect = sum_of(n, w.size(), 21);  // once per count: the reference dominates with 31 ranks
       for (auto alg : {cairn::allreduce_algorithm::automatic, cairn::allreduce_algorithm::recursive_doubling,
-                       cairn::allreduce_algorithm::ring}) {
+                       cairn::allreduce_algorithm::ring, cairn::allreduce_algorithm::rabenseifner}) {
         auto in = input(n, w.rank(), 21);
         std::vector<std::int64_t> out(n, -1);
         w.allreduce(in, out, cairn::plus{}, alg);
@@ -252,8 +268,10 @@ TEST(Collectives, AllreduceOperations) {
     }
     // Non-commutative user operation: rank order.
     auto a = random_mats(9, static_cast<unsigned>(me + 3));
-    std::vector<mat2> prod(9);
+    std::vector<mat2> prod(9), prod2(9);
     w.allreduce(a, prod, cairn::op([](const mat2& l, const mat2& r) { return mul(l, r); }, false));
+    w.allreduce(a, prod2, mat_product, cairn::allreduce_algorithm::rabenseifner);
+    ASSERT_EQ(prod2, prod);
     std::vector<mat2> expect(9, mat2{1, 0, 0, 1});
     for (int r = 0; r < p; ++r) {
       auto b = random_mats(9, static_cast<unsigned>(r + 3));
@@ -307,7 +325,7 @@ TEST(Collectives, AllgatherAlgorithmsCountsGroups) {
     on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
       const int p = c.size(), wme = mem[static_cast<std::size_t>(c.rank())];
       for (auto alg : {cairn::allgather_algorithm::automatic, cairn::allgather_algorithm::ring,
-                       cairn::allgather_algorithm::bruck})
+                       cairn::allgather_algorithm::bruck, cairn::allgather_algorithm::recursive_doubling})
         for (std::size_t n : counts) {
           n = std::min(n, cap);
           const unsigned seed = static_cast<unsigned>(n * 7 + static_cast<std::size_t>(alg) + 100 * mem.size());
@@ -330,18 +348,20 @@ TEST(Collectives, AlltoallCountsGroups) {
     const std::size_t cap = all_cap(w.size());
     on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
       const int p = c.size(), wme = mem[static_cast<std::size_t>(c.rank())];
-      for (std::size_t n : counts) {
-        n = std::min(n, cap);
-        const unsigned seed = static_cast<unsigned>(n * 3 + 7 * mem.size());
-        const auto in = blocks_for(n, seed, wme, mem);  // block j for member j
-        std::vector<std::int64_t> out(p * n, -1);
-        if (n % 2) {
-          c.ialltoall(in, out).wait();
-        } else {
-          c.alltoall(in, out);
+      for (std::size_t n : counts)
+        for (auto alg : {cairn::alltoall_algorithm::automatic, cairn::alltoall_algorithm::pairwise,
+                         cairn::alltoall_algorithm::bruck}) {
+          n = std::min(n, cap);
+          const unsigned seed = static_cast<unsigned>(n * 3 + 7 * mem.size() + static_cast<std::size_t>(alg));
+          const auto in = blocks_for(n, seed, wme, mem);  // block j for member j
+          std::vector<std::int64_t> out(p * n, -1);
+          if (n % 2) {
+            c.ialltoall(in, out, alg).wait();
+          } else {
+            c.alltoall(in, out, alg);
+          }
+          ASSERT_EQ(mismatch(out, blocks_from(n, seed, mem, wme)), "") << "n=" << n << " p=" << p << " alg=" << static_cast<int>(alg);
         }
-        ASSERT_EQ(mismatch(out, blocks_from(n, seed, mem, wme)), "") << "n=" << n << " p=" << p;
-      }
     });
   });
 }
@@ -492,6 +512,7 @@ TEST(Collectives, RandomConcurrentMixtures) {
         std::size_t n;
         int root;
         std::vector<std::int64_t> in, out;
+        std::vector<std::size_t> counts = {};  // v-collectives
       };
       std::vector<item> items;
       for (int i = 0; i < k; ++i) {
@@ -500,7 +521,7 @@ TEST(Collectives, RandomConcurrentMixtures) {
           if (g() % 3 != 0 || r == static_cast<int>(g() % static_cast<unsigned>(p))) mem.push_back(r);
         if (mem.empty()) mem.push_back(static_cast<int>(g() % static_cast<unsigned>(p)));
         std::shuffle(mem.begin(), mem.end(), g);
-        item it{w.group(mem), static_cast<int>(g() % 10), static_cast<std::size_t>(g() % 300), 0, {}, {}};
+        item it{w.group(mem), static_cast<int>(g() % 12), static_cast<std::size_t>(g() % 300), 0, {}, {}, {}};
         it.root = static_cast<int>(g() % static_cast<unsigned>(mem.size()));
         items.push_back(std::move(it));
       }
@@ -514,13 +535,14 @@ TEST(Collectives, RandomConcurrentMixtures) {
         const std::size_t gp = static_cast<std::size_t>(it.grp.size());
         it.in = input(it.n, me, seed);
         it.out.assign(it.n, -7);
-        if (it.kind == 0) reqs.push_back(it.grp.iallreduce(it.in, it.out, cairn::plus{}));
+        // Algorithms cycle with the mixture (every rank derives the same one).
+        if (it.kind == 0) reqs.push_back(it.grp.iallreduce(it.in, it.out, cairn::plus{}, static_cast<cairn::allreduce_algorithm>(m % 4)));
         else if (it.kind == 1) {
           if (gr == it.root) it.out = it.in;
-          reqs.push_back(it.grp.ibcast(it.out, it.root));
+          reqs.push_back(it.grp.ibcast(it.out, it.root, static_cast<cairn::bcast_algorithm>(m % 3)));
         } else if (it.kind == 2) {
           if (gr != it.root) it.out.clear();
-          reqs.push_back(it.grp.ireduce(it.in, it.out, it.root, cairn::plus{}));
+          reqs.push_back(it.grp.ireduce(it.in, it.out, it.root, cairn::plus{}, static_cast<cairn::reduce_algorithm>(m % 3)));
         } else if (it.kind == 3) {
           it.in = block(it.n, seed, me);
           it.out.assign(gr == it.root ? gp * it.n : 0, -7);
@@ -531,19 +553,33 @@ TEST(Collectives, RandomConcurrentMixtures) {
         } else if (it.kind == 5) {
           it.in = block(it.n, seed, me);
           it.out.assign(gp * it.n, -7);
-          reqs.push_back(it.grp.iallgather(it.in, it.out, static_cast<cairn::allgather_algorithm>(m % 3)));
+          reqs.push_back(it.grp.iallgather(it.in, it.out, static_cast<cairn::allgather_algorithm>(m % 4)));
         } else if (it.kind == 6) {
           it.in = blocks_for(it.n, seed, me, it.grp.members());
           it.out.assign(gp * it.n, -7);
-          reqs.push_back(it.grp.ialltoall(it.in, it.out));
+          reqs.push_back(it.grp.ialltoall(it.in, it.out, static_cast<cairn::alltoall_algorithm>(m % 3)));
         } else if (it.kind == 7) {
           it.in = small_blocks_for(it.n, seed, me, it.grp.members());
           reqs.push_back(it.grp.ireduce_scatter_block(it.in, it.out, cairn::plus{},
                                                       static_cast<cairn::reduce_scatter_block_algorithm>(m % 3)));
         } else if (it.kind == 8) {
           reqs.push_back(it.grp.iscan(it.in, it.out, cairn::plus{}));
-        } else {
+        } else if (it.kind == 9) {
           reqs.push_back(it.grp.iexscan(it.in, it.out, cairn::plus{}));
+        } else if (it.kind == 10) {  // allgatherv: member r sends (r % 3) x n / 2 elements
+          it.counts = v_counts(it.n, gp);
+          it.in = block(it.counts[static_cast<std::size_t>(gr)], seed, me);
+          it.out.assign(std::accumulate(it.counts.begin(), it.counts.end(), std::size_t{0}), -7);
+          reqs.push_back(it.grp.iallgatherv(it.in, it.out, it.counts));
+        } else {  // reduce_scatter with the same counts
+          it.counts = v_counts(it.n, gp);
+          it.in.clear();
+          for (std::size_t d = 0; d < gp; ++d) {
+            const auto b = small_blocks_for(it.counts[d], seed, me, {it.grp.world_rank(static_cast<int>(d))});
+            it.in.insert(it.in.end(), b.begin(), b.end());
+          }
+          it.out.assign(it.counts[static_cast<std::size_t>(gr)], -7);
+          reqs.push_back(it.grp.ireduce_scatter(it.in, it.out, it.counts, cairn::plus{}));
         }
         mine.push_back(i);
       }
@@ -570,6 +606,20 @@ TEST(Collectives, RandomConcurrentMixtures) {
         }
         if (it.kind == 7) {
           ASSERT_EQ(mismatch(it.out, small_block_sum(it.n, seed, mem, me)), "") << "reduce_scatter_block, mixture " << m;
+        }
+        if (it.kind == 10) {
+          std::vector<std::int64_t> expect;
+          for (std::size_t r = 0; r < mem.size(); ++r) {
+            const auto b = block(it.counts[r], seed, mem[r]);
+            expect.insert(expect.end(), b.begin(), b.end());
+          }
+          ASSERT_EQ(mismatch(it.out, expect), "") << "allgatherv, mixture " << m << " item " << i;
+          continue;
+        }
+        if (it.kind == 11) {
+          ASSERT_EQ(mismatch(it.out, small_block_sum(it.counts[static_cast<std::size_t>(it.grp.rank())], seed, mem, me)), "")
+              << "reduce_scatter, mixture " << m << " item " << i;
+          continue;
         }
         if (it.kind >= 8) {  // scans: over group ranks 0..rank (exscan: ..rank-1; rank 0 keeps -7)
           const int gr = it.grp.rank();

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <numeric>
+#include <random>
 #include <sstream>
 
 #include "coll/planners.hpp"
@@ -556,4 +558,235 @@ TEST(Schedules, PrintsRoundByRound) {
   EXPECT_NE(text.find("allreduce/recursive_doubling (rank 1 of 6"), std::string::npos) << text;
   EXPECT_NE(text.find("round 0:"), std::string::npos) << text;
   EXPECT_NE(text.find("send(out+0 -> 0, 64B)"), std::string::npos) << text;
+}
+
+// ---- Algorithms for long messages and small blocks, and the v-collectives ----
+
+namespace {
+std::vector<std::int64_t> rank_values(std::size_t n, int p, int r) {
+  return cairn::test::random_values<std::int64_t>(n, static_cast<unsigned>(p * 7 + 5), static_cast<unsigned>(r));
+}
+// Random per-rank counts (zeros included) for a group of p.
+std::vector<std::size_t> random_counts(int p, unsigned seed, std::size_t max) {
+  std::mt19937 g(seed);
+  std::vector<std::size_t> c(static_cast<std::size_t>(p));
+  for (auto& x : c) x = g() % 4 == 0 ? 0 : g() % (max + 1);
+  return c;
+}
+std::vector<std::size_t> prefix(const std::vector<std::size_t>& c) {
+  std::vector<std::size_t> o(c.size(), 0);
+  for (std::size_t i = 1; i < c.size(); ++i) o[i] = o[i - 1] + c[i - 1];
+  return o;
+}
+std::size_t total(const std::vector<std::size_t>& c) { return std::accumulate(c.begin(), c.end(), std::size_t{0}); }
+}  // namespace
+
+TEST(Schedules, AllgatherRecursiveDoublingStages) {
+  for (int p = 1; p <= 33; ++p)
+    for (std::size_t block : block_sizes) {
+      std::vector<schedule> plans;
+      std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
+      std::vector<std::byte> expect;
+      for (int r = 0; r < p; ++r) {
+        plans.push_back(plan_allgather_recursive_doubling(p, r, block));
+        auto& b = bufs[static_cast<std::size_t>(r)];
+        b.in = random_bytes(block, static_cast<unsigned>(p * 100 + r + 70000));
+        expect.insert(expect.end(), b.in.begin(), b.in.end());
+        b.out.resize(p * block);
+      }
+      std::size_t depth = 0;
+      simulate(plans, bufs, sum_i64, &depth);
+      const bool pow2 = (p & (p - 1)) == 0;
+      // Rounds of messages on rank 0 (which serves a folded rank): log2 p, or the fold's two more.
+      const auto rounds = static_cast<std::size_t>(pow2 ? ceil_log2(p) : floor_log2(p) + 2);
+      EXPECT_EQ(plans[0].message_rounds(), rounds) << "p=" << p;
+      EXPECT_LE(depth, rounds) << "p=" << p;
+      for (int r = 0; r < p; ++r)
+        ASSERT_EQ(bufs[static_cast<std::size_t>(r)].out, expect) << "p=" << p << " block=" << block << " rank " << r;
+    }
+}
+
+TEST(Schedules, AlltoallBruckStages) {
+  for (int p = 1; p <= 33; ++p)
+    for (std::size_t block : block_sizes) {
+      std::vector<schedule> plans;
+      std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
+      for (int r = 0; r < p; ++r) {
+        plans.push_back(plan_alltoall_bruck(p, r, block));
+        auto& b = bufs[static_cast<std::size_t>(r)];
+        b.in = random_bytes(p * block, static_cast<unsigned>(p * 1000 + r + 9));
+        b.out.resize(p * block);
+      }
+      std::size_t depth = 0;
+      simulate(plans, bufs, sum_i64, &depth);
+      EXPECT_EQ(depth, static_cast<std::size_t>(ceil_log2(p))) << "p=" << p;
+      for (int r = 0; r < p; ++r) {
+        for (int i = 0; i < p; ++i)
+          ASSERT_EQ(slice(bufs[static_cast<std::size_t>(r)].out, static_cast<std::size_t>(i) * block, block),
+                    slice(bufs[static_cast<std::size_t>(i)].in, static_cast<std::size_t>(r) * block, block))
+              << "p=" << p << " block=" << block << " rank " << r << " from " << i;
+        EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(r)]), static_cast<std::size_t>(ceil_log2(p)));
+      }
+    }
+}
+
+TEST(Schedules, BcastScatterAllgatherEveryRoot) {
+  for (int p = 1; p <= 33; ++p)
+    for (int root = 0; root < p; root += (p > 8 ? 3 : 1))
+      for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{13}, static_cast<std::size_t>(p) * 24,
+                                static_cast<std::size_t>(p) * 24 + 5}) {
+        std::vector<schedule> plans;
+        std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
+        const auto data = random_bytes(bytes, static_cast<unsigned>(p * 100 + root));
+        for (int r = 0; r < p; ++r) {
+          plans.push_back(plan_bcast_scatter_allgather(p, r, root, bytes));
+          bufs[static_cast<std::size_t>(r)].out = r == root ? data : std::vector<std::byte>(bytes);
+        }
+        simulate(plans, bufs, sum_i64);
+        for (int r = 0; r < p; ++r)
+          ASSERT_EQ(bufs[static_cast<std::size_t>(r)].out, data) << "p=" << p << " root=" << root << " bytes=" << bytes;
+      }
+}
+
+// Rabenseifner's reduce and allreduce: sums and ordered matrix products, counts below, at and
+// above multiples of p.
+TEST(Schedules, ReduceScatterGatherAndRabenseifner) {
+  for (int p = 1; p <= 24; ++p)
+    for (std::size_t n : {std::size_t{1}, std::size_t{5}, static_cast<std::size_t>(3 * p), static_cast<std::size_t>(3 * p + 2)})
+      for (int root : {0, p / 2, p - 1}) {
+        std::vector<std::int64_t> sum(n, 0);
+        std::vector<mat2> prod(n, mat2{1, 0, 0, 1});
+        for (int r = 0; r < p; ++r) {
+          auto v = rank_values(n, p, r);
+          for (std::size_t i = 0; i < n; ++i) sum[i] += v[i];
+          auto m = random_mats(n, static_cast<unsigned>(r + 31 * p));
+          for (std::size_t i = 0; i < n; ++i) prod[i] = mul(prod[i], m[i]);
+        }
+        for (bool all : {false, true}) {
+          std::vector<schedule> plans, mplans;
+          std::vector<rank_buffers> bufs(static_cast<std::size_t>(p)), mb(static_cast<std::size_t>(p));
+          for (int r = 0; r < p; ++r) {
+            const bool gets = all || r == root;
+            plans.push_back(all ? plan_allreduce_rabenseifner(p, r, n * 8, 8, true)
+                                : plan_reduce_scatter_gather(p, r, root, n * 8, 8, true));
+            bufs[static_cast<std::size_t>(r)].in = bytes_of(rank_values(n, p, r));
+            bufs[static_cast<std::size_t>(r)].out.resize(gets ? n * 8 : 0);
+            mplans.push_back(all ? plan_allreduce_rabenseifner(p, r, n * sizeof(mat2), sizeof(mat2), false)
+                                 : plan_reduce_scatter_gather(p, r, root, n * sizeof(mat2), sizeof(mat2), false));
+            mb[static_cast<std::size_t>(r)].in = bytes_of(random_mats(n, static_cast<unsigned>(r + 31 * p)));
+            mb[static_cast<std::size_t>(r)].out.resize(gets ? n * sizeof(mat2) : 0);
+          }
+          simulate(plans, bufs, sum_i64);
+          simulate(mplans, mb, mul_mat);
+          for (int r = 0; r < p; ++r) {
+            if (!all && r != root) continue;
+            ASSERT_EQ(values_of<std::int64_t>(bufs[static_cast<std::size_t>(r)].out, n), sum)
+                << plans[0].name << " p=" << p << " n=" << n << " rank " << r;
+            ASSERT_EQ(values_of<mat2>(mb[static_cast<std::size_t>(r)].out, n), prod)
+                << mplans[0].name << " p=" << p << " n=" << n << " rank " << r;
+          }
+          if (all) break;  // one root is enough for the allreduce
+        }
+      }
+}
+
+TEST(Schedules, GathervScattervAllgathervRandomCounts) {
+  for (int p = 1; p <= 20; ++p)
+    for (unsigned seed = 0; seed < 4; ++seed) {
+      const auto c = random_counts(p, seed * 100 + static_cast<unsigned>(p), 9);
+      // Displacements with gaps, in reverse rank order (any layout is allowed).
+      std::vector<std::size_t> d(c.size());
+      std::size_t at = 0;
+      for (int r = p - 1; r >= 0; --r) {
+        d[static_cast<std::size_t>(r)] = at;
+        at += c[static_cast<std::size_t>(r)] + 2;
+      }
+      const int root = static_cast<int>(seed) % p;
+      std::vector<schedule> g, s, a;
+      std::vector<rank_buffers> gb(static_cast<std::size_t>(p)), sb(static_cast<std::size_t>(p)), ab(static_cast<std::size_t>(p));
+      const auto data = random_bytes(at, seed + 7);
+      for (int r = 0; r < p; ++r) {
+        const std::size_t mine = c[static_cast<std::size_t>(r)];
+        const bool is_root = r == root;
+        g.push_back(plan_gatherv_linear(p, r, root, mine, is_root ? c : std::vector<std::size_t>{},
+                                        is_root ? d : std::vector<std::size_t>{}));
+        gb[static_cast<std::size_t>(r)].in = slice(data, d[static_cast<std::size_t>(r)], mine);
+        gb[static_cast<std::size_t>(r)].out.assign(is_root ? at : 0, std::byte{0});
+        s.push_back(plan_scatterv_linear(p, r, root, is_root ? c : std::vector<std::size_t>{},
+                                         is_root ? d : std::vector<std::size_t>{}, mine));
+        if (is_root) sb[static_cast<std::size_t>(r)].in = data;
+        sb[static_cast<std::size_t>(r)].out.resize(mine);
+        a.push_back(plan_allgatherv_ring(p, r, c, d));
+        ab[static_cast<std::size_t>(r)].in = slice(data, d[static_cast<std::size_t>(r)], mine);
+        ab[static_cast<std::size_t>(r)].out.assign(at, std::byte{0});
+      }
+      simulate(g, gb, sum_i64);
+      simulate(s, sb, sum_i64);
+      simulate(a, ab, sum_i64);
+      for (int r = 0; r < p; ++r) {
+        const auto R = static_cast<std::size_t>(r);
+        ASSERT_EQ(sb[R].out, slice(data, d[R], c[R])) << "scatterv p=" << p << " rank " << r;
+        for (int i = 0; i < p; ++i) {
+          const auto I = static_cast<std::size_t>(i);
+          ASSERT_EQ(slice(ab[R].out, d[I], c[I]), slice(data, d[I], c[I])) << "allgatherv p=" << p << " rank " << r;
+          if (r == root) {
+            ASSERT_EQ(slice(gb[R].out, d[I], c[I]), slice(data, d[I], c[I])) << "gatherv p=" << p;
+          }
+        }
+        EXPECT_EQ(a[R].message_rounds(), static_cast<std::size_t>(p - 1));
+      }
+    }
+}
+
+TEST(Schedules, AlltoallvAndReduceScatterRandomCounts) {
+  for (int p = 1; p <= 20; ++p)
+    for (unsigned seed = 0; seed < 4; ++seed) {
+      // counts[i][j]: elements rank i sends to rank j.
+      std::vector<std::vector<std::size_t>> counts;
+      for (int i = 0; i < p; ++i) counts.push_back(random_counts(p, seed * 1000 + static_cast<unsigned>(p * 31 + i), 6));
+      std::vector<schedule> plans;
+      std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
+      for (int r = 0; r < p; ++r) {
+        const auto R = static_cast<std::size_t>(r);
+        std::vector<std::size_t> recv(static_cast<std::size_t>(p));
+        for (int i = 0; i < p; ++i) recv[static_cast<std::size_t>(i)] = counts[static_cast<std::size_t>(i)][R];
+        plans.push_back(plan_alltoallv_pairwise(p, r, counts[R], prefix(counts[R]), recv, prefix(recv)));
+        bufs[R].in = random_bytes(total(counts[R]), seed * 77 + R);
+        bufs[R].out.resize(total(recv));
+      }
+      simulate(plans, bufs, sum_i64);
+      for (int r = 0; r < p; ++r) {
+        std::vector<std::byte> expect;
+        for (int i = 0; i < p; ++i) {
+          const auto& ci = counts[static_cast<std::size_t>(i)];
+          const auto part = slice(bufs[static_cast<std::size_t>(i)].in, prefix(ci)[static_cast<std::size_t>(r)],
+                                  ci[static_cast<std::size_t>(r)]);
+          expect.insert(expect.end(), part.begin(), part.end());
+        }
+        ASSERT_EQ(bufs[static_cast<std::size_t>(r)].out, expect) << "alltoallv p=" << p << " rank " << r;
+      }
+      // Reduce-scatter: matrices (rank order), counts[0] as the per-rank block sizes.
+      const auto& c = counts[0];
+      std::vector<std::size_t> cb(c.size());
+      for (std::size_t i = 0; i < c.size(); ++i) cb[i] = c[i] * sizeof(mat2);
+      std::vector<schedule> rs;
+      std::vector<rank_buffers> rb(static_cast<std::size_t>(p));
+      std::vector<mat2> prod(total(c), mat2{1, 0, 0, 1});
+      for (int r = 0; r < p; ++r) {
+        rs.push_back(plan_reduce_scatter_pairwise(p, r, cb));
+        const auto m = random_mats(total(c), seed * 13 + static_cast<unsigned>(r));
+        for (std::size_t i = 0; i < m.size(); ++i) prod[i] = mul(prod[i], m[i]);
+        rb[static_cast<std::size_t>(r)].in = bytes_of(m);
+        rb[static_cast<std::size_t>(r)].out.resize(cb[static_cast<std::size_t>(r)]);
+      }
+      simulate(rs, rb, mul_mat);
+      const auto off = prefix(c);
+      for (int r = 0; r < p; ++r) {
+        const auto R = static_cast<std::size_t>(r);
+        ASSERT_EQ(values_of<mat2>(rb[R].out, c[R]),
+                  std::vector<mat2>(prod.begin() + static_cast<std::ptrdiff_t>(off[R]),
+                                    prod.begin() + static_cast<std::ptrdiff_t>(off[R] + c[R])))
+            << "reduce_scatter p=" << p << " rank " << r;
+      }
+    }
 }

@@ -2,48 +2,76 @@
 /// \file
 /// The collective operations, shared by `world` and `group` (a mixin: `Derived` provides
 /// `coll_target(call)`). Every collective is `i<name>(...) -> request`; the blocking form is
-/// `<name>(...)` = `i<name>(...).wait()`. Collectives progress whenever any cairn call runs.
+/// `<name>(...)` = `i<name>(...).wait()`, and the persistent form `<name>_init(...) ->
+/// persistent_request` plans once and runs on every `start()` (its buffers stay bound, so they
+/// must be lvalues or views — borrowed ranges: a temporary vector does not compile). Collectives progress whenever
+/// any cairn call runs. Where a call takes an algorithm, `automatic` picks it by message and
+/// group size (the default table, overridable by CAIRN_COLL; see cairn/coll/algorithms.hpp).
 
+#include <cstddef>
 #include <ranges>
+#include <span>
 
 #include "cairn/coll/algorithms.hpp"
 #include "cairn/coll/detail.hpp"
 #include "cairn/coll/op.hpp"
+#include "cairn/coll/persistent.hpp"
 #include "cairn/runtime/error.hpp"
 #include "cairn/runtime/request.hpp"
 #include "cairn/runtime/transferable.hpp"
 
 namespace cairn::coll {
 
+/// Per-rank element counts (one per group rank) of the v-collectives.
+using count_list = std::span<const std::size_t>;
+
 template <class Derived>
 class collectives {
  public:
   /// Non-blocking barrier (dissemination).
-  request ibarrier() { return detail::start_barrier(target("ibarrier"), "ibarrier"); }
+  request ibarrier() { return detail::start_prepared(detail::prepare_barrier(target("ibarrier"), "ibarrier")); }
   /// Blocks until every member entered the barrier.
-  void barrier() { detail::start_barrier(target("barrier"), "barrier").wait(); }
+  void barrier() { detail::start_prepared(detail::prepare_barrier(target("barrier"), "barrier")).wait(); }
+  /// Persistent barrier.
+  persistent_request barrier_init() {
+    return persistent_request(detail::prepare_barrier(target("barrier_init"), "barrier_init"));
+  }
 
-  /// Broadcasts `buf` from group rank `root` to every member (binomial tree).
+  /// Broadcasts `buf` from group rank `root` to every member.
   template <detail::writable_data R>
-  request ibcast(R&& buf, int root) {
-    return bcast_impl("ibcast", std::forward<R>(buf), root);
+  request ibcast(R&& buf, int root, bcast_algorithm alg = bcast_algorithm::automatic) {
+    return detail::start_prepared(bcast_impl("ibcast", buf, root, alg));
   }
   /// Blocking broadcast.
   template <detail::writable_data R>
-  void bcast(R&& buf, int root) {
-    bcast_impl("bcast", std::forward<R>(buf), root).wait();
+  void bcast(R&& buf, int root, bcast_algorithm alg = bcast_algorithm::automatic) {
+    detail::start_prepared(bcast_impl("bcast", buf, root, alg)).wait();
+  }
+  /// Persistent broadcast of `buf` (bound at init).
+  template <detail::writable_data R>
+    requires std::ranges::borrowed_range<R>
+  persistent_request bcast_init(R&& buf, int root, bcast_algorithm alg = bcast_algorithm::automatic) {
+    return persistent_request(bcast_impl("bcast_init", buf, root, alg));
   }
 
   /// Reduces `in` of every member element-wise with `op` into `out` on `root` (`out` is
   /// ignored elsewhere and may be empty there).
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-  request ireduce(const In& in, Out&& out, int root, Op op = {}) {
-    return reduce_impl("ireduce", in, std::forward<Out>(out), root, op);
+  request ireduce(const In& in, Out&& out, int root, Op op = {},
+                  reduce_algorithm alg = reduce_algorithm::automatic) {
+    return detail::start_prepared(reduce_impl("ireduce", in, out, root, op, alg));
   }
   /// Blocking reduce.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-  void reduce(const In& in, Out&& out, int root, Op op = {}) {
-    reduce_impl("reduce", in, std::forward<Out>(out), root, op).wait();
+  void reduce(const In& in, Out&& out, int root, Op op = {}, reduce_algorithm alg = reduce_algorithm::automatic) {
+    detail::start_prepared(reduce_impl("reduce", in, out, root, op, alg)).wait();
+  }
+  /// Persistent reduce.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request reduce_init(In&& in, Out&& out, int root, Op op = {},
+                                 reduce_algorithm alg = reduce_algorithm::automatic) {
+    return persistent_request(reduce_impl("reduce_init", in, out, root, op, alg));
   }
 
   /// Reduces `in` of every member element-wise with `op`; every member gets the result in
@@ -52,32 +80,47 @@ class collectives {
     requires(!std::ranges::range<Op>)
   request iallreduce(const In& in, Out&& out, Op op = {},
                      allreduce_algorithm alg = allreduce_algorithm::automatic) {
-    return allreduce_impl("iallreduce", std::ranges::data(in), std::ranges::size(in),
-                          std::forward<Out>(out), op, alg, false);
+    return detail::start_prepared(allreduce_impl("iallreduce", std::ranges::data(in), std::ranges::size(in), out,
+                                                 op, alg, false));
   }
   /// In-place form: `inout` holds this member's input and receives the result.
   template <detail::writable_data InOut, class Op>
     requires(!std::ranges::range<Op>)
   request iallreduce(InOut&& inout, Op op, allreduce_algorithm alg = allreduce_algorithm::automatic) {
-    return allreduce_impl("iallreduce", std::ranges::data(inout), std::ranges::size(inout),
-                          std::forward<InOut>(inout), op, alg, true);
+    return detail::start_prepared(allreduce_impl("iallreduce", std::ranges::data(inout), std::ranges::size(inout),
+                                                 inout, op, alg, true));
   }
   /// Blocking allreduce.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
     requires(!std::ranges::range<Op>)
   void allreduce(const In& in, Out&& out, Op op = {},
                  allreduce_algorithm alg = allreduce_algorithm::automatic) {
-    allreduce_impl("allreduce", std::ranges::data(in), std::ranges::size(in),
-                   std::forward<Out>(out), op, alg, false)
+    detail::start_prepared(allreduce_impl("allreduce", std::ranges::data(in), std::ranges::size(in), out, op,
+                                          alg, false))
         .wait();
   }
   /// Blocking in-place allreduce.
   template <detail::writable_data InOut, class Op>
     requires(!std::ranges::range<Op>)
   void allreduce(InOut&& inout, Op op, allreduce_algorithm alg = allreduce_algorithm::automatic) {
-    allreduce_impl("allreduce", std::ranges::data(inout), std::ranges::size(inout),
-                   std::forward<InOut>(inout), op, alg, true)
+    detail::start_prepared(allreduce_impl("allreduce", std::ranges::data(inout), std::ranges::size(inout), inout,
+                                          op, alg, true))
         .wait();
+  }
+  /// Persistent allreduce.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+    requires(!std::ranges::range<Op>) && std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request allreduce_init(In&& in, Out&& out, Op op = {},
+                                    allreduce_algorithm alg = allreduce_algorithm::automatic) {
+    return persistent_request(
+        allreduce_impl("allreduce_init", std::ranges::data(in), std::ranges::size(in), out, op, alg, false));
+  }
+  /// Persistent in-place allreduce.
+  template <detail::writable_data InOut, class Op>
+    requires(!std::ranges::range<Op>) && std::ranges::borrowed_range<InOut>
+  persistent_request allreduce_init(InOut&& inout, Op op, allreduce_algorithm alg = allreduce_algorithm::automatic) {
+    return persistent_request(allreduce_impl("allreduce_init", std::ranges::data(inout), std::ranges::size(inout),
+                                             inout, op, alg, true));
   }
 
   /// Gathers `in` (n elements, the same n on every member) of every member to group rank
@@ -86,12 +129,18 @@ class collectives {
   /// both are used, `in` and `out` must not overlap.
   template <detail::contiguous_data In, detail::writable_data Out>
   request igather(const In& in, Out&& out, int root) {
-    return gather_impl("igather", in, out, root);
+    return detail::start_prepared(gather_impl("igather", in, out, root));
   }
   /// Blocking gather.
   template <detail::contiguous_data In, detail::writable_data Out>
   void gather(const In& in, Out&& out, int root) {
-    gather_impl("gather", in, out, root).wait();
+    detail::start_prepared(gather_impl("gather", in, out, root)).wait();
+  }
+  /// Persistent gather.
+  template <detail::contiguous_data In, detail::writable_data Out>
+    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request gather_init(In&& in, Out&& out, int root) {
+    return persistent_request(gather_impl("gather_init", in, out, root));
   }
 
   /// Scatters the input of group rank `root` (binomial tree): every member receives a block of
@@ -100,12 +149,18 @@ class collectives {
   /// and may be empty. Where both are used, `in` and `out` must not overlap.
   template <detail::contiguous_data In, detail::writable_data Out>
   request iscatter(const In& in, Out&& out, int root) {
-    return scatter_impl("iscatter", in, out, root);
+    return detail::start_prepared(scatter_impl("iscatter", in, out, root));
   }
   /// Blocking scatter.
   template <detail::contiguous_data In, detail::writable_data Out>
   void scatter(const In& in, Out&& out, int root) {
-    scatter_impl("scatter", in, out, root).wait();
+    detail::start_prepared(scatter_impl("scatter", in, out, root)).wait();
+  }
+  /// Persistent scatter.
+  template <detail::contiguous_data In, detail::writable_data Out>
+    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request scatter_init(In&& in, Out&& out, int root) {
+    return persistent_request(scatter_impl("scatter_init", in, out, root));
   }
 
   /// Gathers `in` (n elements, the same n on every member) of every member to every member:
@@ -113,25 +168,37 @@ class collectives {
   /// `in` and `out` must not overlap.
   template <detail::contiguous_data In, detail::writable_data Out>
   request iallgather(const In& in, Out&& out, allgather_algorithm alg = allgather_algorithm::automatic) {
-    return allgather_impl("iallgather", in, out, alg);
+    return detail::start_prepared(allgather_impl("iallgather", in, out, alg));
   }
   /// Blocking allgather.
   template <detail::contiguous_data In, detail::writable_data Out>
   void allgather(const In& in, Out&& out, allgather_algorithm alg = allgather_algorithm::automatic) {
-    allgather_impl("allgather", in, out, alg).wait();
+    detail::start_prepared(allgather_impl("allgather", in, out, alg)).wait();
+  }
+  /// Persistent allgather.
+  template <detail::contiguous_data In, detail::writable_data Out>
+    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request allgather_init(In&& in, Out&& out, allgather_algorithm alg = allgather_algorithm::automatic) {
+    return persistent_request(allgather_impl("allgather_init", in, out, alg));
   }
 
-  /// Personalized all-to-all exchange (pairwise): `in` holds size() blocks of n elements (the
-  /// same n on every member); block j goes to member j, and block i of `out` (which must hold
-  /// at least size() x n elements) comes from member i. `in` and `out` must not overlap.
+  /// Personalized all-to-all exchange: `in` holds size() blocks of n elements (the same n on
+  /// every member); block j goes to member j, and block i of `out` (which must hold at least
+  /// size() x n elements) comes from member i. `in` and `out` must not overlap.
   template <detail::contiguous_data In, detail::writable_data Out>
-  request ialltoall(const In& in, Out&& out) {
-    return alltoall_impl("ialltoall", in, out);
+  request ialltoall(const In& in, Out&& out, alltoall_algorithm alg = alltoall_algorithm::automatic) {
+    return detail::start_prepared(alltoall_impl("ialltoall", in, out, alg));
   }
   /// Blocking alltoall.
   template <detail::contiguous_data In, detail::writable_data Out>
-  void alltoall(const In& in, Out&& out) {
-    alltoall_impl("alltoall", in, out).wait();
+  void alltoall(const In& in, Out&& out, alltoall_algorithm alg = alltoall_algorithm::automatic) {
+    detail::start_prepared(alltoall_impl("alltoall", in, out, alg)).wait();
+  }
+  /// Persistent alltoall.
+  template <detail::contiguous_data In, detail::writable_data Out>
+    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request alltoall_init(In&& in, Out&& out, alltoall_algorithm alg = alltoall_algorithm::automatic) {
+    return persistent_request(alltoall_impl("alltoall_init", in, out, alg));
   }
 
   /// Reduces `in` of every member element-wise with `op` and scatters the result in blocks
@@ -142,13 +209,21 @@ class collectives {
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   request ireduce_scatter_block(const In& in, Out&& out, Op op = {},
                                 reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
-    return reduce_scatter_block_impl("ireduce_scatter_block", in, out, op, alg);
+    return detail::start_prepared(reduce_scatter_block_impl("ireduce_scatter_block", in, out, op, alg));
   }
   /// Blocking reduce_scatter_block.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   void reduce_scatter_block(const In& in, Out&& out, Op op = {},
                             reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
-    reduce_scatter_block_impl("reduce_scatter_block", in, out, op, alg).wait();
+    detail::start_prepared(reduce_scatter_block_impl("reduce_scatter_block", in, out, op, alg)).wait();
+  }
+  /// Persistent reduce_scatter_block.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request reduce_scatter_block_init(
+      In&& in, Out&& out, Op op = {},
+      reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
+    return persistent_request(reduce_scatter_block_impl("reduce_scatter_block_init", in, out, op, alg));
   }
 
   /// Inclusive prefix reduction in group-rank order (MPI_Scan, recursive doubling): member i
@@ -156,12 +231,18 @@ class collectives {
   /// overlap).
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   request iscan(const In& in, Out&& out, Op op = {}) {
-    return scan_impl("iscan", in, out, op, false);
+    return detail::start_prepared(scan_impl("iscan", in, out, op, false));
   }
   /// Blocking scan.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   void scan(const In& in, Out&& out, Op op = {}) {
-    scan_impl("scan", in, out, op, false).wait();
+    detail::start_prepared(scan_impl("scan", in, out, op, false)).wait();
+  }
+  /// Persistent scan.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request scan_init(In&& in, Out&& out, Op op = {}) {
+    return persistent_request(scan_impl("scan_init", in, out, op, false));
   }
 
   /// Exclusive prefix reduction in group-rank order (MPI_Exscan, recursive doubling): member
@@ -169,12 +250,154 @@ class collectives {
   /// not overlap). The output of member 0 is left untouched.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   request iexscan(const In& in, Out&& out, Op op = {}) {
-    return scan_impl("iexscan", in, out, op, true);
+    return detail::start_prepared(scan_impl("iexscan", in, out, op, true));
   }
   /// Blocking exscan.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   void exscan(const In& in, Out&& out, Op op = {}) {
-    scan_impl("exscan", in, out, op, true).wait();
+    detail::start_prepared(scan_impl("exscan", in, out, op, true)).wait();
+  }
+  /// Persistent exscan.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request exscan_init(In&& in, Out&& out, Op op = {}) {
+    return persistent_request(scan_impl("exscan_init", in, out, op, true));
+  }
+
+  /// Gathers blocks of different sizes to group rank `root` (MPI_Gatherv, linear): member i
+  /// sends its whole `in`, which must be counts[i] elements; the root places it at
+  /// displs[i] of `out` (elements; empty `displs` = packed in rank order). `counts`, `displs`
+  /// and `out` matter on the root only (elsewhere they may be empty).
+  template <detail::contiguous_data In, detail::writable_data Out>
+  request igatherv(const In& in, Out&& out, count_list counts, count_list displs, int root) {
+    return detail::start_prepared(gatherv_impl("igatherv", in, out, counts, displs, root));
+  }
+  /// igatherv with the blocks packed in rank order.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  request igatherv(const In& in, Out&& out, count_list counts, int root) {
+    return detail::start_prepared(gatherv_impl("igatherv", in, out, counts, {}, root));
+  }
+  /// Blocking gatherv.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  void gatherv(const In& in, Out&& out, count_list counts, count_list displs, int root) {
+    detail::start_prepared(gatherv_impl("gatherv", in, out, counts, displs, root)).wait();
+  }
+  /// Blocking gatherv, packed.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  void gatherv(const In& in, Out&& out, count_list counts, int root) {
+    detail::start_prepared(gatherv_impl("gatherv", in, out, counts, {}, root)).wait();
+  }
+  /// Persistent gatherv (empty `displs` = packed).
+  template <detail::contiguous_data In, detail::writable_data Out>
+    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request gatherv_init(In&& in, Out&& out, count_list counts, count_list displs, int root) {
+    return persistent_request(gatherv_impl("gatherv_init", in, out, counts, displs, root));
+  }
+
+  /// Scatters blocks of different sizes from group rank `root` (MPI_Scatterv, linear): member
+  /// i receives counts[i] elements from displs[i] of the root's `in` (elements; empty `displs`
+  /// = packed in rank order) into its whole `out`, which must be counts[i] elements.
+  /// `counts`, `displs` and `in` matter on the root only.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  request iscatterv(const In& in, Out&& out, count_list counts, count_list displs, int root) {
+    return detail::start_prepared(scatterv_impl("iscatterv", in, out, counts, displs, root));
+  }
+  /// iscatterv with the blocks packed in rank order.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  request iscatterv(const In& in, Out&& out, count_list counts, int root) {
+    return detail::start_prepared(scatterv_impl("iscatterv", in, out, counts, {}, root));
+  }
+  /// Blocking scatterv.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  void scatterv(const In& in, Out&& out, count_list counts, count_list displs, int root) {
+    detail::start_prepared(scatterv_impl("scatterv", in, out, counts, displs, root)).wait();
+  }
+  /// Blocking scatterv, packed.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  void scatterv(const In& in, Out&& out, count_list counts, int root) {
+    detail::start_prepared(scatterv_impl("scatterv", in, out, counts, {}, root)).wait();
+  }
+  /// Persistent scatterv (empty `displs` = packed).
+  template <detail::contiguous_data In, detail::writable_data Out>
+    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request scatterv_init(In&& in, Out&& out, count_list counts, count_list displs, int root) {
+    return persistent_request(scatterv_impl("scatterv_init", in, out, counts, displs, root));
+  }
+
+  /// Gathers blocks of different sizes to every member (MPI_Allgatherv, ring): member i sends
+  /// its whole `in` (counts[i] elements), placed at displs[i] of every `out` (elements; empty
+  /// `displs` = packed). Every member passes the same `counts` and `displs`.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  request iallgatherv(const In& in, Out&& out, count_list counts, count_list displs = {}) {
+    return detail::start_prepared(allgatherv_impl("iallgatherv", in, out, counts, displs));
+  }
+  /// Blocking allgatherv.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  void allgatherv(const In& in, Out&& out, count_list counts, count_list displs = {}) {
+    detail::start_prepared(allgatherv_impl("allgatherv", in, out, counts, displs)).wait();
+  }
+  /// Persistent allgatherv.
+  template <detail::contiguous_data In, detail::writable_data Out>
+    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request allgatherv_init(In&& in, Out&& out, count_list counts, count_list displs = {}) {
+    return persistent_request(allgatherv_impl("allgatherv_init", in, out, counts, displs));
+  }
+
+  /// Personalized all-to-all with blocks of different sizes (MPI_Alltoallv, pairwise): the
+  /// send_counts[j] elements at send_displs[j] of `in` go to member j; the recv_counts[i]
+  /// elements from member i land at recv_displs[i] of `out` (elements; empty displacements =
+  /// packed). send_counts[j] here must equal recv_counts[i] on member j (i = this member).
+  template <detail::contiguous_data In, detail::writable_data Out>
+  request ialltoallv(const In& in, count_list send_counts, count_list send_displs, Out&& out, count_list recv_counts,
+                     count_list recv_displs) {
+    return detail::start_prepared(
+        alltoallv_impl("ialltoallv", in, send_counts, send_displs, out, recv_counts, recv_displs));
+  }
+  /// ialltoallv with the blocks packed in rank order.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  request ialltoallv(const In& in, count_list send_counts, Out&& out, count_list recv_counts) {
+    return detail::start_prepared(alltoallv_impl("ialltoallv", in, send_counts, {}, out, recv_counts, {}));
+  }
+  /// Blocking alltoallv.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  void alltoallv(const In& in, count_list send_counts, count_list send_displs, Out&& out, count_list recv_counts,
+                 count_list recv_displs) {
+    detail::start_prepared(alltoallv_impl("alltoallv", in, send_counts, send_displs, out, recv_counts, recv_displs))
+        .wait();
+  }
+  /// Blocking alltoallv, packed.
+  template <detail::contiguous_data In, detail::writable_data Out>
+  void alltoallv(const In& in, count_list send_counts, Out&& out, count_list recv_counts) {
+    detail::start_prepared(alltoallv_impl("alltoallv", in, send_counts, {}, out, recv_counts, {})).wait();
+  }
+  /// Persistent alltoallv (empty displacements = packed).
+  template <detail::contiguous_data In, detail::writable_data Out>
+    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request alltoallv_init(In&& in, count_list send_counts, count_list send_displs, Out&& out,
+                                    count_list recv_counts, count_list recv_displs) {
+    return persistent_request(
+        alltoallv_impl("alltoallv_init", in, send_counts, send_displs, out, recv_counts, recv_displs));
+  }
+
+  /// Reduces `in` of every member element-wise with `op` and scatters blocks of different
+  /// sizes (MPI_Reduce_scatter, pairwise): `in` holds the blocks packed in rank order
+  /// (counts[0] + ... elements), member i gets block i of the reduction in the first
+  /// counts[i] elements of `out`. Every member passes the same `counts`. Operands are combined
+  /// in rank order.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+  request ireduce_scatter(const In& in, Out&& out, count_list counts, Op op = {}) {
+    return detail::start_prepared(reduce_scatter_impl("ireduce_scatter", in, out, counts, op));
+  }
+  /// Blocking reduce_scatter.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+  void reduce_scatter(const In& in, Out&& out, count_list counts, Op op = {}) {
+    detail::start_prepared(reduce_scatter_impl("reduce_scatter", in, out, counts, op)).wait();
+  }
+  /// Persistent reduce_scatter.
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request reduce_scatter_init(In&& in, Out&& out, count_list counts, Op op = {}) {
+    return persistent_request(reduce_scatter_impl("reduce_scatter_init", in, out, counts, op));
   }
 
  private:
@@ -183,16 +406,17 @@ class collectives {
   }
 
   template <class R>
-  request bcast_impl(const char* call, R&& buf, int root) {
+  detail::prepared bcast_impl(const char* call, R& buf, int root, bcast_algorithm alg) {
     using T = std::ranges::range_value_t<R>;
     const auto t = target(call);
-    return detail::start_bcast(t, call, std::ranges::data(buf),
-                               detail::checked_bytes(call, t.world_rank, std::ranges::size(buf), sizeof(T)),
-                               root);
+    return detail::prepare_bcast(t, call, std::ranges::data(buf),
+                                 detail::checked_bytes(call, t.world_rank, std::ranges::size(buf), sizeof(T)),
+                                 root, alg);
   }
 
   template <class In, class Out, class Op>
-  request reduce_impl(const char* call, const In& in, Out&& out, int root, const Op& op) {
+  detail::prepared reduce_impl(const char* call, const In& in, Out& out, int root, const Op& op,
+                               reduce_algorithm alg) {
     using T = std::ranges::range_value_t<In>;
     static_assert(std::is_same_v<T, std::ranges::range_value_t<Out>>,
                   "cairn::reduce: input and output element types differ");
@@ -201,8 +425,8 @@ class collectives {
     detail::checked_bytes(call, t.world_rank, n, sizeof(T));
     if (t.group_rank == root && std::ranges::size(out) != n)
       detail::fail(call, t.world_rank, "output holds ", std::ranges::size(out), " elements, input ", n);
-    return detail::start_reduce(t, call, std::ranges::data(in), std::ranges::data(out), n, root,
-                                detail::bind_op<T>(op));
+    return detail::prepare_reduce(t, call, std::ranges::data(in), std::ranges::data(out), n, root,
+                                  detail::bind_op<T>(op), alg);
   }
 
   template <class In, class Out>
@@ -216,58 +440,90 @@ class collectives {
       std::is_same_v<std::ranges::range_value_t<In>, std::ranges::range_value_t<Out>>;
 
   template <class In, class Out>
-  request gather_impl(const char* call, const In& in, Out& out, int root) {
+  detail::prepared gather_impl(const char* call, const In& in, Out& out, int root) {
     static_assert(same_elements<In, Out>, "cairn::gather: input and output element types differ");
-    return detail::start_gather(target(call), call, buffers_of(in, out), root);
+    return detail::prepare_gather(target(call), call, buffers_of(in, out), root);
   }
 
   template <class In, class Out>
-  request scatter_impl(const char* call, const In& in, Out& out, int root) {
+  detail::prepared scatter_impl(const char* call, const In& in, Out& out, int root) {
     static_assert(same_elements<In, Out>, "cairn::scatter: input and output element types differ");
-    return detail::start_scatter(target(call), call, buffers_of(in, out), root);
+    return detail::prepare_scatter(target(call), call, buffers_of(in, out), root);
   }
 
   template <class In, class Out>
-  request allgather_impl(const char* call, const In& in, Out& out, allgather_algorithm alg) {
+  detail::prepared allgather_impl(const char* call, const In& in, Out& out, allgather_algorithm alg) {
     static_assert(same_elements<In, Out>, "cairn::allgather: input and output element types differ");
-    return detail::start_allgather(target(call), call, buffers_of(in, out), alg);
+    return detail::prepare_allgather(target(call), call, buffers_of(in, out), alg);
   }
 
   template <class In, class Out>
-  request alltoall_impl(const char* call, const In& in, Out& out) {
+  detail::prepared alltoall_impl(const char* call, const In& in, Out& out, alltoall_algorithm alg) {
     static_assert(same_elements<In, Out>, "cairn::alltoall: input and output element types differ");
-    return detail::start_alltoall(target(call), call, buffers_of(in, out));
+    return detail::prepare_alltoall(target(call), call, buffers_of(in, out), alg);
   }
 
   template <class In, class Out, class Op>
-  request reduce_scatter_block_impl(const char* call, const In& in, Out& out, const Op& op,
-                                    reduce_scatter_block_algorithm alg) {
+  detail::prepared reduce_scatter_block_impl(const char* call, const In& in, Out& out, const Op& op,
+                                             reduce_scatter_block_algorithm alg) {
     static_assert(same_elements<In, Out>,
                   "cairn::reduce_scatter_block: input and output element types differ");
-    return detail::start_reduce_scatter_block(target(call), call, buffers_of(in, out),
-                                              detail::bind_op<std::ranges::range_value_t<In>>(op), alg);
+    return detail::prepare_reduce_scatter_block(target(call), call, buffers_of(in, out),
+                                                detail::bind_op<std::ranges::range_value_t<In>>(op), alg);
   }
 
   template <class In, class Out, class Op>
-  request scan_impl(const char* call, const In& in, Out& out, const Op& op, bool exclusive) {
+  detail::prepared scan_impl(const char* call, const In& in, Out& out, const Op& op, bool exclusive) {
     static_assert(same_elements<In, Out>, "cairn::scan: input and output element types differ");
     const auto t = target(call);
     const auto b = buffers_of(in, out);
     const auto bound = detail::bind_op<std::ranges::range_value_t<In>>(op);
-    return exclusive ? detail::start_exscan(t, call, b, bound) : detail::start_scan(t, call, b, bound);
+    return exclusive ? detail::prepare_exscan(t, call, b, bound) : detail::prepare_scan(t, call, b, bound);
   }
 
   template <class T, class Out, class Op>
-  request allreduce_impl(const char* call, const T* in, std::size_t n, Out&& out, const Op& op,
-                         allreduce_algorithm alg, bool in_place) {
+  detail::prepared allreduce_impl(const char* call, const T* in, std::size_t n, Out& out, const Op& op,
+                                  allreduce_algorithm alg, bool in_place) {
     static_assert(std::is_same_v<std::remove_const_t<T>, std::ranges::range_value_t<Out>>,
                   "cairn::allreduce: input and output element types differ");
     const auto t = target(call);
     detail::checked_bytes(call, t.world_rank, n, sizeof(T));
     if (!in_place && std::ranges::size(out) != n)
       detail::fail(call, t.world_rank, "output holds ", std::ranges::size(out), " elements, input ", n);
-    return detail::start_allreduce(t, call, in, std::ranges::data(out), n,
-                                   detail::bind_op<std::remove_const_t<T>>(op), alg);
+    return detail::prepare_allreduce(t, call, in, std::ranges::data(out), n,
+                                     detail::bind_op<std::remove_const_t<T>>(op), alg);
+  }
+
+  template <class In, class Out>
+  detail::prepared gatherv_impl(const char* call, const In& in, Out& out, count_list c, count_list d, int root) {
+    static_assert(same_elements<In, Out>, "cairn::gatherv: input and output element types differ");
+    return detail::prepare_gatherv(target(call), call, buffers_of(in, out), {c, d}, root);
+  }
+
+  template <class In, class Out>
+  detail::prepared scatterv_impl(const char* call, const In& in, Out& out, count_list c, count_list d, int root) {
+    static_assert(same_elements<In, Out>, "cairn::scatterv: input and output element types differ");
+    return detail::prepare_scatterv(target(call), call, buffers_of(in, out), {c, d}, root);
+  }
+
+  template <class In, class Out>
+  detail::prepared allgatherv_impl(const char* call, const In& in, Out& out, count_list c, count_list d) {
+    static_assert(same_elements<In, Out>, "cairn::allgatherv: input and output element types differ");
+    return detail::prepare_allgatherv(target(call), call, buffers_of(in, out), {c, d});
+  }
+
+  template <class In, class Out>
+  detail::prepared alltoallv_impl(const char* call, const In& in, count_list sc, count_list sd, Out& out, count_list rc,
+                                  count_list rd) {
+    static_assert(same_elements<In, Out>, "cairn::alltoallv: input and output element types differ");
+    return detail::prepare_alltoallv(target(call), call, buffers_of(in, out), {sc, sd}, {rc, rd});
+  }
+
+  template <class In, class Out, class Op>
+  detail::prepared reduce_scatter_impl(const char* call, const In& in, Out& out, count_list c, const Op& op) {
+    static_assert(same_elements<In, Out>, "cairn::reduce_scatter: input and output element types differ");
+    return detail::prepare_reduce_scatter(target(call), call, buffers_of(in, out), c,
+                                          detail::bind_op<std::ranges::range_value_t<In>>(op));
   }
 };
 

@@ -5,11 +5,16 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <type_traits>
 
 #include "cairn/coll/algorithms.hpp"
 #include "cairn/coll/op.hpp"
 #include "cairn/runtime/request.hpp"
+
+namespace cairn::coll {
+class schedule;
+}  // namespace cairn::coll
 
 namespace cairn::detail {
 
@@ -69,30 +74,83 @@ struct block_buffers {
   std::size_t elem = 1;       ///< element size in bytes
 };
 
-request start_barrier(const coll_target& t, const char* call);
-request start_bcast(const coll_target& t, const char* call, void* buf, std::size_t bytes, int root);
-request start_reduce(const coll_target& t, const char* call, const void* in, void* out,
-                     std::size_t count, int root, const op_binding& op);
-request start_allreduce(const coll_target& t, const char* call, const void* in, void* out,
-                        std::size_t count, const op_binding& op, allreduce_algorithm alg);
-/// Gather: checks `root` and the sizes (the block is `b.in_count` elements; on the root `b.out`
-/// holds at least group size x block), plans and starts. Throws cairn::error before sending.
-request start_gather(const coll_target& t, const char* call, const block_buffers& b, int root);
+/// A planned collective bound to its buffers: what a start needs. Starting it again (a
+/// persistent collective) reuses the plan; starts must come in the same order on every member.
+struct prepared {
+  coll_target target;
+  const char* call = "";
+  std::shared_ptr<const coll::schedule> plan;
+  const void* in = nullptr;
+  void* out = nullptr;
+  op_binding op;
+  /// The call's signature, the same on every member when the call is right (CAIRN_COLL_CHECK):
+  /// bytes per rank and the root (-1: none); not checked when `checked` is false (v-collectives,
+  /// whose counts legitimately differ).
+  std::size_t check_bytes = 0;
+  int check_root = -1;
+  bool checked = false;
+};
+
+/// Starts a prepared collective (moves its plan and operation into the running collective).
+request start_prepared(prepared&& p);
+/// Starts a prepared collective again (a persistent collective's start).
+request start_prepared(const prepared& p);
+
+/// Per-rank element counts and displacements of a v-collective (displacements in elements
+/// from the buffer's start; empty = packed in rank order).
+struct vector_layout {
+  std::span<const std::size_t> counts;
+  std::span<const std::size_t> displs;
+};
+
+// The prepare functions check the arguments (throwing cairn::error before anything is sent),
+// choose the algorithm (`automatic`: CAIRN_COLL, then the default table) and plan.
+prepared prepare_barrier(const coll_target& t, const char* call);
+prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::size_t bytes, int root,
+                       bcast_algorithm alg);
+prepared prepare_reduce(const coll_target& t, const char* call, const void* in, void* out,
+                        std::size_t count, int root, const op_binding& op, reduce_algorithm alg);
+prepared prepare_allreduce(const coll_target& t, const char* call, const void* in, void* out,
+                           std::size_t count, const op_binding& op, allreduce_algorithm alg);
+/// Gather: the block is `b.in_count` elements; on the root `b.out` holds at least group size x
+/// block.
+prepared prepare_gather(const coll_target& t, const char* call, const block_buffers& b, int root);
 /// Scatter: the block is `b.out_count` elements; on the root `b.in` holds at least group size x
 /// block.
-request start_scatter(const coll_target& t, const char* call, const block_buffers& b, int root);
+prepared prepare_scatter(const coll_target& t, const char* call, const block_buffers& b, int root);
 /// Allgather: the block is `b.in_count` elements; `b.out` holds at least group size x block.
-request start_allgather(const coll_target& t, const char* call, const block_buffers& b,
-                        allgather_algorithm alg);
+prepared prepare_allgather(const coll_target& t, const char* call, const block_buffers& b,
+                           allgather_algorithm alg);
 /// Alltoall: `b.in_count` is a multiple of the group size; `b.out` holds at least as many.
-request start_alltoall(const coll_target& t, const char* call, const block_buffers& b);
+prepared prepare_alltoall(const coll_target& t, const char* call, const block_buffers& b,
+                          alltoall_algorithm alg);
 /// Reduce-scatter (block): the block is `b.out_count` elements; `b.in` holds at least group
 /// size x block; they must not overlap. A forced ring needs a commutative `op`.
-request start_reduce_scatter_block(const coll_target& t, const char* call, const block_buffers& b,
-                                   const op_binding& op, reduce_scatter_block_algorithm alg);
+prepared prepare_reduce_scatter_block(const coll_target& t, const char* call, const block_buffers& b,
+                                      const op_binding& op, reduce_scatter_block_algorithm alg);
 /// Inclusive scan: `b.out_count` equals `b.in_count`; they must not overlap.
-request start_scan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op);
-/// Exclusive scan: as start_scan; the output of group rank 0 is not written.
-request start_exscan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op);
+prepared prepare_scan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op);
+/// Exclusive scan: as prepare_scan; the output of group rank 0 is not written.
+prepared prepare_exscan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op);
+/// Gatherv: this rank sends `b.in_count` elements; on the root, `recv` (group size entries)
+/// places rank r's block in `b.out`.
+prepared prepare_gatherv(const coll_target& t, const char* call, const block_buffers& b,
+                         vector_layout recv, int root);
+/// Scatterv: this rank receives `b.out_count` elements; on the root, `send` (group size
+/// entries) picks rank r's block from `b.in`.
+prepared prepare_scatterv(const coll_target& t, const char* call, const block_buffers& b,
+                          vector_layout send, int root);
+/// Allgatherv: this rank sends `b.in_count` elements (= recv.counts[rank]); `recv` places
+/// rank r's block in `b.out`.
+prepared prepare_allgatherv(const coll_target& t, const char* call, const block_buffers& b,
+                            vector_layout recv);
+/// Alltoallv: `send` picks the block for rank r from `b.in`, `recv` places rank r's block in
+/// `b.out`.
+prepared prepare_alltoallv(const coll_target& t, const char* call, const block_buffers& b,
+                           vector_layout send, vector_layout recv);
+/// Reduce-scatter with per-rank counts: `b.in` holds the blocks packed in rank order (the sum
+/// of `counts`), rank r gets block r reduced in `b.out` (at least counts[rank] elements).
+prepared prepare_reduce_scatter(const coll_target& t, const char* call, const block_buffers& b,
+                                std::span<const std::size_t> counts, const op_binding& op);
 
 }  // namespace cairn::detail

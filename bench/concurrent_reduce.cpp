@@ -1,0 +1,194 @@
+// `cairn-bench concurrent-reduce`: Aspen's Figure 12 — the Figure 5 pair of overlapping
+// reductions on 4 ranks: r1 sums the vectors of ranks {0, 1, 2, 3} for receivers {0, 2}, r2
+// multiplies those of {1, 2} for receiver 3 (which contributes nothing). cairn starts both
+// generalized reductions back to back and waits for both; the baseline is the MPI style of the
+// paper, in the same run: one communicator per set, a blocking reduce then a blocking bcast per
+// reduction, one after the other. "mpi-style" does that with cairn groups and cairn's blocking
+// reduce and bcast (both engines); under mpirun a second row, "mpi-raw", does it with MPI
+// communicators, MPI_Reduce and MPI_Bcast. Time per pair of reductions, slowest rank, median.
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cairn/cairn.hpp"
+#include "registry.hpp"
+
+#if CAIRN_BENCH_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace cairn::bench {
+
+namespace {
+
+constexpr std::string_view metric = "time_us";
+constexpr std::string_view better = "lower";
+
+// Exact inputs: r1 sums r + i (small integers), r2 multiplies 2 + i % 3 (rank 1) by 0.5
+// (rank 2), which is exactly 1 + (i % 3) / 2.
+double r1_input(int rank, std::size_t i) { return static_cast<double>(rank) + static_cast<double>(i % 1024); }
+double r2_input(int rank, std::size_t i) { return rank == 1 ? 2.0 + static_cast<double>(i % 3) : 0.5; }
+
+void check(const std::vector<double>& out, bool sum, const std::string& what) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const double want = sum ? 6.0 + 4.0 * static_cast<double>(i % 1024) : 1.0 + static_cast<double>(i % 3) / 2;
+    if (out[i] != want)
+      throw std::runtime_error("concurrent-reduce (" + what + "): element " + std::to_string(i) + " is " +
+                               std::to_string(out[i]) + ", expected " + std::to_string(want));
+  }
+}
+
+// The buffers of one rank for one size: inputs of both reductions, outputs where received.
+struct buffers {
+  std::vector<double> in1, in2, out1, out2;
+  buffers(int me, std::size_t n) {
+    in1.resize(n);
+    for (std::size_t i = 0; i < n; ++i) in1[i] = r1_input(me, i);
+    if (me == 1 || me == 2) {
+      in2.resize(n);
+      for (std::size_t i = 0; i < n; ++i) in2[i] = r2_input(me, i);
+    }
+    out1.assign(me == 0 || me == 2 ? n : 0, -1.0);
+    out2.assign(me == 3 ? n : 0, -1.0);
+  }
+  void clear() {
+    std::fill(out1.begin(), out1.end(), -1.0);
+    std::fill(out2.begin(), out2.end(), -1.0);
+  }
+  void verify(int me, const std::string& who) const {
+    if (me == 0 || me == 2) check(out1, true, who + ", sum on rank " + std::to_string(me));
+    if (me == 3) check(out2, false, who + ", product on rank 3");
+  }
+};
+
+// Iterations per timed sample: about 20 MB moved per sample, between 1 and 2000.
+int iterations_for(std::size_t bytes, bool quick) {
+  const std::size_t budget = quick ? (std::size_t{4} << 20) : (std::size_t{20} << 20);
+  return static_cast<int>(std::clamp<std::size_t>(budget / std::max<std::size_t>(bytes, 1), 1, quick ? 200 : 2000));
+}
+
+// Median seconds per pair on the slowest of ranks 0-3 (all of them call it).
+template <class Run, class Barrier, class Slowest>
+double time_pairs(const options& o, std::size_t bytes, Run&& run, Barrier&& barrier, Slowest&& slowest) {
+  const sampling s{2, o.quick ? 5 : 11, iterations_for(bytes, o.quick)};
+  return slowest(median_seconds_per_iter(s, barrier, run));
+}
+
+int run_concurrent_reduce(const invocation& inv) {
+  if (inv.opts.raw_mpi_only) {
+    note(std::string(inv.name) + ": the raw-MPI baseline runs inline under mpirun only");
+    return 2;
+  }
+  std::vector<std::size_t> sizes = size_ladder(inv.opts);
+  std::erase_if(sizes, [](std::size_t s) { return s % sizeof(double) != 0; });
+  cairn::launch_options lo;
+  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads) lo.ranks = 4;  // the figure's 4 ranks
+  return cairn::launch(inv.argc, inv.argv, lo, [&](cairn::world& w) {
+    if (w.size() < 4) {
+      if (w.rank() == 0) note(std::string(inv.name) + ": needs 4 ranks (mpirun -np 4)");
+      throw std::runtime_error("concurrent-reduce needs at least 4 ranks");
+    }
+    const int me = w.rank();
+    auto quad = w.group(cairn::ranks{0, 4});
+    if (me >= 4) return;  // ranks beyond the figure's four stay out
+    auto r1_receivers = w.group(std::vector<int>{0, 2});
+    auto r2_set = w.group(std::vector<int>{1, 2, 3});  // MPI style: receiver 3 joins the reduce
+    std::optional<report> rep;
+    if (me == 0) rep.emplace(inv.opts.json);
+    auto slowest = [&](double x) {
+      std::vector<double> mine{x}, all(1);
+      quad.allreduce(mine, all, cairn::max{});
+      return all[0];
+    };
+    auto barrier = [&] { quad.barrier(); };
+    for (const std::size_t size : sizes) {
+      const std::size_t n = size / sizeof(double);
+      buffers b(me, n);
+      // cairn: both generalized reductions in flight at once.
+      auto concurrent = [&](int iters) {
+        for (int i = 0; i < iters; ++i) {
+          cairn::request r1 = w.ireduce({0, 1, 2, 3}, {0, 2}, b.in1, b.out1, cairn::plus{});
+          cairn::request r2 = me == 0 ? cairn::request{} : w.ireduce({1, 2}, {3}, b.in2, b.out2, cairn::multiplies{});
+          r1.wait();
+          r2.wait();
+        }
+      };
+      // MPI style with cairn groups: reduce to 0 then bcast to {0, 2}; reduce {1, 2, 3} to 3 (3
+      // contributes the identity).
+      std::vector<double> ones(me == 3 ? n : 0, 1.0), scratch(n);
+      auto mpi_style = [&](int iters) {
+        for (int i = 0; i < iters; ++i) {
+          quad.reduce(b.in1, me == 0 ? std::span<double>(b.out1) : std::span<double>(scratch).first(0), 0, cairn::plus{});
+          if (me == 0 || me == 2) r1_receivers.bcast(b.out1, 0);
+          if (me >= 1) {
+            const std::vector<double>& in = me == 3 ? ones : b.in2;
+            r2_set.reduce(in, me == 3 ? std::span<double>(b.out2) : std::span<double>(scratch).first(0), 2,
+                          cairn::multiplies{});
+          }
+        }
+      };
+      concurrent(1);
+      b.verify(me, "cairn");
+      b.clear();
+      mpi_style(1);
+      b.verify(me, "mpi-style");
+      b.clear();
+      // Alternate the two, three rounds, and report the median round of each.
+      std::vector<double> mine_t, style_t;
+      for (int round = 0; round < (inv.opts.quick ? 1 : 3); ++round) {
+        mine_t.push_back(time_pairs(inv.opts, size, concurrent, barrier, slowest));
+        style_t.push_back(time_pairs(inv.opts, size, mpi_style, barrier, slowest));
+      }
+      b.verify(me, "after timing");
+      if (rep)
+        rep->add(row{std::string(inv.name), w.engine() == cairn::engine::mpi ? "mpi" : "threads", 4, size,
+                     std::string(metric), std::string(better), median(mine_t) * 1e6, "mpi-style",
+                     median(style_t) * 1e6});
+#if CAIRN_BENCH_HAVE_MPI
+      if (w.engine() == cairn::engine::mpi) {
+        // Raw MPI: communicators for {0..3}, {0, 2}, {1, 2, 3}; blocking reduce then bcast.
+        MPI_Comm c_quad, c_recv, c_r2;
+        MPI_Comm_split(MPI_COMM_WORLD, me < 4 ? 0 : MPI_UNDEFINED, me, &c_quad);
+        MPI_Comm_split(c_quad, me == 0 || me == 2 ? 0 : MPI_UNDEFINED, me, &c_recv);
+        MPI_Comm_split(c_quad, me >= 1 ? 0 : MPI_UNDEFINED, me, &c_r2);
+        const int cnt = static_cast<int>(n);
+        auto raw = [&](int iters) {
+          for (int i = 0; i < iters; ++i) {
+            MPI_Reduce(b.in1.data(), me == 0 ? b.out1.data() : nullptr, cnt, MPI_DOUBLE, MPI_SUM, 0, c_quad);
+            if (me == 0 || me == 2) MPI_Bcast(b.out1.data(), cnt, MPI_DOUBLE, 0, c_recv);
+            if (me >= 1)
+              MPI_Reduce(me == 3 ? ones.data() : b.in2.data(), me == 3 ? b.out2.data() : nullptr, cnt, MPI_DOUBLE,
+                         MPI_PROD, 2, c_r2);
+          }
+        };
+        b.clear();
+        raw(1);
+        b.verify(me, "mpi-raw");
+        std::vector<double> raw_t, mine2;
+        for (int round = 0; round < (inv.opts.quick ? 1 : 3); ++round) {
+          mine2.push_back(time_pairs(inv.opts, size, concurrent, barrier, slowest));
+          raw_t.push_back(time_pairs(inv.opts, size, raw, [&] { MPI_Barrier(c_quad); }, slowest));
+        }
+        MPI_Comm_free(&c_quad);
+        if (c_recv != MPI_COMM_NULL) MPI_Comm_free(&c_recv);
+        if (c_r2 != MPI_COMM_NULL) MPI_Comm_free(&c_r2);
+        if (rep)
+          rep->add(row{std::string(inv.name), "mpi", 4, size, std::string(metric), std::string(better),
+                       median(mine2) * 1e6, "mpi-raw", median(raw_t) * 1e6});
+      }
+#endif
+    }
+  });
+}
+
+const registrar reg{{"concurrent-reduce",
+                     "Aspen Fig. 12: two overlapping reductions, cairn concurrent vs MPI-style reduce+bcast (us)",
+                     run_concurrent_reduce}};
+
+}  // namespace
+
+}  // namespace cairn::bench

@@ -1,0 +1,43 @@
+// cairn-info: prints the engines of this build, every collective's algorithms and the active
+// selection table (the defaults, then the CAIRN_COLL rules that override them). Exits 1 with
+// the error when CAIRN_COLL does not parse.
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <string>
+
+#include "cairn/cairn.hpp"
+
+namespace {
+std::string range_text(const cairn::coll::selection_rule& r) {
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  if (r.min_bytes == 0 && r.max_bytes == none) return "for every size";
+  if (r.max_bytes == none) return "for " + std::to_string(r.min_bytes) + " bytes and more";
+  if (r.min_bytes == 0) return "up to " + std::to_string(r.max_bytes) + " bytes";
+  return "from " + std::to_string(r.min_bytes) + " to " + std::to_string(r.max_bytes) + " bytes";
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::cout << "engines: threads" << (cairn::mpi_available() ? ", mpi" : "") << " (this run would use "
+            << (cairn::detect_engine(argc, argv) == cairn::engine::mpi ? "mpi" : "threads") << ")\n\n";
+  std::cout << "collectives and algorithms (size measured for the selection table):\n";
+  for (const auto& c : cairn::coll::algorithm_catalog()) {
+    std::cout << "  " << c.collective << ":";
+    for (const auto& a : c.algorithms) std::cout << " " << a;
+    std::cout << "  [" << c.size_meaning << "]\n";
+  }
+  std::cout << "\ndefault selection:\n";
+  for (const auto& line : cairn::coll::default_selection()) std::cout << "  " << line << "\n";
+  const char* env = std::getenv("CAIRN_COLL");
+  std::cout << "\nCAIRN_COLL" << (env ? " = \"" + std::string(env) + "\"" : std::string(" is not set")) << "\n";
+  try {
+    const auto& rules = cairn::coll::environment_selection();
+    if (!rules.empty()) std::cout << "overrides (first matching rule wins; per-call algorithms win over them):\n";
+    for (const auto& r : rules) std::cout << "  " << r.collective << "=" << r.algorithm << " " << range_text(r) << "\n";
+  } catch (const cairn::error& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
