@@ -2,6 +2,7 @@
 /// \file
 /// Everything of cairn in one include.
 
+#include "cairn/array/array.hpp"
 #include "cairn/coll/algorithms.hpp"
 #include "cairn/coll/collectives.hpp"
 #include "cairn/coll/generalized.hpp"

@@ -1,0 +1,242 @@
+// `cairn-bench redistribute`: an N x N array of doubles moved from task A (the first half of
+// the ranks) to task B (the second half): (BLOCK,*) -> (*,BLOCK) (metric bandwidth_MBps) and
+// block_cyclic(3) -> block_cyclic(5) in both dimensions (metric bc_bandwidth_MBps), N = 1024
+// and 4096 (--quick: 1024). The figure is N*N*8 bytes over the time of one redistribution
+// (slowest rank, median). Baselines in the same run: the textbook pack (owner of every
+// element) + MPI_Alltoallv + unpack in raw MPI (inline under mpirun; in a threads run, a child
+// `mpirun -np P` of this program), and, on the threads engine, a memcpy of the same bytes.
+// Every result is checked element by element.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "baseline.hpp"
+#include "cairn/cairn.hpp"
+#include "registry.hpp"
+
+#if CAIRN_BENCH_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace cairn::bench {
+
+namespace {
+
+struct config {
+  const char* metric;
+  std::int64_t n;
+  bool block_cyclic;  // false: (BLOCK,*) -> (*,BLOCK)
+};
+
+std::vector<config> configs(bool quick) {
+  std::vector<config> c{{"bandwidth_MBps", 1024, false}, {"bc_bandwidth_MBps", 1024, true}};
+  if (!quick) {
+    c.push_back({"bandwidth_MBps", 4096, false});
+    c.push_back({"bc_bandwidth_MBps", 4096, true});
+  }
+  return c;
+}
+
+double value_at(std::int64_t i, std::int64_t j) { return static_cast<double>(i * 65536 + j); }
+
+struct arrays {
+  cairn::layout<2> la, lb;
+  cairn::darray<double, 2> a, b;
+};
+
+arrays make_arrays(cairn::world& w, const config& c) {
+  const int p = w.size(), half = p / 2;
+  const cairn::group ga = w.group(cairn::ranks{0, half}), gb = w.group(cairn::ranks{half, p});
+  arrays x;
+  if (c.block_cyclic) {
+    x.la = cairn::layout<2>(ga, {c.n, c.n}, {dist::block_cyclic(3), dist::block_cyclic(3)});
+    x.lb = cairn::layout<2>(gb, {c.n, c.n}, {dist::block_cyclic(5), dist::block_cyclic(5)});
+  } else {
+    x.la = cairn::layout<2>(ga, {c.n, c.n}, {dist::block, dist::replicated}, {half, 1});
+    x.lb = cairn::layout<2>(gb, {c.n, c.n}, {dist::replicated, dist::block}, {1, p - half});
+  }
+  x.a = cairn::darray<double, 2>(x.la);
+  x.b = cairn::darray<double, 2>(x.lb);
+  x.a.fill([](const auto& g) { return value_at(g[0], g[1]); });
+  return x;
+}
+
+void check(cairn::darray<double, 2>& b, const char* who) {
+  std::int64_t bad = 0;
+  b.for_each([&](const auto& g, double& v) { bad += v != value_at(g[0], g[1]); });
+  if (bad) throw std::runtime_error(std::string("redistribute (") + who + "): " + std::to_string(bad) + " wrong elements");
+}
+
+double slowest(cairn::world& w, double x) {
+  std::vector<double> in{x}, out(1);
+  w.allreduce(in, out, cairn::max{});
+  return out[0];
+}
+
+sampling sampling_for(const config& c, bool quick) {
+  const int iters = c.n >= 4096 ? 1 : (quick ? 2 : 5);
+  return sampling{1, quick ? 3 : 5, iters};
+}
+
+double cairn_figure(cairn::world& w, const config& c, bool quick) {
+  arrays x = make_arrays(w, c);
+  cairn::redistribute(x.a, x.b);
+  check(x.b, "cairn");
+  std::fill(x.b.local().begin(), x.b.local().end(), -1.0);
+  const double s = median_seconds_per_iter(sampling_for(c, quick), [&] { w.barrier(); }, [&](int iters) {
+    for (int i = 0; i < iters; ++i) cairn::redistribute(x.a, x.b);
+  });
+  check(x.b, "cairn, after timing");
+  return static_cast<double>(c.n * c.n * 8) / slowest(w, s) / 1e6;
+}
+
+double memcpy_figure(const config& c, bool quick) {
+  const auto bytes = static_cast<std::size_t>(c.n * c.n * 8);
+  std::vector<std::byte> from(bytes, std::byte{1}), to(bytes);
+  const double s = median_seconds_per_iter(sampling_for(c, quick), [&](int iters) {
+    for (int i = 0; i < iters; ++i) std::memcpy(to.data(), from.data(), bytes);
+  });
+  if (to[bytes / 2] != std::byte{1}) throw std::runtime_error("memcpy baseline: copy failed");
+  return static_cast<double>(bytes) / s / 1e6;
+}
+
+#if CAIRN_BENCH_HAVE_MPI
+// The textbook version in raw MPI on MPI_COMM_WORLD: senders pack every element by its
+// destination owner (per-dimension owner tables), MPI_Alltoallv, receivers unpack every element
+// from its source owner's buffer. Within a (source, destination) pair both sides visit the
+// elements in global row-major order, so no indices travel.
+double textbook_figure(cairn::world& w, const config& c, bool quick) {
+  arrays x = make_arrays(w, c);
+  const int p = w.size(), half = p / 2;
+  const auto& sd = x.la.desc();
+  const auto& dd = x.lb.desc();
+  auto owners = [&](const cairn::detail::layout_desc& l, int d, int base_stride) {
+    std::vector<int> o(static_cast<std::size_t>(c.n));
+    for (std::int64_t i = 0; i < c.n; ++i) o[static_cast<std::size_t>(i)] = l.dims[static_cast<std::size_t>(d)].owner(i) * base_stride;
+    return o;
+  };
+  const auto dst_row = owners(dd, 0, dd.dims[1].g), dst_col = owners(dd, 1, 1);
+  const auto src_row = owners(sd, 0, sd.dims[1].g), src_col = owners(sd, 1, 1);
+  const int me = w.rank();
+  std::vector<int> scount(static_cast<std::size_t>(p), 0), sdispl(static_cast<std::size_t>(p), 0);
+  std::vector<int> rcount(static_cast<std::size_t>(p), 0), rdispl(static_cast<std::size_t>(p), 0);
+  std::vector<double> sbuf(x.a.local_size()), rbuf(x.b.local_size());
+  std::vector<int> pos(static_cast<std::size_t>(p));
+  const auto as = x.a.local_shape(), bs = x.b.local_shape();
+  if (me < half) {  // counts per destination
+    for (std::int64_t i = 0; i < as[0]; ++i)
+      for (std::int64_t j = 0; j < as[1]; ++j) {
+        const auto g = x.la.to_global({i, j});
+        ++scount[static_cast<std::size_t>(half + dst_row[static_cast<std::size_t>(g[0])] + dst_col[static_cast<std::size_t>(g[1])])];
+      }
+  } else {
+    for (std::int64_t i = 0; i < bs[0]; ++i)
+      for (std::int64_t j = 0; j < bs[1]; ++j) {
+        const auto g = x.lb.to_global({i, j});
+        ++rcount[static_cast<std::size_t>(src_row[static_cast<std::size_t>(g[0])] + src_col[static_cast<std::size_t>(g[1])])];
+      }
+  }
+  for (int r = 1; r < p; ++r) {
+    sdispl[static_cast<std::size_t>(r)] = sdispl[static_cast<std::size_t>(r - 1)] + scount[static_cast<std::size_t>(r - 1)];
+    rdispl[static_cast<std::size_t>(r)] = rdispl[static_cast<std::size_t>(r - 1)] + rcount[static_cast<std::size_t>(r - 1)];
+  }
+  // Global index tables of the local parts (a textbook code has them from its loop bounds).
+  std::vector<std::int64_t> ai(static_cast<std::size_t>(as[0])), aj(static_cast<std::size_t>(as[1]));
+  std::vector<std::int64_t> bi(static_cast<std::size_t>(bs[0])), bj(static_cast<std::size_t>(bs[1]));
+  for (std::int64_t i = 0; i < as[0]; ++i) ai[static_cast<std::size_t>(i)] = x.la.to_global({i, 0})[0];
+  for (std::int64_t j = 0; j < as[1]; ++j) aj[static_cast<std::size_t>(j)] = x.la.to_global({0, j})[1];
+  for (std::int64_t i = 0; i < bs[0]; ++i) bi[static_cast<std::size_t>(i)] = x.lb.to_global({i, 0})[0];
+  for (std::int64_t j = 0; j < bs[1]; ++j) bj[static_cast<std::size_t>(j)] = x.lb.to_global({0, j})[1];
+  auto once = [&] {
+    if (me < half) {
+      std::copy(sdispl.begin(), sdispl.end(), pos.begin());
+      const double* a = x.a.data();
+      for (std::int64_t i = 0; i < as[0]; ++i) {
+        const int ro = half + dst_row[static_cast<std::size_t>(ai[static_cast<std::size_t>(i)])];
+        for (std::int64_t j = 0; j < as[1]; ++j)
+          sbuf[static_cast<std::size_t>(pos[static_cast<std::size_t>(ro + dst_col[static_cast<std::size_t>(aj[static_cast<std::size_t>(j)])])]++)] = *a++;
+      }
+    }
+    MPI_Alltoallv(sbuf.data(), scount.data(), sdispl.data(), MPI_DOUBLE, rbuf.data(), rcount.data(),
+                  rdispl.data(), MPI_DOUBLE, MPI_COMM_WORLD);
+    if (me >= half) {
+      std::copy(rdispl.begin(), rdispl.end(), pos.begin());
+      double* b = x.b.data();
+      for (std::int64_t i = 0; i < bs[0]; ++i) {
+        const int ro = src_row[static_cast<std::size_t>(bi[static_cast<std::size_t>(i)])];
+        for (std::int64_t j = 0; j < bs[1]; ++j)
+          *b++ = rbuf[static_cast<std::size_t>(pos[static_cast<std::size_t>(ro + src_col[static_cast<std::size_t>(bj[static_cast<std::size_t>(j)])])]++)];
+      }
+    }
+  };
+  once();
+  check(x.b, "textbook");
+  std::fill(x.b.local().begin(), x.b.local().end(), -1.0);
+  const double s = median_seconds_per_iter(sampling_for(c, quick), [] { MPI_Barrier(MPI_COMM_WORLD); }, [&](int iters) {
+    for (int i = 0; i < iters; ++i) once();
+  });
+  check(x.b, "textbook, after timing");
+  double all = 0;
+  MPI_Allreduce(&s, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return static_cast<double>(c.n * c.n * 8) / all / 1e6;
+}
+#endif
+
+int run_redistribute(const invocation& inv) {
+  const auto cs = configs(inv.opts.quick);
+  const bool under_mpi = cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::mpi;
+  if (inv.opts.raw_mpi_only) {
+#if CAIRN_BENCH_HAVE_MPI
+    return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi}, [&](cairn::world& w) {
+      std::optional<report> rep;
+      if (w.rank() == 0) rep.emplace(true);
+      for (const config& c : cs) {
+        const double v = textbook_figure(w, c, inv.opts.quick);
+        if (rep) rep->add(row{"redistribute", "mpi", w.size(), static_cast<std::size_t>(c.n * c.n * 8), c.metric, "higher",
+                              std::nullopt, std::string(mpi_raw_name), v});
+      }
+    });
+#else
+    return 2;
+#endif
+  }
+  // Ranks of a threads run (the baseline child gets as many processes).
+  int ranks = 0;
+  if (!under_mpi) {
+    if (cairn::launch(inv.argc, inv.argv, {.engine = cairn::engine::threads}, [&](cairn::world& w) {
+          if (w.rank() == 0) ranks = w.size();
+        }) != 0)
+      return 1;
+  }
+  std::vector<baseline_figures> spawned;
+  for (const char* m : {"bandwidth_MBps", "bc_bandwidth_MBps"})
+    spawned.push_back(under_mpi ? baseline_figures{} : prepare_baseline(inv, m, ranks));
+  return cairn::launch(inv.argc, inv.argv, [&](cairn::world& w) {
+    if (w.size() < 2) throw std::runtime_error("redistribute needs at least 2 ranks (two tasks)");
+    std::optional<report> rep;
+    if (w.rank() == 0) rep.emplace(inv.opts.json);
+    const std::string engine(to_string(w.engine()));
+    for (const config& c : cs) {
+      const double mine = cairn_figure(w, c, inv.opts.quick);
+      const auto size = static_cast<std::size_t>(c.n * c.n * 8);
+      std::optional<double> base;
+#if CAIRN_BENCH_HAVE_MPI
+      if (under_mpi && inv.opts.baseline) base = textbook_figure(w, c, inv.opts.quick);
+#endif
+      if (!under_mpi) base = spawned[c.block_cyclic ? 1 : 0].at(size);
+      if (rep) rep->add(row{"redistribute", engine, w.size(), size, c.metric, "higher", mine, "mpi-alltoallv-textbook", base});
+      if (w.engine() == cairn::engine::threads && rep)
+        rep->add(row{"redistribute", engine, w.size(), size, c.metric, "higher", mine, "memcpy", memcpy_figure(c, inv.opts.quick)});
+    }
+  });
+}
+
+const registrar reg{{"redistribute", "(BLOCK,*) -> (*,BLOCK) and block_cyclic(3) -> (5) between two tasks vs pack + MPI_Alltoallv + unpack, and memcpy", run_redistribute}};
+
+}  // namespace
+
+}  // namespace cairn::bench

@@ -1,0 +1,9 @@
+#pragma once
+/// \file
+/// The array layer: layouts, distributed arrays, redistribution plans and transfers, tasks.
+
+#include "cairn/array/darray.hpp"
+#include "cairn/array/layout.hpp"
+#include "cairn/array/plan.hpp"
+#include "cairn/array/transfer.hpp"
+#include "cairn/array/tasks.hpp"

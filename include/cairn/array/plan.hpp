@@ -1,0 +1,163 @@
+#pragma once
+/// \file
+/// Redistribution plans: which index runs move between which ranks when an array goes from one
+/// layout to another (over the same group or over two groups). A plan is a value — printable,
+/// cached and reused — computed per dimension by one merge sweep over block boundaries within a
+/// period (FALLS, Ramaswamy and Banerjee; COSTA's grid cover), in O(blocks + output).
+
+#include <array>
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "cairn/array/layout.hpp"
+
+namespace cairn {
+
+/// `len` consecutive indices of one dimension: at local index `src` on the sender and `dst` on
+/// the receiver.
+struct dim_run {
+  std::int64_t src = 0;  ///< local index on the source coordinate
+  std::int64_t dst = 0;  ///< local index on the destination coordinate
+  std::int64_t len = 0;  ///< number of indices
+};
+
+/// One dimension of a plan: for each (source coordinate, destination coordinate) the runs of
+/// indices the pair exchanges, in increasing global order, adjacent runs merged.
+struct dim_plan {
+  int gs = 1;                          ///< source grid extent
+  int gd = 1;                          ///< destination grid extent
+  std::vector<dim_run> runs;           ///< all runs, grouped by pair
+  std::vector<std::uint32_t> first;    ///< runs of pair (cs, cd): [first[cs*gd+cd], first[...+1])
+  std::vector<std::int64_t> total;     ///< indices exchanged by each pair
+  std::vector<std::uint8_t> src_one;   ///< the pair's source indices form one interval
+  std::vector<std::uint8_t> dst_one;   ///< the pair's destination indices form one interval
+  /// Runs of the pair (cs, cd).
+  [[nodiscard]] std::span<const dim_run> of(std::size_t pair) const noexcept {
+    return {runs.data() + first[pair], runs.data() + first[pair + 1]};
+  }
+};
+
+/// One peer of this rank in a plan: what it exchanges with one rank.
+struct plan_peer {
+  int world_rank = 0;                   ///< the peer
+  std::int64_t elements = 0;            ///< elements exchanged
+  std::array<std::uint32_t, detail::max_dims> pair{};  ///< per dimension: index into dim_plan
+  std::array<std::int64_t, detail::max_dims> src_strides{};  ///< sender's local strides
+  std::array<std::int64_t, detail::max_dims> dst_strides{};  ///< receiver's local strides
+  bool src_contiguous = false;  ///< the elements are one block of the sender's local part
+  bool dst_contiguous = false;  ///< the elements are one block of the receiver's local part
+  std::int64_t src_first = 0;   ///< offset of the first element in the sender's local part
+  std::int64_t dst_first = 0;   ///< offset of the first element in the receiver's local part
+};
+
+/// This rank's part of moving an array from layout `src` (over `src_members`) to layout `dst`
+/// (over `dst_members`): the peers it sends to and receives from, each with its runs. The
+/// rank's copy to itself, if any, is the send entry whose peer is the rank itself.
+class redistribution_plan {
+ public:
+  int rank = -1;                     ///< world rank this plan is for
+  std::size_t elem_size = 0;         ///< bytes per element
+  detail::layout_desc src;           ///< source layout
+  detail::layout_desc dst;           ///< destination layout
+  std::vector<int> src_members;      ///< source group (world ranks)
+  std::vector<int> dst_members;      ///< destination group (world ranks)
+  std::uint64_t groups_id = 0;       ///< identity of the (source, destination) group pair
+  std::vector<dim_plan> dims;        ///< per dimension, shared by all peers
+  std::vector<plan_peer> sends;      ///< peers this rank sends to (itself included)
+  std::vector<plan_peer> recvs;      ///< peers this rank receives from (itself excluded)
+
+  /// Elements this rank sends (to others and itself).
+  [[nodiscard]] std::int64_t send_elements() const noexcept;
+  /// Elements this rank receives from others.
+  [[nodiscard]] std::int64_t recv_elements() const noexcept;
+
+  /// Calls f(src_offset, dst_offset, len) (in elements, in the sender's and the receiver's
+  /// local parts) for every contiguous run of peer `p`, in the order both sides agree on
+  /// (row-major over the global index), runs adjacent on both sides merged.
+  template <class F>
+  void for_each_run(const plan_peer& p, F&& f) const {
+    const int n = src.ndim;
+    std::array<std::span<const dim_run>, detail::max_dims> r{};
+    for (int d = 0; d < n; ++d) {
+      const auto du = static_cast<std::size_t>(d);
+      r[du] = dims[du].of(p.pair[du]);
+      if (r[du].empty()) return;
+    }
+    // Odometer over (run, index within run) of the outer dimensions; the last dimension's runs
+    // are the contiguous pieces.
+    std::array<std::size_t, detail::max_dims> ri{};
+    std::array<std::int64_t, detail::max_dims> ii{};
+    std::int64_t ps = 0, pd = 0, pl = 0;  // pending merged run
+    const std::size_t last = static_cast<std::size_t>(n - 1);
+    for (;;) {
+      std::int64_t bs = 0, bd = 0;
+      for (std::size_t d = 0; d < last; ++d) {
+        bs += (r[d][ri[d]].src + ii[d]) * p.src_strides[d];
+        bd += (r[d][ri[d]].dst + ii[d]) * p.dst_strides[d];
+      }
+      for (const dim_run& x : r[last]) {
+        const std::int64_t s = bs + x.src * p.src_strides[last];
+        const std::int64_t t = bd + x.dst * p.dst_strides[last];
+        if (pl > 0 && s == ps + pl && t == pd + pl) {
+          pl += x.len;
+        } else {
+          if (pl > 0) f(ps, pd, pl);
+          ps = s, pd = t, pl = x.len;
+        }
+      }
+      int d = n - 2;
+      for (; d >= 0; --d) {
+        const auto du = static_cast<std::size_t>(d);
+        if (++ii[du] < r[du][ri[du]].len) break;
+        ii[du] = 0;
+        if (++ri[du] < r[du].size()) break;
+        ri[du] = 0;
+      }
+      if (d < 0) break;
+    }
+    if (pl > 0) f(ps, pd, pl);
+  }
+};
+
+/// Prints the plan: layouts, then per peer the elements, bytes, runs and contiguity.
+std::ostream& operator<<(std::ostream& os, const redistribution_plan& p);
+
+namespace detail {
+
+/// Computes this rank's plan (no communication). Both layouts must have the same global shape.
+/// `call` names the caller in errors.
+std::shared_ptr<const redistribution_plan> compute_plan(const char* call, int world_rank,
+                                                        std::size_t elem_size,
+                                                        const layout_desc& src,
+                                                        const std::vector<int>& src_members,
+                                                        const layout_desc& dst,
+                                                        const std::vector<int>& dst_members);
+
+/// As compute_plan, through a per-thread cache keyed by everything the plan depends on.
+std::shared_ptr<const redistribution_plan> cached_plan(const char* call, int world_rank,
+                                                       std::size_t elem_size,
+                                                       const layout_desc& src,
+                                                       const std::vector<int>& src_members,
+                                                       const layout_desc& dst,
+                                                       const std::vector<int>& dst_members);
+
+/// The runs of one dimension for every coordinate pair (the merge sweep; exposed for tests).
+dim_plan sweep_dimension(const dim_map& s, const dim_map& d);
+
+}  // namespace detail
+
+/// This rank's plan for moving an array from layout `src` to layout `dst` (cached: the same
+/// layouts give the same shared plan). No communication.
+template <int N>
+std::shared_ptr<const redistribution_plan> plan_redistribution(const layout<N>& src,
+                                                               const layout<N>& dst,
+                                                               int world_rank,
+                                                               std::size_t elem_size) {
+  return detail::cached_plan("plan_redistribution", world_rank, elem_size, src.desc(),
+                             src.group().members(), dst.desc(), dst.group().members());
+}
+
+}  // namespace cairn

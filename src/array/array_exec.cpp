@@ -1,0 +1,319 @@
+// Running array transfers: contiguous pieces move without packing (sent from and received
+// into place), other pieces are packed per peer and unpacked as each message arrives; on the
+// threads engine receivers copy straight from the senders' local parts (the message carries
+// only the address, and an empty acknowledgement tells the sender its part may change again).
+#include "array/array_exec.hpp"
+
+#include <cstring>
+#include <algorithm>
+#include <exception>
+
+#include "runtime/rank_context.hpp"
+
+namespace cairn::detail {
+
+namespace {
+const std::byte empty_payload{};
+
+// One run's bytes. Block-cyclic layouts cut rows into runs of a few elements: those are copied
+// inline (8-byte words) instead of through a memcpy call each.
+inline void copy_run(std::byte* to, const std::byte* from, std::size_t bytes) {
+  if (bytes <= 64 && bytes % 8 == 0) {
+    for (std::size_t i = 0; i < bytes; i += 8) std::memcpy(to + i, from + i, 8);
+  } else {
+    std::memcpy(to, from, bytes);
+  }
+}
+
+// The running array transfers of this rank (a rank is one thread, so no lock), and a counter
+// of completed receives that tells a waiting rank it made progress.
+thread_local std::vector<array_exec*> running_execs;
+thread_local std::vector<array_exec*> advance_scratch;
+thread_local std::uint64_t arrivals = 0;
+}  // namespace
+
+int array_tag(int tag_ub, std::uint64_t key, int kind) {
+  int bits = 0;
+  while (bits < 31 && (static_cast<long long>(1) << (bits + 1)) - 1 <= tag_ub) ++bits;
+  key ^= key >> 31;  // fold the high bits in (splitmix-style finalizer)
+  key *= 0x94D049BB133111EBull;
+  key ^= key >> 29;
+  const std::uint64_t mask = (std::uint64_t{1} << (bits - 2)) - 1;
+  return static_cast<int>(((key & mask) << 2) | static_cast<std::uint64_t>(kind));
+}
+
+request array_isend(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
+                    int dest, int tag) {
+  if (bytes == 0) data = &empty_payload;
+  if (request_state* s = ctx.tp().isend(ctx, call, data, bytes, dest, tag, msg_context::array))
+    return request(&ctx, s);
+  return request::completed(status{dest, tag, bytes});
+}
+
+request array_irecv(rank_context& ctx, const char* call, void* data, std::size_t bytes,
+                    int source, int tag) {
+  request_state* s =
+      ctx.acquire(request_state::kind::recv, call, source, tag, msg_context::array, data, bytes);
+  ctx.tp().irecv(ctx, s);
+  return request(&ctx, s);
+}
+
+array_exec::~array_exec() { retire(); }
+
+void array_exec::retire() {
+  auto it = std::find(running_execs.begin(), running_execs.end(), this);
+  if (it != running_execs.end()) running_execs.erase(it);
+}
+
+void array_exec::start() {
+  if (!running) running_execs.push_back(this);
+  running = true;
+  error = nullptr;
+  current = 0;
+  if (post_pre) {
+    auto post = std::move(post_pre);
+    post_pre = nullptr;
+    post(*this);
+  }
+  if (after_pre) return;  // stages come after the descriptor exchange
+  if (!stages.empty()) start_stage();
+}
+
+void array_exec::start_stage() {
+  const stage& st = stages[current];
+  const redistribution_plan& p = *st.plan;
+  const std::size_t es = p.elem_size;
+  const int me = ctx->rank();
+  recvs.clear();
+  sends.clear();
+  recv_done.assign(p.recvs.size(), 0);
+  recvs_left = p.recvs.size();
+
+  // Staging: packed receives first, then packed sends (message path only).
+  std::size_t need = 0;
+  recv_offset.assign(p.recvs.size(), 0);
+  if (!direct) {
+    for (std::size_t i = 0; i < p.recvs.size(); ++i) {
+      recv_offset[i] = need;
+      if (!p.recvs[i].dst_contiguous) need += static_cast<std::size_t>(p.recvs[i].elements) * es;
+    }
+    for (const plan_peer& pe : p.sends)
+      if (pe.world_rank != me && !pe.src_contiguous) need += static_cast<std::size_t>(pe.elements) * es;
+    if (staging.size() < need) staging.resize(need);
+  }
+  addresses.assign(p.recvs.size(), nullptr);
+
+  // Receives first, so that arriving data finds its place.
+  for (std::size_t i = 0; i < p.recvs.size(); ++i) {
+    const plan_peer& pe = p.recvs[i];
+    const std::size_t bytes = static_cast<std::size_t>(pe.elements) * es;
+    if (direct)
+      recvs.push_back(array_irecv(*ctx, call, &addresses[i], sizeof(const std::byte*), pe.world_rank, st.data_tag));
+    else if (pe.dst_contiguous)
+      recvs.push_back(array_irecv(*ctx, call, st.dst + static_cast<std::size_t>(pe.dst_first) * es, bytes, pe.world_rank, st.data_tag));
+    else
+      recvs.push_back(array_irecv(*ctx, call, staging.data() + recv_offset[i], bytes, pe.world_rank, st.data_tag));
+  }
+  std::size_t pos = [&] {
+    std::size_t r = 0;
+    if (!direct)
+      for (std::size_t i = 0; i < p.recvs.size(); ++i)
+        if (!p.recvs[i].dst_contiguous) r += static_cast<std::size_t>(p.recvs[i].elements) * es;
+    return r;
+  }();
+  my_src = st.src;
+  for (const plan_peer& pe : p.sends) {
+    const std::size_t bytes = static_cast<std::size_t>(pe.elements) * es;
+    if (pe.world_rank == me) {
+      p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
+        copy_run(st.dst + static_cast<std::size_t>(t) * es, st.src + static_cast<std::size_t>(s) * es,
+                 static_cast<std::size_t>(l) * es);
+      });
+    } else if (direct) {
+      sends.push_back(array_irecv(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));
+      sends.push_back(array_isend(*ctx, call, &my_src, sizeof my_src, pe.world_rank, st.data_tag));
+    } else if (pe.src_contiguous) {
+      sends.push_back(array_isend(*ctx, call, st.src + static_cast<std::size_t>(pe.src_first) * es, bytes, pe.world_rank, st.data_tag));
+    } else {
+      std::byte* buf = staging.data() + pos;
+      std::byte* out = buf;
+      p.for_each_run(pe, [&](std::int64_t s, std::int64_t, std::int64_t l) {
+        const std::size_t b = static_cast<std::size_t>(l) * es;
+        copy_run(out, st.src + static_cast<std::size_t>(s) * es, b);
+        out += b;
+      });
+      pos += bytes;
+      sends.push_back(array_isend(*ctx, call, buf, bytes, pe.world_rank, st.data_tag));
+    }
+  }
+}
+
+void array_exec::finish_recv(std::size_t i) {
+  const stage& st = stages[current];
+  const redistribution_plan& p = *st.plan;
+  const plan_peer& pe = p.recvs[i];
+  const std::size_t es = p.elem_size;
+  if (direct) {
+    const std::byte* from = addresses[i];
+    p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
+      copy_run(st.dst + static_cast<std::size_t>(t) * es, from + static_cast<std::size_t>(s) * es,
+               static_cast<std::size_t>(l) * es);
+    });
+    sends.push_back(array_isend(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));
+  } else if (!pe.dst_contiguous) {
+    const std::byte* in = staging.data() + recv_offset[i];
+    p.for_each_run(pe, [&](std::int64_t, std::int64_t t, std::int64_t l) {
+      const std::size_t b = static_cast<std::size_t>(l) * es;
+      copy_run(st.dst + static_cast<std::size_t>(t) * es, in, b);
+      in += b;
+    });
+  }
+  recv_done[i] = 1;
+  --recvs_left;
+  ++arrivals;
+}
+
+bool array_exec::stage_done() {
+  // Unpack whatever arrived, then see whether the sends (and acknowledgements) are done.
+  for (std::size_t i = 0; i < recvs.size() && recvs_left > 0; ++i)
+    if (!recv_done[i] && recvs[i].test()) finish_recv(i);
+  return recvs_left == 0 && test_all(sends);
+}
+
+void array_exec::step_safe() {
+  try {
+    if (step()) retire();
+  } catch (...) {
+    error = std::current_exception();
+    running = false;
+    after_pre = nullptr;
+    retire();
+  }
+}
+
+bool array_exec::advance() {
+  if (running) {
+    // Snapshot: steps may retire transfers from the list.
+    advance_scratch.assign(running_execs.begin(), running_execs.end());
+    for (array_exec* e : advance_scratch)
+      if (e != this && std::find(running_execs.begin(), running_execs.end(), e) != running_execs.end())
+        e->step_safe();
+    step_safe();
+  }
+  if (error) {
+    auto err = error;
+    error = nullptr;
+    std::rethrow_exception(err);
+  }
+  return !running;
+}
+
+bool array_exec::step() {
+  if (!running) return true;
+  if (after_pre) {
+    if (!test_all(pre)) return false;
+    auto build = std::move(after_pre);
+    after_pre = nullptr;
+    pre.clear();
+    build(*this);  // may throw (mismatched descriptors): nothing has been sent yet
+    current = 0;
+    if (!stages.empty()) start_stage();
+  }
+  while (current < stages.size()) {
+    if (!stage_done()) return false;
+    if (++current < stages.size()) start_stage();
+  }
+  running = false;
+  return true;
+}
+
+void array_exec::wait() {
+  std::uint64_t spins = 0;
+  for (;;) {
+    const std::uint64_t seen = arrivals;
+    if (advance()) return;
+    if (arrivals != seen) spins = 0;
+    ctx->idle(nullptr, spins);  // spins, then parks until something arrives (and the watchdog)
+  }
+}
+
+}  // namespace cairn::detail
+
+namespace cairn {
+
+array_request::array_request() noexcept = default;
+array_request::array_request(std::unique_ptr<detail::array_exec> e) noexcept : e_(std::move(e)) {}
+array_request::array_request(array_request&&) noexcept = default;
+array_request& array_request::operator=(array_request&& o) noexcept {
+  if (this != &o) {
+    if (e_ && std::uncaught_exceptions() == 0) {
+      try {
+        e_->wait();
+      } catch (...) {
+      }
+    }
+    e_ = std::move(o.e_);
+  }
+  return *this;
+}
+
+array_request::~array_request() {
+  // Pending: wait (RAII); during unwinding the member requests withdraw themselves.
+  if (e_ && std::uncaught_exceptions() == 0) {
+    try {
+      e_->wait();
+    } catch (...) {
+    }
+  }
+}
+
+bool array_request::test() {
+  if (!e_) return true;
+  try {
+    if (!e_->advance()) return false;
+  } catch (...) {
+    e_.reset();
+    throw;
+  }
+  e_.reset();
+  return true;
+}
+
+void array_request::wait() {
+  if (!e_) return;
+  try {
+    e_->wait();
+  } catch (...) {
+    e_.reset();
+    throw;
+  }
+  e_.reset();
+}
+
+namespace detail {
+
+array_request start_plan(rank_context& ctx, const char* call,
+                         std::shared_ptr<const redistribution_plan> plan, const void* src,
+                         void* dst, std::uint64_t tag_key, const transfer_options& opts) {
+  ctx.check_alive(call);
+  auto e = std::make_unique<array_exec>();
+  e->ctx = &ctx;
+  e->call = call;
+  e->direct = opts.direct && ctx.engine() == cairn::engine::threads;
+  const std::uint64_t key = plan->groups_id ^ (tag_key * 0x9E3779B97F4A7C15ull);
+  e->stages.push_back(stage{std::move(plan), static_cast<const std::byte*>(src),
+                            static_cast<std::byte*>(dst), array_tag(ctx.tag_ub(), key, 0),
+                            array_tag(ctx.tag_ub(), key, 1)});
+  e->start();
+  if (e->advance()) return {};
+  return array_request(std::move(e));
+}
+
+rank_context* context_of(const cairn::group& a, const cairn::group& b, const char* call) {
+  if (a.rank() >= 0) return a.coll_target(call).ctx;
+  if (b.rank() >= 0) return b.coll_target(call).ctx;
+  return nullptr;
+}
+
+}  // namespace detail
+}  // namespace cairn

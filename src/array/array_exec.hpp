@@ -1,0 +1,88 @@
+#pragma once
+// A running array transfer on one rank: an optional descriptor exchange, then stages (each a
+// redistribution plan with its source and destination memory) run in order. Reusable: a
+// persistent transfer restarts the same object, keeping plans, buffers and vector capacity.
+
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "cairn/array/transfer.hpp"
+#include "cairn/runtime/request.hpp"
+
+namespace cairn::detail {
+
+/// One plan to run: this rank's sends and receives between `src` and `dst`.
+struct stage {
+  std::shared_ptr<const redistribution_plan> plan;
+  const std::byte* src = nullptr;  ///< this rank's local part of the stage's source
+  std::byte* dst = nullptr;        ///< this rank's local part of the stage's destination
+  int data_tag = 0;                ///< tag of data (or address) messages
+  int ack_tag = 0;                 ///< tag of the receivers' acknowledgements (direct copies)
+};
+
+struct array_exec {
+  rank_context* ctx = nullptr;
+  const char* call = "";
+  bool direct = false;  // threads engine: receivers copy from the senders' memory
+
+  // Descriptor exchange before the stages exist (inter-task transfers, first start only):
+  // post_pre posts it, after_pre builds the stages from the descriptors received.
+  std::function<void(array_exec&)> post_pre;
+  std::vector<request> pre;
+  std::function<void(array_exec&)> after_pre;
+
+  std::vector<stage> stages;
+  std::vector<std::unique_ptr<std::byte[]>> temps;  // buffers of the centralized strategy
+
+  // Running state.
+  bool running = false;
+  std::size_t current = 0;  // stage being run
+  std::vector<request> recvs;
+  std::vector<request> sends;  // data sends, and (direct) the acknowledgements awaited
+  std::size_t recvs_left = 0;
+  std::vector<std::uint8_t> recv_done;
+  std::vector<const std::byte*> addresses;  // direct: senders' local parts
+  std::vector<std::size_t> recv_offset;    // packed receives: offset in staging
+  std::vector<std::byte> staging;
+  const std::byte* my_src = nullptr;  // direct: the address this rank sends
+
+  std::exception_ptr error;  // failure found while another transfer's wait advanced this one
+
+  array_exec() = default;
+  array_exec(const array_exec&) = delete;
+  array_exec& operator=(const array_exec&) = delete;
+  ~array_exec();
+
+  /// Starts from the first step (descriptor exchange if pending, else stage 0) and registers
+  /// with the rank's running array transfers.
+  void start();
+  /// Advances every running array transfer of this rank (one that waits for its receiver's
+  /// descriptor must not wait for its own owner's call); true when this one is complete.
+  /// Rethrows this transfer's failure.
+  bool advance();
+  /// Blocks until complete (advancing all of the rank's array transfers, parking when idle).
+  void wait();
+
+ private:
+  bool step();      // advances this transfer alone; true when complete
+  void step_safe(); // step(), a failure kept in `error`
+  void retire();    // leaves the running list
+  void start_stage();
+  void finish_recv(std::size_t i);
+  bool stage_done();
+};
+
+/// A message tag in the array context: `kind` in the low two bits (0 data, 1 ack,
+/// 2 descriptor), a hash of `key` above, within the engine's tag range.
+int array_tag(int tag_ub, std::uint64_t key, int kind);
+
+/// Non-blocking send/receive of raw bytes in the array message context.
+request array_isend(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
+                    int dest, int tag);
+request array_irecv(rank_context& ctx, const char* call, void* data, std::size_t bytes,
+                    int source, int tag);
+
+}  // namespace cairn::detail

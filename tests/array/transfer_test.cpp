@@ -1,0 +1,309 @@
+// Distributed arrays on both engines: redistribute between random layouts over the same,
+// disjoint and overlapping groups (1-4 dimensions, sizes not divisible by the grid, empty local
+// parts), through direct copies and through messages; inter-task send/recv, isend/irecv both
+// ways at once, persistent transfers repeated with changing data, both strategies; inter-task
+// collectives; bad input. Every element is compared with its reference value.
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include "harness.hpp"
+
+using cairn::test::run;
+
+namespace {
+
+// Reference value of global element gi for a seed.
+template <std::size_t N>
+double value(const std::array<std::int64_t, N>& gi, std::uint64_t seed) {
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull;
+  for (auto i : gi) x = (x ^ static_cast<std::uint64_t>(i)) * 0xBF58476D1CE4E5B9ull + 7;
+  return static_cast<double>(x >> 11);
+}
+
+cairn::dim_dist random_dist(std::mt19937_64& g) {
+  switch (g() % 4) {
+    case 0: return cairn::dist::block;
+    case 1: return cairn::dist::cyclic;
+    case 2: return cairn::dist::block_cyclic(1 + static_cast<std::int64_t>(g() % 4));
+    default: return cairn::dist::replicated;
+  }
+}
+
+template <int N>
+std::array<int, N> random_grid(std::mt19937_64& g, int p) {
+  std::array<int, N> grid{};
+  if (g() % 3 == 0) return grid;  // default grid
+  grid.fill(1);
+  for (int f = 2; p > 1;) {
+    if (p % f == 0) {
+      grid[g() % N] *= f;
+      p /= f;
+    } else {
+      ++f;
+    }
+  }
+  return grid;
+}
+
+template <int N>
+cairn::layout<N> random_layout(std::mt19937_64& g, const cairn::group& grp,
+                               const std::array<std::int64_t, N>& shape) {
+  std::array<cairn::dim_dist, N> d{};
+  for (auto& x : d) x = random_dist(g);
+  return cairn::layout<N>(grp, shape, d, random_grid<N>(g, grp.size()));
+}
+
+// Checks every local element of `a` against the reference; returns the number of mismatches.
+template <int N>
+int mismatches(cairn::darray<double, N>& a, std::uint64_t seed) {
+  int bad = 0;
+  a.for_each([&](const auto& gi, double& x) { bad += x != value(gi, seed); });
+  return bad;
+}
+
+// Random member lists: same, disjoint or overlapping groups of the world.
+std::pair<std::vector<int>, std::vector<int>> random_groups(std::mt19937_64& g, int p, int mode) {
+  std::vector<int> all(static_cast<std::size_t>(p));
+  std::iota(all.begin(), all.end(), 0);
+  std::shuffle(all.begin(), all.end(), g);
+  if (mode == 0 || p == 1) return {all, all};
+  if (mode == 1) {  // disjoint
+    const int k = 1 + static_cast<int>(g() % static_cast<std::uint64_t>(p - 1));
+    return {{all.begin(), all.begin() + k}, {all.begin() + k, all.end()}};
+  }
+  const int a = 1 + static_cast<int>(g() % static_cast<std::uint64_t>(p));
+  const int b = 1 + static_cast<int>(g() % static_cast<std::uint64_t>(p));
+  std::vector<int> s(all.begin(), all.begin() + a);
+  std::shuffle(all.begin(), all.end(), g);
+  return {s, {all.begin(), all.begin() + b}};
+}
+
+template <int N>
+void redistribute_case(cairn::world& w, std::mt19937_64& g, std::uint64_t seed, bool direct) {
+  const int p = w.size();
+  const std::int64_t cap = N == 1 ? 50 : N == 2 ? 17 : N == 3 ? 9 : 6;
+  std::array<std::int64_t, N> shape{};
+  for (auto& s : shape) s = static_cast<std::int64_t>(g() % static_cast<std::uint64_t>(cap + 1));
+  const int mode = static_cast<int>(g() % 3);
+  auto [sm, dm] = random_groups(g, p, mode);
+  const cairn::group sg = w.group(sm), dg = w.group(dm);
+  const auto sl = random_layout<N>(g, sg, shape);
+  const auto dl = random_layout<N>(g, dg, shape);
+  cairn::darray<double, N> a(sl), b(dl);
+  a.fill([&](const auto& gi) { return value(gi, seed); });
+  std::fill(b.local().begin(), b.local().end(), -1.0);
+  cairn::redistribute(a, b, {.direct = direct});
+  std::ostringstream what;
+  what << sl << " -> " << dl << " mode " << mode << (direct ? " direct" : " messages");
+  EXPECT_EQ(mismatches(b, seed), 0) << what.str();
+  // And back (the reverse plan), into a cleared source.
+  std::fill(a.local().begin(), a.local().end(), -1.0);
+  cairn::redistribute(b, a, {.direct = direct});
+  EXPECT_EQ(mismatches(a, seed), 0) << "back: " << what.str();
+}
+
+TEST(ArrayTransfer, RedistributeRandomLayouts) {
+  run([](cairn::world& w) {
+    std::mt19937_64 g(777);  // same sequence on every rank
+    for (int iter = 0; iter < 160; ++iter) {
+      const bool direct = iter % 2 == 0;
+      switch (iter % 4) {
+        case 0: redistribute_case<1>(w, g, static_cast<std::uint64_t>(iter), direct); break;
+        case 1: redistribute_case<2>(w, g, static_cast<std::uint64_t>(iter), direct); break;
+        case 2: redistribute_case<3>(w, g, static_cast<std::uint64_t>(iter), direct); break;
+        default: redistribute_case<4>(w, g, static_cast<std::uint64_t>(iter), direct); break;
+      }
+    }
+  });
+}
+
+TEST(ArrayTransfer, NonBlockingRedistributionsInFlightTogether) {
+  run([](cairn::world& w) {
+    const cairn::group all = w.group(cairn::ranks{0, w.size()});
+    cairn::layout<2> rows(all, {37, 23}, {cairn::dist::block, cairn::dist::replicated});
+    cairn::layout<2> cols(all, {37, 23}, {cairn::dist::replicated, cairn::dist::block_cyclic(2)});
+    cairn::darray<double, 2> a(rows), b(cols), c(rows), d(cols);
+    a.fill([](const auto& gi) { return value(gi, 1); });
+    c.fill([](const auto& gi) { return value(gi, 2); });
+    auto r1 = cairn::iredistribute(a, b);
+    auto r2 = cairn::iredistribute(c, d, {.direct = false});
+    r2.wait();
+    r1.wait();
+    EXPECT_EQ(mismatches(b, 1), 0);
+    EXPECT_EQ(mismatches(d, 2), 0);
+  });
+}
+
+// Two tasks: random layouts on each, both strategies, both directions at once, persistent.
+TEST(ArrayTransfer, BetweenTasks) {
+  run([](cairn::world& w) {
+    if (w.size() < 2) return;
+    std::mt19937_64 g(4242);
+    for (int iter = 0; iter < 30; ++iter) {
+      const int k = 1 + static_cast<int>(g() % static_cast<std::uint64_t>(w.size() - 1));
+      cairn::tasks t(w, {k, w.size() - k});
+      const std::array<std::int64_t, 2> shape{static_cast<std::int64_t>(g() % 20),
+                                              static_cast<std::int64_t>(1 + g() % 20)};
+      const auto la = random_layout<2>(g, t.group(0), shape);
+      const auto lb = random_layout<2>(g, t.group(1), shape);
+      const auto la2 = random_layout<2>(g, t.group(0), shape);
+      const auto lb2 = random_layout<2>(g, t.group(1), shape);
+      const cairn::transfer_strategy strategies[] = {cairn::transfer_strategy::automatic,
+                                                     cairn::transfer_strategy::parallel,
+                                                     cairn::transfer_strategy::centralized};
+      const cairn::transfer_options o{.strategy = strategies[iter % 3], .direct = iter % 2 == 0};
+      const auto seed = static_cast<std::uint64_t>(iter) * 10;
+      const int me = t.task();
+      // Each task sends its array to the other one and receives the other's, non-blocking.
+      cairn::darray<double, 2> out(me == 0 ? la : lb), in(me == 0 ? la2 : lb2);
+      out.fill([&](const auto& gi) { return value(gi, seed + static_cast<std::uint64_t>(me)); });
+      auto s = t.isend(out, 1 - me, /*tag=*/5, o);
+      auto r = t.irecv(in, 1 - me, /*tag=*/5, o);
+      r.wait();
+      s.wait();
+      EXPECT_EQ(mismatches(in, seed + static_cast<std::uint64_t>(1 - me)), 0) << "iter " << iter;
+
+      // Persistent: task 0 -> task 1, repeated with changing data.
+      cairn::darray<double, 2> src(la), dst(lb);
+      cairn::persistent_transfer pt = me == 0 ? t.send_init(src, 1, 9, o) : t.recv_init(dst, 0, 9, o);
+      for (int rep = 0; rep < 4; ++rep) {
+        const auto sd = seed + 100 + static_cast<std::uint64_t>(rep);
+        if (me == 0) src.fill([&](const auto& gi) { return value(gi, sd); });
+        pt.start();
+        pt.wait();
+        if (me == 1) {
+          EXPECT_EQ(mismatches(dst, sd), 0) << "iter " << iter << " repeat " << rep;
+        }
+      }
+      if (me == 1) {
+        EXPECT_NE(pt.plan(), nullptr);
+      }
+    }
+  });
+}
+
+TEST(ArrayTransfer, TasksByColorAndCollectives) {
+  run([](cairn::world& w) {
+    const int tasks_wanted = std::min(3, w.size());
+    cairn::tasks t = cairn::tasks::by_color(w, (w.rank() * 7) % tasks_wanted);
+    ASSERT_EQ(t.count(), tasks_wanted);
+    EXPECT_EQ(t.task_of(w.rank()), t.task());
+    std::vector<long> v{t.task() == tasks_wanted - 1 ? 42L : -1L, 1L};
+    t.bcast(v, tasks_wanted - 1);
+    EXPECT_EQ(v[0], 42);
+    std::vector<long> s{t.task() + 1L};
+    t.allreduce(s, cairn::plus{});
+    EXPECT_EQ(s[0], static_cast<long>(tasks_wanted) * (tasks_wanted + 1) / 2);
+    std::vector<long> m{10L * (t.task() + 1), -1L};
+    t.reduce(m, 0, cairn::max{});
+    if (t.task() == 0) {
+      EXPECT_EQ(m[0], 10L * tasks_wanted);
+      EXPECT_EQ(m[1], -1L);
+    }
+    // Element-wise sum of one distributed array per task into task 0.
+    cairn::layout<2> l(t.my_group(), {9, 5}, {cairn::dist::cyclic, cairn::dist::block});
+    cairn::darray<double, 2> part(l);
+    part.fill([&](const auto& gi) { return static_cast<double>(gi[0] * 5 + gi[1] + 100 * t.task()); });
+    cairn::darray<double, 2> result(cairn::layout<2>(t.group(0), {9, 5}, {cairn::dist::block, cairn::dist::replicated}));
+    t.reduce(part, result, 0, cairn::plus{});
+    if (t.task() == 0) {
+      int bad = 0;
+      result.for_each([&](const auto& gi, double& x) {
+        double e = 0;
+        for (int k = 0; k < tasks_wanted; ++k) e += static_cast<double>(gi[0] * 5 + gi[1] + 100 * k);
+        bad += x != e;
+      });
+      EXPECT_EQ(bad, 0);
+    }
+  });
+}
+
+TEST(ArrayTransfer, BadInputIsAnError) {
+  run([](cairn::world& w) {
+    const cairn::group all = w.group(cairn::ranks{0, w.size()});
+    using L = cairn::layout<2>;
+    EXPECT_THROW(L(all, {4, 4}, {cairn::dist::block_cyclic(0), cairn::dist::block}), cairn::error);
+    EXPECT_THROW(L(all, {4, 4}, {cairn::dist::block, cairn::dist::block}, {w.size() + 1, 1}), cairn::error);
+    EXPECT_THROW(L(all, {-1, 4}, {cairn::dist::block, cairn::dist::block}), cairn::error);
+    cairn::darray<int, 2> a(L(all, {6, 4}, {cairn::dist::block, cairn::dist::block}));
+    cairn::darray<int, 2> b(L(all, {6, 5}, {cairn::dist::block, cairn::dist::block}));
+    try {
+      cairn::redistribute(a, b);
+      ADD_FAILURE() << "shape mismatch accepted";
+    } catch (const cairn::error& e) {
+      EXPECT_NE(std::string(e.what()).find("shape mismatch"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(cairn::redistribute(a, a), cairn::error);
+    if (w.size() < 2) return;
+    cairn::tasks t(w, {1, w.size() - 1});
+    EXPECT_THROW(cairn::tasks(w, {1, w.size()}), cairn::error);
+    cairn::darray<int, 2> mine(L(t.my_group(), {6, 4}, {cairn::dist::block, cairn::dist::block}));
+    EXPECT_THROW(t.send(mine, 7), cairn::error);              // no such task
+    EXPECT_THROW(t.send(mine, t.task()), cairn::error);       // own task
+    EXPECT_THROW(t.send(a, 1 - t.task()), cairn::error);      // array not over this task
+    // Receive into an array of another shape: both sides fail after the descriptor exchange,
+    // before any data moves.
+    cairn::darray<int, 2> other(L(t.my_group(), {6, 3}, {cairn::dist::block, cairn::dist::block}));
+    try {
+      if (t.task() == 0) {
+        t.send(mine, 1, 3);
+      } else {
+        t.recv(other, 0, 3);
+      }
+      ADD_FAILURE() << "shape mismatch between tasks accepted";
+    } catch (const cairn::error& e) {
+      EXPECT_NE(std::string(e.what()).find("shape mismatch"), std::string::npos) << e.what();
+    }
+    // Element types of different sizes: both sides fail the same way.
+    cairn::darray<double, 2> wide(L(t.my_group(), {6, 4}, {cairn::dist::block, cairn::dist::block}));
+    try {
+      if (t.task() == 0) {
+        t.send(mine, 1, 6);
+      } else {
+        t.recv(wide, 0, 6);
+      }
+      ADD_FAILURE() << "element size mismatch between tasks accepted";
+    } catch (const cairn::error& e) {
+      EXPECT_NE(std::string(e.what()).find("element size mismatch"), std::string::npos) << e.what();
+    }
+    // The tasks still work afterwards.
+    cairn::darray<int, 2> ok(L(t.my_group(), {6, 4}, {cairn::dist::cyclic, cairn::dist::block}));
+    ok.fill([](const auto& gi) { return static_cast<int>(gi[0] * 4 + gi[1]); });
+    if (t.task() == 0) {
+      t.send(ok, 1, 4);
+    } else {
+      t.recv(mine, 0, 4);
+    }
+    if (t.task() == 1) {
+      int bad = 0;
+      mine.for_each([&](const auto& gi, int& x) { bad += x != gi[0] * 4 + gi[1]; });
+      EXPECT_EQ(bad, 0);
+    }
+  });
+}
+
+TEST(ArrayTransfer, LayoutQueries) {
+  run([](cairn::world& w) {
+    const cairn::group all = w.group(cairn::ranks{0, w.size()});
+    cairn::layout<2> l(all, {10, 7}, {cairn::dist::block_cyclic(3), cairn::dist::cyclic});
+    std::int64_t total = 0;
+    for (int r = 0; r < w.size(); ++r) {
+      const auto s = l.local_shape(r);
+      total += s[0] * s[1];
+    }
+    EXPECT_EQ(total, 70);
+    for (std::int64_t i = 0; i < 10; ++i)
+      for (std::int64_t j = 0; j < 7; ++j) {
+        const int o = l.owner({i, j});
+        EXPECT_TRUE(l.holds(o, {i, j}));
+        EXPECT_EQ(l.to_global(l.to_local({i, j}), o), (std::array<std::int64_t, 2>{i, j}));
+      }
+    std::ostringstream os;
+    os << l;
+    EXPECT_NE(os.str().find("[10 x 7] (block_cyclic(3), cyclic)"), std::string::npos) << os.str();
+  });
+}
+
+}  // namespace
