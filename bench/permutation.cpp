@@ -1,0 +1,286 @@
+// `cairn-bench permutation`: AP 4.3. Three arrays of N = L·P elements, block-distributed:
+// `data` (element i holds data[i], an index into perm, plus its payload i), `perm` (a
+// permutation of [0, N)) and the result `data_perm`; the inverse of perm is applied, so that
+// afterwards data_perm[perm[data[i]]] = i for every i. The figure is elements permuted per
+// second over all ranks (N / slowest rank's seconds; higher is better).
+//
+// cairn (`permutation`, and `permutation-grid` from 4 ranks): AP's depth-two formulation, one
+// phase — a `permute` channel carries (data[i], i) to the owner of perm[data[i]], whose
+// handler looks perm up and sends (perm[data[i]], i) on a `put` channel to the owner of that
+// slot of data_perm, whose handler stores i. One w.quiesce() ends both levels (the layer has
+// no depth-limited wait, so the general termination detection is used).
+//
+// Baseline (`mpi-alltoallv`, AP 4.3's MPI version): two bulk rounds — bucket (data[i], i) by
+// the owner of perm[data[i]], MPI_Alltoall counts, MPI_Alltoallv; look perm up, bucket by the
+// owner of the target, MPI_Alltoall, MPI_Alltoallv, store. Inline under mpirun; in a plain
+// (threads) run from a child `mpirun -np P cairn-bench permutation --raw-mpi-only`.
+//
+// Verified after every run: every slot t of data_perm holds a value v with perm[data[v]] = t
+// (recomputed from the generating bijections, so any lost, misplaced or foreign element
+// fails), and each handler ran exactly N times over all ranks.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "baseline.hpp"
+#include "cairn/cairn.hpp"
+#include "registry.hpp"
+
+#if CAIRN_BENCH_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace cairn::bench {
+
+namespace {
+
+constexpr std::string_view metric = "elements_per_s";
+constexpr std::string_view better = "higher";
+constexpr std::string_view baseline_name = "mpi-alltoallv";
+constexpr std::uint64_t empty = ~std::uint64_t{0};
+
+// A keyed bijection of [0, n): an invertible mix of the enclosing power of two (odd multiply,
+// add, xorshift), cycle-walked until the value falls inside [0, n).
+class bijection {
+ public:
+  bijection(std::uint64_t n, std::uint64_t key) : n_(n), a_(key | 1), c_(key >> 7) {
+    bits_ = 1;
+    while ((std::uint64_t{1} << bits_) < n) ++bits_;
+    mask_ = (std::uint64_t{1} << bits_) - 1;
+    shift_ = bits_ / 2 + 1;
+  }
+  [[nodiscard]] std::uint64_t operator()(std::uint64_t x) const noexcept {
+    do {
+      x = (x * a_ + c_) & mask_;
+      x ^= x >> shift_;
+      x = (x * 0x9E3779B97F4A7C15ULL) & mask_;
+    } while (x >= n_);
+    return x;
+  }
+
+ private:
+  std::uint64_t n_, a_, c_, mask_ = 0;
+  int bits_ = 1, shift_ = 1;
+};
+
+struct pair {
+  std::uint64_t key;    // index into perm (permute) or into data_perm (put)
+  std::uint64_t value;  // the element's payload: its index i in data
+};
+
+struct problem {
+  std::uint64_t n, l, first;
+  cairn::block_distribution dist;
+  bijection data_of, perm_of;  // data[i] = data_of(i); perm[j] = perm_of(j)
+  std::vector<std::uint64_t> perm;  // this rank's block of perm
+
+  problem(std::uint64_t per_rank, int me, int ranks)
+      : n(per_rank * static_cast<std::uint64_t>(ranks)),
+        l(per_rank),
+        first(per_rank * static_cast<std::uint64_t>(me)),
+        dist(n, ranks),
+        data_of(n, 0x2545F4914F6CDD1DULL),
+        perm_of(n, 0x9FB21C651E98DF25ULL),
+        perm(per_rank) {
+    for (std::uint64_t j = 0; j < l; ++j) perm[j] = perm_of(first + j);
+  }
+};
+
+// Throws unless data_perm[t] = i with perm[data[i]] = t for every local t, and the handlers
+// ran N times each.
+void verify(cairn::world& w, const problem& p, const std::vector<std::uint64_t>& out,
+            std::uint64_t first_level, std::uint64_t second_level, const std::string& who) {
+  std::uint64_t bad = 0;
+  for (std::uint64_t k = 0; k < p.l; ++k) {
+    const std::uint64_t v = out[k];
+    bad += v == empty || v >= p.n || p.perm_of(p.data_of(v)) != p.first + k;
+  }
+  std::array<std::uint64_t, 3> mine{bad, first_level, second_level}, all{};
+  w.allreduce(std::span(mine), std::span(all), cairn::plus{});
+  if (all[0] != 0 || all[1] != p.n || all[2] != p.n)
+    throw std::runtime_error("permutation (" + who + "): " + std::to_string(all[0]) +
+                             " wrong slots of " + std::to_string(p.n) + "; first level ran " +
+                             std::to_string(all[1]) + " times, second " + std::to_string(all[2]));
+}
+
+double slowest(cairn::world& w, double seconds) {
+  double worst = 0;
+  w.allreduce(std::span(&seconds, 1), std::span(&worst, 1), cairn::max{});
+  return worst;
+}
+
+template <class Route>
+double cairn_run(cairn::world& w, const problem& p, Route route, const std::string& who) {
+  std::vector<std::uint64_t> out(p.l, empty);
+  std::uint64_t puts = 0, permutes = 0;
+  const auto dist = p.dist.of([](const pair& x) { return x.key; });
+  double seconds = 0;
+  {
+    // `put` first: the permute handler sends on it (channels are created in the same order
+    // on every rank).
+    auto put = cairn::make_channel<pair>(
+        w, dist,
+        [&](const pair& x) {
+          out[dist.local_index(x)] = x.value;
+          ++puts;
+        },
+        route, cairn::channel_options{.name = "permutation-put"});
+    auto permute = cairn::make_channel<pair>(
+        w, dist,
+        [&](const pair& x) {
+          ++permutes;
+          put.send(pair{p.perm[dist.local_index(x)], x.value});
+        },
+        route, cairn::channel_options{.name = "permutation-permute"});
+    w.barrier();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::uint64_t k = 0; k < p.l; ++k) {
+      const std::uint64_t i = p.first + k;
+      permute.send(pair{p.data_of(i), i});
+    }
+    w.quiesce();
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  verify(w, p, out, permutes, puts, who);
+  return slowest(w, seconds);
+}
+
+#if CAIRN_BENCH_HAVE_MPI
+// One bulk exchange of pairs by owner: counts by MPI_Alltoall, pairs by MPI_Alltoallv.
+void exchange(const problem& p, int ranks, const std::vector<pair>& items, std::vector<pair>& sorted,
+              std::vector<pair>& in, std::vector<int>& sc, std::vector<int>& sd, std::vector<int>& rc,
+              std::vector<int>& rd) {
+  const auto nr = static_cast<std::size_t>(ranks);
+  std::fill(sc.begin(), sc.end(), 0);
+  for (const pair& x : items) sc[static_cast<std::size_t>(p.dist.owner(x.key))] += 2;
+  sd[0] = 0;
+  for (std::size_t r = 1; r < nr; ++r) sd[r] = sd[r - 1] + sc[r - 1];
+  std::vector<int> at(sd);
+  sorted.resize(items.size());
+  for (const pair& x : items) {
+    int& a = at[static_cast<std::size_t>(p.dist.owner(x.key))];
+    sorted[static_cast<std::size_t>(a / 2)] = x;
+    a += 2;
+  }
+  MPI_Alltoall(sc.data(), 1, MPI_INT, rc.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  rd[0] = 0;
+  for (std::size_t r = 1; r < nr; ++r) rd[r] = rd[r - 1] + rc[r - 1];
+  in.resize(static_cast<std::size_t>((rd[nr - 1] + rc[nr - 1]) / 2));
+  MPI_Alltoallv(sorted.data(), sc.data(), sd.data(), MPI_UINT64_T, in.data(), rc.data(), rd.data(),
+                MPI_UINT64_T, MPI_COMM_WORLD);
+}
+
+double mpi_run(cairn::world& w, const problem& p) {
+  const auto nr = static_cast<std::size_t>(w.size());
+  std::vector<std::uint64_t> out(p.l, empty);
+  std::vector<int> sc(nr), sd(nr), rc(nr), rd(nr);
+  std::vector<pair> items, sorted, in;
+  std::uint64_t permutes = 0, puts = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto t0 = std::chrono::steady_clock::now();
+  items.resize(p.l);
+  for (std::uint64_t k = 0; k < p.l; ++k) items[k] = pair{p.data_of(p.first + k), p.first + k};
+  exchange(p, w.size(), items, sorted, in, sc, sd, rc, rd);
+  items.resize(in.size());
+  for (std::size_t k = 0; k < in.size(); ++k) items[k] = pair{p.perm[p.dist.local_index(in[k].key)], in[k].value};
+  permutes = in.size();
+  exchange(p, w.size(), items, sorted, in, sc, sd, rc, rd);
+  for (const pair& x : in) out[p.dist.local_index(x.key)] = x.value;
+  puts = in.size();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  verify(w, p, out, permutes, puts, "mpi-alltoallv");
+  return slowest(w, seconds);
+}
+#endif
+
+struct settings {
+  std::uint64_t per_rank;
+  int rounds;
+};
+settings settings_for(const options& o) {
+  return o.quick ? settings{std::uint64_t{1} << 16, 1} : settings{std::uint64_t{1} << 20, 3};
+}
+
+int run_raw_only(const invocation& inv) {
+#if !CAIRN_BENCH_HAVE_MPI
+  note(std::string(inv.name) + " --raw-mpi-only: this cairn-bench was built without MPI");
+  return 2;
+#else
+  const settings s = settings_for(inv.opts);
+  return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi},
+                       [&](cairn::world& w) {
+    const problem p(s.per_rank, w.rank(), w.size());
+    std::vector<double> runs;
+    for (int r = 0; r < s.rounds; ++r) runs.push_back(mpi_run(w, p));
+    if (w.rank() == 0) {
+      report rep(true);
+      rep.add(row{std::string(inv.name), "mpi", w.size(), static_cast<std::size_t>(p.l * 8),
+                  std::string(metric), std::string(better), std::nullopt, std::string(mpi_raw_name),
+                  static_cast<double>(p.n) / median(runs)});
+    }
+  });
+#endif
+}
+
+int threads_run_ranks(const invocation& inv) {
+  int ranks = 0;
+  const int rc = cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::threads},
+                               [&](cairn::world& w) {
+                                 if (w.rank() == 0) ranks = w.size();
+                               });
+  if (rc != 0) throw std::runtime_error("cannot start a threads run to count its ranks");
+  return ranks;
+}
+
+int run_permutation(const invocation& inv) {
+  if (inv.opts.raw_mpi_only) return run_raw_only(inv);
+  cairn::launch_options lo;
+  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads) lo.ranks = threads_run_ranks(inv);
+  const baseline_figures spawned = prepare_baseline(inv, metric, lo.ranks.value_or(0));
+  const settings s = settings_for(inv.opts);
+  return cairn::launch(inv.argc, inv.argv, lo, [&](cairn::world& w) {
+    const problem p(s.per_rank, w.rank(), w.size());
+    const bool inline_mpi = w.engine() == cairn::engine::mpi && inv.opts.baseline;
+    std::vector<double> direct, grid, base;
+    for (int r = 0; r < s.rounds; ++r) {  // alternated, so drifting load hits all alike
+      direct.push_back(cairn_run(w, p, cairn::route::direct{}, "cairn direct"));
+      if (w.size() >= 4) grid.push_back(cairn_run(w, p, cairn::route::grid{}, "cairn grid"));
+#if CAIRN_BENCH_HAVE_MPI
+      if (inline_mpi) base.push_back(mpi_run(w, p));
+#endif
+    }
+    if (w.rank() != 0) return;
+    const auto size = static_cast<std::size_t>(p.l * 8);
+    std::optional<double> base_rate;
+    std::string why = spawned.why_missing;
+    if (!base.empty()) base_rate = static_cast<double>(p.n) / median(base);
+    else if (!inline_mpi) base_rate = spawned.at(size);
+    else why = "this cairn-bench was built without MPI";
+    if (!base_rate)
+      note(std::string(inv.name) + ": baseline " + std::string(baseline_name) + " not measured" +
+           (why.empty() ? "" : ": " + why));
+    report rep(inv.opts.json);
+    const std::string engine(cairn::to_string(w.engine()));
+    auto emit = [&](const std::string& bench, const std::vector<double>& runs) {
+      if (runs.empty()) return;
+      rep.add(row{bench, engine, w.size(), size, std::string(metric), std::string(better),
+                  static_cast<double>(p.n) / median(runs), std::string(baseline_name), base_rate});
+    };
+    emit("permutation", direct);
+    emit("permutation-grid", grid);
+  });
+}
+
+const registrar reg{{"permutation",
+                     "AP 4.3 permutation, depth-two handlers, vs two MPI_Alltoallv rounds "
+                     "(elements/s, all ranks)",
+                     run_permutation}};
+
+}  // namespace
+
+}  // namespace cairn::bench
