@@ -108,36 +108,27 @@ std::optional<std::string> json_field(std::string_view line, std::string_view ke
   return std::string(text);
 }
 
-baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view metric,
-                                        int processes) {
-  baseline_figures out;
+std::string spawn_raw_mpi_rows(const invocation& inv, int processes, std::vector<std::string>& rows) {
 #if !CAIRN_BENCH_HAVE_MPI
   (void)inv;
-  (void)metric;
   (void)processes;
-  out.why_missing = "this cairn-bench was built without MPI";
-  return out;
+  (void)rows;
+  return "this cairn-bench was built without MPI";
 #else
   if (inside_mpi_launcher()) {
     // The threads engine was forced under an MPI launcher; nesting mpirun would not work.
-    out.why_missing = "running inside an MPI launcher with the threads engine; not nesting mpirun";
-    return out;
+    return "running inside an MPI launcher with the threads engine; not nesting mpirun";
   }
   const auto mpirun = find_launcher();
   if (!mpirun) {
 #ifdef CAIRN_BENCH_MPIEXEC
-    out.why_missing = "neither " + std::string(CAIRN_BENCH_MPIEXEC) +
-                      " nor an mpirun in PATH is executable";
+    return "neither " + std::string(CAIRN_BENCH_MPIEXEC) + " nor an mpirun in PATH is executable";
 #else
-    out.why_missing = "mpirun not found in PATH";
+    return "mpirun not found in PATH";
 #endif
-    return out;
   }
   const auto self = own_executable();
-  if (!self) {
-    out.why_missing = "cannot read /proc/self/exe to re-run this program under mpirun";
-    return out;
-  }
+  if (!self) return "cannot read /proc/self/exe to re-run this program under mpirun";
   std::string cmd = shell_quote(*mpirun) + " -np " + std::to_string(processes);
 #ifdef OPEN_MPI
   // Open MPI refuses to start as root, and more ranks than cores, unless told otherwise.
@@ -152,30 +143,39 @@ baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view 
 
   std::fflush(nullptr);  // nothing buffered may be written twice by the child
   FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (!pipe) {
-    out.why_missing = "cannot start mpirun: " + std::string(std::strerror(errno));
-    return out;
-  }
+  if (!pipe) return "cannot start mpirun: " + std::string(std::strerror(errno));
   std::string line;
   std::array<char, 1024> chunk{};
   while (std::fgets(chunk.data(), static_cast<int>(chunk.size()), pipe)) {
     line += chunk.data();
     if (line.empty() || line.back() != '\n') continue;  // a longer line continues
     // Launchers may print their own text on stdout; only our rows start with '{'.
-    if (line.starts_with("{") && json_field(line, "bench") == inv.name &&
-        json_field(line, "metric") == metric && json_field(line, "baseline") == mpi_raw_name) {
+    if (line.starts_with("{")) rows.push_back(line);
+    line.clear();
+  }
+  const int status = ::pclose(pipe);
+  if (status != 0) return "`" + cmd + "` " + describe_exit(status);
+  return "";
+#endif
+}
+
+baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view metric,
+                                        int processes) {
+  baseline_figures out;
+  std::vector<std::string> rows;
+  out.why_missing = spawn_raw_mpi_rows(inv, processes, rows);
+  for (const auto& line : rows) {
+    if (json_field(line, "bench") == inv.name && json_field(line, "metric") == metric &&
+        json_field(line, "baseline") == mpi_raw_name) {
       const auto size = json_field(line, "size");
       const auto value = json_field(line, "baseline_value");
       if (size && value)
         out.by_size[std::strtoull(size->c_str(), nullptr, 10)] = std::strtod(value->c_str(), nullptr);
     }
-    line.clear();
   }
-  const int status = ::pclose(pipe);
-  if (status != 0) out.why_missing = "`" + cmd + "` " + describe_exit(status);
-  else if (out.by_size.empty()) out.why_missing = "`" + cmd + "` printed no " + std::string(metric) + " rows";
+  if (out.why_missing.empty() && out.by_size.empty())
+    out.why_missing = "the raw-MPI child printed no " + std::string(metric) + " rows";
   return out;
-#endif
 }
 
 baseline_figures prepare_baseline(const invocation& inv, std::string_view metric, int processes) {

@@ -36,6 +36,10 @@ struct baseline_figures {
 baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view metric,
                                         int processes);
 
+/// Runs this program under `mpirun -np <processes>` in `--raw-mpi-only --json` mode for the
+/// subcommand and options of `inv` and appends every JSON row it prints to `rows`. Returns why
+/// the child failed (empty on success); never throws.
+std::string spawn_raw_mpi_rows(const invocation& inv, int processes, std::vector<std::string>& rows);
 /// The value of `key` in a flat one-line JSON object as produced by to_json(): the string
 /// contents for a string, the text of a number, nullopt for null or a missing key.
 std::optional<std::string> json_field(std::string_view line, std::string_view key);

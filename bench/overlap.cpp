@@ -1,0 +1,343 @@
+// `cairn-bench overlap`: how much of a non-blocking collective hides behind computation
+// (LibNBC's motivation; the OSU and IMB-NBC overlap benchmarks). For iallreduce (doubles, sum),
+// ialltoall (the size is each rank's whole send buffer) and ibcast (root 0), at 1 KiB, 64 KiB and
+// 1 MiB:
+//   t_pure   start + wait, nothing in between
+//   t_cpu    the compute loop alone, sized to last t_pure
+//   t_ovrl   start, compute, wait — `nopoll`: the compute makes no library call; `poll`: it
+//            calls test() every ~1 µs of compute (t_test: time spent inside those calls)
+// and reports both overlap formulas:
+//   IMB-NBC  100 · max(0, min(1, (t_pure + t_cpu − t_ovrl) / min(t_pure, t_cpu)))
+//   OSU      max(0, 100 − 100 · (t_ovrl − (t_cpu − t_test)) / t_pure)
+// for cairn and, as the baseline in the same run, MPI's MPI_I<coll> + MPI_Test. Times are
+// medians over iterations, maximum over ranks. Results are verified after every timed loop.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "baseline.hpp"
+#include "cairn/cairn.hpp"
+#include "registry.hpp"
+
+#if CAIRN_BENCH_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace cairn::bench {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// A dependent floating-point chain: work the compiler cannot drop or vectorize away (the
+// empty asm hides x's value, so the loop cannot be folded at its fixed point).
+double spin_work(std::uint64_t n, double x) {
+  for (std::uint64_t i = 0; i < n; ++i) {
+    x = x * 0.9999999 + 1e-7;
+    asm volatile("" : "+x"(x));
+  }
+  return x;
+}
+
+// Iterations of spin_work per microsecond on this core (measured once).
+double spins_per_us() {
+  static const double v = [] {
+    double x = 1;
+    std::uint64_t n = 1 << 16;
+    for (;;) {
+      const auto t0 = clock_type::now();
+      x = spin_work(n, x);
+      const double dt = seconds_since(t0);
+      if (dt > 0.01) return static_cast<double>(n) / (dt * 1e6) + (x == 0 ? 1 : 0);
+      n *= 2;
+    }
+  }();
+  return v;
+}
+
+// One collective as seen by the measurement: start it, test it, wait for it, check it.
+struct kernel {
+  std::function<void()> start;
+  std::function<bool()> test;
+  std::function<void()> wait;
+  std::function<void()> check;
+  std::function<double(double)> slowest;  // max over ranks
+};
+
+struct figures {
+  double imb = 0, osu = 0, pure_us = 0, ovrl_us = 0;
+};
+
+// Runs the measurement protocol on `k`; `poll` chooses the compute loop with test() calls.
+figures measure(const kernel& k, bool poll, int iters) {
+  std::vector<double> pure, cpu, ovrl, tst;
+  double sink = 1;
+  double rate = spins_per_us() * 1e6;  // compute iterations per second, refined as we go
+  for (int i = 0; i < iters + 2; ++i) {  // the first two rounds warm up and calibrate
+    const auto t0 = clock_type::now();
+    k.start();
+    k.wait();
+    const double p = k.slowest(seconds_since(t0));
+    const auto work = static_cast<std::uint64_t>(std::max(1.0, p * rate));
+    const auto t1 = clock_type::now();
+    sink = spin_work(work, sink);
+    const double c = seconds_since(t1);
+    rate = k.slowest(c > 0 ? static_cast<double>(work) / c : rate);  // collective: every rank calls
+    double test_s = 0;
+    const auto t2 = clock_type::now();
+    k.start();
+    if (!poll) {
+      sink = spin_work(work, sink);
+    } else {
+      const auto chunk = static_cast<std::uint64_t>(std::max(1.0, spins_per_us()));
+      bool done = false;
+      for (std::uint64_t w = 0; w < work; w += chunk) {
+        sink = spin_work(std::min(chunk, work - w), sink);
+        if (!done) {
+          const auto t3 = clock_type::now();
+          done = k.test();
+          test_s += seconds_since(t3);
+        }
+      }
+    }
+    k.wait();
+    const double o = k.slowest(seconds_since(t2));
+    if (i < 2) continue;
+    pure.push_back(p);
+    cpu.push_back(k.slowest(c));
+    ovrl.push_back(o);
+    tst.push_back(k.slowest(test_s));
+  }
+  k.check();
+  if (sink == 0) note("overlap: (unreachable) compute sink is zero");
+  const double tp = median(pure), tc = median(cpu), to = median(ovrl), tt = median(tst);
+  figures f;
+  f.imb = 100 * std::max(0.0, std::min(1.0, (tp + tc - to) / std::min(tp, tc)));
+  f.osu = std::max(0.0, 100 - 100 * (to - (tc - tt)) / tp);
+  f.pure_us = tp * 1e6;
+  f.ovrl_us = to * 1e6;
+  return f;
+}
+
+constexpr std::array<const char*, 3> collectives = {"iallreduce", "ialltoall", "ibcast"};
+
+std::vector<std::size_t> overlap_sizes(bool quick) {
+  if (quick) return {1024, 64 * 1024};
+  return {1024, 64 * 1024, 1024 * 1024};
+}
+
+int iterations(std::size_t size, bool quick) {
+  const int base = size >= (1 << 20) ? 7 : 21;
+  return quick ? std::max(3, base / 3) : base;
+}
+
+// cairn's kernel for collective `c` at `size` bytes per rank.
+struct cairn_buffers {
+  std::vector<double> in, out;
+  std::vector<std::uint8_t> a, b;
+  cairn::request req;
+};
+
+kernel cairn_kernel(cairn::world& w, const std::string& c, std::size_t size, cairn_buffers& buf) {
+  kernel k;
+  k.slowest = [&w](double x) {
+    double all = 0;
+    w.allreduce(std::span(&x, 1), std::span(&all, 1), cairn::max{});
+    return all;
+  };
+  k.test = [&buf] { return buf.req.test(); };
+  k.wait = [&buf] { buf.req.wait(); };
+  const int p = w.size(), me = w.rank();
+  if (c == "iallreduce") {
+    const std::size_t n = size / sizeof(double);
+    buf.in.assign(n, me + 1.0);
+    buf.out.assign(n, 0.0);
+    k.start = [&w, &buf] { buf.req = w.iallreduce(buf.in, buf.out, cairn::plus{}); };
+    k.check = [&buf, p] {
+      for (double v : buf.out)
+        if (v != p * (p + 1) / 2.0) throw std::runtime_error("overlap: iallreduce result wrong");
+    };
+  } else if (c == "ialltoall") {
+    const std::size_t block = std::max<std::size_t>(1, size / static_cast<std::size_t>(p));
+    buf.a.resize(block * static_cast<std::size_t>(p));
+    for (std::size_t i = 0; i < buf.a.size(); ++i) buf.a[i] = static_cast<std::uint8_t>(me * 31 + i / block);
+    buf.b.assign(buf.a.size(), 0);
+    k.start = [&w, &buf] { buf.req = w.ialltoall(buf.a, buf.b); };
+    k.check = [&buf, block, me] {
+      for (std::size_t i = 0; i < buf.b.size(); ++i)
+        if (buf.b[i] != static_cast<std::uint8_t>(static_cast<int>(i / block) * 31 + me))
+          throw std::runtime_error("overlap: ialltoall result wrong");
+    };
+  } else {
+    buf.a.assign(size, me == 0 ? 7 : 0);
+    k.start = [&w, &buf] { buf.req = w.ibcast(buf.a, 0); };
+    k.check = [&buf] {
+      for (auto v : buf.a)
+        if (v != 7) throw std::runtime_error("overlap: ibcast result wrong");
+    };
+  }
+  return k;
+}
+
+#if CAIRN_BENCH_HAVE_MPI
+struct mpi_buffers {
+  std::vector<double> in, out;
+  std::vector<std::uint8_t> a, b;
+  MPI_Request req = MPI_REQUEST_NULL;
+};
+
+kernel mpi_kernel(const std::string& c, std::size_t size, mpi_buffers& buf) {
+  int p = 0, me = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  kernel k;
+  k.slowest = [](double x) {
+    double all = 0;
+    MPI_Allreduce(&x, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return all;
+  };
+  k.test = [&buf] {
+    int flag = 0;
+    MPI_Test(&buf.req, &flag, MPI_STATUS_IGNORE);
+    return flag != 0;
+  };
+  k.wait = [&buf] { MPI_Wait(&buf.req, MPI_STATUS_IGNORE); };
+  if (c == "iallreduce") {
+    const std::size_t n = size / sizeof(double);
+    buf.in.assign(n, me + 1.0);
+    buf.out.assign(n, 0.0);
+    k.start = [&buf] {
+      MPI_Iallreduce(buf.in.data(), buf.out.data(), static_cast<int>(buf.in.size()), MPI_DOUBLE, MPI_SUM,
+                     MPI_COMM_WORLD, &buf.req);
+    };
+    k.check = [&buf, p] {
+      for (double v : buf.out)
+        if (v != p * (p + 1) / 2.0) throw std::runtime_error("overlap: MPI_Iallreduce result wrong");
+    };
+  } else if (c == "ialltoall") {
+    const std::size_t block = std::max<std::size_t>(1, size / static_cast<std::size_t>(p));
+    buf.a.resize(block * static_cast<std::size_t>(p));
+    for (std::size_t i = 0; i < buf.a.size(); ++i) buf.a[i] = static_cast<std::uint8_t>(me * 31 + i / block);
+    buf.b.assign(buf.a.size(), 0);
+    k.start = [&buf, block] {
+      MPI_Ialltoall(buf.a.data(), static_cast<int>(block), MPI_BYTE, buf.b.data(), static_cast<int>(block),
+                    MPI_BYTE, MPI_COMM_WORLD, &buf.req);
+    };
+    k.check = [&buf, block, me] {
+      for (std::size_t i = 0; i < buf.b.size(); ++i)
+        if (buf.b[i] != static_cast<std::uint8_t>(static_cast<int>(i / block) * 31 + me))
+          throw std::runtime_error("overlap: MPI_Ialltoall result wrong");
+    };
+  } else {
+    buf.a.assign(size, me == 0 ? 7 : 0);
+    k.start = [&buf] {
+      MPI_Ibcast(buf.a.data(), static_cast<int>(buf.a.size()), MPI_BYTE, 0, MPI_COMM_WORLD, &buf.req);
+    };
+    k.check = [&buf] {
+      for (auto v : buf.a)
+        if (v != 7) throw std::runtime_error("overlap: MPI_Ibcast result wrong");
+    };
+  }
+  return k;
+}
+
+figures mpi_figures(const std::string& c, std::size_t size, bool poll, bool quick) {
+  mpi_buffers buf;
+  return measure(mpi_kernel(c, size, buf), poll, iterations(size, quick));
+}
+#endif
+
+std::string bench_name(const std::string& c, bool poll) {
+  return "overlap-" + c.substr(1) + (poll ? "-poll" : "-nopoll");
+}
+
+int run_overlap(const invocation& inv) {
+  const bool quick = inv.opts.quick;
+  if (inv.opts.raw_mpi_only) {
+#if !CAIRN_BENCH_HAVE_MPI
+    return 2;
+#else
+    return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi},
+                         [&](cairn::world& w) {
+      std::optional<report> rep;
+      if (w.rank() == 0) rep.emplace(true);
+      for (const std::string c : collectives)
+        for (std::size_t size : overlap_sizes(quick))
+          for (bool poll : {false, true}) {
+            const figures f = mpi_figures(c, size, poll, quick);
+            if (!rep) continue;
+            rep->add(row{bench_name(c, poll), "mpi", w.size(), size, "overlap_imb_pct", "higher",
+                         std::nullopt, std::string(mpi_raw_name), f.imb});
+            rep->add(row{bench_name(c, poll), "mpi", w.size(), size, "overlap_osu_pct", "higher",
+                         std::nullopt, std::string(mpi_raw_name), f.osu});
+          }
+    });
+#endif
+  }
+  // A threads run spawns its MPI baseline first (same number of processes as ranks).
+  std::map<std::tuple<std::string, std::string, std::size_t>, double> spawned;
+  std::string why_missing;
+  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads && inv.opts.baseline) {
+    int ranks = 0;
+    if (cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::threads},
+                      [&](cairn::world& w) { if (w.rank() == 0) ranks = w.size(); }) != 0)
+      return 1;
+    std::vector<std::string> rows;
+    why_missing = spawn_raw_mpi_rows(inv, ranks, rows);
+    for (const auto& line : rows) {
+      const auto b = json_field(line, "bench"), m = json_field(line, "metric"), s = json_field(line, "size"),
+                 v = json_field(line, "baseline_value");
+      if (b && m && s && v) spawned[{*b, *m, std::stoull(*s)}] = std::stod(*v);
+    }
+  }
+  return cairn::launch(inv.argc, inv.argv, [&](cairn::world& w) {
+    std::optional<report> rep;
+    if (w.rank() == 0) rep.emplace(inv.opts.json);
+    const std::string engine(to_string(w.engine()));
+    if (w.rank() == 0 && !why_missing.empty()) note("overlap: no mpi-raw baseline: " + why_missing);
+    for (const std::string c : collectives)
+      for (std::size_t size : overlap_sizes(quick))
+        for (bool poll : {false, true}) {
+          cairn_buffers buf;
+          const figures f = measure(cairn_kernel(w, c, size, buf), poll, iterations(size, quick));
+          std::optional<figures> base;
+#if CAIRN_BENCH_HAVE_MPI
+          if (w.engine() == cairn::engine::mpi && inv.opts.baseline) base = mpi_figures(c, size, poll, quick);
+#endif
+          if (!rep) continue;
+          const std::string name = bench_name(c, poll);
+          auto baseline_of = [&](const char* metric, double figures::*field) -> std::optional<double> {
+            if (base) return (*base).*field;
+            const auto it = spawned.find({name, metric, size});
+            if (it == spawned.end()) return std::nullopt;
+            return it->second;
+          };
+          rep->add(row{name, engine, w.size(), size, "overlap_imb_pct", "higher", f.imb,
+                       std::string(mpi_raw_name), baseline_of("overlap_imb_pct", &figures::imb)});
+          rep->add(row{name, engine, w.size(), size, "overlap_osu_pct", "higher", f.osu,
+                       std::string(mpi_raw_name), baseline_of("overlap_osu_pct", &figures::osu)});
+          note(name + " " + human_size(size) + ": cairn t_pure " + std::to_string(f.pure_us) + " us, t_ovrl " +
+               std::to_string(f.ovrl_us) + " us");
+        }
+  });
+}
+
+const registrar reg{{"overlap",
+                     "overlap % (IMB-NBC and OSU formulas) of iallreduce, ialltoall, ibcast with and without polling",
+                     run_overlap}};
+
+}  // namespace
+
+}  // namespace cairn::bench
