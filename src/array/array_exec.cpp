@@ -30,6 +30,25 @@ inline void copy_run(std::byte* to, const std::byte* from, std::size_t bytes) {
 thread_local std::vector<array_exec*> running_execs;
 thread_local std::vector<array_exec*> advance_scratch;
 thread_local std::uint64_t arrivals = 0;
+// True while this rank steps its transfers: a request test inside a step re-enters the
+// runtime's pollers, which must not step them again.
+thread_local bool stepping = false;
+
+struct stepping_scope {
+  bool was = stepping;
+  stepping_scope() { stepping = true; }
+  ~stepping_scope() { stepping = was; }
+};
+
+// The runtime poller: every test/wait/progress of the rank advances its array transfers, so a
+// rank blocked in a plain request::wait() (or a collective) still serves its array peers.
+void poll_running(void*) {
+  if (stepping || running_execs.empty()) return;
+  stepping_scope guard;
+  advance_scratch.assign(running_execs.begin(), running_execs.end());
+  for (array_exec* e : advance_scratch)
+    if (std::find(running_execs.begin(), running_execs.end(), e) != running_execs.end()) e->step_safe();
+}
 }  // namespace
 
 int array_tag(int tag_ub, std::uint64_t key, int kind) {
@@ -67,6 +86,7 @@ void array_exec::retire() {
 
 void array_exec::start() {
   if (!running) running_execs.push_back(this);
+  ctx->add_poller(&running_execs, &poll_running);
   running = true;
   error = nullptr;
   current = 0;
@@ -192,7 +212,8 @@ void array_exec::step_safe() {
 }
 
 bool array_exec::advance() {
-  if (running) {
+  if (running && !stepping) {
+    stepping_scope guard;
     // Snapshot: steps may retire transfers from the list.
     advance_scratch.assign(running_execs.begin(), running_execs.end());
     for (array_exec* e : advance_scratch)

@@ -65,10 +65,11 @@ struct array_exec {
   bool advance();
   /// Blocks until complete (advancing all of the rank's array transfers, parking when idle).
   void wait();
+  /// Advances this transfer alone, keeping a failure in `error` (the runtime poller's step).
+  void step_safe();
 
  private:
   bool step();      // advances this transfer alone; true when complete
-  void step_safe(); // step(), a failure kept in `error`
   void retire();    // leaves the running list
   void start_stage();
   void finish_recv(std::size_t i);

@@ -70,18 +70,28 @@ class rank_context {
   /// Returns a state to the pool.
   void release(request_state* s) noexcept;
 
-  /// Tests once (advancing communication, every running collective and the message layer).
+  /// Tests once (advancing communication, every running collective and the layers' pollers).
   bool test(request_state* s) {
     if (!colls_.empty()) advance_colls();
-    if (layer_poll_) layer_poll_(layer_.get());
+    if (!pollers_.empty()) run_pollers();
     if (s->k == request_state::kind::schedule) return s->done.load(std::memory_order_relaxed) != 0;
     return tp_->test(s);
   }
-  /// Advances communication and every running collective without blocking.
+  /// Advances communication, every running collective and the layers' pollers, without blocking.
   void progress() {
     tp_->poll();
     if (!colls_.empty()) advance_colls();
-    if (layer_poll_) layer_poll_(layer_.get());
+    if (!pollers_.empty()) run_pollers();
+  }
+
+  /// Registers `fn(obj)` to run on every test/wait/progress of this rank (once per pair), so
+  /// that the layers above (aggregated messages, array transfers) keep moving while the rank
+  /// waits for anything. Pollers must tolerate being re-entered (guard themselves) and stay
+  /// registered until the run ends.
+  void add_poller(void* obj, void (*fn)(void*)) {
+    for (const auto& p : pollers_)
+      if (p.obj == obj && p.fn == fn) return;
+    pollers_.push_back({obj, fn});
   }
 
   /// The aggregated-messages layer of this rank (src/msg), made on first use by that layer and
@@ -91,7 +101,7 @@ class rank_context {
   /// Installs the message layer and the function that polls it (once per rank).
   void set_msg_layer(std::shared_ptr<void> layer, void (*poll)(void*)) {
     layer_ = std::move(layer);
-    layer_poll_ = poll;
+    add_poller(layer_.get(), poll);
   }
   /// Withdraws a pending operation (exception unwinding); never waits for peers.
   void cancel(request_state* s);
@@ -134,8 +144,15 @@ class rank_context {
   std::vector<request_state*> colls_;  // running collectives
   std::shared_ptr<const group_members> world_group_;
   std::unordered_map<std::uint64_t, std::uint32_t> coll_seq_;
-  std::shared_ptr<void> layer_;          // the message layer (src/msg), if any
-  void (*layer_poll_)(void*) = nullptr;  // its poll
+  std::shared_ptr<void> layer_;  // the message layer (src/msg), if any
+  struct poller {
+    void* obj;
+    void (*fn)(void*);
+  };
+  std::vector<poller> pollers_;
+  void run_pollers() {
+    for (std::size_t i = 0; i < pollers_.size(); ++i) pollers_[i].fn(pollers_[i].obj);
+  }
 
   std::vector<request_state*> pool_;  // free states
   std::vector<std::unique_ptr<request_state[]>> slabs_;

@@ -184,6 +184,40 @@ TEST(ArrayTransfer, BetweenTasks) {
   });
 }
 
+// A pending array send advances while its rank waits for something else entirely: here a plain
+// receive of a message that the array's receivers send only after the array arrived.
+TEST(ArrayTransfer, AdvancesWhileTheRankWaitsForOtherThings) {
+  run([](cairn::world& w) {
+    if (w.size() < 2) return;
+    const int k = w.size() / 2;
+    cairn::tasks t(w, {k, w.size() - k});
+    const std::array<std::int64_t, 2> shape{37, 11};
+    cairn::layout<2> la(t.group(0), shape, {cairn::dist::block, cairn::dist::replicated});
+    cairn::layout<2> lb(t.group(1), shape, {cairn::dist::cyclic, cairn::dist::block});
+    for (const bool direct : {false, true}) {
+      const cairn::transfer_options o{.strategy = cairn::transfer_strategy::parallel, .direct = direct};
+      if (t.task() == 0) {
+        cairn::darray<double, 2> a(la);
+        a.fill([&](const auto& gi) { return value(gi, 77); });
+        auto s = t.isend(a, 1, 3, o);
+        int token = 0;
+        w.recv(&token, 1, k + t.group(0).rank() % (w.size() - k), 21);  // the array must move first
+        EXPECT_EQ(token, 1);
+        s.wait();
+      } else {
+        cairn::darray<double, 2> b(lb);
+        t.recv(b, 0, 3, o);
+        EXPECT_EQ(mismatches(b, 77), 0);
+        for (int r = 0; r < k; ++r)
+          if (k + r % (w.size() - k) == w.rank()) {
+            const int one = 1;
+            w.send(&one, 1, r, 21);
+          }
+      }
+    }
+  });
+}
+
 TEST(ArrayTransfer, TasksByColorAndCollectives) {
   run([](cairn::world& w) {
     const int tasks_wanted = std::min(3, w.size());
