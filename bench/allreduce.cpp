@@ -191,19 +191,6 @@ int run_raw_only(const invocation& inv, const std::vector<std::size_t>& sizes) {
 #endif
 }
 
-// Ranks a threads run of this command line gets, as cairn::launch decides it (a run that
-// does nothing): the baseline child must have as many processes, and it runs first.
-int threads_run_ranks(const invocation& inv) {
-  int ranks = 0;
-  const int rc = cairn::launch(inv.argc, inv.argv,
-                               cairn::launch_options{.engine = cairn::engine::threads},
-                               [&](cairn::world& w) {
-    if (w.rank() == 0) ranks = w.size();
-  });
-  if (rc != 0) throw std::runtime_error("cannot start a threads run to count its ranks");
-  return ranks;
-}
-
 // The subcommand.
 int run_allreduce(const invocation& inv) {
   std::size_t dropped = 0;

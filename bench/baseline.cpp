@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -176,6 +177,16 @@ baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view 
   if (out.why_missing.empty() && out.by_size.empty())
     out.why_missing = "the raw-MPI child printed no " + std::string(metric) + " rows";
   return out;
+}
+
+int threads_run_ranks(const invocation& inv) {
+  int ranks = 0;
+  const int rc = cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::threads},
+                               [&](cairn::world& w) {
+                                 if (w.rank() == 0) ranks = w.size();
+                               });
+  if (rc != 0) throw std::runtime_error("cannot start a threads run to count its ranks");
+  return ranks;
 }
 
 baseline_figures prepare_baseline(const invocation& inv, std::string_view metric, int processes) {

@@ -36,6 +36,9 @@ struct baseline_figures {
 baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view metric,
                                         int processes);
 
+/// Ranks a threads run of this command line gets, as cairn::launch decides it (a run that does
+/// nothing): a spawned baseline child must have as many processes, and it runs first.
+int threads_run_ranks(const invocation& inv);
 /// Runs this program under `mpirun -np <processes>` in `--raw-mpi-only --json` mode for the
 /// subcommand and options of `inv` and appends every JSON row it prints to `rows`. Returns why
 /// the child failed (empty on success); never throws.

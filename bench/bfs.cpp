@@ -242,16 +242,6 @@ int run_raw_only(const invocation& inv) {
 #endif
 }
 
-int threads_run_ranks(const invocation& inv) {
-  int ranks = 0;
-  const int rc = cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::threads},
-                               [&](cairn::world& w) {
-                                 if (w.rank() == 0) ranks = w.size();
-                               });
-  if (rc != 0) throw std::runtime_error("cannot start a threads run to count its ranks");
-  return ranks;
-}
-
 int run_bfs(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return run_raw_only(inv);
   cairn::launch_options lo;

@@ -290,12 +290,8 @@ int run_overlap(const invocation& inv) {
   std::map<std::tuple<std::string, std::string, std::size_t>, double> spawned;
   std::string why_missing;
   if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads && inv.opts.baseline) {
-    int ranks = 0;
-    if (cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::threads},
-                      [&](cairn::world& w) { if (w.rank() == 0) ranks = w.size(); }) != 0)
-      return 1;
     std::vector<std::string> rows;
-    why_missing = spawn_raw_mpi_rows(inv, ranks, rows);
+    why_missing = spawn_raw_mpi_rows(inv, threads_run_ranks(inv), rows);
     for (const auto& line : rows) {
       const auto b = json_field(line, "bench"), m = json_field(line, "metric"), s = json_field(line, "size"),
                  v = json_field(line, "baseline_value");

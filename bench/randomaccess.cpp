@@ -303,17 +303,6 @@ int run_raw_only(const invocation& inv) {
 #endif
 }
 
-// Ranks a threads run of this command line gets (the baseline child must match it).
-int threads_run_ranks(const invocation& inv) {
-  int ranks = 0;
-  const int rc = cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::threads},
-                               [&](cairn::world& w) {
-                                 if (w.rank() == 0) ranks = w.size();
-                               });
-  if (rc != 0) throw std::runtime_error("cannot start a threads run to count its ranks");
-  return ranks;
-}
-
 int run_randomaccess(const invocation& inv) {
   check_generator();
   if (inv.opts.raw_mpi_only) return run_raw_only(inv);
