@@ -192,9 +192,8 @@ class channel {
 
   [[noreturn]] void bad_dest(const char* call, int dest) const {
     cairn::detail::fail(call, me_, "target rank ", dest, " is outside the world of ", size_,
-                        " ranks (channel '", core_name(), "')");
+                        " ranks (channel '", core_.name(), "')");
   }
-  const char* core_name() const noexcept { return "channel"; }
 
   // One item at this rank on its way to `dest` (sent here, or arrived for forwarding).
   template <bool Forwarded>

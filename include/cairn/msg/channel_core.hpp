@@ -113,6 +113,8 @@ class channel_core {
   const channel_stats& stats() const noexcept { return stats_; }
   /// Bytes per buffer.
   [[nodiscard]] std::size_t buffer_bytes() const noexcept { return buffer_bytes_; }
+  /// The channel's name (channel_options::name).
+  [[nodiscard]] const char* name() const noexcept { return opts_.name; }
   /// The channel's flush interval.
   [[nodiscard]] double flush_interval_s() const noexcept { return opts_.flush_interval_s; }
   /// Raises the layer's handler depth for the lifetime of the guard.
