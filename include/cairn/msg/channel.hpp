@@ -135,8 +135,9 @@ class channel {
   /// Depth-limited termination (AP 3.6.1), collective: returns once every item sent so far and
   /// every item sent by handlers in chains of at most `depth` further sends has been delivered.
   /// Costs (depth + 1) × (hops of the route) rounds of a reduce_scatter_block — cheaper than
-  /// quiesce when the depth is known. A deeper chain is detected and reported, not lost: the
-  /// extra messages break the count of a level (cairn::error).
+  /// quiesce when the depth is known. Items of a deeper chain are not lost: they arrive later
+  /// (a level whose count they break raises cairn::error) or stay buffered (reported when the
+  /// channel is destroyed). Use quiesce() when the depth is not known.
   void wait(int depth) {
     if (depth < 0) core_.fail("channel wait", "depth " + std::to_string(depth) + " is negative");
     core_.wait_levels((depth + 1) * router_.max_hops());
