@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cairn/cairn.hpp"
+#include "fftw_lock.hpp"
 #include "registry.hpp"
 
 #if CAIRN_BENCH_HAVE_FFTW
@@ -28,7 +29,6 @@ namespace {
 #if CAIRN_BENCH_HAVE_FFTW
 using cplx = std::complex<double>;
 
-std::mutex fftw_planner;  // FFTW's planner is not thread-safe (ranks are threads here)
 
 cplx input(std::int64_t i, std::int64_t j, int dataset) {
   const double x = static_cast<double>(i) * 0.37 + static_cast<double>(j) * 0.11 + dataset;
@@ -41,7 +41,7 @@ struct fft_batch {
   fftw_plan plan = nullptr;
   fft_batch(cplx* data, int n, int count, bool columns) {
     if (count == 0 || n == 0) return;
-    std::lock_guard<std::mutex> lock(fftw_planner);
+    std::lock_guard lock(fftw_planner_lock());
     auto* d = reinterpret_cast<fftw_complex*>(data);
     plan = columns ? fftw_plan_many_dft(1, &n, count, d, nullptr, count, 1, d, nullptr, count, 1, FFTW_FORWARD, FFTW_ESTIMATE)
                    : fftw_plan_many_dft(1, &n, count, d, nullptr, 1, n, d, nullptr, 1, n, FFTW_FORWARD, FFTW_ESTIMATE);
@@ -51,7 +51,7 @@ struct fft_batch {
   fft_batch& operator=(const fft_batch&) = delete;
   ~fft_batch() {
     if (!plan) return;
-    std::lock_guard<std::mutex> lock(fftw_planner);
+    std::lock_guard lock(fftw_planner_lock());
     fftw_destroy_plan(plan);
   }
   void run() const {
@@ -64,7 +64,7 @@ std::vector<cplx> reference(std::int64_t n) {
   std::vector<cplx> r(static_cast<std::size_t>(n * n));
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < n; ++j) r[static_cast<std::size_t>(i * n + j)] = input(i, j, 0);
-  std::lock_guard<std::mutex> lock(fftw_planner);
+  std::lock_guard lock(fftw_planner_lock());
   auto* d = reinterpret_cast<fftw_complex*>(r.data());
   fftw_plan p = fftw_plan_dft_2d(static_cast<int>(n), static_cast<int>(n), d, d, FFTW_FORWARD, FFTW_ESTIMATE);
   fftw_execute(p);

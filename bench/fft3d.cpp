@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cairn/cairn.hpp"
+#include "fftw_lock.hpp"
 #include "registry.hpp"
 
 #if CAIRN_BENCH_HAVE_FFTW
@@ -38,7 +39,6 @@ namespace {
 using cplx = std::complex<double>;
 using clock_type = std::chrono::steady_clock;
 
-std::mutex planner;  // FFTW's planner is not thread-safe (ranks are threads on that engine)
 
 double since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
@@ -73,7 +73,7 @@ class fft3d {
   fft3d(cairn::world& w, int n)
       : w_(w), n_(n), p_(w.size()), b_(n / w.size()), slab_(static_cast<std::size_t>(b_) * n * n),
         a_(slab_), send_(slab_), recv_(slab_), c_(slab_) {
-    std::lock_guard lock(planner);
+    std::lock_guard lock(fftw_planner_lock());
     auto* d = reinterpret_cast<fftw_complex*>(a_.p);
     plane_ = fftw_plan_dft_2d(n, n, d, d, FFTW_FORWARD, FFTW_ESTIMATE);
     auto* c = reinterpret_cast<fftw_complex*>(c_.p);
@@ -81,7 +81,7 @@ class fft3d {
     lines_ = fftw_plan_many_dft(1, &len, b_ * n, c, nullptr, 1, n, c, nullptr, 1, n, FFTW_FORWARD, FFTW_ESTIMATE);
   }
   ~fft3d() {
-    std::lock_guard lock(planner);
+    std::lock_guard lock(fftw_planner_lock());
     fftw_destroy_plan(plane_);
     fftw_destroy_plan(lines_);
   }
@@ -159,7 +159,7 @@ class fft3d {
       for (int y = 0; y < n_; ++y)
         for (int x = 0; x < n_; ++x) ref.p[(static_cast<std::size_t>(z) * n_ + y) * n_ + x] = input(z, y, x);
     {
-      std::lock_guard lock(planner);
+      std::lock_guard lock(fftw_planner_lock());
       auto* d = reinterpret_cast<fftw_complex*>(ref.p);
       fftw_plan p3 = fftw_plan_dft_3d(n_, n_, n_, d, d, FFTW_FORWARD, FFTW_ESTIMATE);
       fftw_execute(p3);

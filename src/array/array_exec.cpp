@@ -40,14 +40,21 @@ struct stepping_scope {
   ~stepping_scope() { stepping = was; }
 };
 
-// The runtime poller: every test/wait/progress of the rank advances its array transfers, so a
-// rank blocked in a plain request::wait() (or a collective) still serves its array peers.
-void poll_running(void*) {
-  if (stepping || running_execs.empty()) return;
+// Steps every running transfer of the rank, `last` (if any) after the others. Snapshot: steps
+// may retire transfers from the list.
+void step_running(array_exec* last) {
   stepping_scope guard;
   advance_scratch.assign(running_execs.begin(), running_execs.end());
   for (array_exec* e : advance_scratch)
-    if (std::find(running_execs.begin(), running_execs.end(), e) != running_execs.end()) e->step_safe();
+    if (e != last && std::find(running_execs.begin(), running_execs.end(), e) != running_execs.end())
+      e->step_safe();
+  if (last) last->step_safe();
+}
+
+// The runtime poller: every test/wait/progress of the rank advances its array transfers, so a
+// rank blocked in a plain request::wait() (or a collective) still serves its array peers.
+void poll_running(void*) {
+  if (!stepping && !running_execs.empty()) step_running(nullptr);
 }
 }  // namespace
 
@@ -212,15 +219,7 @@ void array_exec::step_safe() {
 }
 
 bool array_exec::advance() {
-  if (running && !stepping) {
-    stepping_scope guard;
-    // Snapshot: steps may retire transfers from the list.
-    advance_scratch.assign(running_execs.begin(), running_execs.end());
-    for (array_exec* e : advance_scratch)
-      if (e != this && std::find(running_execs.begin(), running_execs.end(), e) != running_execs.end())
-        e->step_safe();
-    step_safe();
-  }
+  if (running && !stepping) step_running(this);
   if (error) {
     auto err = error;
     error = nullptr;

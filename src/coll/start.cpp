@@ -11,19 +11,13 @@
 #include "coll/executor.hpp"
 #include "coll/planners.hpp"
 #include "coll/selection.hpp"
+#include "coll/start_checks.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
 
 namespace cairn::detail {
 
 namespace {
-int group_size(const coll_target& t) { return static_cast<int>(t.members->world_ranks.size()); }
-
-void check_root(const coll_target& t, const char* call, int root) {
-  if (root < 0 || root >= group_size(t))
-    fail(call, t.world_rank, "root ", root, " is outside the group of ", group_size(t), " ranks");
-}
-
 // The default table (README "Collectives and groups"; coll::default_selection() prints it).
 constexpr std::size_t ring_threshold_bytes = 256 * 1024;
 constexpr std::size_t rabenseifner_threshold_bytes = 64 * 1024;
@@ -49,14 +43,6 @@ void check_holds(const coll_target& t, const char* call, const char* what, std::
   if (have < need)
     fail(call, t.world_rank, what, " holds ", have, " elements, needs ", need, " (", group_size(t),
          " ranks x ", n, ")");
-}
-
-// The schedules read the input while writing the output: they must not share memory.
-void check_disjoint(const coll_target& t, const char* call, const void* in, std::size_t in_bytes,
-                    const void* out, std::size_t out_bytes) {
-  const auto a = reinterpret_cast<std::uintptr_t>(in), b = reinterpret_cast<std::uintptr_t>(out);
-  if (in_bytes && out_bytes && a < b + out_bytes && b < a + in_bytes)
-    fail(call, t.world_rank, "input and output overlap");
 }
 
 // Plans are pure functions of (planner, group size, rank, root, sizes): they are cached per

@@ -9,25 +9,12 @@
 #include "cairn/runtime/transferable.hpp"
 #include "coll/executor.hpp"
 #include "coll/planners.hpp"
+#include "coll/start_checks.hpp"
 #include "runtime/group_members.hpp"
 
 namespace cairn::detail {
 
 namespace {
-int group_size(const coll_target& t) { return static_cast<int>(t.members->world_ranks.size()); }
-
-void check_root(const coll_target& t, const char* call, int root) {
-  if (root < 0 || root >= group_size(t))
-    fail(call, t.world_rank, "root ", root, " is outside the group of ", group_size(t), " ranks");
-}
-
-void check_disjoint(const coll_target& t, const char* call, const void* in, std::size_t in_bytes,
-                    const void* out, std::size_t out_bytes) {
-  const auto a = reinterpret_cast<std::uintptr_t>(in), b = reinterpret_cast<std::uintptr_t>(out);
-  if (in_bytes && out_bytes && a < b + out_bytes && b < a + in_bytes)
-    fail(call, t.world_rank, "input and output overlap");
-}
-
 // A layout in bytes, checked: `what` ("receive counts", ...) has one entry per rank, every
 // block lies inside the `holds` elements of `buffer` ("output", ...).
 struct byte_layout {

@@ -2,7 +2,10 @@
 // Shared pieces of the collective tests: a non-commutative operation and readable comparisons.
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -35,6 +38,23 @@ inline std::string mismatch(const std::vector<std::int64_t>& got, const std::vec
       return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + ", expected " +
              std::to_string(want[i]);
   return "";
+}
+
+/// Runs body(collectives, members) on the world and, where this rank belongs to it, on a group
+/// of members shuffled by `shuffle_seed` (all ranks but world rank 1 when there are at least
+/// 3): `members` lists the world ranks in group-rank order.
+template <class Body>
+void on_world_and_group(cairn::world& w, unsigned shuffle_seed, Body body) {
+  std::vector<int> all(static_cast<std::size_t>(w.size()));
+  std::iota(all.begin(), all.end(), 0);
+  body(w, all);
+  std::vector<int> mem;
+  for (int r = 0; r < w.size(); ++r)
+    if (w.size() < 3 || r != 1) mem.push_back(r);
+  std::mt19937 g(shuffle_seed);
+  std::shuffle(mem.begin(), mem.end(), g);
+  auto grp = w.group(mem);
+  if (grp.rank() >= 0) body(grp, mem);
 }
 
 }  // namespace cairn::test

@@ -19,6 +19,7 @@ using cairn::test::mul;
 using cairn::test::random_mats;
 
 using cairn::test::random_values;
+using cairn::test::on_world_and_group;
 using cairn::test::run;
 
 namespace {
@@ -127,22 +128,6 @@ std::vector<int> some_roots(int p) {
   return r;
 }
 
-// Runs body(collectives, members) on the world and, where this rank belongs to it, on a group
-// of shuffled members (all ranks but world rank 1 when there are at least 3): `members` lists
-// the world ranks in group-rank order.
-template <class Body>
-void on_world_and_group(cairn::world& w, Body body) {
-  std::vector<int> all(static_cast<std::size_t>(w.size()));
-  std::iota(all.begin(), all.end(), 0);
-  body(w, all);
-  std::vector<int> mem;
-  for (int r = 0; r < w.size(); ++r)
-    if (w.size() < 3 || r != 1) mem.push_back(r);
-  std::mt19937 g(static_cast<unsigned>(w.size()));
-  std::shuffle(mem.begin(), mem.end(), g);
-  auto grp = w.group(mem);
-  if (grp.rank() >= 0) body(grp, mem);
-}
 }  // namespace
 
 TEST(Collectives, Barrier) {
@@ -284,7 +269,7 @@ TEST(Collectives, AllreduceOperations) {
 TEST(Collectives, GatherScatterCountsRootsGroups) {
   run([](cairn::world& w) {
     const std::size_t cap = rooted_cap(w.size());
-    on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
+    on_world_and_group(w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
       const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
       for (std::size_t n : counts) {
         n = std::min(n, cap);
@@ -322,7 +307,7 @@ TEST(Collectives, GatherScatterCountsRootsGroups) {
 TEST(Collectives, AllgatherAlgorithmsCountsGroups) {
   run([](cairn::world& w) {
     const std::size_t cap = all_cap(w.size());
-    on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
+    on_world_and_group(w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
       const int p = c.size(), wme = mem[static_cast<std::size_t>(c.rank())];
       for (auto alg : {cairn::allgather_algorithm::automatic, cairn::allgather_algorithm::ring,
                        cairn::allgather_algorithm::bruck, cairn::allgather_algorithm::recursive_doubling})
@@ -346,7 +331,7 @@ TEST(Collectives, AllgatherAlgorithmsCountsGroups) {
 TEST(Collectives, AlltoallCountsGroups) {
   run([](cairn::world& w) {
     const std::size_t cap = all_cap(w.size());
-    on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
+    on_world_and_group(w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
       const int p = c.size(), wme = mem[static_cast<std::size_t>(c.rank())];
       for (std::size_t n : counts)
         for (auto alg : {cairn::alltoall_algorithm::automatic, cairn::alltoall_algorithm::pairwise,
@@ -369,7 +354,7 @@ TEST(Collectives, AlltoallCountsGroups) {
 TEST(Collectives, ReduceScatterBlockAlgorithmsCountsGroups) {
   run([](cairn::world& w) {
     const std::size_t cap = all_cap(w.size());
-    on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
+    on_world_and_group(w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
       const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
       for (std::size_t n : counts) {
         n = std::min(n, cap);
@@ -413,7 +398,7 @@ TEST(Collectives, ReduceScatterBlockAlgorithmsCountsGroups) {
 
 TEST(Collectives, ScanExscanCountsGroups) {
   run([](cairn::world& w) {
-    on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
+    on_world_and_group(w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
       const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
       for (std::size_t n : counts) {
         const unsigned seed = static_cast<unsigned>(n * 3 + 100 * mem.size());

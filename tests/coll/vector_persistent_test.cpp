@@ -12,6 +12,7 @@
 #include "coll_reference.hpp"
 #include "harness.hpp"
 
+using cairn::test::on_world_and_group;
 using cairn::test::mat2;
 using cairn::test::mismatch;
 using cairn::test::mul;
@@ -39,21 +40,6 @@ std::size_t count_of(unsigned seed, int r, int d, std::size_t top) {
   return h % 5 == 0 ? 0 : 1 + h % top;
 }
 
-// Runs body(collectives, members) on the world and, where this rank belongs to it, on a group
-// of shuffled members (all ranks but world rank 1 when there are at least 3).
-template <class Body>
-void on_world_and_group(cairn::world& w, Body body) {
-  std::vector<int> all(static_cast<std::size_t>(w.size()));
-  std::iota(all.begin(), all.end(), 0);
-  body(w, all);
-  std::vector<int> mem;
-  for (int r = 0; r < w.size(); ++r)
-    if (w.size() < 3 || r != 1) mem.push_back(r);
-  std::mt19937 g(static_cast<unsigned>(w.size() + 5));
-  std::shuffle(mem.begin(), mem.end(), g);
-  auto grp = w.group(mem);
-  if (grp.rank() >= 0) body(grp, mem);
-}
 
 // Largest count per block for p ranks: p x p blocks in flight on the all-to-all ones.
 std::size_t top_for(int p, std::size_t top) { return std::min<std::size_t>(top, 2000000 / static_cast<std::size_t>(p * p)); }
@@ -81,7 +67,7 @@ static_assert(init_takes_views<cairn::world> && init_takes_views<cairn::group>);
 
 TEST(VectorCollectives, GathervScattervAllgatherv) {
   cairn::test::run([](cairn::world& w) {
-    on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
+    on_world_and_group(w, static_cast<unsigned>(w.size() + 5), [&](auto& c, const std::vector<int>& mem) {
       const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
       for (std::size_t top : {0, 1, 7, 1000, 100000}) {
         top = top_for(p, top);
@@ -146,7 +132,7 @@ TEST(VectorCollectives, GathervScattervAllgatherv) {
 
 TEST(VectorCollectives, AlltoallvAndReduceScatter) {
   cairn::test::run([](cairn::world& w) {
-    on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
+    on_world_and_group(w, static_cast<unsigned>(w.size() + 5), [&](auto& c, const std::vector<int>& mem) {
       const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
       const auto P = static_cast<std::size_t>(p);
       for (std::size_t top : {0, 1, 7, 1000, 100000}) {
@@ -225,7 +211,7 @@ TEST(VectorCollectives, AlltoallvAndReduceScatter) {
 // buffers, interleaved with non-persistent collectives on the same group.
 TEST(PersistentCollectives, StartManyTimes) {
   cairn::test::run([](cairn::world& w) {
-    on_world_and_group(w, [&](auto& c, const std::vector<int>& mem) {
+    on_world_and_group(w, static_cast<unsigned>(w.size() + 5), [&](auto& c, const std::vector<int>& mem) {
       const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
       const auto P = static_cast<std::size_t>(p);
       const std::size_t n = 7;
