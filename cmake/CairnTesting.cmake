@@ -1,7 +1,7 @@
 # Test registration: every test runs on both engines.
 #
 #   cairn_add_test(<name> SOURCES <files...> [THREADS_RANKS <n...>] [MPI_RANKS <n...>]
-#                  [NO_MPI] [TIMEOUT <s>] [LIBS <targets...>])
+#                  [NO_MPI] [TIMEOUT <s>] [LIBS <targets...>] [ENV <VAR=value...>])
 # builds one GoogleTest executable and registers it as <name>.threads.<n> for each threads-engine
 # rank count (default 1 2 3 4 7 16) and <name>.mpi.<n> under mpiexec (default 2 4).
 #
@@ -39,7 +39,7 @@ function(cairn_mpi_command out n)
 endfunction()
 
 function(cairn_add_test name)
-  cmake_parse_arguments(T "NO_MPI" "TIMEOUT" "SOURCES;THREADS_RANKS;MPI_RANKS;LIBS" ${ARGN})
+  cmake_parse_arguments(T "NO_MPI" "TIMEOUT" "SOURCES;THREADS_RANKS;MPI_RANKS;LIBS;ENV" ${ARGN})
   if(NOT T_THREADS_RANKS)
     set(T_THREADS_RANKS ${CAIRN_TEST_DEFAULT_THREADS_RANKS})
   endif()
@@ -54,14 +54,14 @@ function(cairn_add_test name)
   foreach(n IN LISTS T_THREADS_RANKS)
     add_test(NAME ${name}.threads.${n} COMMAND ${name})
     set_tests_properties(${name}.threads.${n} PROPERTIES LABELS "threads" TIMEOUT ${T_TIMEOUT}
-      ENVIRONMENT "CAIRN_ENGINE=threads;CAIRN_RANKS=${n};CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S}")
+      ENVIRONMENT "CAIRN_ENGINE=threads;CAIRN_RANKS=${n};CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S};${T_ENV}")
   endforeach()
   if(CAIRN_TEST_MPI AND NOT T_NO_MPI)
     foreach(n IN LISTS T_MPI_RANKS)
       cairn_mpi_command(cmd ${n})
       add_test(NAME ${name}.mpi.${n} COMMAND ${cmd} $<TARGET_FILE:${name}>)
       set_tests_properties(${name}.mpi.${n} PROPERTIES LABELS "mpi" TIMEOUT ${T_TIMEOUT}
-        PROCESSORS ${n} ENVIRONMENT "CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S}")
+        PROCESSORS ${n} ENVIRONMENT "CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S};${T_ENV}")
     endforeach()
   endif()
 endfunction()

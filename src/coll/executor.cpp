@@ -134,6 +134,7 @@ request start_schedule(const coll_target& t, const char* call,
                        std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
                        op_binding op) {
   rank_context& ctx = *t.ctx;
+  rank_entry guard(ctx);
   coll_exec* e = new_exec();
   e->plan = std::move(plan);
   e->members = t.members;
@@ -177,7 +178,7 @@ bool coll_advance(rank_context& ctx, request_state* s) {
     // After an error the schedule still runs to its end, so that peers waiting for this
     // rank's later messages are not left hanging; the error is raised by wait().
     if (e.next_round == e.plan->rounds()) {
-      s->done.store(1, std::memory_order_relaxed);
+      s->done.store(1, std::memory_order_release);  // request::ready() may look from outside
       ctx.note_progress();
       return true;
     }

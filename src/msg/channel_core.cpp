@@ -36,6 +36,7 @@ channel_core::channel_core(const world& w, std::size_t buffer_bytes, const chann
       flush_(flush),
       drain_(drain),
       w_(w) {
+  cairn::detail::rank_entry guard(*ctx_);
   const int rank = ctx_->rank();
   if (opts.posted_receives < 1 || opts.posted_receives > 1024)
     cairn::detail::fail("channel", rank, "posted_receives ", opts.posted_receives,
@@ -58,6 +59,7 @@ channel_core::channel_core(const world& w, std::size_t buffer_bytes, const chann
 }
 
 channel_core::~channel_core() {
+  cairn::detail::rank_entry guard(*ctx_);
   auto& chans = layer_->channels;
   for (std::size_t i = 0; i < chans.size(); ++i)
     if (chans[i] == this) {
@@ -132,6 +134,7 @@ std::byte* channel_core::acquire() {
     free_.pop_back();
     return b;
   }
+  cairn::detail::rank_entry guard(*ctx_);
   ctx_->check_alive("channel send");
   if (send_bytes_ + buffer_bytes_ <= opts_.memory_cap_bytes) return allocate(true);
   if (layer_->depth > 0) {  // inside a handler: exceed the cap rather than risk deadlock
@@ -157,6 +160,7 @@ std::byte* channel_core::acquire() {
 }
 
 void channel_core::ship(int peer, std::byte* data, std::size_t bytes) {
+  cairn::detail::rank_entry guard(*ctx_);
   ctx_->check_alive("channel send");
   if (level_ & 3) {
     wire_header h;
@@ -173,6 +177,7 @@ void channel_core::ship(int peer, std::byte* data, std::size_t bytes) {
 }
 
 void channel_core::poll() {
+  cairn::detail::rank_entry guard(*ctx_);
   if (layer_->depth == 0) layer_->poll();
 }
 
@@ -216,6 +221,7 @@ bool channel_core::advance(bool deliver) {
 }
 
 void channel_core::wait_levels(int levels) {
+  cairn::detail::rank_entry guard(*ctx_);
   if (layer_->depth > 0) cairn::detail::fail("channel wait", ctx_->rank(), "called from inside a handler");
   if (levels < 1) cairn::detail::fail("channel wait", ctx_->rank(), "depth must be >= 0");
   std::uint64_t expected = 0;
@@ -243,6 +249,7 @@ void channel_core::wait_levels(int levels) {
 }
 
 bool channel_core::phase_test() {
+  cairn::detail::rank_entry guard(*ctx_);
   if (layer_->depth > 0) cairn::detail::fail("channel done", ctx_->rank(), "tested from inside a handler");
   if (!wave_running_) {
     do {
@@ -265,6 +272,7 @@ bool channel_core::phase_test() {
 }
 
 void channel_core::phase_wait() {
+  cairn::detail::rank_entry guard(*ctx_);
   std::uint64_t spins = 0;
   while (!phase_test()) ctx_->idle(nullptr, spins);
 }

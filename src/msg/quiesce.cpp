@@ -15,6 +15,7 @@ namespace cairn {
 
 void world::quiesce() {
   auto& ctx = context("quiesce");
+  detail::rank_entry guard(ctx);
   auto& layer = msg::detail::msg_layer::of(ctx);
   if (layer.depth > 0) detail::fail("quiesce", rank_, "called from inside a channel handler");
   std::array<std::uint64_t, 2> previous{~std::uint64_t{0}, 0};

@@ -8,10 +8,12 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "runtime/progress_thread.hpp"
 #include "runtime/rank_context.hpp"
 #include "transport/threads_transport.hpp"
 #if CAIRN_HAVE_MPI
@@ -70,6 +72,30 @@ void print_failure(int rank, const std::string& what) {
   std::string text = "cairn: rank " + std::to_string(rank) + " failed: " + what + "\n";
   std::fputs(text.c_str(), stderr);
   std::fflush(stderr);
+}
+
+struct progress_setting {
+  progress_mode mode = progress_mode::calls;
+  double interval_s = 20e-6;
+};
+
+progress_setting progress_of(const launch_options& o) {
+  progress_setting p;
+  if (o.progress) {
+    p.mode = *o.progress;
+  } else if (const char* v = env("CAIRN_PROGRESS")) {
+    if (std::strcmp(v, "calls") == 0) p.mode = progress_mode::calls;
+    else if (std::strcmp(v, "peers") == 0) p.mode = progress_mode::peers;
+    else if (std::strcmp(v, "thread") == 0) p.mode = progress_mode::thread;
+    else throw error(std::string("cairn::launch: CAIRN_PROGRESS=") + v + " is none of calls, peers, thread");
+  }
+  double us = 20;
+  if (o.progress_interval_us) us = *o.progress_interval_us;
+  else if (const char* v = env("CAIRN_PROGRESS_INTERVAL_US")) us = parse_seconds("CAIRN_PROGRESS_INTERVAL_US", v);
+  if (!(us >= 0 && us <= 1e6))
+    throw error("cairn::launch: progress_interval_us " + std::to_string(us) + " is outside [0, 1e6]");
+  p.interval_s = us * 1e-6;
+  return p;
 }
 
 double watchdog_setting(const launch_options& o) {
@@ -133,6 +159,7 @@ int run_threads(int argc, char** argv, const launch_options& o,
   if (nodes < 1) throw error("cairn::launch: threads_nodes must be at least 1");
   nodes = std::min(nodes, n);
   const double watchdog = watchdog_setting(o);
+  const progress_setting progress = progress_of(o);
 
   auto topo = std::make_shared<topology>();
   topo->node_count = nodes;
@@ -153,6 +180,15 @@ int run_threads(int argc, char** argv, const launch_options& o,
     c->set_transport(std::make_unique<detail::threads_transport>(fabric, *c, oversubscribed));
     contexts[static_cast<std::size_t>(r)] = std::move(c);
   }
+  std::vector<rank_context*> helped;
+  if (progress.mode != progress_mode::calls)
+    for (auto& c : contexts) {
+      c->enable_helpers();
+      helped.push_back(c.get());
+    }
+  if (progress.mode == progress_mode::peers) fabric->set_peer_progress(helped);
+  std::optional<detail::progress_thread> progress_thread;
+  if (progress.mode == progress_mode::thread) progress_thread.emplace(helped, progress.interval_s);
 
   // With a core per rank, each rank thread is bound to its own core (as MPI launchers bind
   // processes): otherwise the scheduler may leave two ranks on one core for a while, and
@@ -177,6 +213,7 @@ int run_threads(int argc, char** argv, const launch_options& o,
   for (int r = 1; r < n; ++r) threads.emplace_back(body, r);
   body(0);
   for (auto& t : threads) t.join();
+  progress_thread.reset();
   binding.restore();  // the caller's thread was rank 0
   // Only now can nothing arrive any more: report what was sent but never received.
   if (!run->aborting.load())
@@ -192,7 +229,12 @@ int run_threads(int argc, char** argv, const launch_options& o,
 
 #if CAIRN_HAVE_MPI
 int run_mpi(const launch_options& o, const std::function<void(world&)>& fn) {
-  detail::mpi_ensure_initialized();
+  const progress_setting progress = progress_of(o);
+  if (progress.mode == progress_mode::peers)
+    throw error("cairn::launch: progress mode 'peers' needs the threads engine (ranks of one "
+                "process); use 'thread' with MPI");
+  // The progress thread calls MPI while the rank's thread may too (the application's own MPI).
+  detail::mpi_ensure_initialized(progress.mode == progress_mode::thread);
   auto topo = std::make_shared<topology>();
   int rank = 0, size = 0, local_size = 1;
   detail::mpi_world_layout(rank, size, topo->node_of, topo->node_count, local_size);
@@ -206,9 +248,15 @@ int run_mpi(const launch_options& o, const std::function<void(world&)>& fn) {
       static_cast<unsigned>(local_size) > std::max(1u, std::thread::hardware_concurrency());
   auto c = std::make_shared<rank_context>(rank, size, engine::mpi, run, topo, watchdog_setting(o));
   c->set_transport(std::make_unique<detail::mpi_transport>(*c, oversubscribed));
+  std::optional<detail::progress_thread> progress_thread;
+  if (progress.mode == progress_mode::thread) {
+    c->enable_helpers();
+    progress_thread.emplace(std::vector<rank_context*>{c.get()}, progress.interval_s);
+  }
   try {
     world w(c);
     fn(w);
+    progress_thread.reset();
     c->tp().finish(*c);
   } catch (const detail::run_aborted&) {
     // Only reachable if a hard abort returned; end the job all the same.
@@ -218,6 +266,7 @@ int run_mpi(const launch_options& o, const std::function<void(world&)>& fn) {
   } catch (...) {
     run->fail(rank, "unknown exception");
   }
+  progress_thread.reset();
   c->end();
   c->set_transport(nullptr);  // frees the run's communicators while MPI is still up
   return 0;

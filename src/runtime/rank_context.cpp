@@ -5,6 +5,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -81,6 +82,7 @@ request_state* rank_context::acquire(request_state::kind k, const char* call, in
   s->phase = 0;
   s->slot = 0;
   s->active_prev = nullptr;
+  if (helped_) outstanding_.fetch_add(1, std::memory_order_relaxed);
   s->active_next = active_;
   if (active_) active_->active_prev = s;
   active_ = s;
@@ -91,7 +93,78 @@ void rank_context::release(request_state* s) noexcept {
   if (s->active_prev) s->active_prev->active_next = s->active_next;
   else active_ = s->active_next;
   if (s->active_next) s->active_next->active_prev = s->active_prev;
+  if (helped_) outstanding_.fetch_sub(1, std::memory_order_relaxed);
   pool_.push_back(s);
+}
+
+// The lock protocol (seq_cst throughout): a helper first raises `missed_`, then tries the lock;
+// the owner first drops the lock, then looks at `missed_`. Whichever comes second in the single
+// total order sees the other, so an arrival is never left unprocessed by both.
+bool rank_context::help() noexcept {
+  if (outstanding_.load(std::memory_order_relaxed) == 0) return false;
+  // A helped rank's sends help their receivers in turn. Rather than recursing (unbounded
+  // depth), the thread's outermost help() works through them in a list.
+  thread_local bool helping = false;
+  thread_local std::vector<rank_context*> later;
+  if (helping) {
+    if (std::find(later.begin(), later.end(), this) == later.end()) later.push_back(this);
+    return false;
+  }
+  helping = true;
+  bool found = help_once();
+  while (!later.empty()) {
+    rank_context* r = later.back();
+    later.pop_back();
+    found = r->help_once() || found;
+  }
+  helping = false;
+  return found;
+}
+
+bool rank_context::help_once() noexcept {
+  missed_.store(1, std::memory_order_seq_cst);
+  if (lock_.load(std::memory_order_relaxed) != 0 || lock_.exchange(1, std::memory_order_seq_cst) != 0)
+    return false;
+  const bool found = advance_locked();
+  unlock_owner();
+  return found;
+}
+
+void rank_context::lock_owner() noexcept {
+  for (unsigned spins = 0; lock_.exchange(1, std::memory_order_seq_cst) != 0; ++spins) {
+    while (lock_.load(std::memory_order_relaxed) != 0) {
+      if ((++spins & 63) == 0) sched_yield();  // the helper may have lost its core
+      else cpu_relax();
+    }
+  }
+}
+
+void rank_context::unlock_owner() noexcept {
+  for (;;) {
+    lock_.store(0, std::memory_order_seq_cst);
+    if (missed_.load(std::memory_order_seq_cst) == 0) return;
+    if (lock_.exchange(1, std::memory_order_seq_cst) != 0) return;  // a helper is on it
+    advance_locked();
+  }
+}
+
+bool rank_context::advance_locked() noexcept {
+  missed_.store(0, std::memory_order_seq_cst);  // what arrived before this is seen below
+  try {
+    bool found = tp_->poll();
+    if (engine_ == cairn::engine::mpi) {
+      // MPI completes sends and long receives only when they are tested themselves.
+      for (request_state* s = active_; s; s = s->active_next)
+        if (s->k != request_state::kind::schedule && !s->done.load(std::memory_order_relaxed))
+          found = tp_->test(s) || found;
+    }
+    if (!colls_.empty()) advance_colls();
+    return found;
+  } catch (...) {
+    // Errors of a collective are kept in its state and raised by its wait(); what escapes
+    // here (memory exhaustion) is met again by the rank's own next call.
+    return false;
+  }
 }
 
 void rank_context::advance_colls() {

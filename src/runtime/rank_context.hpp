@@ -2,6 +2,7 @@
 // One rank's runtime: identity, placement, its transport, the request pool, the wait loop and
 // the watchdog. Owned by shared_ptr from every `world` handle of the rank.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -130,7 +131,40 @@ class rank_context {
   /// Text listing the pending operations (for the watchdog).
   std::string describe_pending() const;
 
+  // ---- Progress by other threads (launch_options::progress) ----
+  // In the modes `peers` and `thread`, other threads advance this rank's communication and
+  // collectives while the rank computes outside cairn. The rank's state then has a lock: its
+  // own thread holds it from entering a public call to leaving it (rank_entry), helpers only
+  // ever try it, so nothing waits on a helper for longer than one poll.
+
+  /// Lets helpers in (set at launch, before the rank runs).
+  void enable_helpers() noexcept { helped_ = true; }
+  bool helped() const noexcept { return helped_; }
+  /// The rank's own thread enters a public call (reentrant).
+  void enter() noexcept {
+    if (helped_ && depth_++ == 0) lock_owner();
+  }
+  /// ... and leaves it; on the way out it takes over the work of helpers that found it busy.
+  void leave() noexcept {
+    if (helped_ && --depth_ == 0) unlock_owner();
+  }
+  /// Called by another thread: if the rank is outside cairn and has something pending,
+  /// advances its communication and collectives once (never its pollers: channel handlers
+  /// run on the rank's thread). Never blocks. True if it ran and something had arrived.
+  bool help() noexcept;
+
  private:
+  void lock_owner() noexcept;
+  void unlock_owner() noexcept;
+  bool help_once() noexcept;
+  bool advance_locked() noexcept;
+
+  bool helped_ = false;
+  int depth_ = 0;                          // rank thread only
+  std::atomic<std::uint32_t> lock_{0};
+  std::atomic<std::uint32_t> missed_{0};   // a helper found the lock taken
+  std::atomic<std::uint32_t> outstanding_{0};  // pending states (helpers skip idle ranks)
+
   [[noreturn]] void watchdog_fire(double idle_s);
 
   int rank_;
@@ -162,6 +196,19 @@ class rank_context {
   std::uint64_t progress_epoch_ = 0;
   std::uint64_t watched_epoch_ = 0;
   double watched_since_ = 0;  // monotonic seconds when watched_epoch_ was last seen to change
+};
+
+/// Holds the rank's lock for the scope of a public call when helpers are enabled (a counter
+/// and a predictable branch otherwise).
+class rank_entry {
+ public:
+  explicit rank_entry(rank_context& c) noexcept : c_(c) { c_.enter(); }
+  ~rank_entry() { c_.leave(); }
+  rank_entry(const rank_entry&) = delete;
+  rank_entry& operator=(const rank_entry&) = delete;
+
+ private:
+  rank_context& c_;
 };
 
 /// Monotonic clock in seconds.

@@ -27,6 +27,7 @@ request::~request() { release(); }
 void request::release() noexcept {
   if (!state_) return;
   detail::request_state* s = std::exchange(state_, nullptr);
+  detail::rank_entry guard(*ctx_);
   // Unwinding (or the run is being torn down): withdraw without waiting for peers.
   if (std::uncaught_exceptions() > 0 || ctx_->run().aborting.load(std::memory_order_relaxed)) {
     ctx_->cancel(s);
@@ -39,8 +40,13 @@ void request::release() noexcept {
   }
 }
 
+bool request::ready() const noexcept {
+  return !state_ || state_->done.load(std::memory_order_acquire) != 0;
+}
+
 bool request::test() {
   if (!state_) return true;
+  detail::rank_entry guard(*ctx_);
   ctx_->check_abort();
   if (!ctx_->test(state_)) return false;
   detail::request_state* s = std::exchange(state_, nullptr);
@@ -51,6 +57,7 @@ bool request::test() {
 status request::wait() {
   if (!state_) return status_;
   detail::request_state* s = std::exchange(state_, nullptr);
+  detail::rank_entry guard(*ctx_);
   status_ = ctx_->wait(s);
   return status_;
 }
@@ -82,6 +89,7 @@ std::size_t wait_any(std::span<request> requests, status* st) {
   detail::rank_context* ctx = nullptr;
   for (request& r : requests)
     if (!r.complete()) ctx = r.ctx_;
+  detail::rank_entry guard(*ctx);
   std::uint64_t spins = 0;
   for (;;) {
     for (std::size_t i = 0; i < requests.size(); ++i) {

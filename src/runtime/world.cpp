@@ -83,6 +83,7 @@ int world::tag_ub() const { return context("tag_ub").tag_ub(); }
 request world::isend_bytes(const char* call, const void* data, std::size_t bytes, int dest,
                            int tag) {
   auto& c = context(call);
+  detail::rank_entry guard(c);
   check_dest(c, call, dest, tag);
   if (request_state* s = c.tp().isend(c, call, data, bytes, dest, tag, msg_context::user))
     return request(&c, s);
@@ -92,6 +93,7 @@ request world::isend_bytes(const char* call, const void* data, std::size_t bytes
 void world::send_bytes(const char* call, const void* data, std::size_t bytes, int dest,
                        int tag) {
   auto& c = context(call);
+  detail::rank_entry guard(c);
   check_dest(c, call, dest, tag);
   c.tp().send(c, call, data, bytes, dest, tag, msg_context::user);
 }
@@ -99,6 +101,7 @@ void world::send_bytes(const char* call, const void* data, std::size_t bytes, in
 request world::irecv_bytes(const char* call, void* data, std::size_t bytes, int source,
                            int tag) {
   auto& c = context(call);
+  detail::rank_entry guard(c);
   check_source(c, call, source, tag);
   request_state* s =
       c.acquire(request_state::kind::recv, call, source, tag, msg_context::user, data, bytes);
@@ -109,6 +112,7 @@ request world::irecv_bytes(const char* call, void* data, std::size_t bytes, int 
 status world::recv_bytes(const char* call, void* data, std::size_t bytes, int source,
                          int tag) {
   auto& c = context(call);
+  detail::rank_entry guard(c);
   check_source(c, call, source, tag);
   request_state* s =
       c.acquire(request_state::kind::recv, call, source, tag, msg_context::user, data, bytes);
@@ -118,6 +122,7 @@ status world::recv_bytes(const char* call, void* data, std::size_t bytes, int so
 
 std::optional<status> world::iprobe(int source, int tag) {
   auto& c = context("iprobe");
+  detail::rank_entry guard(c);
   check_source(c, "iprobe", source, tag);
   status st;
   if (c.tp().iprobe(source, tag, msg_context::user, &st)) return st;
@@ -126,12 +131,14 @@ std::optional<status> world::iprobe(int source, int tag) {
 
 status world::probe(int source, int tag) {
   auto& c = context("probe");
+  detail::rank_entry guard(c);
   check_source(c, "probe", source, tag);
   return c.probe(source, tag, msg_context::user);
 }
 
 void world::progress() {
   auto& c = context("progress");
+  detail::rank_entry guard(c);
   c.check_abort();
   c.progress();
 }

@@ -48,15 +48,23 @@ void finalize_at_exit() {
 }
 }  // namespace
 
-void mpi_ensure_initialized() {
+void mpi_ensure_initialized(bool thread_multiple) {
+  const int want = thread_multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (initialized) return;
   int provided = 0;
-  // One thread per process makes MPI calls (the rank's own thread).
-  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-  cairn_initialized_mpi = true;
-  std::atexit(finalize_at_exit);
+  if (!initialized) {
+    // Without a progress thread one thread per process makes MPI calls (the rank's own).
+    MPI_Init_thread(nullptr, nullptr, want, &provided);
+    cairn_initialized_mpi = true;
+    std::atexit(finalize_at_exit);
+  } else {
+    MPI_Query_thread(&provided);
+  }
+  if (provided < want)
+    throw error("cairn::launch: the progress thread needs MPI_THREAD_MULTIPLE; this MPI provides "
+                "thread level " + std::to_string(provided) +
+                (initialized ? " (MPI was initialized before cairn::launch)" : ""));
 }
 
 void mpi_world_layout(int& rank, int& size, std::vector<int>& node_of, int& node_count,
@@ -260,15 +268,15 @@ void mpi_transport::take_stashed(request_state* s, stashed& m) {
   s->done.store(1, std::memory_order_relaxed);
 }
 
-void mpi_transport::advance_posted() {
-  if (posted_.empty()) return;
+bool mpi_transport::advance_posted() {
+  if (posted_.empty()) return false;
   scratch_index_.resize(posted_.size());
   scratch_status_.resize(posted_.size());
   int outcount = 0;
   const int rc = MPI_Testsome(static_cast<int>(posted_reqs_.size()), posted_reqs_.data(),
                               &outcount, scratch_index_.data(), scratch_status_.data());
   if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) mpi_fail("progress", ctx_.rank(), rc);
-  if (outcount <= 0) return;
+  if (outcount <= 0) return false;
   // Highest slot first: removing a slot moves the last one into it, which is then already
   // handled. Testsome reports indices in increasing order in practice; sort to be sure.
   scratch_done_.clear();
@@ -280,13 +288,11 @@ void mpi_transport::advance_posted() {
     remove_posted(s);
     first_part_arrived(s, scratch_status_[static_cast<std::size_t>(k)]);
   }
+  return true;
 }
 
 bool mpi_transport::poll() {
-  if (!posted_.empty()) {
-    advance_posted();
-    return true;
-  }
+  if (!posted_.empty()) return advance_posted();
   int flag = 0;
   MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, small(msg_context::user), &flag, MPI_STATUS_IGNORE);
   return flag != 0;

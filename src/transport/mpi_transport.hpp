@@ -79,7 +79,7 @@ class mpi_transport final : public transport {
   void take_stashed(request_state* s, stashed& m);
   void post_payload(request_state* s, int source, std::uint64_t seq, std::size_t bytes);
   /// Tests all receives still waiting for their first message (cheap when there are none).
-  void advance_posted();
+  bool advance_posted();
   void remove_posted(request_state* s) noexcept;
   /// Takes every arrived, unmatched message of context c out of MPI into the stash.
   void stash_arrived(msg_context c);
@@ -102,7 +102,7 @@ class mpi_transport final : public transport {
 };
 
 /// Initializes MPI once per process (MPI_Finalize runs at exit if cairn initialized it).
-void mpi_ensure_initialized();
+void mpi_ensure_initialized(bool thread_multiple);
 /// Rank, size and node placement of MPI_COMM_WORLD.
 void mpi_world_layout(int& rank, int& size, std::vector<int>& node_of, int& node_count,
                       int& local_size);

@@ -53,6 +53,10 @@ threads_fabric::~threads_fabric() {
     for (lane* l : list) delete l;
 }
 
+void threads_fabric::help(int r) const noexcept {
+  if (!peers_.empty()) peers_[static_cast<std::size_t>(r)]->help();
+}
+
 void threads_fabric::wake_all() noexcept {
   for (int r = 0; r < ranks_; ++r) box(r).park.wake_always();
 }
@@ -170,6 +174,7 @@ request_state* threads_transport::isend(rank_context& ctx, const char* call, con
   const std::uint64_t seq = l->next_seq++;
   if (bytes <= fabric_->ring_payload_limit() && ring_put(*l, seq, tag, c, data, bytes)) {
     fabric_->box(dest).park.wake();
+    fabric_->help(dest);
     return nullptr;
   }
   envelope* e = alloc_envelope();
@@ -182,6 +187,7 @@ request_state* threads_transport::isend(rank_context& ctx, const char* call, con
     if (bytes) std::memcpy(e->payload, data, bytes);
     e->data = e->payload;
     push(dest, e);
+    fabric_->help(dest);
     return nullptr;
   }
   request_state* s = ctx.acquire(request_state::kind::send, call, dest, tag, c,
@@ -192,6 +198,7 @@ request_state* threads_transport::isend(rank_context& ctx, const char* call, con
   e->send_req = s;
   e->handoff.store(0, std::memory_order_relaxed);
   push(dest, e);
+  fabric_->help(dest);  // the receiver copies from `data` as it matches
   return s;
 }
 
@@ -365,6 +372,7 @@ void threads_transport::deliver(envelope* e, request_state* r) noexcept {
       const int owner = e->src;
       e->send_req->done.store(1, std::memory_order_seq_cst);  // the sender may reuse it now
       fabric_->box(owner).park.wake();
+      fabric_->help(owner);  // its collective's next round may now go
     } else {  // the sender unwound and left a copy
       if (fits) std::memcpy(r->buf, e->heap, e->size);
       delete[] e->heap;

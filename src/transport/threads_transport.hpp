@@ -101,6 +101,10 @@ class threads_fabric {
   std::size_t lane_cells() const noexcept { return lane_cells_; }
   /// Longest payload a ring record carries.
   std::size_t ring_payload_limit() const noexcept { return ring_payload_limit_; }
+  /// progress_mode::peers: every rank's context, so that a sender can advance its receiver.
+  void set_peer_progress(std::vector<rank_context*> ranks) { peers_ = std::move(ranks); }
+  /// Lets rank r advance if peer progress is on and r is outside cairn.
+  void help(int r) const noexcept;
 
  private:
   int ranks_;
@@ -109,6 +113,7 @@ class threads_fabric {
   std::unique_ptr<mailbox[]> boxes_;
   std::vector<std::vector<envelope*>> envelopes_;
   std::vector<std::vector<lane*>> lanes_;
+  std::vector<rank_context*> peers_;
 };
 
 class threads_transport final : public transport {

@@ -36,6 +36,12 @@ class request {
   /// operation failed (for example a receive buffer too small for the matched message).
   bool test();
 
+  /// True once the operation has completed, seen without advancing anything: with
+  /// `launch_options::progress` set to `peers` or `thread`, other threads complete operations
+  /// while this rank computes, and this is how to look. Call test() or wait() to finish it
+  /// (status, errors).
+  [[nodiscard]] bool ready() const noexcept;
+
   /// Blocks until complete (making progress meanwhile) and returns the status.
   status wait();
 
