@@ -20,7 +20,10 @@ std::string range_text(const cairn::coll::selection_rule& r) {
 
 int main(int argc, char** argv) {
   std::cout << "engines: threads" << (cairn::mpi_available() ? ", mpi" : "") << " (this run would use "
-            << (cairn::detect_engine(argc, argv) == cairn::engine::mpi ? "mpi" : "threads") << ")\n\n";
+            << (cairn::detect_engine(argc, argv) == cairn::engine::mpi ? "mpi" : "threads") << ")\n";
+  const char* progress = std::getenv("CAIRN_PROGRESS");
+  std::cout << "progress modes: calls (default), peers (threads engine), thread; CAIRN_PROGRESS"
+            << (progress ? " = \"" + std::string(progress) + "\"" : std::string(" is not set")) << "\n\n";
   std::cout << "collectives and algorithms (size measured for the selection table):\n";
   for (const auto& c : cairn::coll::algorithm_catalog()) {
     std::cout << "  " << c.collective << ":";
