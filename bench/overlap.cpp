@@ -19,9 +19,11 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -78,6 +80,7 @@ struct kernel {
   std::function<void()> wait;
   std::function<void()> check;
   std::function<double(double)> slowest;  // max over ranks
+  std::function<cairn::persistent_request()> plan;  // cairn: the same call, planned only
 };
 
 struct figures {
@@ -172,6 +175,7 @@ kernel cairn_kernel(cairn::world& w, const std::string& c, std::size_t size, cai
     buf.in.assign(n, me + 1.0);
     buf.out.assign(n, 0.0);
     k.start = [&w, &buf] { buf.req = w.iallreduce(buf.in, buf.out, cairn::plus{}); };
+    k.plan = [&w, &buf] { return w.allreduce_init(buf.in, buf.out, cairn::plus{}); };
     k.check = [&buf, p] {
       for (double v : buf.out)
         if (v != p * (p + 1) / 2.0) throw std::runtime_error("overlap: iallreduce result wrong");
@@ -182,6 +186,7 @@ kernel cairn_kernel(cairn::world& w, const std::string& c, std::size_t size, cai
     for (std::size_t i = 0; i < buf.a.size(); ++i) buf.a[i] = static_cast<std::uint8_t>(me * 31 + i / block);
     buf.b.assign(buf.a.size(), 0);
     k.start = [&w, &buf] { buf.req = w.ialltoall(buf.a, buf.b); };
+    k.plan = [&w, &buf] { return w.alltoall_init(buf.a, buf.b); };
     k.check = [&buf, block, me] {
       for (std::size_t i = 0; i < buf.b.size(); ++i)
         if (buf.b[i] != static_cast<std::uint8_t>(static_cast<int>(i / block) * 31 + me))
@@ -190,6 +195,7 @@ kernel cairn_kernel(cairn::world& w, const std::string& c, std::size_t size, cai
   } else {
     buf.a.assign(size, me == 0 ? 7 : 0);
     k.start = [&w, &buf] { buf.req = w.ibcast(buf.a, 0); };
+    k.plan = [&w, &buf] { return w.bcast_init(buf.a, 0); };
     k.check = [&buf] {
       for (auto v : buf.a)
         if (v != 7) throw std::runtime_error("overlap: ibcast result wrong");
@@ -265,6 +271,58 @@ figures mpi_figures(const std::string& c, std::size_t size, bool poll, bool quic
   return measure(mpi_kernel(c, size, buf), poll, iterations(size, quick));
 }
 #endif
+
+// Where t_pure goes, from the rank's plan (a schedule is a value): its local copies and
+// reductions, and the bytes its messages move, each timed alone here on the same sizes (the
+// threads engine copies a message once when it is longer than 4 KiB, twice when shorter;
+// MPI's copies are its own). The rest is waiting for the peer and the engine's overhead.
+// The plan is rank 0's (for ibcast the root's, which receives nothing).
+std::string breakdown(const cairn::coll::schedule& plan, double t_pure_us, bool threads_engine) {
+  std::size_t largest = 0;
+  for (const auto& st : plan.steps) largest = std::max(largest, st.bytes);
+  std::vector<double> a(largest / sizeof(double) + 1, 1.0), b(a.size(), 2.0);
+  auto time_us = [](auto&& f) {
+    double best = 1e30;
+    for (int rep = 0; rep < 11; ++rep) {
+      const auto t0 = clock_type::now();
+      f();
+      best = std::min(best, seconds_since(t0) * 1e6);
+    }
+    return best;
+  };
+  double copy_us = 0, reduce_us = 0, message_copy_us = 0;
+  std::size_t copy_bytes = 0, reduce_bytes = 0, message_bytes = 0, sent_bytes = 0;
+  for (const auto& st : plan.steps) {
+    const std::size_t n = st.bytes / sizeof(double);
+    if (st.kind == cairn::coll::step_kind::copy) {
+      copy_bytes += st.bytes;
+      copy_us += time_us([&] { std::memcpy(b.data(), a.data(), st.bytes); asm volatile("" ::: "memory"); });
+    } else if (st.kind == cairn::coll::step_kind::reduce) {
+      reduce_bytes += st.bytes;
+      reduce_us += time_us([&] {
+        for (std::size_t i = 0; i < n; ++i) b[i] += a[i];
+        asm volatile("" ::: "memory");
+      });
+    } else if (st.kind == cairn::coll::step_kind::send) {
+      sent_bytes += st.bytes;
+    } else if (st.kind == cairn::coll::step_kind::recv) {
+      message_bytes += st.bytes;
+      const int copies = threads_engine ? (st.bytes > 4096 ? 1 : 2) : 0;
+      for (int c = 0; c < copies; ++c)
+        message_copy_us += time_us([&] { std::memcpy(b.data(), a.data(), st.bytes); asm volatile("" ::: "memory"); });
+    }
+  }
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(1);
+  os << plan.name << " (" << plan.message_rounds() << " message rounds): t_pure " << t_pure_us << " us = local copies "
+     << copy_us << " us (" << human_size(copy_bytes) << ") + reductions " << reduce_us << " us ("
+     << human_size(reduce_bytes) << ") + sent " << human_size(sent_bytes) << ", received " << human_size(message_bytes);
+  if (threads_engine) os << ", copied in " << message_copy_us << " us";
+  os << " + the rest " << t_pure_us - copy_us - reduce_us - message_copy_us
+     << " us (waiting for the peer, engine overhead" << (threads_engine ? "" : ", MPI's copies") << ")";
+  return os.str();
+}
 
 // Row-name suffix of a progress mode (none for the default, progress inside calls only). An
 // MPI process takes its mode from CAIRN_PROGRESS.
@@ -360,6 +418,11 @@ int run_overlap(const invocation& inv) {
                          std::string(mpi_raw_name), baseline_of("overlap_osu_pct", &figures::osu)});
             note(name + " " + human_size(size) + ": cairn t_pure " + std::to_string(f.pure_us) + " us, t_ovrl " +
                  std::to_string(f.ovrl_us) + " us");
+            if (suffix.empty() && !poll) {
+              cairn_buffers pb;
+              const auto planned = cairn_kernel(w, c, size, pb).plan();
+              note("  breakdown " + breakdown(planned.plan(), f.pure_us, w.engine() == cairn::engine::threads));
+            }
           }
     }));
   }
