@@ -5,8 +5,13 @@
 // same exchange with plain send/recv (descriptor exchange every time; the plan itself is
 // cached). Values are checked after the timed round trips. A second row per size compares the
 // centralized strategy (gather, one message, scatter) with the parallel one, both persistent —
-// where the automatic choice's size threshold belongs.
+// where the automatic choice's size threshold belongs. Then the time per step (descriptor
+// exchange, scheduling, packing, transmission, unpacking; transfer_options::steps), persistent
+// vs non-persistent, each the sender's plus the receiver's time of one transfer (slowest rank).
+// Last, the centralized-vs-parallel rows for 128 B to 32 KiB arrays (the crossover that sets
+// transfer_options::centralized_max_bytes).
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -105,6 +110,110 @@ int run_array_pingpong(const invocation& inv) {
         rep->add(row{"array-pingpong", engine, w.size(), bytes, "one_way_us", "lower", a * 1e6, "non-persistent", b * 1e6});
         rep->add(row{"array-pingpong", engine, w.size(), bytes, "one_way_us_centralized", "lower", c * 1e6, "parallel", a * 1e6});
       }
+
+      // Per-step breakdown (HPF/MPI Figure 5's shaded bars), from separate runs with step
+      // timing on: per round trip each rank sends once and receives once, so its step times
+      // per round trip are the sender's plus the receiver's of one transfer; the figure is
+      // the slowest rank's (the paper's maximum over processors).
+      cairn::transfer_steps ps{}, ns{};
+      const transfer_options par_steps{.strategy = transfer_strategy::parallel, .steps = &ps};
+      const transfer_options plain_steps{.strategy = transfer_strategy::parallel, .steps = &ns};
+      cairn::persistent_transfer sout = t.send_init(x, other, a_side ? 7 : 8, par_steps);
+      cairn::persistent_transfer sin = t.recv_init(x, other, a_side ? 8 : 7, par_steps);
+      auto round_trips = [&](int iters, bool persistent_mode) {
+        for (int i = 0; i < iters; ++i) {
+          if (persistent_mode) {
+            if (a_side) {
+              sout.start();
+              sout.wait();
+              sin.start();
+              sin.wait();
+            } else {
+              sin.start();
+              sin.wait();
+              sout.start();
+              sout.wait();
+            }
+          } else if (a_side) {
+            t.send(x, other, 9, plain_steps);
+            t.recv(x, other, 10, plain_steps);
+          } else {
+            t.recv(x, other, 9, plain_steps);
+            t.send(x, other, 10, plain_steps);
+          }
+        }
+      };
+      round_trips(1, true);  // the persistent pair's first start: exchange and plan, not counted
+      round_trips(1, false);
+      // Samples as for the figures above; of each mode, the sample whose total is the median
+      // (on a busy machine a mean would be dominated by a few descheduled round trips).
+      auto sampled = [&](cairn::transfer_steps& rec, bool persistent_mode) {
+        std::vector<cairn::transfer_steps> got;
+        for (int k = 0; k < s.samples; ++k) {
+          rec = {};
+          w.barrier();
+          round_trips(iters, persistent_mode);
+          got.push_back(rec);
+        }
+        auto total = [](const cairn::transfer_steps& r) {
+          return r.exchange_s + r.plan_s + r.pack_s + r.transmit_s + r.unpack_s;
+        };
+        std::sort(got.begin(), got.end(), [&](const auto& l, const auto& r) { return total(l) < total(r); });
+        return got[got.size() / 2];
+      };
+      const cairn::transfer_steps pm = sampled(ps, true), nm = sampled(ns, false);
+      const std::pair<const char*, double cairn::transfer_steps::*> steps[] = {
+          {"step_exchange_us", &cairn::transfer_steps::exchange_s},
+          {"step_schedule_us", &cairn::transfer_steps::plan_s},
+          {"step_pack_us", &cairn::transfer_steps::pack_s},
+          {"step_transmit_us", &cairn::transfer_steps::transmit_s},
+          {"step_unpack_us", &cairn::transfer_steps::unpack_s}};
+      for (const auto& [metric, field] : steps) {
+        const double pv = slowest(w, pm.*field / iters), nv = slowest(w, nm.*field / iters);
+        if (rep) rep->add(row{"array-pingpong", engine, w.size(), bytes, metric, "lower", pv * 1e6, "non-persistent", nv * 1e6});
+      }
+    }
+
+    // The centralized strategy's crossover: persistent one-way times of both strategies for
+    // small square arrays (128 B to 32 KiB), alternating sample by sample.
+    for (const std::int64_t n : {std::int64_t{4}, std::int64_t{8}, std::int64_t{16}, std::int64_t{32}, std::int64_t{64}}) {
+      const auto bytes = static_cast<std::size_t>(n * n * 8);
+      const bool a_side = t.task() == 0;
+      const cairn::layout<2> l = a_side
+          ? cairn::layout<2>(t.my_group(), {n, n}, {dist::block, dist::replicated}, {t.my_group().size(), 1})
+          : cairn::layout<2>(t.my_group(), {n, n}, {dist::replicated, dist::block}, {1, t.my_group().size()});
+      cairn::darray<double, 2> x(l);
+      const int other = 1 - t.task();
+      std::array<cairn::persistent_transfer, 4> pt;  // parallel out, in; centralized out, in
+      for (int k = 0; k < 2; ++k) {
+        const transfer_options o{.strategy = k == 0 ? transfer_strategy::parallel : transfer_strategy::centralized};
+        const int base = 20 + 2 * k;
+        pt[static_cast<std::size_t>(2 * k)] = t.send_init(x, other, a_side ? base : base + 1, o);
+        pt[static_cast<std::size_t>(2 * k + 1)] = t.recv_init(x, other, a_side ? base + 1 : base, o);
+      }
+      auto round_trips = [&](int which, int iters) {
+        cairn::persistent_transfer& out = pt[static_cast<std::size_t>(2 * which)];
+        cairn::persistent_transfer& in = pt[static_cast<std::size_t>(2 * which + 1)];
+        for (int i = 0; i < iters; ++i) {
+          cairn::persistent_transfer& first = a_side ? out : in;
+          cairn::persistent_transfer& second = a_side ? in : out;
+          first.start();
+          first.wait();
+          second.start();
+          second.wait();
+        }
+      };
+      const int iters = inv.opts.quick ? 100 : 1000;
+      round_trips(0, 2);
+      round_trips(1, 2);
+      const sampling one{0, 1, iters};
+      std::vector<double> par, cen;
+      for (int k = 0; k < (inv.opts.quick ? 5 : 9); ++k) {
+        par.push_back(median_seconds_per_iter(one, [&] { w.barrier(); }, [&](int it) { round_trips(0, it); }) / 2);
+        cen.push_back(median_seconds_per_iter(one, [&] { w.barrier(); }, [&](int it) { round_trips(1, it); }) / 2);
+      }
+      const double p = slowest(w, median(par)), c = slowest(w, median(cen));
+      if (rep) rep->add(row{"array-pingpong", engine, w.size(), bytes, "one_way_us_centralized", "lower", c * 1e6, "parallel", p * 1e6});
     }
   });
 }

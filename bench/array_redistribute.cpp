@@ -5,6 +5,10 @@
 // (slowest rank, median). Baselines in the same run: the textbook pack (owner of every
 // element) + MPI_Alltoallv + unpack in raw MPI (inline under mpirun; in a threads run, a child
 // `mpirun -np P` of this program), and, on the threads engine, a memcpy of the same bytes.
+// Chunked pipelining rows (time_us_chunksK, bc_time_us_chunksK): each peer's data in K = 1, 2,
+// 4, 8 slabs through messages vs the same redistribution unchunked, measured back to back; and
+// (work_time_us_chunksK) the receiver's pass over the received data done per slab as each
+// lands (transfer_options::on_slab) vs after the unchunked redistribution.
 // Every result is checked element by element.
 #include <algorithm>
 #include <chrono>
@@ -92,6 +96,64 @@ double cairn_figure(cairn::world& w, const config& c, bool quick) {
   });
   check(x.b, "cairn, after timing");
   return static_cast<double>(c.n * c.n * 8) / slowest(w, s) / 1e6;
+}
+
+// Seconds per iteration (slowest rank, median) of `first` and `second`, alternating sample by
+// sample so that machine noise hits both alike.
+template <class A, class B>
+std::pair<double, double> paired_seconds(cairn::world& w, const config& c, bool quick, A&& first, B&& second) {
+  const sampling one{1, 1, c.n >= 4096 ? 1 : 3};
+  std::vector<double> a, b;
+  for (int sample = 0; sample < (quick ? 7 : 11); ++sample) {
+    a.push_back(median_seconds_per_iter(one, [&] { w.barrier(); }, first));
+    b.push_back(median_seconds_per_iter(one, [&] { w.barrier(); }, second));
+  }
+  return {slowest(w, median(a)), slowest(w, median(b))};
+}
+
+// Unchunked vs each peer's data in `chunks` slabs, through messages (direct copies on the
+// threads engine have nothing to pipeline).
+std::pair<double, double> chunked_seconds(cairn::world& w, arrays& x, const config& c, bool quick, int chunks) {
+  const cairn::transfer_options plain{.direct = false}, o{.direct = false, .chunks = chunks};
+  std::fill(x.b.local().begin(), x.b.local().end(), -1.0);
+  auto r = paired_seconds(w, c, quick, [&](int n) {
+    for (int i = 0; i < n; ++i) cairn::redistribute(x.a, x.b, plain);
+  }, [&](int n) {
+    for (int i = 0; i < n; ++i) cairn::redistribute(x.a, x.b, o);
+  });
+  check(x.b, "cairn, chunked");
+  return r;
+}
+
+// The receiver's work on what arrived — one pass (sum of squares) over each received piece:
+// after the unchunked redistribution completes vs per slab as each lands (on_slab), `chunks`
+// slabs per peer, through messages.
+std::pair<double, double> work_seconds(cairn::world& w, arrays& x, const config& c, bool quick, int chunks) {
+  double sink = 0;
+  const double* b = x.b.data();
+  cairn::transfer_options o{.direct = false, .chunks = chunks};
+  o.on_slab = [&](const cairn::slab_arrival& s) {
+    s.for_each_run([&](std::int64_t off, std::int64_t len) {
+      double acc = 0;
+      for (std::int64_t i = off; i < off + len; ++i) acc += b[i] * b[i];
+      sink += acc;
+    });
+  };
+  const cairn::transfer_options plain{.direct = false};
+  std::fill(x.b.local().begin(), x.b.local().end(), -1.0);
+  auto r = paired_seconds(w, c, quick, [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      cairn::redistribute(x.a, x.b, plain);
+      double acc = 0;
+      for (const double v : x.b.local()) acc += v * v;
+      sink += acc;
+    }
+  }, [&](int n) {
+    for (int i = 0; i < n; ++i) cairn::redistribute(x.a, x.b, o);
+  });
+  check(x.b, "cairn, work per slab");
+  if (sink < 0) note("redistribute: negative sum of squares");
+  return r;
 }
 
 double memcpy_figure(const config& c, bool quick) {
@@ -231,6 +293,22 @@ int run_redistribute(const invocation& inv) {
       if (rep) rep->add(row{"redistribute", engine, w.size(), size, c.metric, "higher", mine, "mpi-alltoallv-textbook", base});
       if (w.engine() == cairn::engine::threads && rep)
         rep->add(row{"redistribute", engine, w.size(), size, c.metric, "higher", mine, "memcpy", memcpy_figure(c, inv.opts.quick)});
+    }
+    // Chunked pipelining: each peer's data in k slabs vs the same redistribution unchunked
+    // (both through messages), measured back to back per k; ratio = chunked / unchunked time.
+    for (const config& c : cs) {
+      arrays x = make_arrays(w, c);
+      const auto size = static_cast<std::size_t>(c.n * c.n * 8);
+      for (const int k : {1, 2, 4, 8}) {
+        const auto [plain, chunked] = chunked_seconds(w, x, c, inv.opts.quick, k);
+        const std::string metric = std::string(c.block_cyclic ? "bc_" : "") + "time_us_chunks" + std::to_string(k);
+        if (rep) rep->add(row{"redistribute", engine, w.size(), size, metric, "lower", chunked * 1e6, "unchunked", plain * 1e6});
+      }
+      for (const int k : {4, 8}) {
+        const auto [after, per_slab] = work_seconds(w, x, c, inv.opts.quick, k);
+        const std::string metric = std::string(c.block_cyclic ? "bc_" : "") + "work_time_us_chunks" + std::to_string(k);
+        if (rep) rep->add(row{"redistribute", engine, w.size(), size, metric, "lower", per_slab * 1e6, "unchunked-then-work", after * 1e6});
+      }
     }
   });
 }

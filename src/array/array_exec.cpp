@@ -1,7 +1,9 @@
 // Running array transfers: contiguous pieces move without packing (sent from and received
-// into place), other pieces are packed per peer and unpacked as each message arrives; on the
-// threads engine receivers copy straight from the senders' local parts (the message carries
-// only the address, and an empty acknowledgement tells the sender its part may change again).
+// into place), other pieces are packed per peer and unpacked as each message arrives; with
+// chunks > 1 each peer's piece travels as slabs, each sent once packed and unpacked once
+// arrived (in order per peer). On the threads engine receivers copy straight from the senders'
+// local parts (the message carries only the address, and an empty acknowledgement tells the
+// sender its part may change again).
 #include "array/array_exec.hpp"
 
 #include <cstring>
@@ -25,11 +27,39 @@ inline void copy_run(std::byte* to, const std::byte* from, std::size_t bytes) {
   }
 }
 
+using step_clock = std::chrono::steady_clock;
+
+double seconds_since(step_clock::time_point t0) {
+  return std::chrono::duration<double>(step_clock::now() - t0).count();
+}
+
+// Runs f, adding its duration to *acc when step timing is on (acc non-null).
+template <class F>
+inline void timed(double* acc, F&& f) {
+  if (!acc) {
+    f();
+    return;
+  }
+  const auto t0 = step_clock::now();
+  f();
+  *acc += seconds_since(t0);
+}
+
 // The running array transfers of this rank (a rank is one thread, so no lock), and a counter
 // of completed receives that tells a waiting rank it made progress.
 thread_local std::vector<array_exec*> running_execs;
 thread_local std::vector<array_exec*> advance_scratch;
 thread_local std::uint64_t arrivals = 0;
+// Staging buffers outlive their transfers, a few per rank: a fresh buffer per redistribution
+// costs the page faults of the whole area (and zeroing, with a vector) — measured 2-4 ms of
+// "packing" per 4 MiB block-cyclic redistribution on the MPI engine before this.
+struct spare_buffer {
+  std::unique_ptr<std::byte[]> data;
+  std::size_t size = 0;
+};
+thread_local std::vector<spare_buffer> spare_staging;
+constexpr std::size_t max_spares = 4;
+
 // True while this rank steps its transfers: a request test inside a step re-enters the
 // runtime's pollers, which must not step them again.
 thread_local bool stepping = false;
@@ -84,7 +114,51 @@ request array_irecv(rank_context& ctx, const char* call, void* data, std::size_t
   return request(&ctx, s);
 }
 
-array_exec::~array_exec() { retire(); }
+array_exec::~array_exec() {
+  retire();
+  // Withdraw pending messages (unwinding only) before their buffer can be reused.
+  recvs.clear();
+  sends.clear();
+  give_staging();
+}
+
+void array_exec::give_staging() noexcept {
+  if (!staging) return;
+  try {
+    if (spare_staging.size() == max_spares) {  // keep the largest
+      auto smallest = std::min_element(spare_staging.begin(), spare_staging.end(),
+                                       [](const auto& a, const auto& b) { return a.size < b.size; });
+      if (smallest->size >= staging_size) {
+        staging.reset();
+        staging_size = 0;
+        return;
+      }
+      spare_staging.erase(smallest);
+    }
+    spare_staging.push_back(spare_buffer{std::move(staging), staging_size});
+  } catch (...) {
+    staging.reset();  // no room to keep it: free it
+  }
+  staging_size = 0;
+}
+
+void array_exec::take_staging(std::size_t need) {
+  if (staging_size >= need) return;
+  give_staging();
+  // The smallest spare that fits, else a new buffer (uninitialized: every byte is written,
+  // by packing or by a message, before it is read).
+  auto best = spare_staging.end();
+  for (auto it = spare_staging.begin(); it != spare_staging.end(); ++it)
+    if (it->size >= need && (best == spare_staging.end() || it->size < best->size)) best = it;
+  if (best != spare_staging.end()) {
+    staging = std::move(best->data);
+    staging_size = best->size;
+    spare_staging.erase(best);
+    return;
+  }
+  staging = std::make_unique_for_overwrite<std::byte[]>(need);
+  staging_size = need;
+}
 
 void array_exec::retire() {
   auto it = std::find(running_execs.begin(), running_execs.end(), this);
@@ -92,12 +166,14 @@ void array_exec::retire() {
 }
 
 void array_exec::start() {
+  rank_entry guard(*ctx);  // helpers (launch_options::progress) stay out meanwhile
   if (!running) running_execs.push_back(this);
   ctx->add_poller(&running_execs, &poll_running);
   running = true;
   error = nullptr;
   current = 0;
   if (post_pre) {
+    if (steps) exchange_t0 = step_clock::now();
     auto post = std::move(post_pre);
     post_pre = nullptr;
     post(*this);
@@ -111,99 +187,150 @@ void array_exec::start_stage() {
   const redistribution_plan& p = *st.plan;
   const std::size_t es = p.elem_size;
   const int me = ctx->rank();
+  if (steps) {
+    stage_t0 = step_clock::now();
+    copies_at_stage_start = steps->pack_s + steps->unpack_s;
+  }
   recvs.clear();
   sends.clear();
-  recv_done.assign(p.recvs.size(), 0);
-  recvs_left = p.recvs.size();
 
   // Staging: packed receives first, then packed sends (message path only).
   std::size_t need = 0;
   recv_offset.assign(p.recvs.size(), 0);
+  send_offset.assign(p.sends.size(), 0);
   if (!direct) {
     for (std::size_t i = 0; i < p.recvs.size(); ++i) {
       recv_offset[i] = need;
       if (!p.recvs[i].dst_contiguous) need += static_cast<std::size_t>(p.recvs[i].elements) * es;
     }
-    for (const plan_peer& pe : p.sends)
+    for (std::size_t k = 0; k < p.sends.size(); ++k) {
+      const plan_peer& pe = p.sends[k];
+      send_offset[k] = need;
       if (pe.world_rank != me && !pe.src_contiguous) need += static_cast<std::size_t>(pe.elements) * es;
-    if (staging.size() < need) staging.resize(need);
+    }
+    take_staging(need);
   }
   addresses.assign(p.recvs.size(), nullptr);
 
-  // Receives first, so that arriving data finds its place.
+  // Receives first (every slab of every peer), so that arriving data finds its place.
+  recv_first.assign(p.recvs.size() + 1, 0);
+  recv_next.assign(p.recvs.size(), 0);
   for (std::size_t i = 0; i < p.recvs.size(); ++i) {
     const plan_peer& pe = p.recvs[i];
-    const std::size_t bytes = static_cast<std::size_t>(pe.elements) * es;
-    if (direct)
+    recv_first[i] = recvs.size();
+    if (direct) {
       recvs.push_back(array_irecv(*ctx, call, &addresses[i], sizeof(const std::byte*), pe.world_rank, st.data_tag));
-    else if (pe.dst_contiguous)
-      recvs.push_back(array_irecv(*ctx, call, st.dst + static_cast<std::size_t>(pe.dst_first) * es, bytes, pe.world_rank, st.data_tag));
-    else
-      recvs.push_back(array_irecv(*ctx, call, staging.data() + recv_offset[i], bytes, pe.world_rank, st.data_tag));
+      continue;
+    }
+    std::byte* base = pe.dst_contiguous ? st.dst + static_cast<std::size_t>(pe.dst_first) * es
+                                        : staging.get() + recv_offset[i];
+    const std::int64_t n = p.slabs(pe);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::int64_t b = p.slab_begin(pe, j), e = p.slab_begin(pe, j + 1);
+      recvs.push_back(array_irecv(*ctx, call, base + static_cast<std::size_t>(b) * es,
+                                  static_cast<std::size_t>(e - b) * es, pe.world_rank, st.data_tag));
+    }
   }
-  std::size_t pos = [&] {
-    std::size_t r = 0;
-    if (!direct)
-      for (std::size_t i = 0; i < p.recvs.size(); ++i)
-        if (!p.recvs[i].dst_contiguous) r += static_cast<std::size_t>(p.recvs[i].elements) * es;
-    return r;
-  }();
+  recv_first[p.recvs.size()] = recvs.size();
+  recvs_left = recvs.size();
+
+  // Sends, slab j of every peer before slab j + 1 of any, so every receiver can start early;
+  // each slab is sent as soon as it is packed.
   my_src = st.src;
+  std::int64_t rounds = 0;
   for (const plan_peer& pe : p.sends) {
-    const std::size_t bytes = static_cast<std::size_t>(pe.elements) * es;
-    if (pe.world_rank == me) {
+    if (pe.world_rank == me) continue;
+    if (direct) {
+      sends.push_back(array_irecv(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));
+      sends.push_back(array_isend(*ctx, call, &my_src, sizeof my_src, pe.world_rank, st.data_tag));
+    } else {
+      rounds = std::max(rounds, p.slabs(pe));
+    }
+  }
+  for (std::int64_t j = 0; j < rounds; ++j) {
+    for (std::size_t k = 0; k < p.sends.size(); ++k) {
+      const plan_peer& pe = p.sends[k];
+      if (pe.world_rank == me || j >= p.slabs(pe)) continue;
+      const std::int64_t b = p.slab_begin(pe, j), e = p.slab_begin(pe, j + 1);
+      const std::size_t bytes = static_cast<std::size_t>(e - b) * es;
+      if (pe.src_contiguous) {
+        sends.push_back(array_isend(*ctx, call, st.src + static_cast<std::size_t>(pe.src_first + b) * es, bytes, pe.world_rank, st.data_tag));
+        continue;
+      }
+      std::byte* buf = staging.get() + send_offset[k] + static_cast<std::size_t>(b) * es;
+      timed(steps ? &steps->pack_s : nullptr, [&] {
+        std::byte* out = buf;
+        p.for_each_run(pe, b, e - b, [&](std::int64_t s, std::int64_t, std::int64_t l) {
+          const std::size_t n = static_cast<std::size_t>(l) * es;
+          copy_run(out, st.src + static_cast<std::size_t>(s) * es, n);
+          out += n;
+        });
+      });
+      sends.push_back(array_isend(*ctx, call, buf, bytes, pe.world_rank, st.data_tag));
+    }
+  }
+  // This rank's own part last: the peers' data is already on its way.
+  for (const plan_peer& pe : p.sends) {
+    if (pe.world_rank != me) continue;
+    timed(steps ? &steps->pack_s : nullptr, [&] {
       p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
         copy_run(st.dst + static_cast<std::size_t>(t) * es, st.src + static_cast<std::size_t>(s) * es,
                  static_cast<std::size_t>(l) * es);
       });
-    } else if (direct) {
-      sends.push_back(array_irecv(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));
-      sends.push_back(array_isend(*ctx, call, &my_src, sizeof my_src, pe.world_rank, st.data_tag));
-    } else if (pe.src_contiguous) {
-      sends.push_back(array_isend(*ctx, call, st.src + static_cast<std::size_t>(pe.src_first) * es, bytes, pe.world_rank, st.data_tag));
-    } else {
-      std::byte* buf = staging.data() + pos;
-      std::byte* out = buf;
-      p.for_each_run(pe, [&](std::int64_t s, std::int64_t, std::int64_t l) {
-        const std::size_t b = static_cast<std::size_t>(l) * es;
-        copy_run(out, st.src + static_cast<std::size_t>(s) * es, b);
-        out += b;
-      });
-      pos += bytes;
-      sends.push_back(array_isend(*ctx, call, buf, bytes, pe.world_rank, st.data_tag));
-    }
+    });
+    report_slab(pe, 0, pe.elements);
   }
 }
 
-void array_exec::finish_recv(std::size_t i) {
+void array_exec::report_slab(const plan_peer& pe, std::int64_t first, std::int64_t count) {
+  if (on_slab && current + 1 == stages.size())
+    on_slab(slab_arrival{stages[current].plan.get(), &pe, first, count});
+}
+
+void array_exec::finish_recv(std::size_t i, std::size_t slab) {
   const stage& st = stages[current];
   const redistribution_plan& p = *st.plan;
   const plan_peer& pe = p.recvs[i];
   const std::size_t es = p.elem_size;
   if (direct) {
     const std::byte* from = addresses[i];
-    p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
-      copy_run(st.dst + static_cast<std::size_t>(t) * es, from + static_cast<std::size_t>(s) * es,
-               static_cast<std::size_t>(l) * es);
+    timed(steps ? &steps->unpack_s : nullptr, [&] {
+      p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
+        copy_run(st.dst + static_cast<std::size_t>(t) * es, from + static_cast<std::size_t>(s) * es,
+                 static_cast<std::size_t>(l) * es);
+      });
     });
     sends.push_back(array_isend(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));
-  } else if (!pe.dst_contiguous) {
-    const std::byte* in = staging.data() + recv_offset[i];
-    p.for_each_run(pe, [&](std::int64_t, std::int64_t t, std::int64_t l) {
-      const std::size_t b = static_cast<std::size_t>(l) * es;
-      copy_run(st.dst + static_cast<std::size_t>(t) * es, in, b);
-      in += b;
-    });
+    report_slab(pe, 0, pe.elements);
+  } else {
+    const auto j = static_cast<std::int64_t>(slab);
+    const std::int64_t b = p.slab_begin(pe, j), e = p.slab_begin(pe, j + 1);
+    if (!pe.dst_contiguous) {
+      timed(steps ? &steps->unpack_s : nullptr, [&] {
+        const std::byte* in = staging.get() + recv_offset[i] + static_cast<std::size_t>(b) * es;
+        p.for_each_run(pe, b, e - b, [&](std::int64_t, std::int64_t t, std::int64_t l) {
+          const std::size_t n = static_cast<std::size_t>(l) * es;
+          copy_run(st.dst + static_cast<std::size_t>(t) * es, in, n);
+          in += n;
+        });
+      });
+    }
+    report_slab(pe, b, e - b);
   }
-  recv_done[i] = 1;
   --recvs_left;
   ++arrivals;
 }
 
 bool array_exec::stage_done() {
-  // Unpack whatever arrived, then see whether the sends (and acknowledgements) are done.
-  for (std::size_t i = 0; i < recvs.size() && recvs_left > 0; ++i)
-    if (!recv_done[i] && recvs[i].test()) finish_recv(i);
+  // Unpack whatever arrived, each peer's slabs in order, then see whether the sends (and
+  // acknowledgements) are done.
+  for (std::size_t i = 0; i + 1 < recv_first.size() && recvs_left > 0; ++i) {
+    const std::size_t n = recv_first[i + 1] - recv_first[i];
+    while (recv_next[i] < n && recvs[recv_first[i] + recv_next[i]].test()) {
+      finish_recv(i, recv_next[i]);
+      ++recv_next[i];
+    }
+  }
   return recvs_left == 0 && test_all(sends);
 }
 
@@ -219,6 +346,7 @@ void array_exec::step_safe() {
 }
 
 bool array_exec::advance() {
+  rank_entry guard(*ctx);
   if (running && !stepping) step_running(this);
   if (error) {
     auto err = error;
@@ -235,19 +363,25 @@ bool array_exec::step() {
     auto build = std::move(after_pre);
     after_pre = nullptr;
     pre.clear();
-    build(*this);  // may throw (mismatched descriptors): nothing has been sent yet
+    if (steps) steps->exchange_s += seconds_since(exchange_t0);
+    // May throw (mismatched descriptors): nothing has been sent yet.
+    timed(steps ? &steps->plan_s : nullptr, [&] { build(*this); });
     current = 0;
     if (!stages.empty()) start_stage();
   }
   while (current < stages.size()) {
     if (!stage_done()) return false;
+    if (steps)
+      steps->transmit_s += seconds_since(stage_t0) - (steps->pack_s + steps->unpack_s - copies_at_stage_start);
     if (++current < stages.size()) start_stage();
   }
   running = false;
+  if (steps) ++steps->transfers;
   return true;
 }
 
 void array_exec::wait() {
+  rank_entry guard(*ctx);
   std::uint64_t spins = 0;
   for (;;) {
     const std::uint64_t seen = arrivals;
@@ -320,6 +454,8 @@ array_request start_plan(rank_context& ctx, const char* call,
   e->ctx = &ctx;
   e->call = call;
   e->direct = opts.direct && ctx.engine() == cairn::engine::threads;
+  e->steps = opts.steps;
+  e->on_slab = opts.on_slab;
   const std::uint64_t key = plan->groups_id ^ (tag_key * 0x9E3779B97F4A7C15ull);
   e->stages.push_back(stage{std::move(plan), static_cast<const std::byte*>(src),
                             static_cast<std::byte*>(dst), array_tag(ctx.tag_ub(), key, 0),

@@ -3,6 +3,7 @@
 // redistribution plan with its source and destination memory) run in order. Reusable: a
 // persistent transfer restarts the same object, keeping plans, buffers and vector capacity.
 
+#include <chrono>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -40,14 +41,24 @@ struct array_exec {
   // Running state.
   bool running = false;
   std::size_t current = 0;  // stage being run
-  std::vector<request> recvs;
+  std::vector<request> recvs;  // one per slab (direct: one address per peer), peer by peer
   std::vector<request> sends;  // data sends, and (direct) the acknowledgements awaited
-  std::size_t recvs_left = 0;
-  std::vector<std::uint8_t> recv_done;
+  std::size_t recvs_left = 0;  // slabs not yet unpacked
+  std::vector<std::size_t> recv_first;     // receives of peer i: [recv_first[i], recv_first[i+1])
+  std::vector<std::size_t> recv_next;      // peer i's slabs unpacked so far (in order)
   std::vector<const std::byte*> addresses;  // direct: senders' local parts
   std::vector<std::size_t> recv_offset;    // packed receives: offset in staging
-  std::vector<std::byte> staging;
+  std::vector<std::size_t> send_offset;    // packed sends: offset in staging
+  std::unique_ptr<std::byte[]> staging;  // packed pieces (uninitialized; see take_staging)
+  std::size_t staging_size = 0;
   const std::byte* my_src = nullptr;  // direct: the address this rank sends
+
+  // Step timing (only with a record): when the descriptor exchange and the stage began, and
+  // the copy time already counted when the stage began.
+  transfer_steps* steps = nullptr;
+  std::function<void(const slab_arrival&)> on_slab;  // fired for the last stage's slabs
+  std::chrono::steady_clock::time_point exchange_t0, stage_t0;
+  double copies_at_stage_start = 0;
 
   std::exception_ptr error;  // failure found while another transfer's wait advanced this one
 
@@ -72,7 +83,10 @@ struct array_exec {
   bool step();      // advances this transfer alone; true when complete
   void retire();    // leaves the running list
   void start_stage();
-  void finish_recv(std::size_t i);
+  void take_staging(std::size_t need);  // makes staging at least `need` bytes
+  void give_staging() noexcept;         // returns staging to the rank's spares
+  void finish_recv(std::size_t i, std::size_t slab);
+  void report_slab(const plan_peer& pe, std::int64_t first, std::int64_t count);
   bool stage_done();
 };
 

@@ -80,7 +80,9 @@ std::shared_ptr<const redistribution_plan> compute_plan(const char* call, int wo
                                                         const layout_desc& src,
                                                         const std::vector<int>& src_members,
                                                         const layout_desc& dst,
-                                                        const std::vector<int>& dst_members) {
+                                                        const std::vector<int>& dst_members,
+                                                        int chunks) {
+  check_chunks(call, world_rank, chunks);
   bool same_shape = src.ndim == dst.ndim;
   for (std::size_t d = 0; same_shape && d < static_cast<std::size_t>(src.ndim); ++d)
     same_shape = src.dims[d].n == dst.dims[d].n;
@@ -95,6 +97,7 @@ std::shared_ptr<const redistribution_plan> compute_plan(const char* call, int wo
   auto p = std::make_shared<redistribution_plan>();
   p->rank = world_rank;
   p->elem_size = elem_size;
+  p->chunks = chunks;
   p->src = src;
   p->dst = dst;
   p->src_members = src_members;
@@ -151,7 +154,9 @@ std::shared_ptr<const redistribution_plan> cached_plan(const char* call, int wor
                                                        const layout_desc& src,
                                                        const std::vector<int>& src_members,
                                                        const layout_desc& dst,
-                                                       const std::vector<int>& dst_members) {
+                                                       const std::vector<int>& dst_members,
+                                                       int chunks) {
+  check_chunks(call, world_rank, chunks);
   // Key: everything the plan depends on, as bytes (layout descriptions are plain values).
   struct entry {
     std::string key;
@@ -162,6 +167,7 @@ std::shared_ptr<const redistribution_plan> cached_plan(const char* call, int wor
   auto put = [&](const void* p, std::size_t b) { key.append(static_cast<const char*>(p), b); };
   put(&world_rank, sizeof world_rank);
   put(&elem_size, sizeof elem_size);
+  put(&chunks, sizeof chunks);
   for (const layout_desc* l : {&src, &dst}) {
     put(&l->ndim, sizeof l->ndim);
     for (std::size_t d = 0; d < static_cast<std::size_t>(l->ndim); ++d) {
@@ -185,11 +191,15 @@ std::shared_ptr<const redistribution_plan> cached_plan(const char* call, int wor
       return plan;
     }
   }
-  auto plan = compute_plan(call, world_rank, elem_size, src, src_members, dst, dst_members);
+  auto plan = compute_plan(call, world_rank, elem_size, src, src_members, dst, dst_members, chunks);
   constexpr std::size_t capacity = 32;
   if (cache.size() == capacity) cache.pop_back();
   cache.insert(cache.begin(), entry{std::move(key), plan});
   return plan;
+}
+
+void check_chunks(const char* call, int rank, int chunks) {
+  if (chunks < 1) fail(call, rank, "chunks = ", chunks, " (must be >= 1)");
 }
 
 }  // namespace cairn::detail
@@ -220,6 +230,7 @@ std::ostream& operator<<(std::ostream& os, const redistribution_plan& p) {
   members(p.src_members);
   os << "\n  to   " << p.dst << " on ranks ";
   members(p.dst_members);
+  os << "\n  chunks: " << p.chunks << " (slabs per peer, at most)";
   os << "\n  per dimension: ";
   for (std::size_t d = 0; d < p.dims.size(); ++d) os << (d ? ", " : "") << p.dims[d].runs.size() << " runs";
   auto peers = [&](const char* what, const std::vector<plan_peer>& v) {
@@ -230,7 +241,8 @@ std::ostream& operator<<(std::ostream& os, const redistribution_plan& p) {
       os << "\n    rank " << e.world_rank << ": " << e.elements << " elements, "
          << e.elements * static_cast<std::int64_t>(p.elem_size) << " bytes, " << runs << " runs, source "
          << (e.src_contiguous ? "contiguous" : "strided") << ", destination "
-         << (e.dst_contiguous ? "contiguous" : "strided");
+         << (e.dst_contiguous ? "contiguous" : "strided") << ", " << p.slabs(e)
+         << (p.slabs(e) == 1 ? " slab" : " slabs");
     }
   };
   peers("sends", p.sends);

@@ -23,7 +23,8 @@ struct wire_desc {
   std::int32_t ndim = 0;
   std::int32_t elem_size = 0;
   std::uint8_t strategy = 0;
-  std::uint8_t pad[7] = {};
+  std::uint8_t pad[3] = {};
+  std::int32_t chunks = 1;
   std::uint64_t centralized_max = 0;
   std::int64_t n[max_dims] = {};
   std::int64_t bsize[max_dims] = {};
@@ -37,6 +38,7 @@ wire_desc to_wire(const layout_desc& d, std::size_t elem, const transfer_options
   w.elem_size = static_cast<std::int32_t>(elem);
   w.strategy = static_cast<std::uint8_t>(o.strategy);
   w.centralized_max = o.centralized_max_bytes;
+  w.chunks = o.chunks;
   for (std::size_t i = 0; i < static_cast<std::size_t>(d.ndim); ++i) {
     w.n[i] = d.dims[i].n;
     w.g[i] = d.dims[i].g;
@@ -121,9 +123,12 @@ void build_stages(array_exec& e, const std::shared_ptr<exchange_state>& x) {
     s.ack_tag = array_tag(e.ctx->tag_ub(), k, 1);
     return s;
   };
+  // Either side may ask for pipelining: the larger slab count wins.
+  const int chunks = std::max(snd.chunks, rcv.chunks);
+  check_chunks(a.call, me, chunks);  // a corrupt descriptor
   auto* data = static_cast<std::byte*>(a.data);
   if (st == transfer_strategy::parallel) {
-    auto plan = cached_plan(a.call, me, a.elem_size, sd, sm, rd, rm);
+    auto plan = cached_plan(a.call, me, a.elem_size, sd, sm, rd, rm, chunks);
     e.stages.push_back(tags(0, {plan, a.sending ? data : nullptr, a.sending ? nullptr : data, 0, 0}));
     return;
   }
@@ -139,13 +144,13 @@ void build_stages(array_exec& e, const std::shared_ptr<exchange_state>& x) {
     e.temps.push_back(std::make_unique<std::byte[]>(std::max<std::size_t>(bytes, 1)));
     temp = e.temps.back().get();
   }
-  auto ship = cached_plan(a.call, me, a.elem_size, root, s0, root, r0);
+  auto ship = cached_plan(a.call, me, a.elem_size, root, s0, root, r0, chunks);
   if (a.sending) {
-    e.stages.push_back(tags(0, {cached_plan(a.call, me, a.elem_size, sd, sm, root, s0), data, temp, 0, 0}));
+    e.stages.push_back(tags(0, {cached_plan(a.call, me, a.elem_size, sd, sm, root, s0, chunks), data, temp, 0, 0}));
     e.stages.push_back(tags(1, {ship, temp, nullptr, 0, 0}));
   } else {
     e.stages.push_back(tags(1, {ship, nullptr, temp, 0, 0}));
-    e.stages.push_back(tags(2, {cached_plan(a.call, me, a.elem_size, root, r0, rd, rm), temp, data, 0, 0}));
+    e.stages.push_back(tags(2, {cached_plan(a.call, me, a.elem_size, root, r0, rd, rm, chunks), temp, data, 0, 0}));
   }
 }
 
@@ -156,6 +161,8 @@ std::unique_ptr<array_exec> prepare_task_transfer(task_transfer_args args) {
   e->ctx = &args.w.context(args.call);
   e->call = args.call;
   e->direct = args.opts.direct && e->ctx->engine() == cairn::engine::threads;
+  e->steps = args.opts.steps;
+  e->on_slab = args.opts.on_slab;
   auto x = std::make_shared<exchange_state>();
   x->a = std::move(args);
   const task_transfer_args& a = x->a;
@@ -304,6 +311,7 @@ std::unique_ptr<detail::array_exec> tasks::prepare(const detail::layout_desc& d,
   if (peer == me_)
     detail::fail(call, w_.rank(), "task ", peer, " is this rank's own task (use redistribute)");
   if (tag < 0) detail::fail(call, w_.rank(), "negative tag ", tag);
+  detail::check_chunks(call, w_.rank(), o.chunks);
   if (g.members() != my_group().members())
     detail::fail(call, w_.rank(), "the array is laid out over ", g.size(),
                  " ranks that are not this rank's task ", me_, " (", my_group().size(), " ranks)");

@@ -1,8 +1,8 @@
 // Distributed arrays on both engines: redistribute between random layouts over the same,
 // disjoint and overlapping groups (1-4 dimensions, sizes not divisible by the grid, empty local
 // parts), through direct copies and through messages; inter-task send/recv, isend/irecv both
-// ways at once, persistent transfers repeated with changing data, both strategies; inter-task
-// collectives; bad input. Every element is compared with its reference value.
+// ways at once, persistent transfers repeated with changing data, both strategies; chunked
+// pipelining (each peer's data in k slabs); inter-task collectives; bad input. Every element is compared with its reference value.
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -81,7 +81,8 @@ std::pair<std::vector<int>, std::vector<int>> random_groups(std::mt19937_64& g, 
 }
 
 template <int N>
-void redistribute_case(cairn::world& w, std::mt19937_64& g, std::uint64_t seed, bool direct) {
+void redistribute_case(cairn::world& w, std::mt19937_64& g, std::uint64_t seed, bool direct,
+                       int chunks = 1) {
   const int p = w.size();
   const std::int64_t cap = N == 1 ? 50 : N == 2 ? 17 : N == 3 ? 9 : 6;
   std::array<std::int64_t, N> shape{};
@@ -94,13 +95,30 @@ void redistribute_case(cairn::world& w, std::mt19937_64& g, std::uint64_t seed, 
   cairn::darray<double, N> a(sl), b(dl);
   a.fill([&](const auto& gi) { return value(gi, seed); });
   std::fill(b.local().begin(), b.local().end(), -1.0);
-  cairn::redistribute(a, b, {.direct = direct});
+  // on_slab reports every destination element once, already in place.
+  std::vector<double> expect;
+  b.for_each([&](const auto& gi, double&) { expect.push_back(value(gi, seed)); });
+  std::vector<int> seen(b.local_size(), 0);
+  int early = 0;
+  cairn::transfer_options o{.direct = direct, .chunks = chunks};
+  o.on_slab = [&, bd = b.data()](const cairn::slab_arrival& s) {
+    s.for_each_run([&](std::int64_t off, std::int64_t len) {
+      for (auto k = static_cast<std::size_t>(off); k < static_cast<std::size_t>(off + len); ++k) {
+        ++seen[k];
+        early += bd[k] != expect[k];
+      }
+    });
+  };
+  cairn::redistribute(a, b, o);
   std::ostringstream what;
-  what << sl << " -> " << dl << " mode " << mode << (direct ? " direct" : " messages");
+  what << sl << " -> " << dl << " mode " << mode << (direct ? " direct" : " messages")
+       << " chunks " << chunks;
   EXPECT_EQ(mismatches(b, seed), 0) << what.str();
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(seen.size())) << what.str();
+  EXPECT_EQ(early, 0) << what.str();
   // And back (the reverse plan), into a cleared source.
   std::fill(a.local().begin(), a.local().end(), -1.0);
-  cairn::redistribute(b, a, {.direct = direct});
+  cairn::redistribute(b, a, {.direct = direct, .chunks = chunks});
   EXPECT_EQ(mismatches(a, seed), 0) << "back: " << what.str();
 }
 
@@ -114,6 +132,76 @@ TEST(ArrayTransfer, RedistributeRandomLayouts) {
         case 1: redistribute_case<2>(w, g, static_cast<std::uint64_t>(iter), direct); break;
         case 2: redistribute_case<3>(w, g, static_cast<std::uint64_t>(iter), direct); break;
         default: redistribute_case<4>(w, g, static_cast<std::uint64_t>(iter), direct); break;
+      }
+    }
+  });
+}
+
+// Chunked pipelining: the same random redistributions with each peer's data in k slabs,
+// including k larger than some peers' element counts.
+TEST(ArrayTransfer, RedistributeChunked) {
+  run([](cairn::world& w) {
+    std::mt19937_64 g(919);
+    for (int iter = 0; iter < 96; ++iter) {
+      const int chunks = std::array<int, 3>{2, 3, 8}[static_cast<std::size_t>(iter % 3)];
+      const bool direct = iter % 8 == 0;  // mostly messages: that is where slabs travel
+      switch ((iter / 3) % 4) {
+        case 0: redistribute_case<1>(w, g, static_cast<std::uint64_t>(iter), direct, chunks); break;
+        case 1: redistribute_case<2>(w, g, static_cast<std::uint64_t>(iter), direct, chunks); break;
+        case 2: redistribute_case<3>(w, g, static_cast<std::uint64_t>(iter), direct, chunks); break;
+        default: redistribute_case<4>(w, g, static_cast<std::uint64_t>(iter), direct, chunks); break;
+      }
+    }
+  });
+}
+
+// Slabs cover each peer's elements exactly once, in the agreed order: the runs of every slab,
+// concatenated, are the runs of the whole (no empty slab, nothing duplicated or dropped).
+TEST(ArrayTransfer, SlabsPartitionEveryPeer) {
+  run([](cairn::world& w) {
+    if (w.rank() != 0) return;
+    std::mt19937_64 g(31);
+    const int p = std::max(w.size(), 3);
+    std::vector<int> members(static_cast<std::size_t>(p));
+    std::iota(members.begin(), members.end(), 0);
+    for (int iter = 0; iter < 40; ++iter) {
+      const std::array<std::int64_t, 3> shape{static_cast<std::int64_t>(1 + g() % 9),
+                                              static_cast<std::int64_t>(1 + g() % 9),
+                                              static_cast<std::int64_t>(1 + g() % 9)};
+      std::array<cairn::dim_dist, 3> sd{}, dd{};
+      for (auto& x : sd) x = random_dist(g);
+      for (auto& x : dd) x = random_dist(g);
+      const int zero[3] = {0, 0, 0};
+      const auto s = cairn::detail::make_layout_desc("test", 0, p, 3, shape.data(), sd.data(), zero);
+      const auto d = cairn::detail::make_layout_desc("test", 0, p, 3, shape.data(), dd.data(), zero);
+      for (const int k : {1, 2, 3, 8, 1000}) {
+        const auto plan = cairn::detail::compute_plan("test", 0, 8, s, members, d, members, k);
+        EXPECT_EQ(plan->chunks, k);
+        for (const auto* peers : {&plan->sends, &plan->recvs})
+          for (const cairn::plan_peer& pe : *peers) {
+            using run3 = std::array<std::int64_t, 3>;
+            std::vector<run3> whole, pieces;
+            // Element by element, so that merging at slab ends does not matter.
+            auto expand = [](std::vector<run3>& v) {
+              return [&v](std::int64_t a, std::int64_t b, std::int64_t l) {
+                for (std::int64_t i = 0; i < l; ++i) v.push_back({a + i, b + i, 1});
+              };
+            };
+            plan->for_each_run(pe, expand(whole));
+            const std::int64_t n = plan->slabs(pe);
+            EXPECT_EQ(n, std::min<std::int64_t>(k, pe.elements));
+            for (std::int64_t j = 0; j < n; ++j) {
+              const std::int64_t b = plan->slab_begin(pe, j), e = plan->slab_begin(pe, j + 1);
+              EXPECT_LT(b, e) << "empty slab " << j << " of " << n;
+              plan->for_each_run(pe, b, e - b, expand(pieces));
+            }
+            EXPECT_EQ(plan->slab_begin(pe, n), pe.elements);
+            EXPECT_EQ(static_cast<std::int64_t>(whole.size()), pe.elements);
+            EXPECT_EQ(pieces, whole) << "chunks " << k;
+          }
+        std::ostringstream os;
+        os << *plan;
+        EXPECT_NE(os.str().find("chunks: " + std::to_string(k)), std::string::npos) << os.str();
       }
     }
   });
@@ -153,17 +241,28 @@ TEST(ArrayTransfer, BetweenTasks) {
       const cairn::transfer_strategy strategies[] = {cairn::transfer_strategy::automatic,
                                                      cairn::transfer_strategy::parallel,
                                                      cairn::transfer_strategy::centralized};
-      const cairn::transfer_options o{.strategy = strategies[iter % 3], .direct = iter % 2 == 0};
+      // Slabs from either side (the larger count is used): 1, 3 or 8 on one side.
+      const int chunks = iter % 4 == 1 ? 3 : iter % 4 == 3 ? 8 : 1;
+      const cairn::transfer_options o{.strategy = strategies[iter % 3], .direct = iter % 2 == 0,
+                                      .chunks = (iter / 4) % 2 == t.task() ? chunks : 1};
       const auto seed = static_cast<std::uint64_t>(iter) * 10;
       const int me = t.task();
       // Each task sends its array to the other one and receives the other's, non-blocking.
       cairn::darray<double, 2> out(me == 0 ? la : lb), in(me == 0 ? la2 : lb2);
       out.fill([&](const auto& gi) { return value(gi, seed + static_cast<std::uint64_t>(me)); });
+      std::vector<int> seen(in.local_size(), 0);
+      cairn::transfer_options ro = o;
+      ro.on_slab = [&](const cairn::slab_arrival& sl) {
+        sl.for_each_run([&](std::int64_t off, std::int64_t len) {
+          for (auto k = static_cast<std::size_t>(off); k < static_cast<std::size_t>(off + len); ++k) ++seen[k];
+        });
+      };
       auto s = t.isend(out, 1 - me, /*tag=*/5, o);
-      auto r = t.irecv(in, 1 - me, /*tag=*/5, o);
+      auto r = t.irecv(in, 1 - me, /*tag=*/5, ro);
       r.wait();
       s.wait();
       EXPECT_EQ(mismatches(in, seed + static_cast<std::uint64_t>(1 - me)), 0) << "iter " << iter;
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(seen.size())) << "iter " << iter;
 
       // Persistent: task 0 -> task 1, repeated with changing data.
       cairn::darray<double, 2> src(la), dst(lb);
@@ -179,6 +278,37 @@ TEST(ArrayTransfer, BetweenTasks) {
       }
       if (me == 1) {
         EXPECT_NE(pt.plan(), nullptr);
+      }
+    }
+  });
+}
+
+// The automatic strategy: parallel by default, centralized up to a raised threshold (the
+// sender's plan then gathers on its task's first rank).
+TEST(ArrayTransfer, AutomaticStrategyThreshold) {
+  run([](cairn::world& w) {
+    if (w.size() < 2) return;
+    const int k = (w.size() + 1) / 2;
+    cairn::tasks t(w, {k, w.size() - k});
+    const std::array<std::int64_t, 2> shape{6, 5};
+    cairn::layout<2> la(t.group(0), shape, {cairn::dist::block, cairn::dist::replicated});
+    cairn::layout<2> lb(t.group(1), shape, {cairn::dist::replicated, cairn::dist::cyclic});
+    for (const std::size_t threshold : {std::size_t{0}, std::size_t{1} << 20}) {
+      const cairn::transfer_options o{.centralized_max_bytes = threshold};
+      cairn::darray<double, 2> a(la), b(lb);
+      if (t.task() == 0) a.fill([](const auto& gi) { return value(gi, 5); });
+      cairn::persistent_transfer pt = t.task() == 0 ? t.send_init(a, 1, 11, o) : t.recv_init(b, 0, 11, o);
+      pt.start();
+      pt.wait();
+      if (t.task() == 1) {
+        EXPECT_EQ(mismatches(b, 5), 0) << "threshold " << threshold;
+      } else {
+        const std::vector<int> gather_root{t.group(0).members()[0]};
+        if (threshold == 0) {
+          EXPECT_EQ(pt.plan()->dst_members, t.group(1).members());
+        } else {
+          EXPECT_EQ(pt.plan()->dst_members, gather_root);
+        }
       }
     }
   });
@@ -270,6 +400,25 @@ TEST(ArrayTransfer, BadInputIsAnError) {
       EXPECT_NE(std::string(e.what()).find("shape mismatch"), std::string::npos) << e.what();
     }
     EXPECT_THROW(cairn::redistribute(a, a), cairn::error);
+    // Zero slabs: the error names the call, the rank and the value; nothing was sent, so the
+    // next redistribution works.
+    cairn::darray<int, 2> c(L(all, {6, 4}, {cairn::dist::cyclic, cairn::dist::block}));
+    try {
+      cairn::redistribute(a, c, {.chunks = 0});
+      ADD_FAILURE() << "chunks = 0 accepted";
+    } catch (const cairn::error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("iredistribute"), std::string::npos) << m;
+      EXPECT_NE(m.find("rank " + std::to_string(w.rank())), std::string::npos) << m;
+      EXPECT_NE(m.find("chunks = 0"), std::string::npos) << m;
+    }
+    a.fill([](const auto& gi) { return static_cast<int>(gi[0] * 4 + gi[1]); });
+    cairn::redistribute(a, c, {.direct = false, .chunks = 2});
+    {
+      int bad = 0;
+      c.for_each([&](const auto& gi, int& x) { bad += x != gi[0] * 4 + gi[1]; });
+      EXPECT_EQ(bad, 0);
+    }
     if (w.size() < 2) return;
     cairn::tasks t(w, {1, w.size() - 1});
     EXPECT_THROW(cairn::tasks(w, {1, w.size()}), cairn::error);
@@ -277,6 +426,14 @@ TEST(ArrayTransfer, BadInputIsAnError) {
     EXPECT_THROW(t.send(mine, 7), cairn::error);              // no such task
     EXPECT_THROW(t.send(mine, t.task()), cairn::error);       // own task
     EXPECT_THROW(t.send(a, 1 - t.task()), cairn::error);      // array not over this task
+    try {
+      auto pt = t.task() == 0 ? t.send_init(mine, 1, 3, {.chunks = -2}) : t.recv_init(mine, 0, 3, {.chunks = 0});
+      ADD_FAILURE() << "bad chunks accepted";
+    } catch (const cairn::error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(t.task() == 0 ? "send_init" : "recv_init"), std::string::npos) << m;
+      EXPECT_NE(m.find(t.task() == 0 ? "chunks = -2" : "chunks = 0"), std::string::npos) << m;
+    }
     // Receive into an array of another shape: both sides fail after the descriptor exchange,
     // before any data moves.
     cairn::darray<int, 2> other(L(t.my_group(), {6, 3}, {cairn::dist::block, cairn::dist::block}));

@@ -5,6 +5,7 @@
 /// cached and reused — computed per dimension by one merge sweep over block boundaries within a
 /// period (FALLS, Ramaswamy and Banerjee; COSTA's grid cover), in O(blocks + output).
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <iosfwd>
@@ -69,45 +70,88 @@ class redistribution_plan {
   std::vector<plan_peer> sends;      ///< peers this rank sends to (itself included)
   std::vector<plan_peer> recvs;      ///< peers this rank receives from (itself excluded)
 
+  int chunks = 1;                    ///< slabs each peer's data is cut into (at most)
+
   /// Elements this rank sends (to others and itself).
   [[nodiscard]] std::int64_t send_elements() const noexcept;
   /// Elements this rank receives from others.
   [[nodiscard]] std::int64_t recv_elements() const noexcept;
+
+  /// Number of slabs (messages) peer `p`'s elements travel in: `chunks`, but never more than
+  /// the elements, so no slab is empty.
+  [[nodiscard]] std::int64_t slabs(const plan_peer& p) const noexcept {
+    return p.elements < chunks ? p.elements : chunks;
+  }
+  /// First element (in the agreed order) of slab `j` of peer `p`; slab j is
+  /// [slab_begin(p, j), slab_begin(p, j + 1)), and the slabs differ in size by at most one.
+  [[nodiscard]] std::int64_t slab_begin(const plan_peer& p, std::int64_t j) const noexcept {
+    return j * p.elements / slabs(p);
+  }
 
   /// Calls f(src_offset, dst_offset, len) (in elements, in the sender's and the receiver's
   /// local parts) for every contiguous run of peer `p`, in the order both sides agree on
   /// (row-major over the global index), runs adjacent on both sides merged.
   template <class F>
   void for_each_run(const plan_peer& p, F&& f) const {
+    for_each_run(p, 0, p.elements, f);
+  }
+
+  /// As for_each_run, restricted to the elements [first, first + count) of that order (runs
+  /// cut at both ends): what one slab packs or unpacks.
+  template <class F>
+  void for_each_run(const plan_peer& p, std::int64_t first, std::int64_t count, F&& f) const {
     const int n = src.ndim;
+    if (count <= 0) return;
     std::array<std::span<const dim_run>, detail::max_dims> r{};
     for (int d = 0; d < n; ++d) {
       const auto du = static_cast<std::size_t>(d);
       r[du] = dims[du].of(p.pair[du]);
       if (r[du].empty()) return;
     }
-    // Odometer over (run, index within run) of the outer dimensions; the last dimension's runs
-    // are the contiguous pieces.
+    const std::size_t last = static_cast<std::size_t>(n - 1);
+    // Position of element `first`: the row (odometer over (run, index within run) of the
+    // outer dimensions) and the offset within the last dimension's runs.
+    const std::int64_t row = dims[last].total[p.pair[last]];
+    std::int64_t rows_before = first / row, skip = first % row;
     std::array<std::size_t, detail::max_dims> ri{};
     std::array<std::int64_t, detail::max_dims> ii{};
+    for (int d = n - 2; d >= 0; --d) {
+      const auto du = static_cast<std::size_t>(d);
+      const std::int64_t t = dims[du].total[p.pair[du]];
+      std::int64_t at = rows_before % t;
+      rows_before /= t;
+      while (at >= r[du][ri[du]].len) at -= r[du][ri[du]++].len;
+      ii[du] = at;
+    }
+    if (rows_before > 0) return;  // first is past the end
+    std::size_t xi = 0;  // run of the last dimension where the first row starts
+    while (skip >= r[last][xi].len) skip -= r[last][xi++].len;
+    std::int64_t left = count;
     std::int64_t ps = 0, pd = 0, pl = 0;  // pending merged run
-    const std::size_t last = static_cast<std::size_t>(n - 1);
     for (;;) {
       std::int64_t bs = 0, bd = 0;
       for (std::size_t d = 0; d < last; ++d) {
         bs += (r[d][ri[d]].src + ii[d]) * p.src_strides[d];
         bd += (r[d][ri[d]].dst + ii[d]) * p.dst_strides[d];
       }
-      for (const dim_run& x : r[last]) {
-        const std::int64_t s = bs + x.src * p.src_strides[last];
-        const std::int64_t t = bd + x.dst * p.dst_strides[last];
+      for (; xi < r[last].size(); ++xi) {
+        const dim_run& x = r[last][xi];
+        const std::int64_t len = std::min(x.len - skip, left);
+        const std::int64_t s = bs + (x.src + skip) * p.src_strides[last];
+        const std::int64_t t = bd + (x.dst + skip) * p.dst_strides[last];
+        skip = 0;
         if (pl > 0 && s == ps + pl && t == pd + pl) {
-          pl += x.len;
+          pl += len;
         } else {
           if (pl > 0) f(ps, pd, pl);
-          ps = s, pd = t, pl = x.len;
+          ps = s, pd = t, pl = len;
+        }
+        if ((left -= len) == 0) {
+          f(ps, pd, pl);
+          return;
         }
       }
+      xi = 0;
       int d = n - 2;
       for (; d >= 0; --d) {
         const auto du = static_cast<std::size_t>(d);
@@ -127,14 +171,15 @@ std::ostream& operator<<(std::ostream& os, const redistribution_plan& p);
 
 namespace detail {
 
-/// Computes this rank's plan (no communication). Both layouts must have the same global shape.
-/// `call` names the caller in errors.
+/// Computes this rank's plan (no communication). Both layouts must have the same global shape;
+/// each peer's data is cut into up to `chunks` slabs (>= 1). `call` names the caller in errors.
 std::shared_ptr<const redistribution_plan> compute_plan(const char* call, int world_rank,
                                                         std::size_t elem_size,
                                                         const layout_desc& src,
                                                         const std::vector<int>& src_members,
                                                         const layout_desc& dst,
-                                                        const std::vector<int>& dst_members);
+                                                        const std::vector<int>& dst_members,
+                                                        int chunks = 1);
 
 /// As compute_plan, through a per-thread cache keyed by everything the plan depends on.
 std::shared_ptr<const redistribution_plan> cached_plan(const char* call, int world_rank,
@@ -142,22 +187,28 @@ std::shared_ptr<const redistribution_plan> cached_plan(const char* call, int wor
                                                        const layout_desc& src,
                                                        const std::vector<int>& src_members,
                                                        const layout_desc& dst,
-                                                       const std::vector<int>& dst_members);
+                                                       const std::vector<int>& dst_members,
+                                                       int chunks = 1);
+
+/// Throws cairn::error (naming `call`, `rank` and the value) unless chunks >= 1.
+void check_chunks(const char* call, int rank, int chunks);
 
 /// The runs of one dimension for every coordinate pair (the merge sweep; exposed for tests).
 dim_plan sweep_dimension(const dim_map& s, const dim_map& d);
 
 }  // namespace detail
 
-/// This rank's plan for moving an array from layout `src` to layout `dst` (cached: the same
-/// layouts give the same shared plan). No communication.
+/// This rank's plan for moving an array from layout `src` to layout `dst`, each peer's data in
+/// up to `chunks` slabs (cached: the same layouts and chunks give the same shared plan). No
+/// communication.
 template <int N>
 std::shared_ptr<const redistribution_plan> plan_redistribution(const layout<N>& src,
                                                                const layout<N>& dst,
                                                                int world_rank,
-                                                               std::size_t elem_size) {
+                                                               std::size_t elem_size,
+                                                               int chunks = 1) {
   return detail::cached_plan("plan_redistribution", world_rank, elem_size, src.desc(),
-                             src.group().members(), dst.desc(), dst.group().members());
+                             src.group().members(), dst.desc(), dst.group().members(), chunks);
 }
 
 }  // namespace cairn
