@@ -6,12 +6,16 @@
 // reduction, one after the other. "mpi-style" does that with cairn groups and cairn's blocking
 // reduce and bcast (both engines); under mpirun a second row, "mpi-raw", does it with MPI
 // communicators, MPI_Reduce and MPI_Bcast. Time per pair of reductions, slowest rank, median.
+// The two sides of a row run the same inputs and operations into their own outputs, sample by
+// sample in alternating order (on a loaded machine both see the same load), and both are
+// verified before and after timing.
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cairn/cairn.hpp"
@@ -65,17 +69,41 @@ struct buffers {
   }
 };
 
-// Iterations per timed sample: about 20 MB moved per sample, between 1 and 2000.
-int iterations_for(std::size_t bytes, bool quick) {
-  const std::size_t budget = quick ? (std::size_t{4} << 20) : (std::size_t{20} << 20);
-  return static_cast<int>(std::clamp<std::size_t>(budget / std::max<std::size_t>(bytes, 1), 1, quick ? 200 : 2000));
+// Iterations per timed sample: about 2 MB moved, between 1 and 50. Rank 1 only sends, in both
+// versions, so it runs ahead of the others by up to a sample's iterations; its early messages
+// wait in the receivers' unexpected queues, which a receive from another rank scans. Long
+// samples (2000 iterations: 3-7x the time per pair measured, both sides) measure those queues
+// rather than the reductions; more, shorter samples instead.
+int iterations_for(std::size_t bytes) {
+  return static_cast<int>(std::clamp<std::size_t>((std::size_t{2} << 20) / std::max<std::size_t>(bytes, 1), 1, 50));
 }
 
-// Median seconds per pair on the slowest of ranks 0-3 (all of them call it).
-template <class Run, class Barrier, class Slowest>
-double time_pairs(const options& o, std::size_t bytes, Run&& run, Barrier&& barrier, Slowest&& slowest) {
-  const sampling s{2, o.quick ? 5 : 11, iterations_for(bytes, o.quick)};
-  return slowest(median_seconds_per_iter(s, barrier, run));
+// Median seconds per pair of `a` and of `b` on the slowest of ranks 0-3 (all of them call it):
+// warm-up, then samples alternating a, b / b, a, each after a barrier.
+template <class A, class B, class Barrier, class Slowest>
+std::pair<double, double> time_both(const options& o, std::size_t bytes, A&& a, B&& b, Barrier&& barrier,
+                                    Slowest&& slowest) {
+  const int samples = o.quick ? 15 : 61;
+  const int iters = iterations_for(bytes);
+  a(2);
+  b(2);
+  std::vector<double> ta, tb;
+  auto timed = [&](auto& body, std::vector<double>& into) {
+    barrier();
+    const auto t0 = std::chrono::steady_clock::now();
+    body(iters);
+    into.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters);
+  };
+  for (int i = 0; i < samples; ++i) {
+    if (i % 2 == 0) {
+      timed(a, ta);
+      timed(b, tb);
+    } else {
+      timed(b, tb);
+      timed(a, ta);
+    }
+  }
+  return {slowest(median(std::move(ta))), slowest(median(std::move(tb)))};
 }
 
 int run_concurrent_reduce(const invocation& inv) {
@@ -107,47 +135,44 @@ int run_concurrent_reduce(const invocation& inv) {
     auto barrier = [&] { quad.barrier(); };
     for (const std::size_t size : sizes) {
       const std::size_t n = size / sizeof(double);
-      buffers b(me, n);
+      buffers mine(me, n), style(me, n);  // the same inputs, each side its own outputs
       // cairn: both generalized reductions in flight at once.
       auto concurrent = [&](int iters) {
         for (int i = 0; i < iters; ++i) {
-          cairn::request r1 = w.ireduce({0, 1, 2, 3}, {0, 2}, b.in1, b.out1, cairn::plus{});
-          cairn::request r2 = me == 0 ? cairn::request{} : w.ireduce({1, 2}, {3}, b.in2, b.out2, cairn::multiplies{});
+          cairn::request r1 = w.ireduce({0, 1, 2, 3}, {0, 2}, mine.in1, mine.out1, cairn::plus{});
+          cairn::request r2 =
+              me == 0 ? cairn::request{} : w.ireduce({1, 2}, {3}, mine.in2, mine.out2, cairn::multiplies{});
           r1.wait();
           r2.wait();
         }
       };
       // MPI style with cairn groups: reduce to 0 then bcast to {0, 2}; reduce {1, 2, 3} to 3 (3
-      // contributes the identity).
+      // contributes the identity). Each call blocks, one after the other.
       std::vector<double> ones(me == 3 ? n : 0, 1.0), scratch(n);
       auto mpi_style = [&](int iters) {
         for (int i = 0; i < iters; ++i) {
-          quad.reduce(b.in1, me == 0 ? std::span<double>(b.out1) : std::span<double>(scratch).first(0), 0, cairn::plus{});
-          if (me == 0 || me == 2) r1_receivers.bcast(b.out1, 0);
+          quad.reduce(style.in1, me == 0 ? std::span<double>(style.out1) : std::span<double>(scratch).first(0), 0,
+                      cairn::plus{});
+          if (me == 0 || me == 2) r1_receivers.bcast(style.out1, 0);
           if (me >= 1) {
-            const std::vector<double>& in = me == 3 ? ones : b.in2;
-            r2_set.reduce(in, me == 3 ? std::span<double>(b.out2) : std::span<double>(scratch).first(0), 2,
+            const std::vector<double>& in = me == 3 ? ones : style.in2;
+            r2_set.reduce(in, me == 3 ? std::span<double>(style.out2) : std::span<double>(scratch).first(0), 2,
                           cairn::multiplies{});
           }
         }
       };
       concurrent(1);
-      b.verify(me, "cairn");
-      b.clear();
+      mine.verify(me, "cairn");
       mpi_style(1);
-      b.verify(me, "mpi-style");
-      b.clear();
-      // Alternate the two, three rounds, and report the median round of each.
-      std::vector<double> mine_t, style_t;
-      for (int round = 0; round < (inv.opts.quick ? 1 : 3); ++round) {
-        mine_t.push_back(time_pairs(inv.opts, size, concurrent, barrier, slowest));
-        style_t.push_back(time_pairs(inv.opts, size, mpi_style, barrier, slowest));
-      }
-      b.verify(me, "after timing");
+      style.verify(me, "mpi-style");
+      mine.clear();
+      style.clear();
+      const auto [mine_s, style_s] = time_both(inv.opts, size, concurrent, mpi_style, barrier, slowest);
+      mine.verify(me, "cairn, after timing");
+      style.verify(me, "mpi-style, after timing");
       if (rep)
         rep->add(row{std::string(inv.name), w.engine() == cairn::engine::mpi ? "mpi" : "threads", 4, size,
-                     std::string(metric), std::string(better), median(mine_t) * 1e6, "mpi-style",
-                     median(style_t) * 1e6});
+                     std::string(metric), std::string(better), mine_s * 1e6, "mpi-style", style_s * 1e6});
 #if CAIRN_BENCH_HAVE_MPI
       if (w.engine() == cairn::engine::mpi) {
         // Raw MPI: communicators for {0..3}, {0, 2}, {1, 2, 3}; blocking reduce then bcast.
@@ -158,27 +183,29 @@ int run_concurrent_reduce(const invocation& inv) {
         const int cnt = static_cast<int>(n);
         auto raw = [&](int iters) {
           for (int i = 0; i < iters; ++i) {
-            MPI_Reduce(b.in1.data(), me == 0 ? b.out1.data() : nullptr, cnt, MPI_DOUBLE, MPI_SUM, 0, c_quad);
-            if (me == 0 || me == 2) MPI_Bcast(b.out1.data(), cnt, MPI_DOUBLE, 0, c_recv);
+            MPI_Reduce(style.in1.data(), me == 0 ? style.out1.data() : nullptr, cnt, MPI_DOUBLE, MPI_SUM, 0, c_quad);
+            if (me == 0 || me == 2) MPI_Bcast(style.out1.data(), cnt, MPI_DOUBLE, 0, c_recv);
             if (me >= 1)
-              MPI_Reduce(me == 3 ? ones.data() : b.in2.data(), me == 3 ? b.out2.data() : nullptr, cnt, MPI_DOUBLE,
-                         MPI_PROD, 2, c_r2);
+              MPI_Reduce(me == 3 ? ones.data() : style.in2.data(), me == 3 ? style.out2.data() : nullptr, cnt,
+                         MPI_DOUBLE, MPI_PROD, 2, c_r2);
           }
         };
-        b.clear();
+        style.clear();
         raw(1);
-        b.verify(me, "mpi-raw");
-        std::vector<double> raw_t, mine2;
-        for (int round = 0; round < (inv.opts.quick ? 1 : 3); ++round) {
-          mine2.push_back(time_pairs(inv.opts, size, concurrent, barrier, slowest));
-          raw_t.push_back(time_pairs(inv.opts, size, raw, [&] { MPI_Barrier(c_quad); }, slowest));
-        }
+        style.verify(me, "mpi-raw");
+        mine.clear();
+        style.clear();
+        // Both barriers are MPI's here, so that the two sides start their samples alike.
+        const auto [mine2, raw_s] =
+            time_both(inv.opts, size, concurrent, raw, [&] { MPI_Barrier(c_quad); }, slowest);
+        mine.verify(me, "cairn, after timing");
+        style.verify(me, "mpi-raw, after timing");
         MPI_Comm_free(&c_quad);
         if (c_recv != MPI_COMM_NULL) MPI_Comm_free(&c_recv);
         if (c_r2 != MPI_COMM_NULL) MPI_Comm_free(&c_r2);
         if (rep)
-          rep->add(row{std::string(inv.name), "mpi", 4, size, std::string(metric), std::string(better),
-                       median(mine2) * 1e6, "mpi-raw", median(raw_t) * 1e6});
+          rep->add(row{std::string(inv.name), "mpi", 4, size, std::string(metric), std::string(better), mine2 * 1e6,
+                       "mpi-raw", raw_s * 1e6});
       }
 #endif
     }

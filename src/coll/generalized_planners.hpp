@@ -33,12 +33,15 @@ struct generalized_load {
 };
 
 /// The whole communication graph of a generalized reduce, stage by stage. Every rank sends at
-/// most one and receives at most one message per stage (the single-port model of the paper).
+/// most one and receives at most one message per stage (the single-port model of the paper),
+/// except the receivers that direct delivery (deliver_directly) gives two operands at once.
 struct generalized_graph {
   std::vector<std::vector<generalized_transfer>> stages;  ///< the messages of each stage
   /// The first stage is an exchange over 2ρ slots in which non-participant receivers stand in
   /// for the missing participants (section 2.1's "auxiliaries"); see plan_reduce_generalized.
   bool auxiliaries = false;
+  /// deliver_directly removed at least one forwarding hop (the schedules are named "_direct").
+  bool direct = false;
 };
 
 /// Builds the communication graph of Aspen's generalized reduce (section 3.2):
@@ -65,16 +68,29 @@ struct generalized_graph {
 generalized_graph graph_reduce_generalized(const generalized_shape& shape, bool load_balance,
                                            const generalized_load* prior = nullptr);
 
+/// Direct delivery: where the graph has a participant h that is not a receiver take one last
+/// operand (s -> h, combine; h has no other message in that stage) only to forward the result
+/// to a non-participant receiver t in the next stage (h -> t; h has no other message then or
+/// later, t none before), both operands go to t in the first of the two stages instead (s -> t,
+/// h -> t) and t reduces them. One stage less on that
+/// path (e.g. |P| = 2, R = {x} not in P: one stage instead of two), the same messages and
+/// reductions; t receives two messages in one stage, outside the paper's single-port model but
+/// no slower in it (t's two receives take the time of the forwarding chain they replace).
+/// Empty stages left behind are dropped; `direct` is set when anything changed.
+generalized_graph deliver_directly(generalized_graph graph, const generalized_shape& shape);
+
 /// The schedule of group rank `me` in graph_reduce_generalized(shape, ...), for `bytes` of
 /// elements. Receivers accumulate in their output, other participants in scratch; a participant
-/// sends straight from its input until it has reduced something. Commutative operations only
+/// sends straight from its input until it has reduced something, and receives its first operand
+/// straight into its accumulator (no copy of its input). Commutative operations only
 /// (the numbering and the butterfly reorder operands): throws std::invalid_argument otherwise,
 /// or when the shape is malformed.
 schedule plan_reduce_generalized(const generalized_shape& shape, int me, std::size_t bytes,
                                  bool commutative, bool load_balance,
                                  const generalized_load* prior = nullptr);
 
-/// The same, from a graph built already (`load_balance` only names the schedule).
+/// The same, from a graph built already, e.g. by deliver_directly (`load_balance` only names the
+/// schedule). A rank may receive several operands in one stage.
 schedule plan_reduce_generalized(const generalized_graph& graph, const generalized_shape& shape,
                                  int me, std::size_t bytes, bool load_balance);
 

@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "coll/generalized_planners.hpp"
 
@@ -224,56 +226,105 @@ schedule plan_reduce_generalized(const generalized_shape& shape, int me, std::si
                                  load_balance);
 }
 
+generalized_graph deliver_directly(generalized_graph graph, const generalized_shape& shape) {
+  check_shape(shape);
+  auto& st = graph.stages;
+  const auto involves = [](const generalized_transfer& t, int r) { return t.from == r || t.to == r; };
+  const auto edges_of = [&](std::size_t k, int r) {
+    return std::count_if(st[k].begin(), st[k].end(), [&](const generalized_transfer& t) { return involves(t, r); });
+  };
+  for (std::size_t k = 1; k < st.size(); ++k) {
+    for (std::size_t i = 0; i < st[k].size();) {
+      const generalized_transfer e = st[k][i];
+      const int h = e.from, t = e.to;
+      bool fuse = !e.combine && !shape.receives[static_cast<std::size_t>(h)] && t >= shape.participants &&
+                  edges_of(k, h) == 1;
+      for (std::size_t j = k + 1; fuse && j < st.size(); ++j) fuse = edges_of(j, h) == 0;  // h only forwards
+      for (std::size_t j = 0; fuse && j < k; ++j) fuse = edges_of(j, t) == 0;  // t is free until now
+      generalized_transfer* last = nullptr;  // h's one edge in stage k - 1: its last operand
+      if (fuse && edges_of(k - 1, h) == 1)
+        for (auto& f : st[k - 1])
+          if (f.to == h && f.combine) last = &f;
+      if (!last) {
+        ++i;
+        continue;
+      }
+      last->to = t;  // s -> t becomes t's value, h's own value goes along in the same stage
+      last->combine = false;
+      st[k - 1].push_back({h, t, true});
+      st[k].erase(st[k].begin() + static_cast<std::ptrdiff_t>(i));
+      graph.direct = true;
+    }
+  }
+  std::erase_if(st, [](const std::vector<generalized_transfer>& v) { return v.empty(); });
+  return graph;
+}
+
 schedule plan_reduce_generalized(const generalized_graph& graph, const generalized_shape& shape, int me,
                                  std::size_t bytes, bool load_balance) {
   check_shape(shape);
   const int n = static_cast<int>(shape.receives.size());
   if (me < 0 || me >= n) throw std::invalid_argument("generalized reduce: rank outside the group");
-  schedule s(load_balance ? "reduce_generalized/aspen_balanced" : "reduce_generalized/aspen", n, me);
+  std::string name = load_balance ? "reduce_generalized/aspen_balanced" : "reduce_generalized/aspen";
+  if (graph.direct) name += "_direct";
+  schedule s(std::move(name), n, me);
   const bool participant = me < shape.participants;
   const bool receiver = shape.receives[static_cast<std::size_t>(me)];
   // The value a rank holds: its input until it reduces something, then the accumulator (the
-  // output on receivers, scratch elsewhere). Received operands land in `tmp`.
+  // output on receivers, scratch elsewhere). A participant's first operand lands straight in the
+  // accumulator (reduced with the input next round: no copy); later ones in scratch after it.
   const region in{slot::input, 0};
   const region acc = receiver ? region{slot::output, 0} : region{slot::temp, 0};
-  const region tmp{slot::temp, receiver ? 0 : bytes};
-  bool has_value = participant, in_acc = false, pending = false, used_tmp = false;
-  auto settle = [&] {  // reduce the operand received in the previous round
-    if (!pending) return;
-    if (!in_acc) s.copy(in, acc, bytes);
-    in_acc = true;
-    s.reduce(tmp, acc, bytes, /*from_is_left=*/false);
-    pending = false;
+  const std::size_t tmp_base = receiver ? 0 : bytes;
+  bool has_value = participant, in_acc = false, first_in_acc = false;
+  std::size_t pending = 0, most_pending = 0;  // operands waiting in scratch slots
+  std::vector<const generalized_transfer*> sets, combines;
+  auto tmp = [&](std::size_t j) { return region{slot::temp, tmp_base + j * bytes}; };
+  auto settle = [&] {  // reduce the operands received in the previous round
+    if (first_in_acc) {
+      s.reduce(in, acc, bytes, /*from_is_left=*/false);
+      first_in_acc = false;
+      in_acc = true;
+    }
+    for (std::size_t j = 0; j < pending; ++j) s.reduce(tmp(j), acc, bytes, /*from_is_left=*/false);
+    pending = 0;
   };
   for (const auto& stage : graph.stages) {
     const generalized_transfer* send = nullptr;
-    const generalized_transfer* recv = nullptr;
+    sets.clear();
+    combines.clear();
     for (const auto& t : stage) {
       if (t.from == me) send = &t;
-      if (t.to == me) recv = &t;
+      if (t.to == me) (t.combine ? combines : sets).push_back(&t);
     }
-    if (!send && !recv) continue;
+    if (!send && sets.empty() && combines.empty()) continue;
     s.begin_round();
     settle();
     if (send) {
       if (!has_value) throw std::logic_error("generalized reduce: a rank sends before it holds a value");
       s.send(send->to, in_acc ? acc : in, bytes);
     }
-    if (recv) {
-      if (recv->combine) {
-        if (!has_value) throw std::logic_error("generalized reduce: a rank reduces into nothing");
-        s.recv(recv->from, tmp, bytes);
-        pending = used_tmp = true;
+    if (sets.size() > 1) throw std::logic_error("generalized reduce: a rank gets two values in one stage");
+    if (!sets.empty()) {
+      // (A folded receiver gets the result after giving its input away.) The accumulator is not
+      // being sent this round: the graph never sends from and delivers a whole value to the
+      // same rank in one stage.
+      if (send || first_in_acc || pending) throw std::logic_error("generalized reduce: a value received while in use");
+      s.recv(sets.front()->from, acc, bytes);
+      has_value = in_acc = true;
+    }
+    for (const generalized_transfer* c : combines) {
+      if (!has_value) throw std::logic_error("generalized reduce: a rank reduces into nothing");
+      if (!in_acc && !first_in_acc) {
+        s.recv(c->from, acc, bytes);  // not sent this round: the rank sends its input
+        first_in_acc = true;
       } else {
-        // The accumulator is not being sent this round: the single-port graph never sends and
-        // receives a whole value at the same rank in one stage.
-        if (send) throw std::logic_error("generalized reduce: a value received while sent");
-        s.recv(recv->from, acc, bytes);
-        has_value = in_acc = true;
+        s.recv(c->from, tmp(pending++), bytes);
+        most_pending = std::max(most_pending, pending);
       }
     }
   }
-  if (pending) {
+  if (first_in_acc || pending) {
     s.begin_round();
     settle();
   }
@@ -282,7 +333,7 @@ schedule plan_reduce_generalized(const generalized_graph& graph, const generaliz
     s.begin_round();
     s.copy(in, acc, bytes);
   }
-  s.temp_bytes = receiver ? (used_tmp ? bytes : 0) : (used_tmp ? 2 * bytes : in_acc ? bytes : 0);
+  s.temp_bytes = most_pending ? tmp_base + most_pending * bytes : receiver || !in_acc ? 0 : bytes;
   return s;
 }
 

@@ -1,5 +1,5 @@
 // The entry point of the generalized reduce: check the rank sets and buffers, build the group
-// P ∪ R, plan (or find the cached plan) and start it on that group.
+// P ∪ R, plan (or find the cached plan) and prepare it for a start on that group.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "cairn/coll/generalized.hpp"
-#include "coll/executor.hpp"
 #include "coll/generalized_planners.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
@@ -65,19 +64,28 @@ void record_graph(reduce_balancer& b, const coll::generalized_graph& g, const st
       b.add_edge(members[static_cast<std::size_t>(t.from)], members[static_cast<std::size_t>(t.to)]);
 }
 
-// Plans are pure functions of (P, R, this rank, bytes, balancing, the balancer's counts of the
-// members): cached per thread (a rank is one thread) with the group and the graph's edges, so a
-// repeated reduction plans and allocates (almost) nothing.
+// The graph every rank of P ∪ R builds for these options (direct delivery applied last, so that
+// the balancer's choices are the paper's).
+coll::generalized_graph graph_of(const coll::generalized_shape& shape, bool balance, const coll::generalized_load* load,
+                                 bool direct) {
+  coll::generalized_graph g = coll::graph_reduce_generalized(shape, balance, load);
+  return direct ? coll::deliver_directly(std::move(g), shape) : g;
+}
+
+// Plans are pure functions of (P, R, this rank, bytes, balancing, direct delivery, the
+// balancer's counts of the members): cached per thread (a rank is one thread) with the group and
+// the graph's edges, so a repeated reduction plans and allocates nothing.
 struct plan_key {
   std::vector<int> p, r, load;
   int me = 0;
   std::size_t bytes = 0;
   bool balance = false;
+  bool direct = false;
   bool operator==(const plan_key&) const = default;
 };
 struct plan_key_hash {
   std::size_t operator()(const plan_key& k) const noexcept {
-    std::size_t h = k.bytes * 0x9E3779B97F4A7C15ull + static_cast<std::size_t>(k.me) * 2 + k.balance;
+    std::size_t h = k.bytes * 0x9E3779B97F4A7C15ull + static_cast<std::size_t>(k.me) * 4 + k.balance * 2u + k.direct;
     auto mix = [&h](std::size_t v) { h = (h ^ v) * 0x100000001B3ull + (h >> 29); };
     for (const auto* v : {&k.p, &k.r, &k.load}) {
       mix(v->size());
@@ -108,22 +116,22 @@ void reduce_balancer::add_edge(int from, int to) {
   ++in_[static_cast<std::size_t>(to)];
 }
 
-void reduce_balancer::record(const rank_set& participants, const rank_set& receivers) {
+void reduce_balancer::record(const rank_set& participants, const rank_set& receivers, bool direct_delivery) {
   const char* call = "reduce_balancer::record";
   std::vector<int> p, r;
   sorted_set(call, -1, "participant", participants.ranks(), -1, p);
   sorted_set(call, -1, "receiver", receivers.ranks(), -1, r);
   const std::vector<int> members = members_of(p, r);
   const coll::generalized_load load = load_of(*this, members);
-  record_graph(*this, coll::graph_reduce_generalized(shape_of(p, r, members), true, &load), members);
+  record_graph(*this, graph_of(shape_of(p, r, members), true, &load, direct_delivery), members);
 }
 
 namespace detail {
 
-request start_reduce_generalized(const coll_target& t, const char* call, std::span<const int> participants,
-                                 std::span<const int> receivers, const void* in, std::size_t in_count,
-                                 void* out, std::size_t out_count, const op_binding& op,
-                                 const generalized_reduce_options& opt) {
+prepared prepare_reduce_generalized(const coll_target& t, const char* call, std::span<const int> participants,
+                                    std::span<const int> receivers, const void* in, std::size_t in_count,
+                                    void* out, std::size_t out_count, const op_binding& op,
+                                    const generalized_reduce_options& opt) {
   const int me = t.world_rank;
   const int world_size = static_cast<int>(t.members->world_ranks.size());
   thread_local plan_key key;  // reused: its vectors keep their capacity
@@ -153,6 +161,7 @@ request start_reduce_generalized(const coll_target& t, const char* call, std::sp
   key.me = me;
   key.bytes = bytes;
   key.balance = opt.load_balance || balancer;
+  key.direct = opt.direct_delivery;
   key.load.clear();
   if (balancer)
     for (const auto* v : {&key.p, &key.r})
@@ -169,7 +178,7 @@ request start_reduce_generalized(const coll_target& t, const char* call, std::sp
     std::vector<int> members = members_of(key.p, key.r);
     const coll::generalized_shape shape = shape_of(key.p, key.r, members);
     const coll::generalized_load load = balancer ? load_of(*balancer, members) : coll::generalized_load{};
-    made->graph = coll::graph_reduce_generalized(shape, key.balance, &load);
+    made->graph = graph_of(shape, key.balance, &load, key.direct);
     made->group_rank = static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
     made->plan = std::make_shared<const coll::schedule>(
         coll::plan_reduce_generalized(made->graph, shape, made->group_rank, bytes, key.balance));
@@ -180,7 +189,8 @@ request start_reduce_generalized(const coll_target& t, const char* call, std::sp
   }
   if (balancer) record_graph(*balancer, c->graph, c->members->world_ranks);
   // Started on the group P ∪ R: its tags and sequence numbers are those of that member list.
-  return start_schedule(coll_target{t.ctx, c->members, c->group_rank, me}, call, c->plan, in, out, op);
+  // Every rank computes the same bytes when the call is right: the count check can compare them.
+  return {coll_target{t.ctx, c->members, c->group_rank, me}, call, c->plan, in, out, op, bytes, -1, true};
 }
 
 }  // namespace detail

@@ -10,6 +10,8 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include "coll/generalized_planners.hpp"
 #include "harness.hpp"
@@ -150,11 +152,14 @@ struct outcome {
 };
 
 // Plans every rank, simulates on random integers and checks every receiver's result, the
-// single-port model (one send, one receive per round), that non-receivers end by sending (no
-// message is wasted on them) and the stage counts against the graph's.
-outcome run_case(const setup& s, std::size_t n, bool balance, unsigned seed, const generalized_load* prior = nullptr) {
+// single-port model (one send, one receive per round; with direct delivery, two receives on
+// non-participant receivers), that non-receivers end by sending (no message is wasted on them)
+// and the stage counts against the graph's.
+outcome run_case(const setup& s, std::size_t n, bool balance, unsigned seed, const generalized_load* prior = nullptr,
+                 bool direct = false) {
   const int g = static_cast<int>(s.members.size());
-  const auto graph = graph_reduce_generalized(s.shape, balance, prior);
+  auto graph = graph_reduce_generalized(s.shape, balance, prior);
+  if (direct) graph = deliver_directly(std::move(graph), s.shape);
   std::vector<schedule> plans;
   std::vector<rank_buffers> bufs(static_cast<std::size_t>(g));
   std::vector<std::int64_t> expect(n, 0);
@@ -183,7 +188,7 @@ outcome run_case(const setup& s, std::size_t n, bool balance, unsigned seed, con
         recvs += pl.steps[i].kind == step_kind::recv;
       }
       EXPECT_LE(sends, 1) << pl;
-      EXPECT_LE(recvs, 1) << pl;
+      EXPECT_LE(recvs, direct && r >= s.shape.participants ? 2 : 1) << pl;
     }
     if (!s.shape.receives[static_cast<std::size_t>(r)] && !pl.steps.empty()) {
       EXPECT_EQ(pl.steps.back().kind, step_kind::send) << "a non-receiver ends without sending\n" << pl;
@@ -432,4 +437,94 @@ TEST(GeneralizedSchedules, RejectsNonCommutativeAndMalformed) {
   generalized_shape idle{1, {true, false}};  // a non-participant that does not receive
   EXPECT_THROW((void)graph_reduce_generalized(idle, false), std::invalid_argument);
   EXPECT_THROW((void)plan_reduce_generalized(s.shape, 4, 8, true, false), std::invalid_argument);
+}
+
+// Direct delivery on the Figure 5 pair: r1 ({0, 1, 2, 3} -> {0, 2}) has no forwarding hop and
+// keeps its graph; r2 ({1, 2} -> {3}) becomes one stage in which 1 and 2 both send to 3, which
+// reduces; a reduce to one non-participant loses its last stage; a shape whose holders exchange
+// in the butterfly keeps its delivery stage.
+TEST(GeneralizedSchedules, DirectDeliveryFigure5) {
+  const setup r1 = make_setup({0, 1, 2, 3}, {0, 2});
+  const auto g1 = graph_reduce_generalized(r1.shape, false);
+  const auto d1 = deliver_directly(g1, r1.shape);
+  EXPECT_FALSE(d1.direct);
+  ASSERT_EQ(d1.stages.size(), g1.stages.size());
+  const setup r2 = make_setup({1, 2}, {3});  // group: world 1, 2, 3
+  const auto g2 = graph_reduce_generalized(r2.shape, false);
+  ASSERT_EQ(g2.stages.size(), 2u);
+  const auto d2 = deliver_directly(g2, r2.shape);
+  EXPECT_TRUE(d2.direct);
+  ASSERT_EQ(d2.stages.size(), 1u);
+  std::vector<std::tuple<int, int, bool>> links;
+  for (const auto& t : d2.stages[0]) links.emplace_back(t.from, t.to, t.combine);
+  std::sort(links.begin(), links.end());
+  EXPECT_EQ(links, (std::vector<std::tuple<int, int, bool>>{{0, 2, true}, {1, 2, false}}));
+  // Group rank 2 (world 3) receives both operands in one round, reduces them in the next.
+  const schedule p3 = plan_reduce_generalized(d2, r2.shape, 2, 16, false);
+  EXPECT_EQ(p3.name, "reduce_generalized/aspen_direct");
+  EXPECT_EQ(p3.message_rounds(), 1u) << p3;
+  for (int r = 0; r < 2; ++r) {  // the participants only send, straight from their input
+    const schedule pr = plan_reduce_generalized(d2, r2.shape, r, 16, false);
+    ASSERT_EQ(pr.steps.size(), 1u) << pr;
+    EXPECT_EQ(pr.steps[0].kind, step_kind::send);
+    EXPECT_EQ(pr.temp_bytes, 0u);
+  }
+  for (bool balance : {false, true}) {
+    const outcome o = run_case(r2, 7, balance, 11, nullptr, true);
+    EXPECT_EQ(o.stages, 1u);
+    EXPECT_EQ(o.depth, 1u);
+  }
+  // All of 0..7 to 8: three halvings then 0 -> 8; direct: 1 -> 8 and 0 -> 8 in the third.
+  const setup to8 = make_setup({0, 1, 2, 3, 4, 5, 6, 7}, {8});
+  EXPECT_EQ(graph_reduce_generalized(to8.shape, false).stages.size(), 4u);
+  EXPECT_EQ(run_case(to8, 5, false, 12, nullptr, true).stages, 3u);
+  // {0..3} -> {4, 5}: holders 0 and 1 exchange in the butterfly, so both still deliver.
+  const setup two = make_setup({0, 1, 2, 3}, {4, 5});
+  const auto gtwo = graph_reduce_generalized(two.shape, false);
+  EXPECT_EQ(deliver_directly(gtwo, two.shape).stages.size(), gtwo.stages.size());
+}
+
+// Direct delivery on every shape up to |P| = 12, |R_np| <= 2 |P| and on random sets: never more
+// stages than the paper's graph, exactly the same messages, and (simulated) the right results.
+TEST(GeneralizedSchedules, DirectDeliveryEveryShape) {
+  auto edges = [](const generalized_graph& g) {
+    std::size_t e = 0;
+    for (const auto& st : g.stages) e += st.size();
+    return e;
+  };
+  int shortened = 0;
+  for (int np = 1; np <= 12; ++np)
+    for (int rp = 0; rp <= np; ++rp)
+      for (int rnp = 0; rnp <= 2 * np; ++rnp) {
+        if (rp + rnp == 0) continue;
+        generalized_shape s;
+        s.participants = np;
+        s.receives.assign(static_cast<std::size_t>(np + rnp), true);
+        for (int i = rp; i < np; ++i) s.receives[static_cast<std::size_t>(i)] = false;
+        for (bool balance : {false, true}) {
+          const auto g = graph_reduce_generalized(s, balance);
+          const auto d = deliver_directly(g, s);
+          EXPECT_LE(d.stages.size(), g.stages.size()) << np << " " << rp << " " << rnp;
+          EXPECT_EQ(edges(d), edges(g)) << np << " " << rp << " " << rnp;
+          if (d.stages.size() < g.stages.size()) {
+            EXPECT_TRUE(d.direct) << np << " " << rp << " " << rnp;
+            ++shortened;
+          }
+        }
+      }
+  EXPECT_GT(shortened, 0);
+  std::mt19937 g(77);
+  for (int trial = 0; trial < 600; ++trial) {
+    const int w = 1 + static_cast<int>(g() % 24);
+    std::vector<int> p = random_subset(g, w, 1000 * static_cast<unsigned>(1 + g() % 9) / 10);
+    std::vector<int> r = random_subset(g, w, 1000 * static_cast<unsigned>(1 + g() % 9) / 10);
+    if (trial % 3 == 0) r = {static_cast<int>(g() % static_cast<unsigned>(w)) + w};  // one outsider
+    const setup s = make_setup(p, r);
+    const std::size_t paper = graph_reduce_generalized(s.shape, trial % 2 == 1).stages.size();
+    const outcome o = run_case(s, 1 + g() % 6, trial % 2 == 1, static_cast<unsigned>(trial), nullptr, true);
+    if (::testing::Test::HasFailure()) {
+      FAIL() << "trial " << trial << ": |P|=" << s.shape.participants << " |R_p|=" << s.rp << " |R_np|=" << s.rnp;
+    }
+    EXPECT_LE(o.stages, paper) << "trial " << trial;
+  }
 }

@@ -4,6 +4,7 @@
 // several in flight), load balancing across reductions, and misuse raised before sending.
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <span>
@@ -107,7 +108,7 @@ std::pair<std::vector<int>, std::vector<int>> random_sets(std::mt19937& g, int w
 // Section 3.3, Figure 5: r1 sums the inputs of {0, 1, 2, 3} for receivers {0, 2}; r2 multiplies
 // those of {1, 2} for receiver 3 (which does not participate). Started back to back from the
 // same ranks, completed in both orders (and ranks disagree on the order), with and without
-// load balancing; with a balancer, rank 0 records r2 without calling it.
+// load balancing and direct delivery; with a balancer, rank 0 records r2 without calling it.
 TEST(Generalized, Figure5ConcurrentReductionsBothOrders) {
   run([](cairn::world& w) {
     if (w.size() < 4) {
@@ -118,12 +119,16 @@ TEST(Generalized, Figure5ConcurrentReductionsBothOrders) {
     if (me >= 4) return;  // in neither reduction: must not call
     const auto p1 = w.group(std::vector<int>{0, 1, 2, 3});
     const auto r1_receivers = w.group(std::vector<int>{0, 2});
-    for (int round = 0; round < 12; ++round) {
+    for (int round = 0; round < 16; ++round) {
       const bool r2_first = (round + me) % 2 == 1;  // ranks wait in different orders
-      const int mode = round % 3;                   // plain, balanced, balanced with a balancer
+      // plain, balanced, balanced with a balancer; direct delivery (the default) or the paper's
+      // graph: (round / 4) % 2 picks the graph, round % 4 the rest
+      const int mode = round % 4 == 3 ? 2 : round % 4;
+      const bool direct = (round / 4) % 2 == 0;
       cairn::reduce_balancer lb;
-      cairn::generalized_reduce_options opt{.load_balance = mode >= 1, .balancer = mode == 2 ? &lb : nullptr};
-      const std::size_t n = round < 6 ? 9 : 20000;
+      cairn::generalized_reduce_options opt{
+          .load_balance = mode >= 1, .balancer = mode == 2 ? &lb : nullptr, .direct_delivery = direct};
+      const std::size_t n = round < 8 ? 9 : 20000;
       const unsigned s1 = static_cast<unsigned>(round * 2 + 1), s2 = s1 + 1;
       const auto in1 = input(n, me, s1);
       std::vector<std::int64_t> out1(me == 0 || me == 2 ? n : 0, -1);
@@ -132,7 +137,7 @@ TEST(Generalized, Figure5ConcurrentReductionsBothOrders) {
       std::vector<std::int64_t> out2(me == 3 ? n : 0, -1);
       cairn::request q2;
       if (me >= 1) q2 = w.ireduce({1, 2}, {3}, in2, out2, cairn::multiplies{}, opt);
-      else if (mode == 2) lb.record({1, 2}, {3});
+      else if (mode == 2) lb.record({1, 2}, {3}, direct);
       if (r2_first && me >= 1) q2.wait();
       q1.wait();
       if (me >= 1) q2.wait();
@@ -147,10 +152,15 @@ TEST(Generalized, Figure5ConcurrentReductionsBothOrders) {
       if (mode == 2) {  // every rank recorded the same two graphs
         EXPECT_EQ(lb.incoming(0) + lb.incoming(1) + lb.incoming(2) + lb.incoming(3), 6);
         EXPECT_EQ(lb.incoming(0), 2);
-        EXPECT_EQ(lb.incoming(2), 2);   // r1: 1 -> 0, 3 -> 2, 0 <-> 2
-        EXPECT_EQ(lb.incoming(1), 1);   // r2: 2 -> 1 (1 only sent so far), then 1 -> 3
-        EXPECT_EQ(lb.incoming(3), 1);
+        EXPECT_EQ(lb.incoming(2), 2);  // r1: 1 -> 0, 3 -> 2, 0 <-> 2
         EXPECT_EQ(lb.outgoing(1), 2);
+        if (direct) {  // r2: 1 -> 3 and 2 -> 3, 3 reduces
+          EXPECT_EQ(lb.incoming(1), 0);
+          EXPECT_EQ(lb.incoming(3), 2);
+        } else {  // r2: 2 -> 1 (1 only sent so far), then 1 -> 3
+          EXPECT_EQ(lb.incoming(1), 1);
+          EXPECT_EQ(lb.incoming(3), 1);
+        }
       }
     }
   });
@@ -174,7 +184,7 @@ TEST(Generalized, RandomSetsAgainstReference) {
       const unsigned seed = static_cast<unsigned>(t + 100);
       const auto in = in_p ? input(n, me, seed) : std::vector<std::int64_t>{};
       std::vector<std::int64_t> out(in_r ? n : 0, -3);
-      const cairn::generalized_reduce_options opt{.load_balance = balance};
+      const cairn::generalized_reduce_options opt{.load_balance = balance, .direct_delivery = t % 4 != 1};
       if (which == 0) {
         w.reduce(w.group(ps), w.group(rs), in, out, cairn::plus{}, opt);
       } else if (which == 1) {
@@ -222,7 +232,8 @@ TEST(Generalized, ConcurrentMixtures) {
         it.in = in_p ? input(n, me, it.seed) : std::vector<std::int64_t>{};
         it.out.assign(in_r ? n : 0, -5);
         reqs.push_back(w.ireduce(it.ps, it.rs, it.in, it.out, cairn::plus{},
-                                 cairn::generalized_reduce_options{.load_balance = m % 2 == 1}));
+                                 cairn::generalized_reduce_options{.load_balance = m % 2 == 1,
+                                                                   .direct_delivery = m % 3 != 2}));
       }
       if (items.size() < 2) reqs.push_back(w.iallreduce(all_in, all_out, cairn::plus{}));
       std::vector<std::int64_t> root_out(me == 0 ? 5 : 0);
@@ -243,6 +254,148 @@ TEST(Generalized, ConcurrentMixtures) {
         if (contains(it.rs, me)) {
           ASSERT_EQ(mismatch(it.out, sum_over(it.ps, it.out.size(), it.seed)), "") << "mixture " << m;
         }
+    }
+  });
+}
+
+// Writes `v` into the bound buffer `to` (same size): a persistent request keeps its pointer.
+void overwrite(std::vector<std::int64_t>& to, const std::vector<std::int64_t>& v) { std::copy(v.begin(), v.end(), to.begin()); }
+
+// The persistent form: ireduce_init on random sets of every kind (fixed seeds), started five
+// times with new inputs written into the bound buffer between starts, against the sequential
+// reference; on odd starts a one-shot generalized reduce on the same sets (another op, other
+// buffers) runs beside it, started after it everywhere.
+TEST(Generalized, PersistentRepeatedWithChangingData) {
+  run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    const int trials = w.engine() == cairn::engine::threads ? 60 + 240 / p : 40;
+    for (int t = 0; t < trials; ++t) {
+      std::mt19937 g(static_cast<unsigned>(t * 131 + p));
+      auto [ps, rs] = random_sets(g, p, t);
+      const std::size_t n = t % 11 == 0 ? 0 : t % 7 == 0 ? 6000 : 1 + g() % 50;
+      const cairn::generalized_reduce_options opt{.load_balance = g() % 2 == 1, .direct_delivery = g() % 3 != 0};
+      const bool in_p = contains(ps, me), in_r = contains(rs, me);
+      if (!in_p && !in_r) continue;
+      std::vector<std::int64_t> in(in_p ? n : 0), out(in_r ? n : 0, -7), out2(in_r ? n : 0);
+      cairn::persistent_request pr = w.ireduce_init(ps, rs, in, out, cairn::plus{}, opt);
+      EXPECT_EQ(pr.plan().name.rfind("reduce_generalized/aspen", 0), 0u) << pr.plan();
+      EXPECT_FALSE(pr.active());
+      for (int k = 0; k < 5; ++k) {
+        const unsigned seed = static_cast<unsigned>(t * 10 + k), seed2 = seed + 5000;
+        if (in_p) overwrite(in, input(n, me, seed));
+        pr.start();
+        cairn::request other;
+        const auto in2 = in_p ? input(n, me, seed2) : std::vector<std::int64_t>{};
+        if (k % 2 == 1) other = w.ireduce(ps, rs, in2, out2, cairn::max{}, opt);
+        if (k % 2 == 1 && (t + me) % 2 == 0) other.wait();  // ranks wait in different orders
+        pr.wait();
+        other.wait();
+        if (!in_r) continue;
+        ASSERT_EQ(mismatch(out, sum_over(ps, n, seed)), "") << "trial " << t << " start " << k;
+        if (k % 2 == 1) {
+          std::vector<std::int64_t> want = input(n, ps[0], seed2);
+          for (std::size_t j = 1; j < ps.size(); ++j) {
+            const auto v = input(n, ps[j], seed2);
+            for (std::size_t i = 0; i < n; ++i) want[i] = std::max(want[i], v[i]);
+          }
+          ASSERT_EQ(mismatch(out2, want), "") << "trial " << t << " start " << k;
+        }
+      }
+    }
+  });
+}
+
+// A persistent Figure 5 pair with a balancer: the graphs are recorded once, at init (rank 0
+// records r2, which it does not join); each start runs them again on new data.
+TEST(Generalized, PersistentFigure5WithBalancer) {
+  run([](cairn::world& w) {
+    if (w.size() < 4) {
+      too_few_ranks = true;
+      return;
+    }
+    const int me = w.rank();
+    if (me >= 4) return;
+    const std::size_t n = 300;
+    cairn::reduce_balancer lb;
+    const cairn::generalized_reduce_options opt{.balancer = &lb};
+    std::vector<std::int64_t> in1(n), out1(me == 0 || me == 2 ? n : 0), in2(me == 1 || me == 2 ? n : 0),
+        out2(me == 3 ? n : 0);
+    cairn::persistent_request r1 = w.ireduce_init({0, 1, 2, 3}, {0, 2}, in1, out1, cairn::plus{}, opt);
+    cairn::persistent_request r2;
+    if (me >= 1) r2 = w.ireduce_init({1, 2}, {3}, in2, out2, cairn::multiplies{}, opt);
+    else lb.record({1, 2}, {3});
+    for (int k = 0; k < 6; ++k) {
+      const unsigned s1 = static_cast<unsigned>(100 + k), s2 = s1 + 50;
+      overwrite(in1, input(n, me, s1));
+      if (me == 1 || me == 2) overwrite(in2, small_input(n, me, s2));
+      r1.start();
+      if (me >= 1) r2.start();
+      if (k % 2 == 1) r1.wait();
+      if (me >= 1) r2.wait();
+      r1.wait();
+      if (me == 0 || me == 2) {
+        ASSERT_EQ(mismatch(out1, sum_over({0, 1, 2, 3}, n, s1)), "") << "start " << k;
+      }
+      if (me == 3) {
+        std::vector<std::int64_t> prod = small_input(n, 1, s2), b = small_input(n, 2, s2);
+        for (std::size_t i = 0; i < n; ++i) prod[i] *= b[i];
+        ASSERT_EQ(mismatch(out2, prod), "") << "start " << k;
+      }
+    }
+    EXPECT_EQ(lb.incoming(0) + lb.incoming(1) + lb.incoming(2) + lb.incoming(3), 6);  // once, at init
+    EXPECT_EQ(lb.incoming(3), 2);  // direct delivery: 1 -> 3 and 2 -> 3
+  });
+  if (too_few_ranks) GTEST_SKIP() << "needs at least 4 ranks";
+}
+
+// The plan cache: the same sets and size twice give the same plan object (a cache hit; shown
+// through the persistent form, whose plan is the cached one); another size another plan.
+// Repeated one-shot reductions on random sets and sizes, interleaved so that most calls hit the
+// cache, give the first call's results bit for bit (doubles) and the reference (integers).
+TEST(Generalized, PlanCacheHitsGiveIdenticalResults) {
+  run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    std::vector<int> everyone(static_cast<std::size_t>(p));
+    std::iota(everyone.begin(), everyone.end(), 0);
+    {
+      std::vector<std::int64_t> in(16, me), out(16), other(17, me), other_out(17);
+      cairn::persistent_request a = w.ireduce_init(everyone, {0}, in, out);
+      cairn::persistent_request b = w.ireduce_init(everyone, {0}, in, out);
+      cairn::persistent_request c = w.ireduce_init(everyone, {0}, other, other_out);
+      EXPECT_EQ(&a.plan(), &b.plan());
+      EXPECT_NE(&a.plan(), &c.plan());
+    }
+    struct shape {
+      std::vector<int> ps, rs;
+      std::size_t n;
+      std::vector<double> first;  // this rank's result on the first call
+    };
+    std::mt19937 g(static_cast<unsigned>(4242 + p));
+    std::vector<shape> shapes;
+    for (int i = 0; i < 6; ++i) {
+      auto [ps, rs] = random_sets(g, p, i);
+      shapes.push_back({ps, rs, 1 + g() % 700, {}});
+    }
+    const int calls = w.engine() == cairn::engine::threads ? 120 : 60;
+    for (int c = 0; c < calls; ++c) {
+      shape& s = shapes[g() % shapes.size()];  // the same draw on every rank
+      const bool in_p = contains(s.ps, me), in_r = contains(s.rs, me);
+      if (!in_p && !in_r) continue;
+      // Doubles from fixed inputs: any other order of operations would show in the low bits.
+      std::vector<double> in(in_p ? s.n : 0), out(in_r ? s.n : 0, -1.0);
+      for (std::size_t i = 0; i < in.size(); ++i) in[i] = 1.0 / static_cast<double>(3 + me + 7 * static_cast<int>(i));
+      w.reduce(s.ps, s.rs, in, out, cairn::plus{});
+      if (in_r) {
+        if (s.first.empty()) s.first = out;
+        ASSERT_EQ(std::memcmp(out.data(), s.first.data(), out.size() * sizeof(double)), 0) << "call " << c;
+      }
+      const unsigned seed = static_cast<unsigned>(c);
+      const auto iv = in_p ? input(s.n, me, seed) : std::vector<std::int64_t>{};
+      std::vector<std::int64_t> io(in_r ? s.n : 0, -2);
+      w.reduce(s.ps, s.rs, iv, io, cairn::plus{});
+      if (in_r) {
+        ASSERT_EQ(mismatch(io, sum_over(s.ps, s.n, seed)), "") << "call " << c;
+      }
     }
   });
 }

@@ -5,6 +5,8 @@
 /// it (receivers that contribute nothing) or both; every rank of P ∪ R calls, and nobody else.
 /// Planned by src/coll/reduce_generalized.cpp.
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <initializer_list>
 #include <ranges>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "cairn/coll/detail.hpp"
+#include "cairn/coll/persistent.hpp"
 #include "cairn/coll/op.hpp"
 #include "cairn/runtime/error.hpp"
 #include "cairn/runtime/group.hpp"
@@ -32,8 +35,17 @@ class rank_set {
   rank_set(const cairn::group& g) : ranks_(g.members()) {}
   /// The ranks in `v`.
   rank_set(const std::vector<int>& v) : ranks_(v) {}
-  /// The ranks of a braced list, e.g. `{0, 2}` (copied: the list lives only as long as the call).
-  rank_set(std::initializer_list<int> l) : owned_(l), ranks_(owned_) {}
+  /// The ranks of a braced list, e.g. `{0, 2}` (copied: the list lives only as long as the call;
+  /// short lists in place, so that a call with literal sets allocates nothing).
+  rank_set(std::initializer_list<int> l) {
+    if (l.size() <= small_.size()) {
+      std::copy(l.begin(), l.end(), small_.begin());
+      ranks_ = std::span<const int>(small_.data(), l.size());
+    } else {
+      owned_.assign(l.begin(), l.end());
+      ranks_ = owned_;
+    }
+  }
   /// Not copyable: it may point into its own storage.
   rank_set(const rank_set&) = delete;
   /// Not assignable.
@@ -43,6 +55,7 @@ class rank_set {
   [[nodiscard]] std::span<const int> ranks() const noexcept { return ranks_; }
 
  private:
+  std::array<int, 8> small_{};
   std::vector<int> owned_;
   std::span<const int> ranks_;
 };
@@ -60,6 +73,12 @@ struct generalized_reduce_options {
   /// record this one's (implies load_balance). Every rank that calls must pass a balancer with the
   /// same history, so that all build the same graph: see reduce_balancer.
   reduce_balancer* balancer = nullptr;
+  /// Skip forwarding hops: where the paper's graph has a participant that is not a receiver
+  /// reduce one last operand only to pass the result on to one non-participant receiver, both
+  /// operands go to that receiver, which reduces them itself. One stage less on that path (the
+  /// Figure 5 pair's r2, {1, 2} -> {3}: one stage instead of two), the same messages and work;
+  /// that receiver takes two messages in one stage. false: the paper's graph exactly.
+  bool direct_delivery = true;
 };
 
 /// The messages sent and received per world rank by the communication graphs of a series of
@@ -81,8 +100,9 @@ class reduce_balancer {
   /// Counts one message from world rank `from` to `to` (other traffic may be accounted too).
   void add_edge(int from, int to);
   /// Records the load-balanced graph of the generalized reduce from `participants` to
-  /// `receivers` without running it (for the ranks that do not call it).
-  void record(const rank_set& participants, const rank_set& receivers);
+  /// `receivers` without running it (for the ranks that do not call it); `direct_delivery` as
+  /// the callers pass it (generalized_reduce_options::direct_delivery).
+  void record(const rank_set& participants, const rank_set& receivers, bool direct_delivery = true);
   /// Forgets everything recorded.
   void clear() noexcept {
     in_.clear();
@@ -96,12 +116,12 @@ class reduce_balancer {
 namespace detail {
 /// Generalized reduce on the world of `t`: checks the rank sets and the buffers (cairn::error
 /// before anything is sent), builds the group P ∪ R (participants in increasing rank order, then
-/// the other receivers in increasing order), plans and starts. `in_count`/`out_count` are
-/// elements as the caller passed them.
-request start_reduce_generalized(const coll_target& t, const char* call, std::span<const int> participants,
-                                 std::span<const int> receivers, const void* in, std::size_t in_count,
-                                 void* out, std::size_t out_count, const op_binding& op,
-                                 const generalized_reduce_options& opt);
+/// the other receivers in increasing order) and plans (plans are cached per rank), recording the
+/// graph in `opt.balancer` if any. `in_count`/`out_count` are elements as the caller passed them.
+prepared prepare_reduce_generalized(const coll_target& t, const char* call, std::span<const int> participants,
+                                    std::span<const int> receivers, const void* in, std::size_t in_count,
+                                    void* out, std::size_t out_count, const op_binding& op,
+                                    const generalized_reduce_options& opt);
 }  // namespace detail
 
 namespace coll {
@@ -116,31 +136,45 @@ class generalized_collectives {
   /// participants' inputs in `out` (n elements). Every rank in either set calls; a receiver that
   /// does not participate passes an empty `in`, a participant that does not receive may pass an
   /// empty `out`. `op` must be commutative. Fold, halving while |P| >= 2 max(|R_p|, |R_np|),
-  /// pruned butterfly, delivery to R_np: at most 2 + floor(log2 |P|) stages when |R_np| <= |P|.
+  /// pruned butterfly, delivery to R_np: at most 2 + floor(log2 |P|) stages when |R_np| <= |P|
+  /// (one less where direct delivery skips a forwarding hop). Plans are cached per rank by
+  /// (P, R, size, options): a repeated call plans nothing.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   request ireduce(rank_set participants, rank_set receivers, const In& in, Out&& out, Op op = {},
                   generalized_reduce_options opt = {}) {
-    return reduce_impl("ireduce", participants, receivers, in, out, op, opt);
+    return detail::start_prepared(reduce_impl("ireduce", participants, receivers, in, out, op, opt));
   }
   /// Blocking generalized reduce.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   void reduce(rank_set participants, rank_set receivers, const In& in, Out&& out, Op op = {},
               generalized_reduce_options opt = {}) {
-    reduce_impl("reduce", participants, receivers, in, out, op, opt).wait();
+    detail::start_prepared(reduce_impl("reduce", participants, receivers, in, out, op, opt)).wait();
+  }
+  /// Persistent generalized reduce (as MPI-4's MPI_Reduce_init): checks and plans once, binding
+  /// `in` and `out`; every start() runs the same schedule on their current contents. Every rank
+  /// of P ∪ R makes it, and starts it in the same order as the others relative to the other
+  /// generalized reduces on the same P ∪ R. A balancer (opt.balancer) records the graph once,
+  /// here. (Named ireduce_init: a reduce_init beside the rooted one would need the world to
+  /// import both overload sets.)
+  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
+  persistent_request ireduce_init(rank_set participants, rank_set receivers, In&& in, Out&& out, Op op = {},
+                                  generalized_reduce_options opt = {}) {
+    return persistent_request(reduce_impl("ireduce_init", participants, receivers, in, out, op, opt));
   }
 
  private:
   template <class In, class Out, class Op>
-  request reduce_impl(const char* call, const rank_set& participants, const rank_set& receivers,
-                      const In& in, Out& out, const Op& op, const generalized_reduce_options& opt) {
+  detail::prepared reduce_impl(const char* call, const rank_set& participants, const rank_set& receivers,
+                               const In& in, Out& out, const Op& op, const generalized_reduce_options& opt) {
     using T = std::ranges::range_value_t<In>;
     static_assert(std::is_same_v<T, std::ranges::range_value_t<Out>>,
                   "cairn::reduce: input and output element types differ");
     const detail::coll_target t = static_cast<const Derived&>(*this).coll_target(call);
-    return detail::start_reduce_generalized(t, call, participants.ranks(), receivers.ranks(),
-                                            std::ranges::data(in), std::ranges::size(in),
-                                            std::ranges::data(out), std::ranges::size(out),
-                                            detail::bind_op<T>(op), opt);
+    return detail::prepare_reduce_generalized(t, call, participants.ranks(), receivers.ranks(),
+                                              std::ranges::data(in), std::ranges::size(in),
+                                              std::ranges::data(out), std::ranges::size(out),
+                                              detail::bind_op<T>(op), opt);
   }
 };
 
