@@ -5,6 +5,11 @@
 # builds one GoogleTest executable and registers it as <name>.threads.<n> for each threads-engine
 # rank count (default 1 2 3 4 7 16) and <name>.mpi.<n> under mpiexec (default 2 4).
 #
+#   cairn_add_variant(<name> <test executable> ENV <VAR=value...> [THREADS_RANKS <n...>]
+#                     [MPI_RANKS <n...>])
+# registers more runs of an existing test executable with extra environment (e.g. another
+# progress mode) as <name>.threads.<n> and <name>.mpi.<n>.
+#
 #   cairn_add_failure_test(<name> PROGRAM <target> EXPECT <regex> [ARGS <args...>]
 #                          [THREADS_RANKS <n...>] [MPI_RANKS <n...>] [ENV <VAR=value...>])
 # registers runs of a program that must end the run: non-zero exit and output matching EXPECT.
@@ -62,6 +67,23 @@ function(cairn_add_test name)
       add_test(NAME ${name}.mpi.${n} COMMAND ${cmd} $<TARGET_FILE:${name}>)
       set_tests_properties(${name}.mpi.${n} PROPERTIES LABELS "mpi" TIMEOUT ${T_TIMEOUT}
         PROCESSORS ${n} ENVIRONMENT "CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S};${T_ENV}")
+    endforeach()
+  endif()
+endfunction()
+
+function(cairn_add_variant name exe)
+  cmake_parse_arguments(T "" "" "ENV;THREADS_RANKS;MPI_RANKS" ${ARGN})
+  foreach(n IN LISTS T_THREADS_RANKS)
+    add_test(NAME ${name}.threads.${n} COMMAND ${exe})
+    set_tests_properties(${name}.threads.${n} PROPERTIES LABELS "threads" TIMEOUT 300
+      ENVIRONMENT "CAIRN_ENGINE=threads;CAIRN_RANKS=${n};CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S};${T_ENV}")
+  endforeach()
+  if(CAIRN_TEST_MPI)
+    foreach(n IN LISTS T_MPI_RANKS)
+      cairn_mpi_command(cmd ${n})
+      add_test(NAME ${name}.mpi.${n} COMMAND ${cmd} $<TARGET_FILE:${exe}>)
+      set_tests_properties(${name}.mpi.${n} PROPERTIES LABELS "mpi" TIMEOUT 300 PROCESSORS ${n}
+        ENVIRONMENT "CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S};${T_ENV}")
     endforeach()
   endif()
 endfunction()
