@@ -139,7 +139,6 @@ class rank_context {
 
   /// Lets helpers in (set at launch, before the rank runs).
   void enable_helpers() noexcept { helped_ = true; }
-  bool helped() const noexcept { return helped_; }
   /// The rank's own thread enters a public call (reentrant).
   void enter() noexcept {
     if (helped_ && depth_++ == 0) lock_owner();
