@@ -120,16 +120,11 @@ double cairn_allreduce(cairn::world& w, std::size_t size, const plan& p) {
   auto run = [&](int iters) {
     for (int i = 0; i < iters; ++i) w.allreduce(in, out, cairn::plus{});
   };
-  auto slowest = [&](double x) {
-    std::vector<double> mine{x}, all(1);
-    w.allreduce(mine, all, cairn::max{});
-    return all[0];
-  };
-  const sampling s = calibrate(p, run, slowest);
+  const sampling s = calibrate(p, run, [&](double x) { return slowest(w, x); });
   std::fill(out.begin(), out.end(), -1.0);
   const double seconds = median_seconds_per_iter(s, [&] { w.barrier(); }, run);
   check_sum(out, w.size(), what + " (after timing)");
-  return slowest(seconds) * 1e6;
+  return slowest(w, seconds) * 1e6;
 }
 
 #if CAIRN_BENCH_HAVE_MPI
@@ -152,43 +147,29 @@ double raw_mpi_allreduce(std::size_t size, const plan& p) {
     for (int i = 0; i < iters; ++i)
       MPI_Allreduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   };
-  auto slowest = [](double x) {
-    double all = 0;
-    MPI_Allreduce(&x, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return all;
-  };
-  const sampling s = calibrate(p, run, slowest);
+  const sampling s = calibrate(p, run, mpi_slowest);
   std::fill(out.begin(), out.end(), -1.0);
   const double seconds =
       median_seconds_per_iter(s, [] { MPI_Barrier(MPI_COMM_WORLD); }, run);
   check_sum(out, ranks, what + " (after timing)");
-  return slowest(seconds) * 1e6;
+  return mpi_slowest(seconds) * 1e6;
 }
 #endif
 
 // `--raw-mpi-only`: the child of a threads run; prints only the raw MPI figures as JSON.
 int run_raw_only(const invocation& inv, const std::vector<std::size_t>& sizes) {
-#if !CAIRN_BENCH_HAVE_MPI
-  (void)sizes;
-  note(std::string(inv.name) + " --raw-mpi-only: this cairn-bench was built without MPI");
-  return 2;
-#else
+  raw_mpi_body body;
+#if CAIRN_BENCH_HAVE_MPI
   const plan p = plan_for(inv.opts.quick);
-  // The engine is forced so that a CAIRN_ENGINE inherited from the parent cannot matter.
-  return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi},
-                       [&](cairn::world& w) {
-    std::optional<report> rep;
-    if (w.rank() == 0) rep.emplace(true);  // the parent reads JSON lines
+  body = [&](cairn::world& w, report* rep) {
     for (const std::size_t size : sizes) {
       std::vector<double> rounds;
       for (int r = 0; r < p.rounds; ++r) rounds.push_back(raw_mpi_allreduce(size, p));
-      if (rep)
-        rep->add(row{std::string(inv.name), "mpi", w.size(), size, std::string(metric),
-                     std::string(better), std::nullopt, std::string(mpi_raw_name),
-                     median(rounds)});
+      if (rep) rep->add(raw_mpi_row(std::string(inv.name), w.size(), size, metric, better, median(rounds)));
     }
-  });
+  };
 #endif
+  return run_raw_mpi_only(inv, body);
 }
 
 // The subcommand.

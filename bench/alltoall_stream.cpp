@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "baseline.hpp"
 #include "cairn/cairn.hpp"
 #include "registry.hpp"
 
@@ -107,12 +108,6 @@ void check(cairn::world& w, const workload& wl, const tally& got, const std::str
     throw std::runtime_error("alltoall-stream (" + who + "): rank " + std::to_string(w.rank()) +
                              " received " + std::to_string(got.count) + " items, expected " +
                              std::to_string(wl.expect));
-}
-
-double slowest(cairn::world& w, double seconds) {
-  double worst = 0;
-  w.allreduce(std::span(&seconds, 1), std::span(&worst, 1), cairn::max{});
-  return worst;
 }
 
 template <class Route>

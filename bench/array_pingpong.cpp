@@ -17,18 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "baseline.hpp"
 #include "cairn/cairn.hpp"
 #include "registry.hpp"
 
 namespace cairn::bench {
 
 namespace {
-
-double slowest(cairn::world& w, double x) {
-  std::vector<double> in{x}, out(1);
-  w.allreduce(in, out, cairn::max{});
-  return out[0];
-}
 
 int run_array_pingpong(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return 0;  // the baseline is cairn's own non-persistent transfer

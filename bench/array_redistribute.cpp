@@ -75,12 +75,6 @@ void check(cairn::darray<double, 2>& b, const char* who) {
   if (bad) throw std::runtime_error(std::string("redistribute (") + who + "): " + std::to_string(bad) + " wrong elements");
 }
 
-double slowest(cairn::world& w, double x) {
-  std::vector<double> in{x}, out(1);
-  w.allreduce(in, out, cairn::max{});
-  return out[0];
-}
-
 sampling sampling_for(const config& c, bool quick) {
   const int iters = c.n >= 4096 ? 1 : (quick ? 2 : 5);
   return sampling{1, quick ? 3 : 5, iters};
@@ -242,9 +236,7 @@ double textbook_figure(cairn::world& w, const config& c, bool quick) {
     for (int i = 0; i < iters; ++i) once();
   });
   check(x.b, "textbook, after timing");
-  double all = 0;
-  MPI_Allreduce(&s, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return static_cast<double>(c.n * c.n * 8) / all / 1e6;
+  return static_cast<double>(c.n * c.n * 8) / mpi_slowest(s) / 1e6;
 }
 #endif
 
@@ -252,19 +244,16 @@ int run_redistribute(const invocation& inv) {
   const auto cs = configs(inv.opts.quick);
   const bool under_mpi = cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::mpi;
   if (inv.opts.raw_mpi_only) {
+    raw_mpi_body body;
 #if CAIRN_BENCH_HAVE_MPI
-    return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi}, [&](cairn::world& w) {
-      std::optional<report> rep;
-      if (w.rank() == 0) rep.emplace(true);
+    body = [&](cairn::world& w, report* rep) {
       for (const config& c : cs) {
         const double v = textbook_figure(w, c, inv.opts.quick);
-        if (rep) rep->add(row{"redistribute", "mpi", w.size(), static_cast<std::size_t>(c.n * c.n * 8), c.metric, "higher",
-                              std::nullopt, std::string(mpi_raw_name), v});
+        if (rep) rep->add(raw_mpi_row("redistribute", w.size(), static_cast<std::size_t>(c.n * c.n * 8), c.metric, "higher", v));
       }
-    });
-#else
-    return 2;
+    };
 #endif
+    return run_raw_mpi_only(inv, body);
   }
   // Ranks of a threads run (the baseline child gets as many processes).
   int ranks = 0;

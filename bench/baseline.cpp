@@ -238,4 +238,31 @@ void measure_sizes(cairn::world& w, const invocation& inv, std::string_view metr
   if (rep) rep->finish();
 }
 
+#if CAIRN_BENCH_HAVE_MPI
+double mpi_slowest(double x) {
+  double worst = 0;
+  MPI_Allreduce(&x, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
+}
+#endif
+
+int run_raw_mpi_only(const invocation& inv, const raw_mpi_body& body) {
+  if (!body) {
+    note(std::string(inv.name) + " --raw-mpi-only: this cairn-bench was built without MPI");
+    return 2;
+  }
+  return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi},
+                       [&](cairn::world& w) {
+    std::optional<report> rep;
+    if (w.rank() == 0) rep.emplace(true);  // the parent reads JSON lines
+    body(w, rep ? &*rep : nullptr);
+  });
+}
+
+row raw_mpi_row(std::string bench, int ranks, std::size_t size, std::string_view metric,
+                std::string_view better, double value) {
+  return row{std::move(bench), "mpi", ranks, size, std::string(metric), std::string(better),
+             std::nullopt, std::string(mpi_raw_name), value};
+}
+
 }  // namespace cairn::bench

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,5 +63,32 @@ using size_kernel = std::function<double(std::size_t size)>;
 void measure_sizes(cairn::world& w, const invocation& inv, std::string_view metric,
                    std::string_view better, const std::vector<std::size_t>& sizes, int rounds,
                    const baseline_figures& spawned, const size_kernel& mine, const size_kernel& raw);
+
+/// The largest `x` over the members of `c` (a world or a group; every member calls): the slowest
+/// rank's time.
+template <class Comm>
+double slowest(Comm& c, double x) {
+  double worst = 0;
+  c.allreduce(std::span(&x, 1), std::span(&worst, 1), cairn::max{});
+  return worst;
+}
+
+#if CAIRN_BENCH_HAVE_MPI
+/// The same over MPI_COMM_WORLD, for the raw-MPI baselines.
+double mpi_slowest(double x);
+#endif
+
+/// What a `--raw-mpi-only` child measures, on every rank: `rep` is rank 0's JSON report (null
+/// on the other ranks), to be given raw_mpi_row()s.
+using raw_mpi_body = std::function<void(cairn::world& w, report* rep)>;
+
+/// `--raw-mpi-only` (the child of a threads run): runs `body` on the MPI engine, forced so that
+/// a CAIRN_ENGINE inherited from the parent cannot matter. An empty `body` (this program was
+/// built without MPI) is noted and returns 2.
+int run_raw_mpi_only(const invocation& inv, const raw_mpi_body& body);
+
+/// The row a `--raw-mpi-only` child prints: the baseline's figure alone.
+row raw_mpi_row(std::string bench, int ranks, std::size_t size, std::string_view metric,
+                std::string_view better, double value);
 
 }  // namespace cairn::bench

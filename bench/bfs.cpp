@@ -54,12 +54,6 @@ constexpr std::string_view metric = "TEPS";
 constexpr std::string_view better = "higher";
 constexpr std::string_view baseline_name = "mpi-levelsync";
 
-double slowest(cairn::world& w, double seconds) {
-  double worst = 0;
-  w.allreduce(std::span(&seconds, 1), std::span(&worst, 1), cairn::max{});
-  return worst;
-}
-
 struct visit {
   vertex v;       // the vertex reached
   vertex parent;  // from where
@@ -221,25 +215,19 @@ std::size_t row_size(const csr& g) {
 constexpr graph::kind kinds[] = {graph::kind::erdos_renyi, graph::kind::kronecker};
 
 int run_raw_only(const invocation& inv) {
-#if !CAIRN_BENCH_HAVE_MPI
-  note(std::string(inv.name) + " --raw-mpi-only: this cairn-bench was built without MPI");
-  return 2;
-#else
+  raw_mpi_body body;
+#if CAIRN_BENCH_HAVE_MPI
   const settings s = settings_for(inv.opts);
-  return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi},
-                       [&](cairn::world& w) {
-    std::optional<report> rep;
-    if (w.rank() == 0) rep.emplace(true);
+  body = [&](cairn::world& w, report* rep) {
     for (const graph::kind kind : kinds) {
       const csr g = graph::build(w, kind, s.k);
       std::vector<double> runs;
       for (const vertex root : graph::roots(w, g, s.roots)) runs.push_back(mpi_run(w, g, root));
-      if (rep)
-        rep->add(row{std::string(inv.name), "mpi", w.size(), row_size(g), std::string(metric),
-                     std::string(better), std::nullopt, std::string(mpi_raw_name), median(runs)});
+      if (rep) rep->add(raw_mpi_row(std::string(inv.name), w.size(), row_size(g), metric, better, median(runs)));
     }
-  });
+  };
 #endif
+  return run_raw_mpi_only(inv, body);
 }
 
 int run_bfs(const invocation& inv) {

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "baseline.hpp"
 #include "cairn/cairn.hpp"
 #include "registry.hpp"
 
@@ -127,11 +128,7 @@ int run_concurrent_reduce(const invocation& inv) {
     auto r2_set = w.group(std::vector<int>{1, 2, 3});  // MPI style: receiver 3 joins the reduce
     std::optional<report> rep;
     if (me == 0) rep.emplace(inv.opts.json);
-    auto slowest = [&](double x) {
-      std::vector<double> mine{x}, all(1);
-      quad.allreduce(mine, all, cairn::max{});
-      return all[0];
-    };
+    auto slowest = [&](double x) { return bench::slowest(quad, x); };
     auto barrier = [&] { quad.barrier(); };
     for (const std::size_t size : sizes) {
       const std::size_t n = size / sizeof(double);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "baseline.hpp"
 #include "cairn/cairn.hpp"
 #include "registry.hpp"
 
@@ -76,9 +77,7 @@ double cairn_seconds(cairn::world& w, std::uint64_t t, std::uint64_t updates, Ro
   if (total != updates * static_cast<std::uint64_t>(w.size()))
     throw std::runtime_error("histogram: counters sum to " + std::to_string(total) + ", expected " +
                              std::to_string(updates * static_cast<std::uint64_t>(w.size())));
-  double dt = std::chrono::duration<double>(t1 - t0).count(), slowest = 0;
-  w.allreduce(std::span(&dt, 1), std::span(&slowest, 1), cairn::max{});
-  return slowest;
+  return slowest(w, std::chrono::duration<double>(t1 - t0).count());
 }
 
 int run_histogram(const invocation& inv) {
@@ -94,9 +93,7 @@ int run_histogram(const invocation& inv) {
       std::vector<double> seq;
       for (int s = 0; s < samples; ++s) {
         w.barrier();
-        double mine = sequential_seconds(t, updates, 7 + static_cast<std::uint64_t>(w.rank())), worst = 0;
-        w.allreduce(std::span(&mine, 1), std::span(&worst, 1), cairn::max{});
-        seq.push_back(worst);
+        seq.push_back(slowest(w, sequential_seconds(t, updates, 7 + static_cast<std::uint64_t>(w.rank()))));
       }
       const double seq_rate = static_cast<double>(updates) / median(seq);
       auto emit = [&](const std::string& bench, double seconds) {

@@ -162,11 +162,7 @@ struct cairn_buffers {
 
 kernel cairn_kernel(cairn::world& w, const std::string& c, std::size_t size, cairn_buffers& buf) {
   kernel k;
-  k.slowest = [&w](double x) {
-    double all = 0;
-    w.allreduce(std::span(&x, 1), std::span(&all, 1), cairn::max{});
-    return all;
-  };
+  k.slowest = [&w](double x) { return slowest(w, x); };
   k.test = [&buf] { return buf.req.test(); };
   k.wait = [&buf] { buf.req.wait(); };
   const int p = w.size(), me = w.rank();
@@ -216,11 +212,7 @@ kernel mpi_kernel(const std::string& c, std::size_t size, mpi_buffers& buf) {
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   kernel k;
-  k.slowest = [](double x) {
-    double all = 0;
-    MPI_Allreduce(&x, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return all;
-  };
+  k.slowest = mpi_slowest;
   k.test = [&buf] {
     int flag = 0;
     MPI_Test(&buf.req, &flag, MPI_STATUS_IGNORE);
@@ -348,25 +340,20 @@ std::string bench_name(const std::string& c, bool poll) {
 int run_overlap(const invocation& inv) {
   const bool quick = inv.opts.quick;
   if (inv.opts.raw_mpi_only) {
-#if !CAIRN_BENCH_HAVE_MPI
-    return 2;
-#else
-    return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi},
-                         [&](cairn::world& w) {
-      std::optional<report> rep;
-      if (w.rank() == 0) rep.emplace(true);
+    raw_mpi_body body;
+#if CAIRN_BENCH_HAVE_MPI
+    body = [&](cairn::world& w, report* rep) {
       for (const std::string c : collectives)
         for (std::size_t size : overlap_sizes(quick))
           for (bool poll : {false, true}) {
             const figures f = mpi_figures(c, size, poll, quick);
             if (!rep) continue;
-            rep->add(row{bench_name(c, poll), "mpi", w.size(), size, "overlap_imb_pct", "higher",
-                         std::nullopt, std::string(mpi_raw_name), f.imb});
-            rep->add(row{bench_name(c, poll), "mpi", w.size(), size, "overlap_osu_pct", "higher",
-                         std::nullopt, std::string(mpi_raw_name), f.osu});
+            rep->add(raw_mpi_row(bench_name(c, poll), w.size(), size, "overlap_imb_pct", "higher", f.imb));
+            rep->add(raw_mpi_row(bench_name(c, poll), w.size(), size, "overlap_osu_pct", "higher", f.osu));
           }
-    });
+    };
 #endif
+    return run_raw_mpi_only(inv, body);
   }
   // A threads run spawns its MPI baseline first (same number of processes as ranks).
   std::map<std::tuple<std::string, std::string, std::size_t>, double> spawned;

@@ -108,12 +108,6 @@ void verify(cairn::world& w, const problem& p, const std::vector<std::uint64_t>&
                              std::to_string(all[1]) + " times, second " + std::to_string(all[2]));
 }
 
-double slowest(cairn::world& w, double seconds) {
-  double worst = 0;
-  w.allreduce(std::span(&seconds, 1), std::span(&worst, 1), cairn::max{});
-  return worst;
-}
-
 template <class Route>
 double cairn_run(cairn::world& w, const problem& p, Route route, const std::string& who) {
   std::vector<std::uint64_t> out(p.l, empty);
@@ -207,24 +201,19 @@ settings settings_for(const options& o) {
 }
 
 int run_raw_only(const invocation& inv) {
-#if !CAIRN_BENCH_HAVE_MPI
-  note(std::string(inv.name) + " --raw-mpi-only: this cairn-bench was built without MPI");
-  return 2;
-#else
+  raw_mpi_body body;
+#if CAIRN_BENCH_HAVE_MPI
   const settings s = settings_for(inv.opts);
-  return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi},
-                       [&](cairn::world& w) {
+  body = [&](cairn::world& w, report* rep) {
     const problem p(s.per_rank, w.rank(), w.size());
     std::vector<double> runs;
     for (int r = 0; r < s.rounds; ++r) runs.push_back(mpi_run(w, p));
-    if (w.rank() == 0) {
-      report rep(true);
-      rep.add(row{std::string(inv.name), "mpi", w.size(), static_cast<std::size_t>(p.l * 8),
-                  std::string(metric), std::string(better), std::nullopt, std::string(mpi_raw_name),
-                  static_cast<double>(p.n) / median(runs)});
-    }
-  });
+    if (rep)
+      rep->add(raw_mpi_row(std::string(inv.name), w.size(), static_cast<std::size_t>(p.l * 8), metric,
+                           better, static_cast<double>(p.n) / median(runs)));
+  };
 #endif
+  return run_raw_mpi_only(inv, body);
 }
 
 int run_permutation(const invocation& inv) {

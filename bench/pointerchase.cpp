@@ -73,12 +73,6 @@ void verify(cairn::world& w, std::uint64_t relayed, std::uint64_t final_hops, in
                              std::to_string(r * p));
 }
 
-double slowest(cairn::world& w, double seconds) {
-  double worst = 0;
-  w.allreduce(std::span(&seconds, 1), std::span(&worst, 1), cairn::max{});
-  return worst;
-}
-
 double cairn_run(cairn::world& w, int rounds) {
   const ring g(w.rank(), w.size());
   const int me = w.rank();
@@ -148,21 +142,15 @@ int rounds_for(const options& o) { return o.quick ? 50 : 200; }
 int samples_for(const options& o) { return o.quick ? 1 : 3; }
 
 int run_raw_only(const invocation& inv) {
-#if !CAIRN_BENCH_HAVE_MPI
-  note(std::string(inv.name) + " --raw-mpi-only: this cairn-bench was built without MPI");
-  return 2;
-#else
-  return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi},
-                       [&](cairn::world& w) {
+  raw_mpi_body body;
+#if CAIRN_BENCH_HAVE_MPI
+  body = [&](cairn::world& w, report* rep) {
     std::vector<double> runs;
     for (int r = 0; r < samples_for(inv.opts); ++r) runs.push_back(mpi_run(w, rounds_for(inv.opts)));
-    if (w.rank() == 0) {
-      report rep(true);
-      rep.add(row{std::string(inv.name), "mpi", w.size(), sizeof(token), std::string(metric),
-                  std::string(better), std::nullopt, std::string(mpi_raw_name), median(runs)});
-    }
-  });
+    if (rep) rep->add(raw_mpi_row(std::string(inv.name), w.size(), sizeof(token), metric, better, median(runs)));
+  };
 #endif
+  return run_raw_mpi_only(inv, body);
 }
 
 int run_pointerchase(const invocation& inv) {

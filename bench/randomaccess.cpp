@@ -167,12 +167,6 @@ std::uint64_t verify(cairn::world& w, std::vector<std::uint64_t>& table, const p
   return all_errors;
 }
 
-double slowest(cairn::world& w, double seconds) {
-  double worst = 0;
-  w.allreduce(std::span(&seconds, 1), std::span(&worst, 1), cairn::max{});
-  return worst;
-}
-
 // Largest number of buffers a rank of this route fills at once: one per distinct (next peer,
 // last hop or transit) pair over all destinations (forwarded items take the same pairs).
 template <class Route>
@@ -283,24 +277,17 @@ std::size_t row_size(const problem& p) { return static_cast<std::size_t>(p.dist.
 
 // `--raw-mpi-only`: the baseline alone, as JSON rows for the parent threads run.
 int run_raw_only(const invocation& inv) {
-#if !CAIRN_BENCH_HAVE_MPI
-  note(std::string(inv.name) + " --raw-mpi-only: this cairn-bench was built without MPI");
-  return 2;
-#else
+  raw_mpi_body body;
+#if CAIRN_BENCH_HAVE_MPI
   const settings s = settings_for(inv.opts);
-  return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi},
-                       [&](cairn::world& w) {
+  body = [&](cairn::world& w, report* rep) {
     const problem p(s.k, w.rank(), w.size());
     std::vector<double> runs;
     for (int r = 0; r < s.rounds; ++r) runs.push_back(mpi_run(w, p));
-    if (w.rank() == 0) {
-      report rep(true);
-      rep.add(row{std::string(inv.name), "mpi", w.size(), row_size(p), std::string(metric),
-                  std::string(better), std::nullopt, std::string(mpi_raw_name),
-                  gups(p, median(runs))});
-    }
-  });
+    if (rep) rep->add(raw_mpi_row(std::string(inv.name), w.size(), row_size(p), metric, better, gups(p, median(runs))));
+  };
 #endif
+  return run_raw_mpi_only(inv, body);
 }
 
 int run_randomaccess(const invocation& inv) {

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "baseline.hpp"
 #include "cairn/cairn.hpp"
 #include "registry.hpp"
 
@@ -52,9 +53,7 @@ outcome run_route(cairn::world& w, Route route, std::uint64_t items) {
   if (all[0] != items * static_cast<std::uint64_t>(w.size()))
     throw std::runtime_error("route-overhead: delivered " + std::to_string(all[0]) + " of " +
                              std::to_string(items * static_cast<std::uint64_t>(w.size())));
-  double slowest = 0;
-  w.allreduce(std::span(&dt, 1), std::span(&slowest, 1), cairn::max{});
-  return {slowest, all[0] + all[1], all[1]};
+  return {slowest(w, dt), all[0] + all[1], all[1]};
 }
 
 int run_route_overhead(const invocation& inv) {

@@ -25,23 +25,16 @@ void require_two_ranks(const cairn::world& w, std::string_view name) {
 // `--raw-mpi-only`: the child of a threads run; prints only the raw MPI figures as JSON.
 int run_raw_only(const invocation& inv, const two_rank_spec& spec,
                  const std::vector<std::size_t>& sizes) {
-  if (!spec.raw_mpi_kernel) {
-    note("--raw-mpi-only: this cairn-bench was built without MPI");
-    return 2;
-  }
-  // The engine is forced so that a CAIRN_ENGINE inherited from the parent cannot matter.
-  return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi},
-                       [&](cairn::world& w) {
-    require_two_ranks(w, inv.name);
-    std::optional<report> rep;
-    if (w.rank() == 0) rep.emplace(true);  // the parent reads JSON lines
-    for (const std::size_t size : sizes) {
-      const double v = spec.raw_mpi_kernel(size, inv.opts.quick);
-      if (rep)
-        rep->add(row{std::string(inv.name), "mpi", w.size(), size, std::string(spec.metric),
-                     std::string(spec.better), std::nullopt, std::string(mpi_raw_name), v});
-    }
-  });
+  raw_mpi_body body;
+  if (spec.raw_mpi_kernel)
+    body = [&](cairn::world& w, report* rep) {
+      require_two_ranks(w, inv.name);
+      for (const std::size_t size : sizes) {
+        const double v = spec.raw_mpi_kernel(size, inv.opts.quick);
+        if (rep) rep->add(raw_mpi_row(std::string(inv.name), w.size(), size, spec.metric, spec.better, v));
+      }
+    };
+  return run_raw_mpi_only(inv, body);
 }
 
 }  // namespace
