@@ -89,8 +89,7 @@ void poll_running(void*) {
 }  // namespace
 
 int array_tag(int tag_ub, std::uint64_t key, int kind) {
-  int bits = 0;
-  while (bits < 31 && (static_cast<long long>(1) << (bits + 1)) - 1 <= tag_ub) ++bits;
+  const int bits = tag_bits(tag_ub);
   key ^= key >> 31;  // fold the high bits in (splitmix-style finalizer)
   key *= 0x94D049BB133111EBull;
   key ^= key >> 29;
@@ -391,6 +390,14 @@ void array_exec::wait() {
   }
 }
 
+void array_exec::settle() noexcept {
+  if (!running || std::uncaught_exceptions() > 0) return;
+  try {
+    wait();
+  } catch (...) {
+  }
+}
+
 }  // namespace cairn::detail
 
 namespace cairn {
@@ -400,25 +407,14 @@ array_request::array_request(std::unique_ptr<detail::array_exec> e) noexcept : e
 array_request::array_request(array_request&&) noexcept = default;
 array_request& array_request::operator=(array_request&& o) noexcept {
   if (this != &o) {
-    if (e_ && std::uncaught_exceptions() == 0) {
-      try {
-        e_->wait();
-      } catch (...) {
-      }
-    }
+    if (e_) e_->settle();
     e_ = std::move(o.e_);
   }
   return *this;
 }
 
 array_request::~array_request() {
-  // Pending: wait (RAII); during unwinding the member requests withdraw themselves.
-  if (e_ && std::uncaught_exceptions() == 0) {
-    try {
-      e_->wait();
-    } catch (...) {
-    }
-  }
+  if (e_) e_->settle();
 }
 
 bool array_request::test() {

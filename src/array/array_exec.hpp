@@ -76,6 +76,9 @@ struct array_exec {
   bool advance();
   /// Blocks until complete (advancing all of the rank's array transfers, parking when idle).
   void wait();
+  /// A handle lets go of a running transfer (destructor, assignment): waits for it, errors
+  /// ignored; during unwinding nothing is waited for (the member requests withdraw themselves).
+  void settle() noexcept;
   /// Advances this transfer alone, keeping a failure in `error` (the runtime poller's step).
   void step_safe();
 

@@ -8,6 +8,7 @@
 
 #include "cairn/array/plan.hpp"
 #include "cairn/runtime/error.hpp"
+#include "runtime/group_members.hpp"
 
 namespace cairn::detail {
 
@@ -102,12 +103,7 @@ std::shared_ptr<const redistribution_plan> compute_plan(const char* call, int wo
   p->dst = dst;
   p->src_members = src_members;
   p->dst_members = dst_members;
-  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over both member lists
-  for (const std::vector<int>* m : {&src_members, &dst_members}) {
-    for (int r : *m) h = (h ^ static_cast<std::uint32_t>(r)) * 0x100000001b3ull;
-    h = (h ^ 0xffffffffu) * 0x100000001b3ull;
-  }
-  p->groups_id = h;
+  p->groups_id = hash_ranks(dst_members, hash_ranks(src_members));
   const int n = src.ndim;
   p->dims.reserve(static_cast<std::size_t>(n));
   for (std::size_t d = 0; d < static_cast<std::size_t>(n); ++d)

@@ -193,23 +193,13 @@ persistent_transfer::persistent_transfer(std::unique_ptr<detail::array_exec> e) 
 persistent_transfer::persistent_transfer(persistent_transfer&&) noexcept = default;
 persistent_transfer& persistent_transfer::operator=(persistent_transfer&& o) noexcept {
   if (this != &o) {
-    if (e_ && e_->running && std::uncaught_exceptions() == 0) {
-      try {
-        e_->wait();
-      } catch (...) {
-      }
-    }
+    if (e_) e_->settle();
     e_ = std::move(o.e_);
   }
   return *this;
 }
 persistent_transfer::~persistent_transfer() {
-  if (e_ && e_->running && std::uncaught_exceptions() == 0) {
-    try {
-      e_->wait();
-    } catch (...) {
-    }
-  }
+  if (e_) e_->settle();
 }
 
 void persistent_transfer::start() {

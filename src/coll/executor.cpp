@@ -119,8 +119,7 @@ bool signature_step(coll_exec& e, const coll::step& st) {
 }  // namespace
 
 int coll_tag(int tag_ub, std::uint64_t group_id, std::uint32_t seq) {
-  int bits = 0;
-  while (bits < 31 && (static_cast<long long>(1) << (bits + 1)) - 1 <= tag_ub) ++bits;
+  const int bits = tag_bits(tag_ub);
   // Up to 4096 collectives of one group in flight; the rest of the tag tells groups apart.
   // With MPI's guaranteed minimum (tag_ub 32767: 15 bits) that is 7 bits of group identity,
   // so distinct groups may share tags there (see the closing note of the collectives work).

@@ -11,15 +11,7 @@ namespace cairn {
 namespace detail {
 
 group_members::group_members(std::vector<int> ranks) : world_ranks(std::move(ranks)) {
-  // splitmix64 over the member list (and its length)
-  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ world_ranks.size();
-  for (int r : world_ranks) {
-    h += static_cast<std::uint64_t>(static_cast<std::uint32_t>(r)) + 0x9E3779B97F4A7C15ull;
-    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
-    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
-    h ^= h >> 31;
-  }
-  id = h;
+  id = hash_ranks(world_ranks);
 }
 
 int group_members::rank_of(int w) const noexcept {

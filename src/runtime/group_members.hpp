@@ -2,13 +2,27 @@
 // The member list of a group and its identity (the key of its collective sequence numbers).
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace cairn::detail {
 
+/// splitmix64 over a rank list and its length, continuing from `seed`: equal lists (and seeds)
+/// give equal values in every process.
+inline std::uint64_t hash_ranks(std::span<const int> ranks, std::uint64_t seed = 0) noexcept {
+  std::uint64_t h = (seed ^ 0x9E3779B97F4A7C15ull) ^ ranks.size();
+  for (int r : ranks) {
+    h += static_cast<std::uint64_t>(static_cast<std::uint32_t>(r)) + 0x9E3779B97F4A7C15ull;
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+    h ^= h >> 31;
+  }
+  return h;
+}
+
 struct group_members {
   std::vector<int> world_ranks;  // group rank -> world rank
-  std::uint64_t id = 0;          // hash of world_ranks: equal member lists, equal identity
+  std::uint64_t id = 0;          // hash_ranks(world_ranks): equal member lists, equal identity
 
   explicit group_members(std::vector<int> ranks);
   /// Group rank of world rank w, or -1.

@@ -151,13 +151,7 @@ void rank_context::unlock_owner() noexcept {
 bool rank_context::advance_locked() noexcept {
   missed_.store(0, std::memory_order_seq_cst);  // what arrived before this is seen below
   try {
-    bool found = tp_->poll();
-    if (engine_ == cairn::engine::mpi) {
-      // MPI completes sends and long receives only when they are tested themselves.
-      for (request_state* s = active_; s; s = s->active_next)
-        if (s->k != request_state::kind::schedule && !s->done.load(std::memory_order_relaxed))
-          found = tp_->test(s) || found;
-    }
+    const bool found = tp_->advance_pending(active_);
     if (!colls_.empty()) advance_colls();
     return found;
   } catch (...) {

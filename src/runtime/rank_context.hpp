@@ -210,6 +210,13 @@ class rank_entry {
   rank_context& c_;
 };
 
+/// Bits a tag may use when tags run up to `tag_ub` (the layers hash their keys into them).
+inline int tag_bits(int tag_ub) noexcept {
+  int bits = 0;
+  while (bits < 31 && (static_cast<long long>(1) << (bits + 1)) - 1 <= tag_ub) ++bits;
+  return bits;
+}
+
 /// Monotonic clock in seconds.
 double now_s() noexcept;
 

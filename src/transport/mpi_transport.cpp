@@ -298,6 +298,15 @@ bool mpi_transport::poll() {
   return flag != 0;
 }
 
+bool mpi_transport::advance_pending(request_state* pending) {
+  bool found = poll();
+  // Sends and long receives complete only when they are tested themselves.
+  for (request_state* s = pending; s; s = s->active_next)
+    if (s->k != request_state::kind::schedule && !s->done.load(std::memory_order_relaxed))
+      found = test(s) || found;
+  return found;
+}
+
 bool mpi_transport::test(request_state* s) {
   if (s->done.load(std::memory_order_relaxed)) return true;
   int flag = 0;

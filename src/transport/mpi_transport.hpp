@@ -43,6 +43,7 @@ class mpi_transport final : public transport {
             int tag, msg_context c) override;
   void irecv(rank_context& ctx, request_state* s) override;
   bool poll() override;
+  bool advance_pending(request_state* pending) override;
   bool test(request_state* s) override;
   bool iprobe(int source, int tag, msg_context c, status* st) override;
   void park(request_state* s, double max_s, std::uint64_t round) override;

@@ -53,9 +53,7 @@ threads_fabric::~threads_fabric() {
     for (lane* l : list) delete l;
 }
 
-void threads_fabric::help(int r) const noexcept {
-  if (!peers_.empty()) peers_[static_cast<std::size_t>(r)]->help();
-}
+void threads_fabric::help_peer(int r) const noexcept { peers_[static_cast<std::size_t>(r)]->help(); }
 
 void threads_fabric::wake_all() noexcept {
   for (int r = 0; r < ranks_; ++r) box(r).park.wake_always();

@@ -27,6 +27,10 @@ class transport {
   virtual void irecv(rank_context& ctx, request_state* s) = 0;
   /// Advances communication; true if anything arrived or completed.
   virtual bool poll() = 0;
+  /// Advances communication and every operation of the rank's pending list (`pending`, linked
+  /// through active_next) as far as each goes, for helpers of a rank that tests none of them
+  /// meanwhile (launch_options::progress). True if anything arrived or completed.
+  virtual bool advance_pending(request_state* pending) = 0;
   /// Advances communication and reports whether `s` is complete.
   virtual bool test(request_state* s) = 0;
   /// Looks for an arrived message matching (source, tag) in context c without receiving it.
