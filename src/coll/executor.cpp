@@ -200,18 +200,25 @@ bool coll_advance(rank_context& ctx, request_state* s) {
       e.next_round = e.plan->rounds();
       continue;
     }
+    // Receives are posted before the round's sends go out, so that a peer's message finds
+    // its receive waiting (MPI: matched on arrival, no unexpected-queue copy).
+    auto peer_of = [&](const coll::step& st) {
+      return st.peer >= 0 ? e.members->world_ranks[static_cast<std::size_t>(st.peer)] : -1;
+    };
     for (std::size_t i = first; i < last; ++i) {
       const coll::step& st = e.plan->steps[i];
-      const int peer = st.peer >= 0 ? e.members->world_ranks[static_cast<std::size_t>(st.peer)] : -1;
-      request_state* p = nullptr;
-      if (st.kind == coll::step_kind::send) {
-        p = tp.isend(ctx, s->call, e.at(st.from), st.bytes, peer, e.tag, msg_context::coll);
-      } else if (st.kind == coll::step_kind::recv) {
-        p = ctx.acquire(request_state::kind::recv, s->call, peer, e.tag, msg_context::coll,
-                        e.at(st.to), st.bytes);
-        tp.irecv(ctx, p);
-      }
-      if (p) {
+      if (st.kind != coll::step_kind::recv) continue;
+      request_state* p = ctx.acquire(request_state::kind::recv, s->call, peer_of(st), e.tag,
+                                     msg_context::coll, e.at(st.to), st.bytes);
+      tp.irecv(ctx, p);
+      e.pending.push_back(p);
+      e.pending_step.push_back(static_cast<std::uint32_t>(i));
+    }
+    for (std::size_t i = first; i < last; ++i) {
+      const coll::step& st = e.plan->steps[i];
+      if (st.kind != coll::step_kind::send) continue;
+      if (request_state* p = tp.isend(ctx, s->call, e.at(st.from), st.bytes, peer_of(st), e.tag,
+                                      msg_context::coll)) {
         e.pending.push_back(p);
         e.pending_step.push_back(static_cast<std::uint32_t>(i));
       }

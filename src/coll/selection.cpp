@@ -5,7 +5,6 @@
 #include <cctype>
 #include <cstdlib>
 #include <limits>
-#include <mutex>
 #include <string>
 
 #include "cairn/runtime/error.hpp"
@@ -122,42 +121,45 @@ std::vector<selection_rule> parse_selection(std::string_view spec) {
   return rules;
 }
 
-const std::vector<selection_rule>& environment_selection() {
-  // Parsed once; a bad string throws on every call (so every rank reports it), not only once.
-  static std::once_flag once;
-  static std::vector<selection_rule> rules;
-  static std::string failure;
-  std::call_once(once, [] {
+namespace {
+// CAIRN_COLL, parsed once (thread-safe static), with its rules also resolved to numbers.
+struct parsed_environment {
+  std::vector<selection_rule> rules;
+  std::vector<detail::resolved_rule> resolved;
+  std::string failure;  // a bad string: thrown on every call, so that every rank reports it
+};
+
+const parsed_environment& environment() {
+  static const parsed_environment parsed = [] {
+    parsed_environment p;
     const char* env = std::getenv("CAIRN_COLL");
-    if (!env) return;
+    if (!env) return p;
     try {
-      rules = parse_selection(env);
+      p.rules = parse_selection(env);
     } catch (const error& e) {
-      failure = e.what();
+      p.failure = e.what();
+      return p;
     }
-  });
-  if (!failure.empty()) throw error(failure);
-  return rules;
+    const auto& cat = algorithm_catalog();
+    for (const auto& r : p.rules)
+      for (std::size_t c = 0; c < cat.size(); ++c)
+        if (cat[c].collective == r.collective)
+          for (std::size_t a = 0; a < cat[c].algorithms.size(); ++a)
+            if (cat[c].algorithms[a] == r.algorithm)
+              p.resolved.push_back({static_cast<detail::coll_id>(c), static_cast<int>(a) + 1, r.min_bytes, r.max_bytes});
+    return p;
+  }();
+  if (!parsed.failure.empty()) throw error(parsed.failure);
+  return parsed;
 }
+}  // namespace
+
+const std::vector<selection_rule>& environment_selection() { return environment().rules; }
 
 }  // namespace cairn::coll
 
 namespace cairn::detail {
 
-const std::vector<resolved_rule>& environment_rules() {
-  static std::once_flag once;
-  static std::vector<resolved_rule> resolved;
-  const auto& rules = coll::environment_selection();  // throws on a bad string
-  std::call_once(once, [&] {
-    const auto& cat = coll::algorithm_catalog();
-    for (const auto& r : rules)
-      for (std::size_t c = 0; c < cat.size(); ++c)
-        if (cat[c].collective == r.collective)
-          for (std::size_t a = 0; a < cat[c].algorithms.size(); ++a)
-            if (cat[c].algorithms[a] == r.algorithm)
-              resolved.push_back({static_cast<coll_id>(c), static_cast<int>(a) + 1, r.min_bytes, r.max_bytes});
-  });
-  return resolved;
-}
+const std::vector<resolved_rule>& environment_rules() { return coll::environment().resolved; }
 
 }  // namespace cairn::detail

@@ -1,5 +1,6 @@
 // The entry points of the typed collective calls: check the arguments, choose the algorithm
 // (per call, then CAIRN_COLL, then the default table), plan the schedule; start it.
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -71,13 +72,29 @@ struct plan_key_hash {
   }
 };
 template <class Make>
-std::shared_ptr<const coll::schedule> cached(const plan_key& k, Make&& make) {
-  thread_local std::unordered_map<plan_key, std::shared_ptr<const coll::schedule>, plan_key_hash> cache;
-  if (auto it = cache.find(k); it != cache.end()) return it->second;
-  if (cache.size() >= 4096) cache.clear();  // bounded: sizes that vary forever
-  auto plan = std::make_shared<const coll::schedule>(make());
-  cache.emplace(k, plan);
-  return plan;
+const std::shared_ptr<const coll::schedule>& cached(const plan_key& k, Make&& make) {
+  using plan_ptr = std::shared_ptr<const coll::schedule>;
+  // A direct-mapped front (mask, no division) answers the repeated call without the map.
+  struct front_entry {
+    plan_key key;
+    plan_ptr plan;
+  };
+  constexpr std::size_t front_size = 64;
+  thread_local std::unordered_map<plan_key, plan_ptr, plan_key_hash> cache;
+  thread_local std::array<front_entry, front_size> front{};
+  const std::size_t h = plan_key_hash{}(k);
+  front_entry& f = front[(h ^ (h >> 17)) & (front_size - 1)];
+  if (f.plan && f.key == k) return f.plan;
+  if (auto it = cache.find(k); it != cache.end()) {
+    f = {k, it->second};
+    return f.plan;
+  }
+  if (cache.size() >= 4096) {  // bounded: sizes that vary forever
+    cache.clear();
+    front.fill({});
+  }
+  f = {k, cache.emplace(k, std::make_shared<const coll::schedule>(make())).first->second};
+  return f.plan;
 }
 
 // Scans: input and output of the same count, disjoint; returns their size in bytes.

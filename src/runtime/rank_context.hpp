@@ -2,7 +2,9 @@
 // One rank's runtime: identity, placement, its transport, the request pool, the wait loop and
 // the watchdog. Owned by shared_ptr from every `world` handle of the rank.
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -114,7 +116,15 @@ class rank_context {
   /// The group of all ranks (made on first use).
   const std::shared_ptr<const group_members>& world_group();
   /// Sequence number of the next collective on the group with identity `id`.
-  std::uint32_t next_coll_seq(std::uint64_t id) { return coll_seq_[id]++; }
+  std::uint32_t next_coll_seq(std::uint64_t id) {
+    // A rank issues collectives mostly on one group at a time: remember its counter (map
+    // elements never move) and skip the hash lookup.
+    if (id != last_seq_id_ || !last_seq_) {
+      last_seq_ = &coll_seq_[id];
+      last_seq_id_ = id;
+    }
+    return (*last_seq_)++;
+  }
   /// Blocks until `s` completes; returns its status or throws its error. Releases `s`.
   status wait(request_state* s);
   /// Completion bookkeeping after `s` tested complete: throws its error, releases it.
@@ -177,6 +187,8 @@ class rank_context {
   std::vector<request_state*> colls_;  // running collectives
   std::shared_ptr<const group_members> world_group_;
   std::unordered_map<std::uint64_t, std::uint32_t> coll_seq_;
+  std::uint64_t last_seq_id_ = 0;
+  std::uint32_t* last_seq_ = nullptr;
   std::shared_ptr<void> layer_;  // the message layer (src/msg), if any
   struct poller {
     void* obj;
@@ -212,9 +224,8 @@ class rank_entry {
 
 /// Bits a tag may use when tags run up to `tag_ub` (the layers hash their keys into them).
 inline int tag_bits(int tag_ub) noexcept {
-  int bits = 0;
-  while (bits < 31 && (static_cast<long long>(1) << (bits + 1)) - 1 <= tag_ub) ++bits;
-  return bits;
+  const auto values = static_cast<std::uint64_t>(tag_ub < 0 ? 0 : tag_ub) + 1;
+  return std::min(31, static_cast<int>(std::bit_width(values)) - 1);
 }
 
 /// Monotonic clock in seconds.

@@ -132,6 +132,14 @@ void mpi_transport::give_buffer(void* b) noexcept {
 request_state* mpi_transport::isend(rank_context& ctx, const char* call, const void* data,
                                     std::size_t bytes, int dest, int tag, msg_context c) {
   const int n = checked_int_bytes(call, ctx.rank(), bytes);
+  if (c == msg_context::coll && bytes <= direct_limit) {
+    // A collective's short message: every MPI sends it eagerly, so MPI_Send returns once it is
+    // copied out, and no request is left to test (the executor posts a round's receives
+    // before its sends, and never depends on a short send's completion to progress).
+    const int rc = MPI_Send(data, n, MPI_BYTE, dest, tag, small(c));
+    if (rc != MPI_SUCCESS) mpi_fail(call, ctx.rank(), rc);
+    return nullptr;
+  }
   request_state* s =
       ctx.acquire(request_state::kind::send, call, dest, tag, c, const_cast<void*>(data), bytes);
   s->st = status{dest, tag, bytes};
