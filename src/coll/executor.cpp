@@ -58,13 +58,12 @@ coll_exec* new_exec() {
 }
 
 void recycle(coll_exec* e) {
+  // pending/pending_step are empty here (a finished or cancelled collective holds none), and
+  // error was moved out or never set.
   e->plan.reset();
   e->members.reset();
-  e->op = op_binding{};
+  e->op.op.reset();
   e->next_round = 0;
-  e->pending.clear();
-  e->pending_step.clear();
-  e->error.clear();
   pool.free.push_back(e);
 }
 
@@ -226,12 +225,16 @@ bool coll_advance(rank_context& ctx, request_state* s) {
   }
 }
 
-std::string coll_finish(request_state* s) {
+bool coll_finish(request_state* s, std::string& error) {
   coll_exec* e = exec_of(s);
-  std::string err = std::move(e->error);
+  const bool failed = !e->error.empty();
+  if (failed) {
+    error = std::move(e->error);
+    e->error.clear();
+  }
   recycle(e);
   s->engine_ptr = nullptr;
-  return err;
+  return !failed;
 }
 
 void coll_cancel(rank_context& ctx, request_state* s) {
@@ -240,6 +243,9 @@ void coll_cancel(rank_context& ctx, request_state* s) {
     ctx.tp().cancel(p);
     ctx.release(p);
   }
+  e->pending.clear();
+  e->pending_step.clear();
+  e->error.clear();
   recycle(e);
   s->engine_ptr = nullptr;
 }

@@ -22,8 +22,8 @@ request start_schedule(const coll_target& t, const char* call,
 
 /// Advances a running collective; true when it is complete (then s->done is set).
 bool coll_advance(rank_context& ctx, request_state* s);
-/// Frees a completed collective's state; returns its error message (empty if none).
-std::string coll_finish(request_state* s);
+/// Frees a completed collective's state; false (and its message in `error`) if it failed.
+bool coll_finish(request_state* s, std::string& error);
 /// Withdraws a running collective (exception unwinding): cancels its pending messages.
 void coll_cancel(rank_context& ctx, request_state* s);
 /// One line for the watchdog: schedule name, round, pending messages.

@@ -198,10 +198,11 @@ void rank_context::cancel(request_state* s) {
 
 status rank_context::finish(request_state* s) {
   if (s->k == request_state::kind::schedule) {
-    std::string err = coll_finish(s);
+    std::string err;
+    const bool ok = coll_finish(s, err);
     const char* call = s->call;
     release(s);
-    if (!err.empty()) fail(call, rank_, err);
+    if (!ok) fail(call, rank_, err);
     return status{};
   }
   status st = s->st;
