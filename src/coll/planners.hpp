@@ -78,8 +78,9 @@ schedule plan_alltoall_pairwise(int p, int me, std::size_t block);
 /// ranks, in its output. p - 1 steps; the partial of block b starts at rank b + 1 and passes
 /// right through every rank, which folds in its own input block, ending at rank b (each rank
 /// sends (p - 1) blocks). The order of operands follows the ring, not the ranks: commutative
-/// operations only.
-schedule plan_reduce_scatter_block_ring(int p, int me, std::size_t block);
+/// operations only. `in_place`: the output is the input's first block (MPI_IN_PLACE), so the
+/// last partial goes through scratch (one block more on 2 ranks).
+schedule plan_reduce_scatter_block_ring(int p, int me, std::size_t block, bool in_place = false);
 
 /// Recursive-halving reduce-scatter of p blocks of `block` bytes, operands in rank order (any
 /// associative operation). Non-powers of two fold first in adjacent pairs (2i hands its whole
@@ -128,6 +129,14 @@ schedule plan_allgather_recursive_doubling(int p, int me, std::size_t block);
 /// index has bit k set travel k ranks on in one packed message, then rotate back. Latency-
 /// optimal for short blocks; each block travels up to log2 p times.
 schedule plan_alltoall_bruck(int p, int me, std::size_t block);
+
+/// The in-place form of `plan` for a plan that would overwrite input it still reads (the
+/// caller's one buffer is both): the first `in_bytes` of the output are copied to scratch (after
+/// the plan's own) in the plan's first round, before any step, and the plan reads its input
+/// there (a plan that never reads its input or never writes its output is returned as it is).
+/// Same name and rounds. Used where the algorithm reads input after writing output
+/// (pairwise alltoall, exscan); the others run in place unchanged (see start.cpp).
+schedule plan_in_place_copy(const schedule& plan, std::size_t in_bytes);
 
 /// Linear gatherv: every rank sends its `send_bytes` (even zero) to the root, which receives
 /// rank r's block of recv_bytes[r] at recv_offsets[r] of its output (all sizes in bytes).

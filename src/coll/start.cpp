@@ -1,6 +1,7 @@
 // The entry points of the typed collective calls: check the arguments, choose the algorithm
 // (per call, then CAIRN_COLL, then the default table), plan the schedule; start it.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -46,8 +47,24 @@ void check_holds(const coll_target& t, const char* call, const char* what, std::
          " ranks x ", n, ")");
 }
 
-// Plans are pure functions of (planner, group size, rank, root, sizes): they are cached per
-// thread (a rank is one thread), so a repeated collective plans and allocates nothing.
+// The in-place forms of the block collectives: one buffer of `count` elements holding a block
+// per rank (`what` names it in errors); returns the block's element count.
+std::size_t per_rank_block(const coll_target& t, const char* call, const char* what, std::size_t count,
+                           std::size_t elem) {
+  checked_bytes(call, t.world_rank, count, elem);
+  const auto p = static_cast<std::size_t>(group_size(t));
+  if (count % p != 0)
+    fail(call, t.world_rank, what, " holds ", count, " elements, not a multiple of the ", p, " ranks");
+  return count / p;
+}
+
+// Block `r` of `block` bytes in `buf`.
+std::byte* block_at(void* buf, int r, std::size_t block) {
+  return static_cast<std::byte*>(buf) + static_cast<std::size_t>(r) * block;
+}
+
+// Plans are pure functions of (planner, group size, rank, root, sizes, in place): they are cached
+// per thread (a rank is one thread), so a repeated collective plans and allocates nothing.
 enum class planner : std::uint8_t {
   barrier_dissemination, bcast_binomial, reduce_binomial, allreduce_recursive_doubling,
   allreduce_ring, gather_binomial, scatter_binomial, allgather_ring, allgather_bruck,
@@ -60,11 +77,12 @@ struct plan_key {
   bool commutative;
   int p, me, root;
   std::size_t bytes, elem;
+  bool in_place = false;  // set only where the in-place plan differs (see the prepare functions)
   bool operator==(const plan_key&) const = default;
 };
 struct plan_key_hash {
   std::size_t operator()(const plan_key& k) const noexcept {
-    std::size_t h = static_cast<std::size_t>(k.which) * 0x9E3779B97F4A7C15ull + k.commutative;
+    std::size_t h = static_cast<std::size_t>(k.which) * 0x9E3779B97F4A7C15ull + k.commutative * 2u + k.in_place;
     for (std::size_t v : {static_cast<std::size_t>(k.p), static_cast<std::size_t>(k.me),
                           static_cast<std::size_t>(k.root), k.bytes, k.elem})
       h = (h ^ v) * 0x100000001B3ull + (h >> 29);
@@ -97,19 +115,19 @@ const std::shared_ptr<const coll::schedule>& cached(const plan_key& k, Make&& ma
   return f.plan;
 }
 
-// Scans: input and output of the same count, disjoint; returns their size in bytes.
+// Scans: input and output of the same count, disjoint (or one buffer); returns their size in bytes.
 std::size_t check_scan_buffers(const coll_target& t, const char* call, const block_buffers& b) {
   const std::size_t bytes = checked_bytes(call, t.world_rank, b.in_count, b.elem);
+  if (b.in_place) return bytes;
   if (b.out_count != b.in_count)
     fail(call, t.world_rank, "output holds ", b.out_count, " elements, input ", b.in_count);
   check_disjoint(t, call, b.in, bytes, b.out, bytes);
   return bytes;
 }
 
-prepared blocks(const coll_target& t, const char* call,
-                std::shared_ptr<const coll::schedule> plan, const block_buffers& b, std::size_t block,
-                int root = -1) {
-  return {t, call, std::move(plan), b.in, b.out, op_binding{}, block, root, true};
+prepared blocks(const coll_target& t, const char* call, std::shared_ptr<const coll::schedule> plan,
+                const void* in, void* out, std::size_t block, int root = -1) {
+  return {t, call, std::move(plan), in, out, op_binding{}, block, root, true};
 }
 
 // CAIRN_COLL_CHECK=1 (read once): every checked collective runs the count check first.
@@ -218,43 +236,50 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
 
 prepared prepare_gather(const coll_target& t, const char* call, const block_buffers& b, int root) {
   check_root(t, call, root);
-  const int p = group_size(t);
-  const std::size_t n = b.in_count, block = checked_bytes(call, t.world_rank, n, b.elem);
-  if (t.group_rank == root) {
+  const int p = group_size(t), me = t.group_rank;
+  const std::size_t n = b.in_place ? per_rank_block(t, call, "in-place buffer", b.out_count, b.elem) : b.in_count;
+  const std::size_t block = checked_bytes(call, t.world_rank, n, b.elem);
+  if (me == root && !b.in_place) {
     const std::size_t need = blocks_count(t, call, n, static_cast<std::size_t>(p), b.elem);
     check_holds(t, call, "output", b.out_count, need, n);
     check_disjoint(t, call, b.in, block, b.out, need * b.elem);
   }
-  const int me = t.group_rank;
+  // In place the input is this rank's block of the buffer: the root's copy of it into the
+  // output becomes a no-op, and the output is written by receives only.
   return blocks(t, call,
                 cached({planner::gather_binomial, true, p, me, root, block, 0},
                        [&] { return coll::plan_gather_binomial(p, me, root, block); }),
-                b, block, root);
+                b.in_place ? block_at(b.out, me, block) : b.in, b.out, block, root);
 }
 
 prepared prepare_scatter(const coll_target& t, const char* call, const block_buffers& b, int root) {
   check_root(t, call, root);
-  const int p = group_size(t);
-  const std::size_t n = b.out_count, block = checked_bytes(call, t.world_rank, n, b.elem);
-  if (t.group_rank == root) {
+  const int p = group_size(t), me = t.group_rank;
+  const std::size_t n = b.in_place ? per_rank_block(t, call, "in-place buffer", b.in_count, b.elem) : b.out_count;
+  const std::size_t block = checked_bytes(call, t.world_rank, n, b.elem);
+  if (me == root && !b.in_place) {
     const std::size_t need = blocks_count(t, call, n, static_cast<std::size_t>(p), b.elem);
     check_holds(t, call, "input", b.in_count, need, n);
     check_disjoint(t, call, b.in, need * b.elem, b.out, block);
   }
-  const int me = t.group_rank;
+  // In place the output is this rank's block of the buffer: the root's copy into it becomes a
+  // no-op, and the input is only read.
   return blocks(t, call,
                 cached({planner::scatter_binomial, true, p, me, root, block, 0},
                        [&] { return coll::plan_scatter_binomial(p, me, root, block); }),
-                b, block, root);
+                b.in, b.in_place ? block_at(b.out, me, block) : b.out, block, root);
 }
 
 prepared prepare_allgather(const coll_target& t, const char* call, const block_buffers& b,
                            allgather_algorithm alg) {
   const int p = group_size(t);
-  const std::size_t n = b.in_count, block = checked_bytes(call, t.world_rank, n, b.elem);
+  const std::size_t n = b.in_place ? per_rank_block(t, call, "in-place buffer", b.out_count, b.elem) : b.in_count;
+  const std::size_t block = checked_bytes(call, t.world_rank, n, b.elem);
   const std::size_t need = blocks_count(t, call, n, static_cast<std::size_t>(p), b.elem);
-  check_holds(t, call, "output", b.out_count, need, n);
-  check_disjoint(t, call, b.in, block, b.out, need * b.elem);
+  if (!b.in_place) {
+    check_holds(t, call, "output", b.out_count, need, n);
+    check_disjoint(t, call, b.in, block, b.out, need * b.elem);
+  }
   if (alg == allgather_algorithm::automatic)
     alg = static_cast<allgather_algorithm>(environment_choice(coll_id::allgather, need * b.elem));
   if (alg == allgather_algorithm::automatic)
@@ -272,19 +297,20 @@ prepared prepare_allgather(const coll_target& t, const char* call, const block_b
   else
     plan = cached({planner::allgather_bruck, true, p, me, 0, block, 0},
                   [&] { return coll::plan_allgather_bruck(p, me, block); });
-  return blocks(t, call, std::move(plan), b, block);
+  // In place the input is this rank's block of the output. Every plan copies it first (a no-op
+  // where it lands at its place, else into scratch) and never reads the input again.
+  return blocks(t, call, std::move(plan), b.in_place ? block_at(b.out, me, block) : b.in, b.out, block);
 }
 
 prepared prepare_alltoall(const coll_target& t, const char* call, const block_buffers& b,
                           alltoall_algorithm alg) {
   const int p = group_size(t);
-  const std::size_t bytes = checked_bytes(call, t.world_rank, b.in_count, b.elem);
-  if (b.in_count % static_cast<std::size_t>(p) != 0)
-    fail(call, t.world_rank, "input holds ", b.in_count, " elements, not a multiple of the ", p,
-         " ranks");
-  const std::size_t n = b.in_count / static_cast<std::size_t>(p);
-  check_holds(t, call, "output", b.out_count, b.in_count, n);
-  check_disjoint(t, call, b.in, bytes, b.out, bytes);
+  const std::size_t n = per_rank_block(t, call, b.in_place ? "in-place buffer" : "input", b.in_count, b.elem);
+  const std::size_t bytes = b.in_count * b.elem;
+  if (!b.in_place) {
+    check_holds(t, call, "output", b.out_count, b.in_count, n);
+    check_disjoint(t, call, b.in, bytes, b.out, bytes);
+  }
   const int me = t.group_rank;
   const std::size_t block = n * b.elem;
   if (alg == alltoall_algorithm::automatic)
@@ -292,22 +318,30 @@ prepared prepare_alltoall(const coll_target& t, const char* call, const block_bu
   if (alg == alltoall_algorithm::automatic)
     alg = p >= alltoall_bruck_min_ranks && block <= alltoall_bruck_max_block_bytes ? alltoall_algorithm::bruck
                                                                                    : alltoall_algorithm::pairwise;
+  // In place Bruck works as it is (it reads the input into scratch before any step), the
+  // pairwise exchange sends from a copy of the buffer (it receives over blocks still to send).
   return blocks(t, call,
                 alg == alltoall_algorithm::bruck
                     ? cached({planner::alltoall_bruck, true, p, me, 0, block, 0},
                              [&] { return coll::plan_alltoall_bruck(p, me, block); })
-                    : cached({planner::alltoall_pairwise, true, p, me, 0, block, 0},
-                             [&] { return coll::plan_alltoall_pairwise(p, me, block); }),
-                b, block);
+                    : cached({planner::alltoall_pairwise, true, p, me, 0, block, 0, b.in_place},
+                             [&] {
+                               auto s = coll::plan_alltoall_pairwise(p, me, block);
+                               return b.in_place ? coll::plan_in_place_copy(s, bytes) : s;
+                             }),
+                b.in, b.out, block);
 }
 
 prepared prepare_reduce_scatter_block(const coll_target& t, const char* call, const block_buffers& b,
                                       const op_binding& op, reduce_scatter_block_algorithm alg) {
   const int p = group_size(t);
-  const std::size_t n = b.out_count, block = checked_bytes(call, t.world_rank, n, b.elem);
+  const std::size_t n = b.in_place ? per_rank_block(t, call, "in-place buffer", b.in_count, b.elem) : b.out_count;
+  const std::size_t block = checked_bytes(call, t.world_rank, n, b.elem);
   const std::size_t need = blocks_count(t, call, n, static_cast<std::size_t>(p), b.elem);
-  check_holds(t, call, "input", b.in_count, need, n);
-  check_disjoint(t, call, b.in, need * b.elem, b.out, block);
+  if (!b.in_place) {
+    check_holds(t, call, "input", b.in_count, need, n);
+    check_disjoint(t, call, b.in, need * b.elem, b.out, block);
+  }
   if (alg == reduce_scatter_block_algorithm::ring && !op.commutative)
     fail(call, t.world_rank, "the ring algorithm needs a commutative operation");
   if (alg == reduce_scatter_block_algorithm::automatic)
@@ -321,10 +355,12 @@ prepared prepare_reduce_scatter_block(const coll_target& t, const char* call, co
               : reduce_scatter_block_algorithm::recursive_halving;
   const int me = t.group_rank;
   // Neither plan depends on commutativity (recursive halving always keeps rank order; the ring
-  // runs commutative operations only): the key does not tell them apart.
+  // runs commutative operations only): the key does not tell them apart. In place (the output
+  // is the input's first block) recursive halving reads all its input into scratch first; the
+  // ring reads input blocks to the end and has an in-place form.
   auto plan = alg == reduce_scatter_block_algorithm::ring
-                  ? cached({planner::reduce_scatter_block_ring, true, p, me, 0, block, 0},
-                           [&] { return coll::plan_reduce_scatter_block_ring(p, me, block); })
+                  ? cached({planner::reduce_scatter_block_ring, true, p, me, 0, block, 0, b.in_place},
+                           [&] { return coll::plan_reduce_scatter_block_ring(p, me, block, b.in_place); })
                   : cached({planner::reduce_scatter_block_recursive_halving, true, p, me, 0, block, 0},
                            [&] { return coll::plan_reduce_scatter_block_recursive_halving(p, me, block); });
   return {t, call, std::move(plan), b.in, b.out, op, block, -1, true};
@@ -333,6 +369,7 @@ prepared prepare_reduce_scatter_block(const coll_target& t, const char* call, co
 prepared prepare_scan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op) {
   const std::size_t bytes = check_scan_buffers(t, call, b);
   const int p = group_size(t), me = t.group_rank;
+  // In place the first copy (input to output) is a no-op and the input is not read again.
   auto plan = cached({planner::scan_recursive_doubling, true, p, me, 0, bytes, 0},
                      [&] { return coll::plan_scan_recursive_doubling(p, me, bytes); });
   return {t, call, std::move(plan), b.in, b.out, op, bytes, -1, true};
@@ -341,8 +378,12 @@ prepared prepare_scan(const coll_target& t, const char* call, const block_buffer
 prepared prepare_exscan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op) {
   const std::size_t bytes = check_scan_buffers(t, call, b);
   const int p = group_size(t), me = t.group_rank;
-  auto plan = cached({planner::exscan_recursive_doubling, true, p, me, 0, bytes, 0},
-                     [&] { return coll::plan_exscan_recursive_doubling(p, me, bytes); });
+  // The exclusive scan receives into its output while it still sends its input: in place it
+  // works on a copy.
+  auto plan = cached({planner::exscan_recursive_doubling, true, p, me, 0, bytes, 0, b.in_place}, [&] {
+    auto s = coll::plan_exscan_recursive_doubling(p, me, bytes);
+    return b.in_place ? coll::plan_in_place_copy(s, bytes) : s;
+  });
   return {t, call, std::move(plan), b.in, b.out, op, bytes, -1, true};
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// Shared pieces of the collective tests: a non-commutative operation and readable comparisons.
+// Shared pieces of the collective tests: a non-commutative operation, seeded block data cheap to
+// recompute on any rank, and readable comparisons.
 
 #include <cstdint>
 #include <algorithm>
@@ -40,6 +41,79 @@ inline std::string mismatch(const std::vector<std::int64_t>& got, const std::vec
   return "";
 }
 
+/// Data of the block collectives, cheap to recompute on any rank: element i of the block that
+/// world rank `from` contributes for world rank `to` (alltoall, scatter; 0 otherwise).
+inline std::int64_t datum(unsigned seed, int from, int to, std::size_t i) {
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(from) * 0xBF58476D1CE4E5B9ull +
+                    static_cast<std::uint64_t>(to) * 0x94D049BB133111EBull + i;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;  // splitmix64's finalizer
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<std::int64_t>(x ^ (x >> 31));
+}
+inline std::vector<std::int64_t> block(std::size_t n, unsigned seed, int from, int to = 0) {
+  std::vector<std::int64_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = datum(seed, from, to, i);
+  return v;
+}
+// The blocks of world ranks `from` (in order) for `to`, concatenated.
+inline std::vector<std::int64_t> blocks_from(std::size_t n, unsigned seed, const std::vector<int>& from, int to = 0) {
+  std::vector<std::int64_t> v;
+  v.reserve(from.size() * n);
+  for (int f : from)
+    for (std::size_t i = 0; i < n; ++i) v.push_back(datum(seed, f, to, i));
+  return v;
+}
+// The blocks of world rank `from` for each of `to` (in order), concatenated.
+inline std::vector<std::int64_t> blocks_for(std::size_t n, unsigned seed, int from, const std::vector<int>& to) {
+  std::vector<std::int64_t> v;
+  v.reserve(to.size() * n);
+  for (int d : to)
+    for (std::size_t i = 0; i < n; ++i) v.push_back(datum(seed, from, d, i));
+  return v;
+}
+
+// Summable data (exact sums over any number of ranks): datum() reduced to [0, 10^6).
+inline std::int64_t small_datum(unsigned seed, int from, int to, std::size_t i) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(datum(seed, from, to, i)) % 1000000);
+}
+// The blocks of world rank `from` for each of `to` (in order), concatenated, as small data.
+inline std::vector<std::int64_t> small_blocks_for(std::size_t n, unsigned seed, int from, const std::vector<int>& to) {
+  std::vector<std::int64_t> v;
+  v.reserve(to.size() * n);
+  for (int d : to)
+    for (std::size_t i = 0; i < n; ++i) v.push_back(small_datum(seed, from, d, i));
+  return v;
+}
+// Element-wise sum over world ranks `from` of their blocks for `to`.
+inline std::vector<std::int64_t> small_block_sum(std::size_t n, unsigned seed, const std::vector<int>& from, int to) {
+  std::vector<std::int64_t> s(n, 0);
+  for (int f : from)
+    for (std::size_t i = 0; i < n; ++i) s[i] += small_datum(seed, f, to, i);
+  return s;
+}
+// A matrix made of datum(): element i of the matrices world rank `from` contributes for `to`.
+inline mat2 mat_datum(unsigned seed, int from, int to, std::size_t i) {
+  const auto x = static_cast<std::uint64_t>(datum(seed, from, to, i));
+  const auto y = static_cast<std::uint64_t>(datum(seed + 1, from, to, i));
+  return {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(x >> 32), static_cast<std::uint32_t>(y),
+          static_cast<std::uint32_t>(y >> 32)};
+}
+inline std::string mat_mismatch(const std::vector<mat2>& got, const std::vector<mat2>& want) {
+  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + ", expected " + std::to_string(want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!(got[i] == want[i])) return "element " + std::to_string(i) + " differs";
+  return "";
+}
+/// The product of 2x2 matrices as a non-commutative operation.
+inline const auto mat_product = cairn::op([](const mat2& x, const mat2& y) { return mul(x, y); }, false);
+
+// Roots 0, the middle and the last rank.
+inline std::vector<int> some_roots(int p) {
+  std::vector<int> r{0, p / 2, p - 1};
+  r.erase(std::unique(r.begin(), r.end()), r.end());
+  return r;
+}
+
 /// Runs body(collectives, members) on the world and, where this rank belongs to it, on a group
 /// of members shuffled by `shuffle_seed` (all ranks but world rank 1 when there are at least
 /// 3): `members` lists the world ranks in group-rank order.
@@ -56,5 +130,18 @@ void on_world_and_group(cairn::world& w, unsigned shuffle_seed, Body body) {
   auto grp = w.group(mem);
   if (grp.rank() >= 0) body(grp, mem);
 }
+
+// The message of the cairn::error that `call` raises, or "no error".
+template <class F>
+std::string message_of(F&& call) {
+  try {
+    call();
+  } catch (const cairn::error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+// True when `s` contains `part` (error messages).
+inline bool has_text(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace cairn::test

@@ -14,6 +14,7 @@
 #include "harness.hpp"
 
 using cairn::test::mat2;
+using cairn::test::message_of;
 using cairn::test::mismatch;
 using cairn::test::mul;
 using cairn::test::random_mats;
@@ -21,6 +22,16 @@ using cairn::test::random_mats;
 using cairn::test::random_values;
 using cairn::test::on_world_and_group;
 using cairn::test::run;
+using cairn::test::block;
+using cairn::test::blocks_for;
+using cairn::test::blocks_from;
+using cairn::test::mat_datum;
+using cairn::test::mat_mismatch;
+using cairn::test::mat_product;
+using cairn::test::small_block_sum;
+using cairn::test::small_blocks_for;
+using cairn::test::small_datum;
+using cairn::test::some_roots;
 
 namespace {
 const std::size_t counts[] = {0, 1, 7, 1000, 100000};
@@ -43,71 +54,6 @@ std::vector<std::int64_t> sum_of(std::size_t n, int p, unsigned seed) {
 
 std::atomic<int> barrier_counter[64];
 
-// Data of the block collectives, cheap to recompute on any rank: element i of the block that
-// world rank `from` contributes for world rank `to` (alltoall, scatter; 0 otherwise).
-std::int64_t datum(unsigned seed, int from, int to, std::size_t i) {
-  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(from) * 0xBF58476D1CE4E5B9ull +
-                    static_cast<std::uint64_t>(to) * 0x94D049BB133111EBull + i;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;  // splitmix64's finalizer
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return static_cast<std::int64_t>(x ^ (x >> 31));
-}
-std::vector<std::int64_t> block(std::size_t n, unsigned seed, int from, int to = 0) {
-  std::vector<std::int64_t> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = datum(seed, from, to, i);
-  return v;
-}
-// The blocks of world ranks `from` (in order) for `to`, concatenated.
-std::vector<std::int64_t> blocks_from(std::size_t n, unsigned seed, const std::vector<int>& from, int to = 0) {
-  std::vector<std::int64_t> v;
-  v.reserve(from.size() * n);
-  for (int f : from)
-    for (std::size_t i = 0; i < n; ++i) v.push_back(datum(seed, f, to, i));
-  return v;
-}
-// The blocks of world rank `from` for each of `to` (in order), concatenated.
-std::vector<std::int64_t> blocks_for(std::size_t n, unsigned seed, int from, const std::vector<int>& to) {
-  std::vector<std::int64_t> v;
-  v.reserve(to.size() * n);
-  for (int d : to)
-    for (std::size_t i = 0; i < n; ++i) v.push_back(datum(seed, from, d, i));
-  return v;
-}
-
-// Summable data (exact sums over any number of ranks): datum() reduced to [0, 10^6).
-std::int64_t small_datum(unsigned seed, int from, int to, std::size_t i) {
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(datum(seed, from, to, i)) % 1000000);
-}
-// The blocks of world rank `from` for each of `to` (in order), concatenated, as small data.
-std::vector<std::int64_t> small_blocks_for(std::size_t n, unsigned seed, int from, const std::vector<int>& to) {
-  std::vector<std::int64_t> v;
-  v.reserve(to.size() * n);
-  for (int d : to)
-    for (std::size_t i = 0; i < n; ++i) v.push_back(small_datum(seed, from, d, i));
-  return v;
-}
-// Element-wise sum over world ranks `from` of their blocks for `to`.
-std::vector<std::int64_t> small_block_sum(std::size_t n, unsigned seed, const std::vector<int>& from, int to) {
-  std::vector<std::int64_t> s(n, 0);
-  for (int f : from)
-    for (std::size_t i = 0; i < n; ++i) s[i] += small_datum(seed, f, to, i);
-  return s;
-}
-// A matrix made of datum(): element i of the matrices world rank `from` contributes for `to`.
-mat2 mat_datum(unsigned seed, int from, int to, std::size_t i) {
-  const auto x = static_cast<std::uint64_t>(datum(seed, from, to, i));
-  const auto y = static_cast<std::uint64_t>(datum(seed + 1, from, to, i));
-  return {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(x >> 32), static_cast<std::uint32_t>(y),
-          static_cast<std::uint32_t>(y >> 32)};
-}
-std::string mat_mismatch(const std::vector<mat2>& got, const std::vector<mat2>& want) {
-  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + ", expected " + std::to_string(want.size());
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (!(got[i] == want[i])) return "element " + std::to_string(i) + " differs";
-  return "";
-}
-const auto mat_product = cairn::op([](const mat2& x, const mat2& y) { return mul(x, y); }, false);
-
 // Counts of the v-collectives in the mixtures: member r gets (r % 3) x n / 2 elements.
 std::vector<std::size_t> v_counts(std::size_t n, std::size_t p) {
   std::vector<std::size_t> c(p);
@@ -120,13 +66,6 @@ std::vector<std::size_t> v_counts(std::size_t n, std::size_t p) {
 // scratch), the all-to-all ones p blocks on every rank.
 std::size_t rooted_cap(int p) { return std::min<std::size_t>(100000, 1000000 / static_cast<std::size_t>(p)); }
 std::size_t all_cap(int p) { return std::min<std::size_t>(100000, 3000000 / static_cast<std::size_t>(p * p)); }
-
-// Roots 0, the middle and the last rank.
-std::vector<int> some_roots(int p) {
-  std::vector<int> r{0, p / 2, p - 1};
-  r.erase(std::unique(r.begin(), r.end()), r.end());
-  return r;
-}
 
 }  // namespace
 
@@ -652,14 +591,6 @@ TEST(Collectives, BadInput) {
     EXPECT_THROW((void)w.group(std::vector<int>{}), cairn::error);
     // Block collectives: sizes checked against the group size, before anything is sent (only
     // the ranks that fail call, so nobody is left waiting).
-    auto message_of = [](auto&& call) -> std::string {
-      try {
-        call();
-      } catch (const cairn::error& e) {
-        return e.what();
-      }
-      return "no error";
-    };
     auto contains = [](const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; };
     const std::size_t P = static_cast<std::size_t>(p);
     if (me == 0) {

@@ -14,6 +14,8 @@
 #include "coll_reference.hpp"
 #include "harness.hpp"
 
+using cairn::test::has_text;
+using cairn::test::message_of;
 using cairn::test::mismatch;
 
 using cairn::test::random_values;
@@ -43,16 +45,6 @@ std::vector<std::int64_t> sum_over(const std::vector<int>& ranks, std::size_t n,
 bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 
-template <class F>
-std::string message_of(F&& call) {
-  try {
-    call();
-  } catch (const cairn::error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::atomic<bool> too_few_ranks{false};  // per process: set by the ranks of a body that needs more
 
@@ -409,23 +401,23 @@ TEST(Generalized, BadInput) {
     std::iota(everyone.begin(), everyone.end(), 0);
     std::vector<std::int64_t> in(4, 1), out(4), short_out(3), none;
     std::string msg = message_of([&] { w.reduce(everyone, std::vector<int>{}, in, out); });
-    EXPECT_TRUE(has(msg, "cairn::reduce: rank " + std::to_string(me) + ": empty receiver set")) << msg;
+    EXPECT_TRUE(has_text(msg, "cairn::reduce: rank " + std::to_string(me) + ": empty receiver set")) << msg;
     msg = message_of([&] { (void)w.ireduce(std::vector<int>{}, everyone, in, out); });
-    EXPECT_TRUE(has(msg, "cairn::ireduce: rank " + std::to_string(me) + ": empty participant set")) << msg;
+    EXPECT_TRUE(has_text(msg, "cairn::ireduce: rank " + std::to_string(me) + ": empty participant set")) << msg;
     msg = message_of([&] { w.reduce(everyone, {0, p}, in, out); });
-    EXPECT_TRUE(has(msg, "receiver rank " + std::to_string(p) + " is outside the world of " + std::to_string(p))) << msg;
+    EXPECT_TRUE(has_text(msg, "receiver rank " + std::to_string(p) + " is outside the world of " + std::to_string(p))) << msg;
     msg = message_of([&] { w.reduce({-1, 0}, {0}, in, out); });
-    EXPECT_TRUE(has(msg, "participant rank -1 is outside the world")) << msg;
+    EXPECT_TRUE(has_text(msg, "participant rank -1 is outside the world")) << msg;
     msg = message_of([&] { w.reduce({0, 0}, {0}, in, out); });
-    EXPECT_TRUE(has(msg, "participant rank 0 is listed twice")) << msg;
+    EXPECT_TRUE(has_text(msg, "participant rank 0 is listed twice")) << msg;
     msg = message_of([&] { w.reduce(everyone, everyone, in, short_out); });
-    EXPECT_TRUE(has(msg, "output holds 3 elements, input 4")) << msg;
+    EXPECT_TRUE(has_text(msg, "output holds 3 elements, input 4")) << msg;
     msg = message_of([&] { w.reduce(everyone, everyone, in, std::span(in).first(4)); });
-    EXPECT_TRUE(has(msg, "input and output overlap")) << msg;
+    EXPECT_TRUE(has_text(msg, "input and output overlap")) << msg;
     msg = message_of([&] {
       w.reduce(everyone, everyone, in, out, cairn::op([](std::int64_t a, std::int64_t b) { return a - b; }, false));
     });
-    EXPECT_TRUE(has(msg, "cairn::reduce: rank " + std::to_string(me) + ": the generalized reduce needs a commutative"))
+    EXPECT_TRUE(has_text(msg, "cairn::reduce: rank " + std::to_string(me) + ": the generalized reduce needs a commutative"))
         << msg;
     if (p > 1) {
       // A rank in neither set: {0} -> {0} runs on rank 0 alone (a local copy); the others fail.
@@ -435,12 +427,12 @@ TEST(Generalized, BadInput) {
         EXPECT_EQ(msg, "no error");
         EXPECT_EQ(solo_out, in);
       } else {
-        EXPECT_TRUE(has(msg, "this rank is neither a participant nor a receiver")) << msg;
+        EXPECT_TRUE(has_text(msg, "this rank is neither a participant nor a receiver")) << msg;
       }
       // A non-participant receiver passing an input.
       if (me == p - 1) {
         msg = message_of([&] { w.reduce({0}, {p - 1}, in, out); });
-        EXPECT_TRUE(has(msg, "input holds 4 elements; a receiver that does not participate passes an empty input"))
+        EXPECT_TRUE(has_text(msg, "input holds 4 elements; a receiver that does not participate passes an empty input"))
             << msg;
       }
     }

@@ -14,6 +14,8 @@
 
 using cairn::test::on_world_and_group;
 using cairn::test::mat2;
+using cairn::test::has_text;
+using cairn::test::message_of;
 using cairn::test::mismatch;
 using cairn::test::mul;
 
@@ -44,15 +46,6 @@ std::size_t count_of(unsigned seed, int r, int d, std::size_t top) {
 // Largest count per block for p ranks: p x p blocks in flight on the all-to-all ones.
 std::size_t top_for(int p, std::size_t top) { return std::min<std::size_t>(top, 2000000 / static_cast<std::size_t>(p * p)); }
 
-std::string message_of(auto&& call) {
-  try {
-    call();
-  } catch (const cairn::error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // Persistent collectives keep their buffers: temporaries are rejected at compile time, views
 // and lvalues accepted.
@@ -352,7 +345,60 @@ TEST(PersistentCollectives, EveryForm) {
     }
     std::ostringstream os;
     os << all[0].plan();
-    EXPECT_TRUE(contains(os.str(), "gatherv/linear")) << os.str();
+    EXPECT_TRUE(has_text(os.str(), "gatherv/linear")) << os.str();
+  });
+}
+
+// The v-collectives' plan cache: the same counts and displacements (in other vectors: compared
+// by value) give the same plan object, a cache hit, shown through the persistent form, whose plan
+// is the cached one; other counts or displacements give another plan. Init plans without
+// communicating, so the handles need not be started.
+TEST(VectorCollectives, PlanCacheHits) {
+  cairn::test::run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    const auto P = static_cast<std::size_t>(p);
+    const std::vector<std::size_t> counts(P, 2), same(P, 2), more(P, 3), displs = [&] {
+      std::vector<std::size_t> d(P);
+      for (std::size_t r = 0; r < P; ++r) d[r] = 3 * r;
+      return d;
+    }();
+    std::vector<std::int64_t> in(2), in3(3), out(3 * P), big(3 * P);
+    auto same_plan = [](const cairn::persistent_request& a, const cairn::persistent_request& b) {
+      return &a.plan() == &b.plan();
+    };
+    {
+      auto a = w.allgatherv_init(in, out, counts), b = w.allgatherv_init(in, out, same);
+      auto c = w.allgatherv_init(in3, out, more), d = w.allgatherv_init(in, out, counts, displs);
+      EXPECT_TRUE(same_plan(a, b));
+      EXPECT_FALSE(same_plan(a, c));
+      EXPECT_FALSE(same_plan(a, d));
+    }
+    {
+      auto a = w.gatherv_init(in, out, counts, {}, 0), b = w.gatherv_init(in, out, same, {}, 0);
+      auto c = w.gatherv_init(in3, out, more, {}, 0);
+      EXPECT_TRUE(same_plan(a, b));
+      EXPECT_FALSE(same_plan(a, c));
+      auto s = w.scatterv_init(big, in, counts, {}, 0), t = w.scatterv_init(big, in, same, {}, 0);
+      EXPECT_TRUE(same_plan(s, t));
+    }
+    {
+      auto a = w.alltoallv_init(out, counts, {}, big, counts, {}), b = w.alltoallv_init(out, same, {}, big, same, {});
+      auto c = w.alltoallv_init(out, counts, displs, big, counts, {});
+      EXPECT_TRUE(same_plan(a, b));
+      EXPECT_FALSE(same_plan(a, c));
+      auto r = w.reduce_scatter_init(out, in, counts, cairn::plus{}), q = w.reduce_scatter_init(out, in, same, cairn::plus{});
+      auto m = w.reduce_scatter_init(big, in3, more, cairn::plus{});
+      EXPECT_TRUE(same_plan(r, q));
+      EXPECT_FALSE(same_plan(r, m));
+    }
+    // A repeated call with the same counts (cache hits) still gives the right result.
+    for (int k = 0; k < 3; ++k) {
+      std::fill(in.begin(), in.end(), me + k);
+      std::vector<std::int64_t> all(2 * P);
+      w.allgatherv(in, all, counts);
+      for (std::size_t r = 0; r < P; ++r)
+        ASSERT_EQ(all[2 * r], static_cast<std::int64_t>(r) + k) << "call " << k;
+    }
   });
 }
 
@@ -371,7 +417,7 @@ TEST(Selection, ParsesAndRejects) {
   for (const char* bad : {"allreduce", "allreduce=rung", "allredux=ring", "allreduce=ring@5", "allreduce=ring@x-",
                           "allreduce=ring@9-3", "alltoall=bruck@-99999999999999999999999"}) {
     const std::string msg = message_of([&] { (void)cairn::coll::parse_selection(std::string("bcast=binomial,") + bad); });
-    EXPECT_TRUE(contains(msg, "CAIRN_COLL: bad entry '" + std::string(bad) + "'")) << bad << ": " << msg;
+    EXPECT_TRUE(has_text(msg, "CAIRN_COLL: bad entry '" + std::string(bad) + "'")) << bad << ": " << msg;
   }
   // Every catalog entry parses.
   for (const auto& c : cairn::coll::algorithm_catalog())
@@ -419,19 +465,19 @@ TEST(VectorCollectives, BadInputAndCountMismatch) {
     std::vector<int> in(3), out(3 * P);
     std::vector<std::size_t> counts(P, 3), short_counts(P - 1 + 0, 3);
     std::string msg = message_of([&] { w.allgatherv(in, out, short_counts); });
-    EXPECT_TRUE(contains(msg, "cairn::allgatherv: rank " + std::to_string(me) + ": receive counts have " +
+    EXPECT_TRUE(has_text(msg, "cairn::allgatherv: rank " + std::to_string(me) + ": receive counts have " +
                                   std::to_string(P - 1) + " entries for a group of " + std::to_string(p)))
         << msg;
     msg = message_of([&] { w.allgatherv(in, std::span(out).first(3 * P - 1), counts); });
-    EXPECT_TRUE(contains(msg, "lies outside the output, which holds " + std::to_string(3 * P - 1) + " elements")) << msg;
+    EXPECT_TRUE(has_text(msg, "lies outside the output, which holds " + std::to_string(3 * P - 1) + " elements")) << msg;
     msg = message_of([&] { w.allgatherv(std::vector<int>(2), out, counts); });
-    EXPECT_TRUE(contains(msg, "input holds 2 elements, but counts[" + std::to_string(me) + "] is 3")) << msg;
+    EXPECT_TRUE(has_text(msg, "input holds 2 elements, but counts[" + std::to_string(me) + "] is 3")) << msg;
     msg = message_of([&] { w.reduce_scatter(out, std::vector<int>(2), counts); });
-    EXPECT_TRUE(contains(msg, "output holds 2 elements, needs counts[" + std::to_string(me) + "] = 3")) << msg;
+    EXPECT_TRUE(has_text(msg, "output holds 2 elements, needs counts[" + std::to_string(me) + "] = 3")) << msg;
     msg = message_of([&] { w.gatherv(in, out, counts, p); });
-    EXPECT_TRUE(contains(msg, "root " + std::to_string(p) + " is outside the group")) << msg;
+    EXPECT_TRUE(has_text(msg, "root " + std::to_string(p) + " is outside the group")) << msg;
     msg = message_of([&] { w.alltoallv(out, counts, out, counts); });
-    EXPECT_TRUE(contains(msg, "input and output overlap")) << msg;
+    EXPECT_TRUE(has_text(msg, "input and output overlap")) << msg;
     if (p > 1) {
       // Rank 1 sends 2 elements where the root (0) expects 3: the root reports it.
       std::vector<std::int64_t> mine(me == 1 ? 2 : 3, 5), all(3 * P);
@@ -441,7 +487,7 @@ TEST(VectorCollectives, BadInputAndCountMismatch) {
         w.gatherv(mine, all, c3, 0);
       } catch (const cairn::error& e) {
         threw = true;
-        EXPECT_TRUE(contains(e.what(), "rank 1 sent 16 bytes where this rank expected 24")) << e.what();
+        EXPECT_TRUE(has_text(e.what(), "rank 1 sent 16 bytes where this rank expected 24")) << e.what();
       }
       EXPECT_EQ(threw, me == 0) << "rank " << me;
       w.barrier();
@@ -454,7 +500,7 @@ TEST(VectorCollectives, BadInputAndCountMismatch) {
         w.alltoallv(src, sc, dst, rc);
       } catch (const cairn::error& e) {
         threw = true;
-        EXPECT_TRUE(contains(e.what(), "rank 0 sent 32 bytes where this rank expected 24")) << e.what();
+        EXPECT_TRUE(has_text(e.what(), "rank 0 sent 32 bytes where this rank expected 24")) << e.what();
       }
       EXPECT_EQ(threw, me == 1) << "rank " << me;
       w.barrier();
@@ -474,14 +520,14 @@ TEST(CountCheck, DisagreementFailsEverywhere) {
     // 65528 bytes on rank 0 (recursive doubling), 65536 elsewhere (Rabenseifner).
     std::vector<std::int64_t> in(me == 0 ? 8191 : 8192, 1), out(in.size(), -1);
     const std::string msg = message_of([&] { w.allreduce(in, out, cairn::plus{}); });
-    EXPECT_TRUE(contains(msg, "ranks disagree on the call (CAIRN_COLL_CHECK): rank 0 passes 65528 bytes, rank "))
+    EXPECT_TRUE(has_text(msg, "ranks disagree on the call (CAIRN_COLL_CHECK): rank 0 passes 65528 bytes, rank "))
         << msg;
-    EXPECT_TRUE(contains(msg, "passes 65536 bytes (and chose another algorithm)")) << msg;
+    EXPECT_TRUE(has_text(msg, "passes 65536 bytes (and chose another algorithm)")) << msg;
     EXPECT_EQ(out, std::vector<std::int64_t>(in.size(), -1));  // nothing was transferred
     // Roots that differ.
     std::vector<int> buf(5, me);
     const std::string bmsg = message_of([&] { w.bcast(buf, me == p - 1 ? 1 : 0); });
-    EXPECT_TRUE(contains(bmsg, "20 bytes with root 0") && contains(bmsg, "20 bytes with root 1")) << bmsg;
+    EXPECT_TRUE(has_text(bmsg, "20 bytes with root 0") && has_text(bmsg, "20 bytes with root 1")) << bmsg;
     // The group goes on working.
     std::vector<std::int64_t> ok(8192, 1), sum(8192);
     w.allreduce(ok, sum, cairn::plus{});

@@ -7,6 +7,13 @@
 /// must be lvalues or views — borrowed ranges: a temporary vector does not compile). Collectives progress whenever
 /// any cairn call runs. Where a call takes an algorithm, `automatic` picks it by message and
 /// group size (the default table, overridable by CAIRN_COLL; see cairn/coll/algorithms.hpp).
+///
+/// In-place forms (MPI_IN_PLACE): `cairn::in_place` where the input would be (for scatter,
+/// where the output would be) says that the input already sits in the one buffer passed; see
+/// each collective. Blocks per rank come from that buffer's size, which must then be a multiple
+/// of size(). On a non-root, the in-place form of a rooted collective uses the buffer as the
+/// root does (reduce: it is the input; gather, scatter: size() blocks, this member's at its
+/// place); non-roots may as well use the other form.
 
 #include <cstddef>
 #include <ranges>
@@ -14,6 +21,7 @@
 
 #include "cairn/coll/algorithms.hpp"
 #include "cairn/coll/detail.hpp"
+#include "cairn/coll/in_place.hpp"
 #include "cairn/coll/op.hpp"
 #include "cairn/coll/persistent.hpp"
 #include "cairn/runtime/error.hpp"
@@ -73,6 +81,24 @@ class collectives {
                                  reduce_algorithm alg = reduce_algorithm::automatic) {
     return persistent_request(reduce_impl("reduce_init", in, out, root, op, alg));
   }
+  /// In-place reduce: `buf` holds this member's input and, on `root`, receives the result
+  /// (elsewhere it is only read).
+  template <detail::writable_data R, class Op = plus>
+  request ireduce(in_place_t, R&& buf, int root, Op op = {}, reduce_algorithm alg = reduce_algorithm::automatic) {
+    return detail::start_prepared(reduce_impl("ireduce", buf, buf, root, op, alg));
+  }
+  /// Blocking in-place reduce.
+  template <detail::writable_data R, class Op = plus>
+  void reduce(in_place_t, R&& buf, int root, Op op = {}, reduce_algorithm alg = reduce_algorithm::automatic) {
+    detail::start_prepared(reduce_impl("reduce", buf, buf, root, op, alg)).wait();
+  }
+  /// Persistent in-place reduce.
+  template <detail::writable_data R, class Op = plus>
+    requires std::ranges::borrowed_range<R>
+  persistent_request reduce_init(in_place_t, R&& buf, int root, Op op = {},
+                                 reduce_algorithm alg = reduce_algorithm::automatic) {
+    return persistent_request(reduce_impl("reduce_init", buf, buf, root, op, alg));
+  }
 
   /// Reduces `in` of every member element-wise with `op`; every member gets the result in
   /// `out` (same size as `in`).
@@ -122,6 +148,25 @@ class collectives {
     return persistent_request(allreduce_impl("allreduce_init", std::ranges::data(inout), std::ranges::size(inout),
                                              inout, op, alg, true));
   }
+  /// In-place allreduce with the tag, as the other in-place forms (same as `iallreduce(buf, op)`).
+  template <detail::writable_data R, class Op = plus>
+    requires(!std::ranges::range<Op>)
+  request iallreduce(in_place_t, R&& buf, Op op = {}, allreduce_algorithm alg = allreduce_algorithm::automatic) {
+    return iallreduce(buf, op, alg);
+  }
+  /// Blocking in-place allreduce with the tag.
+  template <detail::writable_data R, class Op = plus>
+    requires(!std::ranges::range<Op>)
+  void allreduce(in_place_t, R&& buf, Op op = {}, allreduce_algorithm alg = allreduce_algorithm::automatic) {
+    allreduce(buf, op, alg);
+  }
+  /// Persistent in-place allreduce with the tag.
+  template <detail::writable_data R, class Op = plus>
+    requires(!std::ranges::range<Op>) && std::ranges::borrowed_range<R>
+  persistent_request allreduce_init(in_place_t, R&& buf, Op op = {},
+                                    allreduce_algorithm alg = allreduce_algorithm::automatic) {
+    return allreduce_init(buf, op, alg);
+  }
 
   /// Gathers `in` (n elements, the same n on every member) of every member to group rank
   /// `root` (binomial tree): on the root, `out` must hold at least size() x n elements and gets
@@ -141,6 +186,23 @@ class collectives {
     requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
   persistent_request gather_init(In&& in, Out&& out, int root) {
     return persistent_request(gather_impl("gather_init", in, out, root));
+  }
+  /// In-place gather: `buf` holds size() x n elements with this member's block already at
+  /// [rank() n, (rank() + 1) n); on the root the others' blocks land around it.
+  template <detail::writable_data R>
+  request igather(in_place_t, R&& buf, int root) {
+    return detail::start_prepared(gather_impl("igather", in_place, buf, root));
+  }
+  /// Blocking in-place gather.
+  template <detail::writable_data R>
+  void gather(in_place_t, R&& buf, int root) {
+    detail::start_prepared(gather_impl("gather", in_place, buf, root)).wait();
+  }
+  /// Persistent in-place gather.
+  template <detail::writable_data R>
+    requires std::ranges::borrowed_range<R>
+  persistent_request gather_init(in_place_t, R&& buf, int root) {
+    return persistent_request(gather_impl("gather_init", in_place, buf, root));
   }
 
   /// Scatters the input of group rank `root` (binomial tree): every member receives a block of
@@ -162,6 +224,23 @@ class collectives {
   persistent_request scatter_init(In&& in, Out&& out, int root) {
     return persistent_request(scatter_impl("scatter_init", in, out, root));
   }
+  /// In-place scatter: `buf` holds size() x n elements; the root's own block stays where it is
+  /// (it receives nothing), elsewhere this member's block lands at [rank() n, (rank() + 1) n).
+  template <detail::writable_data R>
+  request iscatter(R&& buf, in_place_t, int root) {
+    return detail::start_prepared(scatter_impl("iscatter", buf, in_place, root));
+  }
+  /// Blocking in-place scatter.
+  template <detail::writable_data R>
+  void scatter(R&& buf, in_place_t, int root) {
+    detail::start_prepared(scatter_impl("scatter", buf, in_place, root)).wait();
+  }
+  /// Persistent in-place scatter.
+  template <detail::writable_data R>
+    requires std::ranges::borrowed_range<R>
+  persistent_request scatter_init(R&& buf, in_place_t, int root) {
+    return persistent_request(scatter_impl("scatter_init", buf, in_place, root));
+  }
 
   /// Gathers `in` (n elements, the same n on every member) of every member to every member:
   /// `out` must hold at least size() x n elements and gets member i's block at [i n, (i + 1) n).
@@ -181,6 +260,23 @@ class collectives {
   persistent_request allgather_init(In&& in, Out&& out, allgather_algorithm alg = allgather_algorithm::automatic) {
     return persistent_request(allgather_impl("allgather_init", in, out, alg));
   }
+  /// In-place allgather: `buf` holds size() x n elements with this member's block already at
+  /// [rank() n, (rank() + 1) n); the others' blocks land around it.
+  template <detail::writable_data R>
+  request iallgather(in_place_t, R&& buf, allgather_algorithm alg = allgather_algorithm::automatic) {
+    return detail::start_prepared(allgather_impl("iallgather", in_place, buf, alg));
+  }
+  /// Blocking in-place allgather.
+  template <detail::writable_data R>
+  void allgather(in_place_t, R&& buf, allgather_algorithm alg = allgather_algorithm::automatic) {
+    detail::start_prepared(allgather_impl("allgather", in_place, buf, alg)).wait();
+  }
+  /// Persistent in-place allgather.
+  template <detail::writable_data R>
+    requires std::ranges::borrowed_range<R>
+  persistent_request allgather_init(in_place_t, R&& buf, allgather_algorithm alg = allgather_algorithm::automatic) {
+    return persistent_request(allgather_impl("allgather_init", in_place, buf, alg));
+  }
 
   /// Personalized all-to-all exchange: `in` holds size() blocks of n elements (the same n on
   /// every member); block j goes to member j, and block i of `out` (which must hold at least
@@ -199,6 +295,24 @@ class collectives {
     requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
   persistent_request alltoall_init(In&& in, Out&& out, alltoall_algorithm alg = alltoall_algorithm::automatic) {
     return persistent_request(alltoall_impl("alltoall_init", in, out, alg));
+  }
+  /// In-place alltoall: `buf` holds size() blocks of n elements; block j is sent to member j and
+  /// replaced by the block from member j. The pairwise exchange then works on a copy of `buf`
+  /// in scratch (size() x n elements); Bruck needs none beyond its own.
+  template <detail::writable_data R>
+  request ialltoall(in_place_t, R&& buf, alltoall_algorithm alg = alltoall_algorithm::automatic) {
+    return detail::start_prepared(alltoall_impl("ialltoall", in_place, buf, alg));
+  }
+  /// Blocking in-place alltoall.
+  template <detail::writable_data R>
+  void alltoall(in_place_t, R&& buf, alltoall_algorithm alg = alltoall_algorithm::automatic) {
+    detail::start_prepared(alltoall_impl("alltoall", in_place, buf, alg)).wait();
+  }
+  /// Persistent in-place alltoall.
+  template <detail::writable_data R>
+    requires std::ranges::borrowed_range<R>
+  persistent_request alltoall_init(in_place_t, R&& buf, alltoall_algorithm alg = alltoall_algorithm::automatic) {
+    return persistent_request(alltoall_impl("alltoall_init", in_place, buf, alg));
   }
 
   /// Reduces `in` of every member element-wise with `op` and scatters the result in blocks
@@ -225,6 +339,26 @@ class collectives {
       reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
     return persistent_request(reduce_scatter_block_impl("reduce_scatter_block_init", in, out, op, alg));
   }
+  /// In-place reduce_scatter_block (MPI semantics): `buf` holds the size() x n input, and this
+  /// member's block of the reduction lands in its first n elements (the rest is left as is).
+  template <detail::writable_data R, class Op = plus>
+  request ireduce_scatter_block(in_place_t, R&& buf, Op op = {},
+                                reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
+    return detail::start_prepared(reduce_scatter_block_impl("ireduce_scatter_block", in_place, buf, op, alg));
+  }
+  /// Blocking in-place reduce_scatter_block.
+  template <detail::writable_data R, class Op = plus>
+  void reduce_scatter_block(in_place_t, R&& buf, Op op = {},
+                            reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
+    detail::start_prepared(reduce_scatter_block_impl("reduce_scatter_block", in_place, buf, op, alg)).wait();
+  }
+  /// Persistent in-place reduce_scatter_block.
+  template <detail::writable_data R, class Op = plus>
+    requires std::ranges::borrowed_range<R>
+  persistent_request reduce_scatter_block_init(
+      in_place_t, R&& buf, Op op = {}, reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
+    return persistent_request(reduce_scatter_block_impl("reduce_scatter_block_init", in_place, buf, op, alg));
+  }
 
   /// Inclusive prefix reduction in group-rank order (MPI_Scan, recursive doubling): member i
   /// gets in_0 op in_1 op ... op in_i, element-wise, in `out` (same size as `in`; they must not
@@ -244,6 +378,22 @@ class collectives {
   persistent_request scan_init(In&& in, Out&& out, Op op = {}) {
     return persistent_request(scan_impl("scan_init", in, out, op, false));
   }
+  /// In-place scan: `buf` holds this member's input and receives its prefix.
+  template <detail::writable_data R, class Op = plus>
+  request iscan(in_place_t, R&& buf, Op op = {}) {
+    return detail::start_prepared(scan_impl("iscan", in_place, buf, op, false));
+  }
+  /// Blocking in-place scan.
+  template <detail::writable_data R, class Op = plus>
+  void scan(in_place_t, R&& buf, Op op = {}) {
+    detail::start_prepared(scan_impl("scan", in_place, buf, op, false)).wait();
+  }
+  /// Persistent in-place scan.
+  template <detail::writable_data R, class Op = plus>
+    requires std::ranges::borrowed_range<R>
+  persistent_request scan_init(in_place_t, R&& buf, Op op = {}) {
+    return persistent_request(scan_impl("scan_init", in_place, buf, op, false));
+  }
 
   /// Exclusive prefix reduction in group-rank order (MPI_Exscan, recursive doubling): member
   /// i > 0 gets in_0 op ... op in_(i-1), element-wise, in `out` (same size as `in`; they must
@@ -262,6 +412,23 @@ class collectives {
     requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
   persistent_request exscan_init(In&& in, Out&& out, Op op = {}) {
     return persistent_request(scan_impl("exscan_init", in, out, op, true));
+  }
+  /// In-place exscan: `buf` holds this member's input and receives its exclusive prefix (member
+  /// 0's is left as is).
+  template <detail::writable_data R, class Op = plus>
+  request iexscan(in_place_t, R&& buf, Op op = {}) {
+    return detail::start_prepared(scan_impl("iexscan", in_place, buf, op, true));
+  }
+  /// Blocking in-place exscan.
+  template <detail::writable_data R, class Op = plus>
+  void exscan(in_place_t, R&& buf, Op op = {}) {
+    detail::start_prepared(scan_impl("exscan", in_place, buf, op, true)).wait();
+  }
+  /// Persistent in-place exscan.
+  template <detail::writable_data R, class Op = plus>
+    requires std::ranges::borrowed_range<R>
+  persistent_request exscan_init(in_place_t, R&& buf, Op op = {}) {
+    return persistent_request(scan_impl("exscan_init", in_place, buf, op, true));
   }
 
   /// Gathers blocks of different sizes to group rank `root` (MPI_Gatherv, linear): member i
@@ -429,15 +596,34 @@ class collectives {
                                   detail::bind_op<T>(op), alg);
   }
 
+  template <class T>
+  static constexpr bool is_in_place = std::is_same_v<std::remove_cvref_t<T>, in_place_t>;
+
+  // The element type of a block collective's buffers (the one buffer's, in place).
   template <class In, class Out>
-  static detail::block_buffers buffers_of(const In& in, Out& out) {
-    return {std::ranges::data(in), std::ranges::size(in), std::ranges::data(out),
-            std::ranges::size(out), sizeof(std::ranges::range_value_t<In>)};
+  using elem_t = std::ranges::range_value_t<std::conditional_t<is_in_place<In>, Out, In>>;
+
+  // The caller's buffers; in place (cairn::in_place as `in` or, for scatter, `out`) the one
+  // buffer is both.
+  template <class In, class Out>
+  static detail::block_buffers buffers_of(In& in, Out& out) {
+    if constexpr (is_in_place<In>) {
+      return {std::ranges::data(out), std::ranges::size(out), std::ranges::data(out), std::ranges::size(out),
+              sizeof(elem_t<In, Out>), true};
+    } else if constexpr (is_in_place<Out>) {
+      return {std::ranges::data(in), std::ranges::size(in), std::ranges::data(in), std::ranges::size(in),
+              sizeof(elem_t<In, Out>), true};
+    } else {
+      return {std::ranges::data(in), std::ranges::size(in), std::ranges::data(out), std::ranges::size(out),
+              sizeof(elem_t<In, Out>)};
+    }
   }
 
   template <class In, class Out>
-  static constexpr bool same_elements =
-      std::is_same_v<std::ranges::range_value_t<In>, std::ranges::range_value_t<Out>>;
+  static constexpr bool same_elements = [] {
+    if constexpr (is_in_place<In> || is_in_place<Out>) return true;
+    else return std::is_same_v<std::ranges::range_value_t<In>, std::ranges::range_value_t<Out>>;
+  }();
 
   template <class In, class Out>
   detail::prepared gather_impl(const char* call, const In& in, Out& out, int root) {
@@ -446,7 +632,7 @@ class collectives {
   }
 
   template <class In, class Out>
-  detail::prepared scatter_impl(const char* call, const In& in, Out& out, int root) {
+  detail::prepared scatter_impl(const char* call, In& in, Out& out, int root) {  // (in place, `in` is written)
     static_assert(same_elements<In, Out>, "cairn::scatter: input and output element types differ");
     return detail::prepare_scatter(target(call), call, buffers_of(in, out), root);
   }
@@ -469,7 +655,7 @@ class collectives {
     static_assert(same_elements<In, Out>,
                   "cairn::reduce_scatter_block: input and output element types differ");
     return detail::prepare_reduce_scatter_block(target(call), call, buffers_of(in, out),
-                                                detail::bind_op<std::ranges::range_value_t<In>>(op), alg);
+                                                detail::bind_op<elem_t<In, Out>>(op), alg);
   }
 
   template <class In, class Out, class Op>
@@ -477,7 +663,7 @@ class collectives {
     static_assert(same_elements<In, Out>, "cairn::scan: input and output element types differ");
     const auto t = target(call);
     const auto b = buffers_of(in, out);
-    const auto bound = detail::bind_op<std::ranges::range_value_t<In>>(op);
+    const auto bound = detail::bind_op<elem_t<In, Out>>(op);
     return exclusive ? detail::prepare_exscan(t, call, b, bound) : detail::prepare_scan(t, call, b, bound);
   }
 

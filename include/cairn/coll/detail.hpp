@@ -72,6 +72,9 @@ struct block_buffers {
   void* out = nullptr;        ///< the caller's output
   std::size_t out_count = 0;  ///< elements in `out`
   std::size_t elem = 1;       ///< element size in bytes
+  /// The in-place form (cairn::in_place): `in` and `out` are the caller's one buffer, which
+  /// holds the input where the collective documents it (this rank's block at its place, ...).
+  bool in_place = false;
 };
 
 /// A planned collective bound to its buffers: what a start needs. Starting it again (a
@@ -121,22 +124,27 @@ prepared prepare_reduce(const coll_target& t, const char* call, const void* in, 
 prepared prepare_allreduce(const coll_target& t, const char* call, const void* in, void* out,
                            std::size_t count, const op_binding& op, allreduce_algorithm alg);
 /// Gather: the block is `b.in_count` elements; on the root `b.out` holds at least group size x
-/// block.
+/// block. In place: the buffer holds group size x block, this rank's block at its place.
 prepared prepare_gather(const coll_target& t, const char* call, const block_buffers& b, int root);
 /// Scatter: the block is `b.out_count` elements; on the root `b.in` holds at least group size x
-/// block.
+/// block. In place: the buffer holds group size x block; this rank's block stays (root) or
+/// lands (elsewhere) at its place.
 prepared prepare_scatter(const coll_target& t, const char* call, const block_buffers& b, int root);
 /// Allgather: the block is `b.in_count` elements; `b.out` holds at least group size x block.
+/// In place: the buffer holds group size x block, this rank's block at its place.
 prepared prepare_allgather(const coll_target& t, const char* call, const block_buffers& b,
                            allgather_algorithm alg);
-/// Alltoall: `b.in_count` is a multiple of the group size; `b.out` holds at least as many.
+/// Alltoall: `b.in_count` is a multiple of the group size; `b.out` holds at least as many. In
+/// place: the buffer's blocks are sent and replaced by the received ones.
 prepared prepare_alltoall(const coll_target& t, const char* call, const block_buffers& b,
                           alltoall_algorithm alg);
 /// Reduce-scatter (block): the block is `b.out_count` elements; `b.in` holds at least group
-/// size x block; they must not overlap. A forced ring needs a commutative `op`.
+/// size x block; they must not overlap. A forced ring needs a commutative `op`. In place: the
+/// buffer holds group size x block, the result lands in its first block.
 prepared prepare_reduce_scatter_block(const coll_target& t, const char* call, const block_buffers& b,
                                       const op_binding& op, reduce_scatter_block_algorithm alg);
-/// Inclusive scan: `b.out_count` equals `b.in_count`; they must not overlap.
+/// Inclusive scan: `b.out_count` equals `b.in_count`; they must not overlap (in place: one
+/// buffer).
 prepared prepare_scan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op);
 /// Exclusive scan: as prepare_scan; the output of group rank 0 is not written.
 prepared prepare_exscan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op);
