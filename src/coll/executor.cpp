@@ -128,14 +128,14 @@ int coll_tag(int tag_ub, std::uint64_t group_id, std::uint32_t seq) {
   return static_cast<int>((id << seq_bits) | (seq & ((1u << seq_bits) - 1)));
 }
 
-request start_schedule(const coll_target& t, const char* call,
+request start_schedule(coll_target t, const char* call,
                        std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
                        op_binding op) {
   rank_context& ctx = *t.ctx;
   rank_entry guard(ctx);
   coll_exec* e = new_exec();
   e->plan = std::move(plan);
-  e->members = t.members;
+  e->members = std::move(t.members);
   e->in = static_cast<const std::byte*>(in);
   e->out = static_cast<std::byte*>(out);
   if (e->plan->temp_bytes > e->temp_capacity) {
@@ -143,7 +143,7 @@ request start_schedule(const coll_target& t, const char* call,
     e->temp_capacity = e->plan->temp_bytes;
   }
   e->op = std::move(op);
-  e->tag = coll_tag(ctx.tag_ub(), t.members->id, ctx.next_coll_seq(t.members->id));
+  e->tag = coll_tag(ctx.tag_ub(), e->members->id, ctx.next_coll_seq(e->members->id));
   request_state* s =
       ctx.acquire(request_state::kind::schedule, call, -1, e->tag, msg_context::coll, nullptr, 0);
   s->engine_ptr = e;

@@ -16,7 +16,7 @@ class rank_context;
 struct group_members;
 
 /// Starts `plan` on the group of `t` with the given buffers; returns its request.
-request start_schedule(const coll_target& t, const char* call,
+request start_schedule(coll_target t, const char* call,
                        std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
                        op_binding op);
 

@@ -151,7 +151,7 @@ std::shared_ptr<const coll::schedule> with_count_check(const prepared& p) {
 
 request start_prepared(prepared&& p) {
   if (p.checked && count_check_enabled()) p.plan = with_count_check(p);
-  return start_schedule(p.target, p.call, std::move(p.plan), p.in, p.out, std::move(p.op));
+  return start_schedule(std::move(p.target), p.call, std::move(p.plan), p.in, p.out, std::move(p.op));
 }
 
 request start_prepared(const prepared& p) {

@@ -78,7 +78,10 @@ cairn::group world::group(std::vector<int> members) const {
 
 detail::coll_target world::coll_target(const char* call) const {
   auto& c = context(call);
-  return {&c, c.world_group(), rank_, rank_};
+  // The world's members live as long as the run, and so must every request on them: a
+  // non-owning pointer spares the atomic reference counting of each collective's copies.
+  return {&c, std::shared_ptr<const detail::group_members>(std::shared_ptr<const detail::group_members>{}, c.world_group().get()),
+          rank_, rank_};
 }
 
 }  // namespace cairn
