@@ -25,6 +25,16 @@ namespace cairn::bench {
 
 namespace {
 
+// One round trip over a pair of persistent transfers: side A sends first, side B receives first.
+void round_trip(bool a_side, cairn::persistent_transfer& send, cairn::persistent_transfer& recv) {
+  cairn::persistent_transfer& first = a_side ? send : recv;
+  cairn::persistent_transfer& second = a_side ? recv : send;
+  first.start();
+  first.wait();
+  second.start();
+  second.wait();
+}
+
 int run_array_pingpong(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return 0;  // the baseline is cairn's own non-persistent transfer
   return cairn::launch(inv.argc, inv.argv, [&](cairn::world& w) {
@@ -63,34 +73,10 @@ int run_array_pingpong(const invocation& inv) {
       cairn::persistent_transfer cout = t.send_init(x, other, a_side ? 5 : 6, cen);
       cairn::persistent_transfer cin = t.recv_init(x, other, a_side ? 6 : 5, cen);
       auto centralized = [&](int iters) {
-        for (int i = 0; i < iters; ++i) {
-          if (a_side) {
-            cout.start();
-            cout.wait();
-            cin.start();
-            cin.wait();
-          } else {
-            cin.start();
-            cin.wait();
-            cout.start();
-            cout.wait();
-          }
-        }
+        for (int i = 0; i < iters; ++i) round_trip(a_side, cout, cin);
       };
       auto persistent = [&](int iters) {
-        for (int i = 0; i < iters; ++i) {
-          if (a_side) {
-            out.start();
-            out.wait();
-            in.start();
-            in.wait();
-          } else {
-            in.start();
-            in.wait();
-            out.start();
-            out.wait();
-          }
-        }
+        for (int i = 0; i < iters; ++i) round_trip(a_side, out, in);
       };
       const int iters = bytes <= 4096 ? (inv.opts.quick ? 100 : 1000) : (inv.opts.quick ? 5 : 50);
       const sampling s{2, inv.opts.quick ? 3 : 7, iters};
@@ -118,17 +104,7 @@ int run_array_pingpong(const invocation& inv) {
       auto round_trips = [&](int iters, bool persistent_mode) {
         for (int i = 0; i < iters; ++i) {
           if (persistent_mode) {
-            if (a_side) {
-              sout.start();
-              sout.wait();
-              sin.start();
-              sin.wait();
-            } else {
-              sin.start();
-              sin.wait();
-              sout.start();
-              sout.wait();
-            }
+            round_trip(a_side, sout, sin);
           } else if (a_side) {
             t.send(x, other, 9, plain_steps);
             t.recv(x, other, 10, plain_steps);
@@ -187,16 +163,8 @@ int run_array_pingpong(const invocation& inv) {
         pt[static_cast<std::size_t>(2 * k + 1)] = t.recv_init(x, other, a_side ? base + 1 : base, o);
       }
       auto round_trips = [&](int which, int iters) {
-        cairn::persistent_transfer& out = pt[static_cast<std::size_t>(2 * which)];
-        cairn::persistent_transfer& in = pt[static_cast<std::size_t>(2 * which + 1)];
-        for (int i = 0; i < iters; ++i) {
-          cairn::persistent_transfer& first = a_side ? out : in;
-          cairn::persistent_transfer& second = a_side ? in : out;
-          first.start();
-          first.wait();
-          second.start();
-          second.wait();
-        }
+        for (int i = 0; i < iters; ++i)
+          round_trip(a_side, pt[static_cast<std::size_t>(2 * which)], pt[static_cast<std::size_t>(2 * which + 1)]);
       };
       const int iters = inv.opts.quick ? 100 : 1000;
       round_trips(0, 2);

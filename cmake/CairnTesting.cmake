@@ -56,33 +56,28 @@ function(cairn_add_test name)
   endif()
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE cairn_test_main cairn_warnings ${T_LIBS})
-  foreach(n IN LISTS T_THREADS_RANKS)
-    add_test(NAME ${name}.threads.${n} COMMAND ${name})
-    set_tests_properties(${name}.threads.${n} PROPERTIES LABELS "threads" TIMEOUT ${T_TIMEOUT}
-      ENVIRONMENT "CAIRN_ENGINE=threads;CAIRN_RANKS=${n};CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S};${T_ENV}")
-  endforeach()
-  if(CAIRN_TEST_MPI AND NOT T_NO_MPI)
-    foreach(n IN LISTS T_MPI_RANKS)
-      cairn_mpi_command(cmd ${n})
-      add_test(NAME ${name}.mpi.${n} COMMAND ${cmd} $<TARGET_FILE:${name}>)
-      set_tests_properties(${name}.mpi.${n} PROPERTIES LABELS "mpi" TIMEOUT ${T_TIMEOUT}
-        PROCESSORS ${n} ENVIRONMENT "CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S};${T_ENV}")
-    endforeach()
+  if(T_NO_MPI)
+    set(T_MPI_RANKS "")
   endif()
+  cairn_add_variant(${name} ${name} TIMEOUT ${T_TIMEOUT} ENV ${T_ENV}
+    THREADS_RANKS ${T_THREADS_RANKS} MPI_RANKS ${T_MPI_RANKS})
 endfunction()
 
 function(cairn_add_variant name exe)
-  cmake_parse_arguments(T "" "" "ENV;THREADS_RANKS;MPI_RANKS" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT" "ENV;THREADS_RANKS;MPI_RANKS" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
   foreach(n IN LISTS T_THREADS_RANKS)
     add_test(NAME ${name}.threads.${n} COMMAND ${exe})
-    set_tests_properties(${name}.threads.${n} PROPERTIES LABELS "threads" TIMEOUT 300
+    set_tests_properties(${name}.threads.${n} PROPERTIES LABELS "threads" TIMEOUT ${T_TIMEOUT}
       ENVIRONMENT "CAIRN_ENGINE=threads;CAIRN_RANKS=${n};CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S};${T_ENV}")
   endforeach()
   if(CAIRN_TEST_MPI)
     foreach(n IN LISTS T_MPI_RANKS)
       cairn_mpi_command(cmd ${n})
       add_test(NAME ${name}.mpi.${n} COMMAND ${cmd} $<TARGET_FILE:${exe}>)
-      set_tests_properties(${name}.mpi.${n} PROPERTIES LABELS "mpi" TIMEOUT 300 PROCESSORS ${n}
+      set_tests_properties(${name}.mpi.${n} PROPERTIES LABELS "mpi" TIMEOUT ${T_TIMEOUT} PROCESSORS ${n}
         ENVIRONMENT "CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S};${T_ENV}")
     endforeach()
   endif()

@@ -7,10 +7,10 @@
 #include <string_view>
 #include <limits>
 #include <memory>
-#include <unordered_map>
 
 #include "coll/compose.hpp"
 #include "coll/executor.hpp"
+#include "coll/plan_cache.hpp"
 #include "coll/planners.hpp"
 #include "coll/selection.hpp"
 #include "coll/start_checks.hpp"
@@ -98,20 +98,12 @@ const std::shared_ptr<const coll::schedule>& cached(const plan_key& k, Make&& ma
     plan_ptr plan;
   };
   constexpr std::size_t front_size = 64;
-  thread_local std::unordered_map<plan_key, plan_ptr, plan_key_hash> cache;
+  thread_local bounded_cache<plan_key, plan_ptr, plan_key_hash, 4096> cache;
   thread_local std::array<front_entry, front_size> front{};
   const std::size_t h = plan_key_hash{}(k);
   front_entry& f = front[(h ^ (h >> 17)) & (front_size - 1)];
   if (f.plan && f.key == k) return f.plan;
-  if (auto it = cache.find(k); it != cache.end()) {
-    f = {k, it->second};
-    return f.plan;
-  }
-  if (cache.size() >= 4096) {  // bounded: sizes that vary forever
-    cache.clear();
-    front.fill({});
-  }
-  f = {k, cache.emplace(k, std::make_shared<const coll::schedule>(make())).first->second};
+  f = {k, cache.get(k, [&] { return std::make_shared<const coll::schedule>(make()); })};
   return f.plan;
 }
 

@@ -4,11 +4,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
 #include "cairn/coll/generalized.hpp"
 #include "coll/generalized_planners.hpp"
+#include "coll/plan_cache.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
 
@@ -169,11 +169,8 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call, std:
         key.load.push_back(balancer->incoming(w));
         key.load.push_back(balancer->outgoing(w));
       }
-  thread_local std::unordered_map<plan_key, std::shared_ptr<const cached_plan>, plan_key_hash> cache;
-  std::shared_ptr<const cached_plan> c;
-  if (auto it = cache.find(key); it != cache.end()) {
-    c = it->second;
-  } else {
+  thread_local bounded_cache<plan_key, std::shared_ptr<const cached_plan>, plan_key_hash, 1024> cache;
+  const std::shared_ptr<const cached_plan> c = cache.get(key, [&] {
     auto made = std::make_shared<cached_plan>();
     std::vector<int> members = members_of(key.p, key.r);
     const coll::generalized_shape shape = shape_of(key.p, key.r, members);
@@ -183,10 +180,8 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call, std:
     made->plan = std::make_shared<const coll::schedule>(
         coll::plan_reduce_generalized(made->graph, shape, made->group_rank, bytes, key.balance));
     made->members = std::make_shared<const group_members>(std::move(members));
-    if (cache.size() >= 1024) cache.clear();  // bounded: sets and sizes that vary forever
-    c = made;
-    cache.emplace(key, c);
-  }
+    return std::shared_ptr<const cached_plan>(std::move(made));
+  });
   if (balancer) record_graph(*balancer, c->graph, c->members->world_ranks);
   // Started on the group P ∪ R: its tags and sequence numbers are those of that member list.
   // Every rank computes the same bytes when the call is right: the count check can compare them.

@@ -72,16 +72,15 @@ inline std::vector<std::int64_t> blocks_for(std::size_t n, unsigned seed, int fr
   return v;
 }
 
-// Summable data (exact sums over any number of ranks): datum() reduced to [0, 10^6).
-inline std::int64_t small_datum(unsigned seed, int from, int to, std::size_t i) {
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(datum(seed, from, to, i)) % 1000000);
+// Summable data (exact sums over any number of ranks): a datum reduced to [0, 10^6).
+inline std::int64_t small_value(std::int64_t datum_value) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(datum_value) % 1000000);
 }
+inline std::int64_t small_datum(unsigned seed, int from, int to, std::size_t i) { return small_value(datum(seed, from, to, i)); }
 // The blocks of world rank `from` for each of `to` (in order), concatenated, as small data.
 inline std::vector<std::int64_t> small_blocks_for(std::size_t n, unsigned seed, int from, const std::vector<int>& to) {
-  std::vector<std::int64_t> v;
-  v.reserve(to.size() * n);
-  for (int d : to)
-    for (std::size_t i = 0; i < n; ++i) v.push_back(small_datum(seed, from, d, i));
+  std::vector<std::int64_t> v = blocks_for(n, seed, from, to);
+  for (auto& x : v) x = small_value(x);
   return v;
 }
 // Element-wise sum over world ranks `from` of their blocks for `to`.
@@ -130,18 +129,5 @@ void on_world_and_group(cairn::world& w, unsigned shuffle_seed, Body body) {
   auto grp = w.group(mem);
   if (grp.rank() >= 0) body(grp, mem);
 }
-
-// The message of the cairn::error that `call` raises, or "no error".
-template <class F>
-std::string message_of(F&& call) {
-  try {
-    call();
-  } catch (const cairn::error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-// True when `s` contains `part` (error messages).
-inline bool has_text(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace cairn::test

@@ -213,6 +213,22 @@ std::vector<int> random_subset(std::mt19937& g, int w, unsigned per_mille) {
   return s;
 }
 
+// Calls f(np, rp, rnp, shape) for every shape with |P| = np <= max_np, |R_p| = rp <= np and
+// |R_np| = rnp <= 2 |P|, some receiver (the receiving participants first).
+template <class F>
+void for_each_shape(int max_np, F&& f) {
+  for (int np = 1; np <= max_np; ++np)
+    for (int rp = 0; rp <= np; ++rp)
+      for (int rnp = 0; rnp <= 2 * np; ++rnp) {
+        if (rp + rnp == 0) continue;
+        generalized_shape s;
+        s.participants = np;
+        s.receives.assign(static_cast<std::size_t>(np + rnp), true);
+        for (int i = rp; i < np; ++i) s.receives[static_cast<std::size_t>(i)] = false;
+        f(np, rp, rnp, s);
+      }
+}
+
 }  // namespace
 
 // Figure 4: participants 1..8, receivers 1, 2 (participants) and 9, 10, 11 (not). Round 1
@@ -326,25 +342,16 @@ TEST(GeneralizedSchedules, RandomSetsResultsAndStageBound) {
 // The bound over every shape up to |P| = 24, |R_np| <= 2 |P| (graphs only), and the cases
 // where the fold alone would exceed it, which take the auxiliaries instead.
 TEST(GeneralizedSchedules, StageBoundEveryShape) {
-  for (int np = 1; np <= 24; ++np) {
-    int rho = 1;
-    while (rho * 2 <= np) rho *= 2;
-    for (int rp = 0; rp <= np; ++rp)
-      for (int rnp = 0; rnp <= 2 * np; ++rnp) {
-        if (rp + rnp == 0) continue;
-        generalized_shape s;
-        s.participants = np;
-        s.receives.assign(static_cast<std::size_t>(np + rnp), true);
-        for (int i = rp; i < np; ++i) s.receives[static_cast<std::size_t>(i)] = false;
-        for (bool balance : {false, true}) {
-          const auto g = graph_reduce_generalized(s, balance);
-          const int bound = 2 + floor_log2(rnp <= np ? np : rnp);
-          EXPECT_LE(static_cast<int>(g.stages.size()), bound) << np << " " << rp << " " << rnp;
-          // The paper's fold leaves |R_np| + max(0, |R_p| - ρ) receivers for ρ holders.
-          EXPECT_EQ(g.auxiliaries, np > rho && rnp + std::max(0, rp - rho) > rho) << np << " " << rp << " " << rnp;
-        }
-      }
-  }
+  for_each_shape(24, [](int np, int rp, int rnp, const generalized_shape& s) {
+    const int rho = 1 << floor_log2(np);
+    for (bool balance : {false, true}) {
+      const auto g = graph_reduce_generalized(s, balance);
+      const int bound = 2 + floor_log2(rnp <= np ? np : rnp);
+      EXPECT_LE(static_cast<int>(g.stages.size()), bound) << np << " " << rp << " " << rnp;
+      // The paper's fold leaves |R_np| + max(0, |R_p| - ρ) receivers for ρ holders.
+      EXPECT_EQ(g.auxiliaries, np > rho && rnp + std::max(0, rp - rho) > rho) << np << " " << rp << " " << rnp;
+    }
+  });
   // Simulated, a few shapes where the paper's fold would need 3 + floor(log2 |P|) stages.
   for (auto [np, rp, rnp] : {std::tuple{3, 3, 2}, {7, 7, 3}, {7, 1, 6}, {13, 13, 13}, {5, 0, 5}}) {
     std::vector<int> p(static_cast<std::size_t>(np)), r;
@@ -493,25 +500,18 @@ TEST(GeneralizedSchedules, DirectDeliveryEveryShape) {
     return e;
   };
   int shortened = 0;
-  for (int np = 1; np <= 12; ++np)
-    for (int rp = 0; rp <= np; ++rp)
-      for (int rnp = 0; rnp <= 2 * np; ++rnp) {
-        if (rp + rnp == 0) continue;
-        generalized_shape s;
-        s.participants = np;
-        s.receives.assign(static_cast<std::size_t>(np + rnp), true);
-        for (int i = rp; i < np; ++i) s.receives[static_cast<std::size_t>(i)] = false;
-        for (bool balance : {false, true}) {
-          const auto g = graph_reduce_generalized(s, balance);
-          const auto d = deliver_directly(g, s);
-          EXPECT_LE(d.stages.size(), g.stages.size()) << np << " " << rp << " " << rnp;
-          EXPECT_EQ(edges(d), edges(g)) << np << " " << rp << " " << rnp;
-          if (d.stages.size() < g.stages.size()) {
-            EXPECT_TRUE(d.direct) << np << " " << rp << " " << rnp;
-            ++shortened;
-          }
-        }
+  for_each_shape(12, [&](int np, int rp, int rnp, const generalized_shape& s) {
+    for (bool balance : {false, true}) {
+      const auto g = graph_reduce_generalized(s, balance);
+      const auto d = deliver_directly(g, s);
+      EXPECT_LE(d.stages.size(), g.stages.size()) << np << " " << rp << " " << rnp;
+      EXPECT_EQ(edges(d), edges(g)) << np << " " << rp << " " << rnp;
+      if (d.stages.size() < g.stages.size()) {
+        EXPECT_TRUE(d.direct) << np << " " << rp << " " << rnp;
+        ++shortened;
       }
+    }
+  });
   EXPECT_GT(shortened, 0);
   std::mt19937 g(77);
   for (int trial = 0; trial < 600; ++trial) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cairn/cairn.hpp"
@@ -41,5 +42,18 @@ std::vector<T> random_values(std::size_t n, std::uint64_t seed, std::uint64_t st
   }
   return v;
 }
+
+// The message of the cairn::error that `call` raises, or "no error".
+template <class F>
+std::string message_of(F&& call) {
+  try {
+    call();
+  } catch (const cairn::error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+// True when `s` contains `part` (error messages).
+inline bool has_text(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace cairn::test
