@@ -13,10 +13,10 @@ namespace cairn::coll {
 
 const std::vector<collective_algorithms>& algorithm_catalog() {
   static const std::vector<collective_algorithms> catalog{
-      {"barrier", {"dissemination"}, "-"},
-      {"bcast", {"binomial", "scatter_allgather"}, "buffer bytes"},
-      {"reduce", {"binomial", "reduce_scatter_gather"}, "buffer bytes"},
-      {"allreduce", {"recursive_doubling", "ring", "rabenseifner"}, "buffer bytes"},
+      {"barrier", {"dissemination", "shared_memory"}, "-"},
+      {"bcast", {"binomial", "scatter_allgather", "shared_memory"}, "buffer bytes"},
+      {"reduce", {"binomial", "reduce_scatter_gather", "shared_memory"}, "buffer bytes"},
+      {"allreduce", {"recursive_doubling", "ring", "rabenseifner", "shared_memory"}, "buffer bytes"},
       {"gather", {"binomial"}, "block bytes"},
       {"scatter", {"binomial"}, "block bytes"},
       {"allgather", {"ring", "bruck", "recursive_doubling"}, "gathered bytes (ranks x block)"},
@@ -35,7 +35,8 @@ const std::vector<collective_algorithms>& algorithm_catalog() {
 
 std::vector<std::string> default_selection() {
   return {
-      "barrier: dissemination",
+      "barrier: shared_memory on the world of one node; dissemination otherwise",
+      "bcast, reduce, allreduce: shared_memory up to 4096 bytes on the world of one node; otherwise:",
       "bcast: binomial; scatter_allgather from 524288 bytes on more than 2 ranks",
       "reduce: binomial; reduce_scatter_gather from 524288 bytes on more than 2 ranks (count >= ranks)",
       "allreduce: recursive_doubling; rabenseifner from 65536 bytes (count >= ranks); ring from 262144 "

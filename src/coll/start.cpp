@@ -13,6 +13,7 @@
 #include "coll/plan_cache.hpp"
 #include "coll/planners.hpp"
 #include "coll/selection.hpp"
+#include "coll/shared_memory_flat.hpp"
 #include "coll/start_checks.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
@@ -139,19 +140,48 @@ std::shared_ptr<const coll::schedule> with_count_check(const prepared& p) {
   coll::append(s, main, {{coll::slot::input, 0}, {coll::slot::output, 0}, {coll::slot::temp, s.temp_bytes}});
   return std::make_shared<const coll::schedule>(std::move(s));
 }
+// Collectives on the world of one node run on the board up to this size (the default table);
+// CAIRN_COLL or a forced algorithm may choose it up to the slot's payload.
+constexpr std::size_t board_threshold_bytes = 4096;
+
+// A collective forced onto the board (shared_memory), or refused with the reason.
+prepared on_board(const coll_target& t, const char* call, board_collective k, const void* in, void* out,
+                  const op_binding& op, std::size_t bytes, int root) {
+  if (const char* why = board_refusal(t, bytes)) fail(call, t.world_rank, "the shared_memory algorithm ", why);
+  prepared p(t, call, nullptr, in, out, op, bytes, root, true);
+  p.board = k;
+  return p;
+}
+
+// The default table's choice; never with the count check (it checks with messages, which
+// would not meet a rank on the board).
+bool board_by_default(const coll_target& t, std::size_t bytes) {
+  return bytes <= board_threshold_bytes && !count_check_enabled() && !board_refusal(t, bytes);
+}
 }  // namespace
 
 request start_prepared(prepared&& p) {
+  if (p.board != board_collective::none) return start_on_board(p);
   if (p.checked && count_check_enabled()) p.plan = with_count_check(p);
   return start_schedule(std::move(p.target), p.call, std::move(p.plan), p.in, p.out, std::move(p.op));
 }
 
 request start_prepared(const prepared& p) {
+  if (p.board != board_collective::none) return start_on_board(p);
   if (p.checked && count_check_enabled()) return start_schedule(p.target, p.call, with_count_check(p), p.in, p.out, p.op);
   return start_schedule(p.target, p.call, p.plan, p.in, p.out, p.op);
 }
 
+void run_blocking(prepared&& p) {
+  if (p.board != board_collective::none) run_on_board(p);
+  else start_prepared(std::move(p)).wait();
+}
+
 prepared prepare_barrier(const coll_target& t, const char* call) {
+  constexpr int shared_memory = 2;  // the catalog's second barrier algorithm
+  int alg = environment_choice(coll_id::barrier, 0, [&](int a) { return a != shared_memory || !board_refusal(t, 0); });
+  if (alg == 0 && board_by_default(t, 0)) alg = shared_memory;
+  if (alg == shared_memory) return on_board(t, call, board_collective::barrier, nullptr, nullptr, {}, 0, -1);
   const int p = group_size(t), me = t.group_rank;
   auto plan = cached({planner::barrier_dissemination, true, p, me, 0, 0, 0},
                      [&] { return coll::plan_barrier_dissemination(p, me); });
@@ -163,7 +193,12 @@ prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::s
   check_root(t, call, root);
   const int p = group_size(t), me = t.group_rank;
   if (alg == bcast_algorithm::automatic)
-    alg = static_cast<bcast_algorithm>(environment_choice(coll_id::bcast, bytes));
+    alg = static_cast<bcast_algorithm>(environment_choice(coll_id::bcast, bytes, [&](int a) {
+      return a != static_cast<int>(bcast_algorithm::shared_memory) || !board_refusal(t, bytes);
+    }));
+  if (alg == bcast_algorithm::automatic && board_by_default(t, bytes)) alg = bcast_algorithm::shared_memory;
+  if (alg == bcast_algorithm::shared_memory)
+    return on_board(t, call, board_collective::bcast, buf, buf, {}, bytes, root);
   if (alg == bcast_algorithm::automatic)
     alg = p > 2 && bytes >= long_rooted_threshold_bytes ? bcast_algorithm::scatter_allgather
                                                         : bcast_algorithm::binomial;
@@ -181,7 +216,12 @@ prepared prepare_reduce(const coll_target& t, const char* call, const void* in, 
   const int p = group_size(t), me = t.group_rank;
   const std::size_t bytes = count * op.elem;
   if (alg == reduce_algorithm::automatic)
-    alg = static_cast<reduce_algorithm>(environment_choice(coll_id::reduce, bytes));
+    alg = static_cast<reduce_algorithm>(environment_choice(coll_id::reduce, bytes, [&](int a) {
+      return a != static_cast<int>(reduce_algorithm::shared_memory) || !board_refusal(t, bytes);
+    }));
+  if (alg == reduce_algorithm::automatic && board_by_default(t, bytes)) alg = reduce_algorithm::shared_memory;
+  if (alg == reduce_algorithm::shared_memory)
+    return on_board(t, call, board_collective::reduce, in, out, op, bytes, root);
   if (alg == reduce_algorithm::automatic)
     alg = p > 2 && bytes >= long_rooted_threshold_bytes && count >= static_cast<std::size_t>(p)
               ? reduce_algorithm::reduce_scatter_gather
@@ -203,8 +243,13 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
     fail(call, t.world_rank, "the ring algorithm needs a commutative operation");
   if (alg == allreduce_algorithm::automatic)
     alg = static_cast<allreduce_algorithm>(environment_choice(coll_id::allreduce, bytes, [&](int a) {
-      return op.commutative || a != static_cast<int>(allreduce_algorithm::ring);
+      return (op.commutative || a != static_cast<int>(allreduce_algorithm::ring)) &&
+             (a != static_cast<int>(allreduce_algorithm::shared_memory) || !board_refusal(t, bytes));
     }));
+  if (alg == allreduce_algorithm::automatic && board_by_default(t, bytes))
+    alg = allreduce_algorithm::shared_memory;
+  if (alg == allreduce_algorithm::shared_memory)
+    return on_board(t, call, board_collective::allreduce, in, out, op, bytes, -1);
   if (alg == allreduce_algorithm::automatic) {
     const bool long_vector = count >= static_cast<std::size_t>(p) && p > 1;
     alg = !long_vector || bytes < rabenseifner_threshold_bytes ? allreduce_algorithm::recursive_doubling

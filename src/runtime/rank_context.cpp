@@ -276,6 +276,9 @@ std::string rank_context::describe_pending() const {
     else os << s->tag;
     os << ", " << s->capacity << " bytes, context " << to_string(s->ctx) << "\n";
   }
+  if (board_wait_.word)
+    os << "  " << board_wait_.call << ": shared-memory collective #" << board_wait_.value
+       << " on the world, waiting for rank " << board_wait_.peer << "\n";
   if (n == 0) os << "  (no pending point-to-point operation)\n";
   if (tp_) tp_->describe(os);
   return os.str();

@@ -125,6 +125,27 @@ class rank_context {
     }
     return (*last_seq_)++;
   }
+  /// The rank's board collectives (src/coll/shared_memory_flat.cpp), numbered alike on every
+  /// rank (collectives on the world match in issue order): how many it started, how many it
+  /// completed (in order), and a floor under what every rank completed (last seen).
+  struct board_progress {
+    std::uint64_t started = 0, completed = 0, all_completed = 0;
+  };
+  board_progress& board_state() noexcept { return board_; }
+  /// What a board collective waits for: `word` to reach at least `value` (rank `peer`'s).
+  struct board_wait {
+    const std::atomic<std::uint64_t>* word = nullptr;
+    std::uint64_t value = 0;
+    int peer = -1;
+    const char* call = "";
+  };
+  /// Sets (or clears, with a default board_wait) what the rank waits for on the board, so that
+  /// parking re-checks it and the watchdog reports it.
+  void watch_board(const board_wait& w) noexcept { board_wait_ = w; }
+  /// True if the awaited board word has its value (seq_cst: pairs with the publisher's wake).
+  bool board_ready() const noexcept {
+    return board_wait_.word && board_wait_.word->load(std::memory_order_seq_cst) >= board_wait_.value;
+  }
   /// Blocks until `s` completes; returns its status or throws its error. Releases `s`.
   status wait(request_state* s);
   /// Completion bookkeeping after `s` tested complete: throws its error, releases it.
@@ -187,6 +208,8 @@ class rank_context {
   std::vector<request_state*> colls_;  // running collectives
   std::shared_ptr<const group_members> world_group_;
   std::unordered_map<std::uint64_t, std::uint32_t> coll_seq_;
+  board_progress board_;
+  board_wait board_wait_;
   std::uint64_t last_seq_id_ = 0;
   std::uint32_t* last_seq_ = nullptr;
   std::shared_ptr<void> layer_;  // the message layer (src/msg), if any

@@ -102,12 +102,54 @@ mpi_transport::mpi_transport(rank_context& ctx, bool oversubscribed)
   int flag = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
   if (flag && ub) tag_ub_ = *ub;
+  make_board();
+}
+
+void mpi_transport::make_board() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ctx_.rank(), MPI_INFO_NULL, &node);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  if (node_size == ctx_.size()) {  // the key kept world order: node rank = world rank
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each region near its owner
+    void* base = nullptr;
+    const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(node_board::region_bytes), 1, info, node,
+                                           &base, &board_win_);
+    MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS) board_win_ = MPI_WIN_NULL;  // same outcome everywhere: no board
+  }
+  if (board_win_ != MPI_WIN_NULL) {
+    std::vector<std::byte*> bases(static_cast<std::size_t>(node_size));
+    for (int r = 0; r < node_size; ++r) {
+      MPI_Aint size = 0;
+      int disp = 0;
+      void* b = nullptr;
+      MPI_Win_shared_query(board_win_, r, &size, &disp, &b);
+      if (reinterpret_cast<std::uintptr_t>(b) % alignof(board_slot) != 0)
+        fail("cairn::launch", ctx_.rank(), "the shared-memory window of rank ", r, " is misaligned");
+      bases[static_cast<std::size_t>(r)] = static_cast<std::byte*>(b);
+    }
+    node_board::format(bases[static_cast<std::size_t>(ctx_.rank())]);
+    // A passive-target epoch for the whole run: loads and stores (and their atomics) are the
+    // only accesses; the barrier orders every region's formatting before any use.
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, board_win_);
+    MPI_Win_sync(board_win_);
+    MPI_Barrier(node);
+    board_ = node_board(std::move(bases));
+  }
+  MPI_Comm_free(&node);
 }
 
 mpi_transport::~mpi_transport() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
+  if (board_win_ != MPI_WIN_NULL) {
+    MPI_Win_unlock_all(board_win_);
+    MPI_Win_free(&board_win_);
+  }
   for (std::size_t c = 0; c < small_.size(); ++c) {
     MPI_Comm_free(&small_[c]);
     MPI_Comm_free(&large_[c]);

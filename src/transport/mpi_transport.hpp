@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "transport/node_board.hpp"
 #include "transport/transport.hpp"
 
 namespace cairn::detail {
@@ -33,7 +34,8 @@ class mpi_transport final : public transport {
   /// Size of a header message; no direct message has it, which tells the two apart.
   static constexpr std::size_t header_bytes = direct_limit + 16;
 
-  /// Duplicates MPI_COMM_WORLD twice per context (collective over all processes).
+  /// Duplicates MPI_COMM_WORLD twice per context and makes the node board (collective over
+  /// all processes).
   mpi_transport(rank_context& ctx, bool oversubscribed);
   ~mpi_transport() override;
 
@@ -52,6 +54,9 @@ class mpi_transport final : public transport {
   int tag_ub() const override { return tag_ub_; }
   void finish(rank_context& ctx) override;
   void describe(std::ostream& os) const override;
+  /// The board is a shared-memory window (MPI_Win_allocate_shared) when every process of
+  /// MPI_COMM_WORLD is on one node. Processes poll, so wake() has nothing to do.
+  const node_board* board() const noexcept override { return board_win_ != MPI_WIN_NULL ? &board_ : nullptr; }
 
  private:
   struct header {
@@ -69,6 +74,8 @@ class mpi_transport final : public transport {
     std::vector<std::byte> data;       // direct messages: the payload
   };
 
+  /// Creates the board's window if all processes share a node (collective).
+  void make_board();
   MPI_Comm small(msg_context c) const noexcept { return small_[static_cast<std::size_t>(c)]; }
   MPI_Comm large(msg_context c) const noexcept { return large_[static_cast<std::size_t>(c)]; }
   std::byte* take_buffer();
@@ -100,6 +107,8 @@ class mpi_transport final : public transport {
   std::deque<stashed> stash_;
   std::vector<std::unique_ptr<std::byte[]>> buffers_;  // every staging buffer
   std::vector<std::byte*> free_buffers_;
+  MPI_Win board_win_ = MPI_WIN_NULL;
+  node_board board_;
 };
 
 /// Initializes MPI once per process (MPI_Finalize runs at exit if cairn initialized it).

@@ -41,7 +41,16 @@ threads_fabric::threads_fabric(int ranks)
       ring_payload_limit_(std::min<std::size_t>(992, (lane_cells_ / 4 - 1) * sizeof(cell) + 32)),
       boxes_(std::make_unique<mailbox[]>(static_cast<std::size_t>(ranks))),
       envelopes_(static_cast<std::size_t>(ranks)),
-      lanes_(static_cast<std::size_t>(ranks)) {}
+      lanes_(static_cast<std::size_t>(ranks)),
+      board_memory_(static_cast<std::byte*>(::operator new[](
+          static_cast<std::size_t>(ranks) * node_board::region_bytes, std::align_val_t{128}))) {
+  std::vector<std::byte*> bases;
+  for (int r = 0; r < ranks; ++r) {
+    bases.push_back(board_memory_.get() + static_cast<std::size_t>(r) * node_board::region_bytes);
+    node_board::format(bases.back());
+  }
+  board_ = node_board(std::move(bases));
+}
 
 threads_fabric::~threads_fabric() {
   for (auto& list : envelopes_)
@@ -406,7 +415,7 @@ void threads_transport::park(request_state* s, double max_s, std::uint64_t round
   }
   const std::uint32_t ticket = box_.park.prepare();
   if (box_.inbox.load(std::memory_order_seq_cst) || ring_ready() ||
-      (s && s->done.load(std::memory_order_seq_cst)) ||
+      (s && s->done.load(std::memory_order_seq_cst)) || ctx_.board_ready() ||
       ctx_.run().aborting.load(std::memory_order_seq_cst)) {
     box_.park.cancel();
     return;

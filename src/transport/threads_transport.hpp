@@ -22,6 +22,7 @@
 #include <memory>
 #include <vector>
 
+#include "transport/node_board.hpp"
 #include "transport/parker.hpp"
 #include "transport/transport.hpp"
 
@@ -108,6 +109,8 @@ class threads_fabric {
   void help(int r) const noexcept {
     if (!peers_.empty()) help_peer(r);
   }
+  /// The board of the run (every rank's region in one allocation).
+  const node_board& board() const noexcept { return board_; }
 
  private:
   int ranks_;
@@ -117,6 +120,11 @@ class threads_fabric {
   std::vector<std::vector<envelope*>> envelopes_;
   std::vector<std::vector<lane*>> lanes_;
   std::vector<rank_context*> peers_;
+  struct aligned_delete {
+    void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{128}); }
+  };
+  std::unique_ptr<std::byte[], aligned_delete> board_memory_;
+  node_board board_;
   void help_peer(int r) const noexcept;
 };
 
@@ -146,6 +154,8 @@ class threads_transport final : public transport {
   int tag_ub() const override;
   void finish(rank_context& ctx) override;
   void describe(std::ostream& os) const override;
+  const node_board* board() const noexcept override { return &fabric_->board(); }
+  void wake(int r) noexcept override { fabric_->box(r).park.wake(); }
 
  private:
   /// The receiver's side of one incoming lane.

@@ -10,6 +10,7 @@
 
 namespace cairn::detail {
 
+class node_board;
 class rank_context;
 
 class transport {
@@ -49,6 +50,11 @@ class transport {
   virtual void finish(rank_context& ctx) = 0;
   /// Appends engine-side pending state (e.g. unreceived messages) to a watchdog report.
   virtual void describe(std::ostream& os) const = 0;
+  /// The memory shared by all ranks of the run, if they share one node (else null).
+  virtual const node_board* board() const noexcept { return nullptr; }
+  /// Wakes rank r if it parked (after this rank published something on the board that r may
+  /// be waiting for; seq_cst after the publication).
+  virtual void wake(int r) noexcept { (void)r; }
 };
 
 }  // namespace cairn::detail

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <span>
 #include <vector>
 
 #include "harness.hpp"
@@ -102,6 +103,19 @@ inline std::string mat_mismatch(const std::vector<mat2>& got, const std::vector<
   for (std::size_t i = 0; i < got.size(); ++i)
     if (!(got[i] == want[i])) return "element " + std::to_string(i) + " differs";
   return "";
+}
+/// The matrices world rank `from` contributes for `to`.
+inline std::vector<mat2> mats(std::size_t n, unsigned seed, int from, int to) {
+  std::vector<mat2> m(n);
+  for (std::size_t i = 0; i < n; ++i) m[i] = mat_datum(seed, from, to, i);
+  return m;
+}
+/// The element-wise product over world ranks `from` (in order) of their matrices for `to`.
+inline std::vector<mat2> mat_product_of(std::size_t n, unsigned seed, std::span<const int> from, int to) {
+  std::vector<mat2> prod(n, mat2{1, 0, 0, 1});
+  for (int f : from)
+    for (std::size_t i = 0; i < n; ++i) prod[i] = mul(prod[i], mat_datum(seed, f, to, i));
+  return prod;
 }
 /// The product of 2x2 matrices as a non-commutative operation.
 inline const auto mat_product = cairn::op([](const mat2& x, const mat2& y) { return mul(x, y); }, false);

@@ -16,6 +16,8 @@ using cairn::test::mat2;
 using cairn::test::mat_datum;
 using cairn::test::mat_mismatch;
 using cairn::test::mat_product;
+using cairn::test::mat_product_of;
+using cairn::test::mats;
 using cairn::test::has_text;
 using cairn::test::message_of;
 using cairn::test::mismatch;
@@ -34,19 +36,6 @@ using vec = std::vector<std::int64_t>;
 // Seed of a test case (every rank derives the same).
 unsigned seed_of(std::size_t n, int a, int b, std::size_t members) {
   return static_cast<unsigned>(n * 131 + static_cast<std::size_t>(a) * 17 + static_cast<std::size_t>(b) * 3 + 1000 * members);
-}
-
-// The element-wise product over world ranks `from` (in order) of their matrices for `to`.
-std::vector<mat2> mat_product_of(std::size_t n, unsigned seed, std::span<const int> from, int to) {
-  std::vector<mat2> prod(n, mat2{1, 0, 0, 1});
-  for (int f : from)
-    for (std::size_t i = 0; i < n; ++i) prod[i] = mul(prod[i], mat_datum(seed, f, to, i));
-  return prod;
-}
-std::vector<mat2> mats(std::size_t n, unsigned seed, int from, int to) {
-  std::vector<mat2> m(n);
-  for (std::size_t i = 0; i < n; ++i) m[i] = mat_datum(seed, from, to, i);
-  return m;
 }
 
 // `buf` with block `r` (n elements) replaced by `b`.

@@ -2,8 +2,10 @@
 /// \file
 /// Algorithm choices a caller may force per call (default: chosen by message and group size
 /// from the default table, which the environment variable CAIRN_COLL may override), and the
-/// selection table itself for tools (cairn-info). Collectives with one algorithm: barrier
-/// (dissemination), gather and scatter (binomial), gatherv and scatterv (linear), allgatherv
+/// selection table itself for tools (cairn-info). On the world of one node, `automatic`
+/// picks `shared_memory` for barrier and for bcast, reduce and allreduce up to 4096 bytes
+/// (barrier has no algorithm argument: CAIRN_COLL=barrier=dissemination keeps it on
+/// messages). Collectives with one algorithm: gather and scatter (binomial), gatherv and scatterv (linear), allgatherv
 /// (ring), alltoallv (pairwise), reduce_scatter (pairwise), scan and exscan (recursive
 /// doubling).
 
@@ -19,6 +21,8 @@ enum class bcast_algorithm {
   automatic,          ///< binomial below 512 KiB or on 2 ranks, else scatter + allgather
   binomial,           ///< binomial tree, log2 p steps (src/coll/bcast_binomial.cpp)
   scatter_allgather,  ///< van de Geijn, about 2 bytes per rank (src/coll/bcast_scatter_allgather.cpp)
+  shared_memory,      ///< on the world of one node, up to 4096 bytes: through shared memory,
+                      ///< no messages (src/coll/shared_memory_flat.cpp)
 };
 
 /// Reduce algorithms.
@@ -27,6 +31,7 @@ enum class reduce_algorithm {
                           ///< ranks, else reduce-scatter + gather
   binomial,               ///< binomial tree (src/coll/reduce_binomial.cpp)
   reduce_scatter_gather,  ///< Rabenseifner's reduce (src/coll/reduce_scatter_gather.cpp)
+  shared_memory,          ///< as bcast_algorithm::shared_memory
 };
 
 /// Allreduce algorithms.
@@ -37,6 +42,7 @@ enum class allreduce_algorithm {
   recursive_doubling,  ///< butterfly with a fold for non-powers of two (src/coll/allreduce_recursive_doubling.cpp)
   ring,                ///< reduce-scatter + allgather rings, commutative operations only (src/coll/allreduce_ring.cpp)
   rabenseifner,        ///< recursive halving + recursive doubling (src/coll/allreduce_rabenseifner.cpp)
+  shared_memory,       ///< as bcast_algorithm::shared_memory; operands combined in rank order
 };
 
 /// Allgather algorithms.

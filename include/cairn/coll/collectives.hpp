@@ -36,10 +36,10 @@ using count_list = std::span<const std::size_t>;
 template <class Derived>
 class collectives {
  public:
-  /// Non-blocking barrier (dissemination).
+  /// Non-blocking barrier (shared memory on the world of one node, else dissemination).
   request ibarrier() { return detail::start_prepared(detail::prepare_barrier(target("ibarrier"), "ibarrier")); }
   /// Blocks until every member entered the barrier.
-  void barrier() { detail::start_prepared(detail::prepare_barrier(target("barrier"), "barrier")).wait(); }
+  void barrier() { detail::run_blocking(detail::prepare_barrier(target("barrier"), "barrier")); }
   /// Persistent barrier.
   persistent_request barrier_init() {
     return persistent_request(detail::prepare_barrier(target("barrier_init"), "barrier_init"));
@@ -53,7 +53,7 @@ class collectives {
   /// Blocking broadcast.
   template <detail::writable_data R>
   void bcast(R&& buf, int root, bcast_algorithm alg = bcast_algorithm::automatic) {
-    detail::start_prepared(bcast_impl("bcast", buf, root, alg)).wait();
+    detail::run_blocking(bcast_impl("bcast", buf, root, alg));
   }
   /// Persistent broadcast of `buf` (bound at init).
   template <detail::writable_data R>
@@ -72,7 +72,7 @@ class collectives {
   /// Blocking reduce.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   void reduce(const In& in, Out&& out, int root, Op op = {}, reduce_algorithm alg = reduce_algorithm::automatic) {
-    detail::start_prepared(reduce_impl("reduce", in, out, root, op, alg)).wait();
+    detail::run_blocking(reduce_impl("reduce", in, out, root, op, alg));
   }
   /// Persistent reduce.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
@@ -90,7 +90,7 @@ class collectives {
   /// Blocking in-place reduce.
   template <detail::writable_data R, class Op = plus>
   void reduce(in_place_t, R&& buf, int root, Op op = {}, reduce_algorithm alg = reduce_algorithm::automatic) {
-    detail::start_prepared(reduce_impl("reduce", buf, buf, root, op, alg)).wait();
+    detail::run_blocking(reduce_impl("reduce", buf, buf, root, op, alg));
   }
   /// Persistent in-place reduce.
   template <detail::writable_data R, class Op = plus>
@@ -121,17 +121,15 @@ class collectives {
     requires(!std::ranges::range<Op>)
   void allreduce(const In& in, Out&& out, Op op = {},
                  allreduce_algorithm alg = allreduce_algorithm::automatic) {
-    detail::start_prepared(allreduce_impl("allreduce", std::ranges::data(in), std::ranges::size(in), out, op,
-                                          alg, false))
-        .wait();
+    detail::run_blocking(allreduce_impl("allreduce", std::ranges::data(in), std::ranges::size(in), out, op, alg,
+                                        false));
   }
   /// Blocking in-place allreduce.
   template <detail::writable_data InOut, class Op>
     requires(!std::ranges::range<Op>)
   void allreduce(InOut&& inout, Op op, allreduce_algorithm alg = allreduce_algorithm::automatic) {
-    detail::start_prepared(allreduce_impl("allreduce", std::ranges::data(inout), std::ranges::size(inout), inout,
-                                          op, alg, true))
-        .wait();
+    detail::run_blocking(allreduce_impl("allreduce", std::ranges::data(inout), std::ranges::size(inout), inout, op,
+                                        alg, true));
   }
   /// Persistent allreduce.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>

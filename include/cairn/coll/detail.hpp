@@ -4,6 +4,7 @@
 /// reduction operation and the entry points that plan and start a collective.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <type_traits>
@@ -77,6 +78,9 @@ struct block_buffers {
   bool in_place = false;
 };
 
+/// The collectives that may run on the node board (shared memory, no messages).
+enum class board_collective : std::uint8_t { none, barrier, bcast, reduce, allreduce };
+
 /// A planned collective bound to its buffers: what a start needs. Starting it again (a
 /// persistent collective) reuses the plan; starts must come in the same order on every member.
 struct prepared {
@@ -100,12 +104,21 @@ struct prepared {
   std::size_t check_bytes = 0;
   int check_root = -1;
   bool checked = false;
+  /// Set (with no plan) when the collective runs on the node board; its signature is then
+  /// always checked (check_bytes, check_root).
+  board_collective board = board_collective::none;
 };
 
 /// Starts a prepared collective (moves its plan and operation into the running collective).
 request start_prepared(prepared&& p);
 /// Starts a prepared collective again (a persistent collective's start).
 request start_prepared(const prepared& p);
+/// Gives a board collective (which runs without a plan) a plan to print: its name
+/// ("allreduce/shared_memory"), group size and rank, no steps.
+void describe_board_plan(prepared& p);
+/// Runs a prepared collective to its end (a blocking call: on the board without a request,
+/// else started and waited for).
+void run_blocking(prepared&& p);
 
 /// Per-rank element counts and displacements of a v-collective (displacements in elements
 /// from the buffer's start; empty = packed in rank order).

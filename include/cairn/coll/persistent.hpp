@@ -23,7 +23,9 @@ class persistent_request {
   /// An empty handle (start() throws).
   persistent_request() = default;
   /// Internal: wraps a prepared collective (see coll::collectives::<name>_init).
-  explicit persistent_request(detail::prepared p) : prepared_(std::move(p)) {}
+  explicit persistent_request(detail::prepared p) : prepared_(std::move(p)) {
+    if (prepared_.board != detail::board_collective::none) detail::describe_board_plan(prepared_);
+  }
   persistent_request(persistent_request&&) noexcept = default;
   persistent_request& operator=(persistent_request&&) noexcept = default;
   persistent_request(const persistent_request&) = delete;

@@ -1,0 +1,286 @@
+// The flat shared-memory collectives: short barrier, bcast, reduce and allreduce on the
+// world, when all ranks share a node (transport::board()), blocking, non-blocking and
+// persistent.
+//
+// Board collective number s (counted alike on every rank: collectives on the world match in
+// issue order) uses slot s mod K of every rank. Each rank writes its signature and payload
+// (its input; for bcast only the root's) into its own slot, publishes s (release), wakes ranks
+// that parked, and waits until every rank published s. Then every slot holds its rank's data:
+// allreduce and reduce combine the payloads in rank order (so non-commutative operations are
+// right, and every rank gets the same bits), bcast copies the root's. A rank completes its
+// board collectives in order and publishes the last one in its `done` word.
+//
+// Reuse: a rank writes slot s mod K again at s + K only once every rank's `done` reached s, so
+// no rank overwrites a slot anyone still reads. The `done` words are read only when the floor
+// seen last is too low: about once per K - 1 collectives when the ranks keep in step.
+//
+// One cache line per rank carries up to 32 payload bytes with its header: an 8-byte allreduce
+// on 2 ranks costs one line transfer each way, where messages cost a matching and a copy on
+// each side.
+#include "coll/shared_memory_flat.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cairn/coll/schedule.hpp"
+#include "cairn/runtime/error.hpp"
+#include "runtime/group_members.hpp"
+#include "runtime/rank_context.hpp"
+#include "transport/node_board.hpp"
+
+namespace cairn::detail {
+
+namespace {
+
+static_assert(node_board::payload_max == 4096, "board_refusal names the limit");
+
+const char* name_of(board_collective k) {
+  switch (k) {
+    case board_collective::barrier: return "barrier";
+    case board_collective::bcast: return "bcast";
+    case board_collective::reduce: return "reduce";
+    case board_collective::allreduce: return "allreduce";
+    case board_collective::none: break;
+  }
+  return "?";
+}
+
+// One board collective in flight.
+struct board_exec {
+  const std::byte* in = nullptr;
+  std::byte* out = nullptr;
+  op_binding op;
+  board_collective kind = board_collective::none;
+  std::size_t bytes = 0;
+  int root = -1;
+  const char* call = "";
+  std::uint64_t seq = 0;
+  bool published = false;
+  int arrived = 1;  // peers seen, counted from this rank on (this rank itself is 0)
+  std::string error;
+
+  void bind(const prepared& p, std::uint64_t s) {
+    in = static_cast<const std::byte*>(p.in);
+    out = static_cast<std::byte*>(p.out);
+    op = p.op;
+    kind = p.board;
+    bytes = p.check_bytes;
+    root = p.check_root;
+    call = p.call;
+    seq = s;
+    published = false;
+    arrived = 1;
+  }
+};
+
+// Non-blocking board collectives are recycled per thread (a rank is one thread).
+struct exec_pool {
+  std::vector<board_exec*> free;
+  ~exec_pool() {
+    for (board_exec* e : free) delete e;
+  }
+};
+thread_local exec_pool pool;
+
+// True if every rank completed collective seq - K (the slot's previous user); else the first
+// rank that did not, in `laggard`.
+bool slot_free(rank_context& ctx, const node_board& b, std::uint64_t seq, int& laggard) {
+  auto& st = ctx.board_state();
+  if (seq <= node_board::slots || st.all_completed + node_board::slots >= seq) return true;
+  std::uint64_t floor = std::numeric_limits<std::uint64_t>::max();
+  for (int r = 0; r < b.ranks(); ++r) {
+    const std::uint64_t d = b.done(r).load(std::memory_order_acquire);
+    if (d + node_board::slots < seq) {
+      laggard = r;
+      return false;
+    }
+    floor = std::min(floor, d);
+  }
+  st.all_completed = floor;
+  return true;
+}
+
+void publish(rank_context& ctx, const node_board& b, const board_exec& e) {
+  const int me = ctx.rank();
+  board_slot& mine = b.slot(me, e.seq);
+  mine.kind = static_cast<std::uint32_t>(e.kind);
+  mine.root = e.root;
+  mine.bytes = e.bytes;
+  const bool carries = e.kind == board_collective::allreduce || e.kind == board_collective::reduce ||
+                       (e.kind == board_collective::bcast && me == e.root);
+  if (carries && e.bytes) std::memcpy(node_board::payload(mine), e.in, e.bytes);
+  // seq_cst: a parked rank announced that it sleeps, then re-checks the word it waits for
+  // (rank_context::board_ready); wake() reads the announcement after this store.
+  mine.seq.store(e.seq, std::memory_order_seq_cst);
+  for (int r = 0; r < b.ranks(); ++r)
+    if (r != me) ctx.tp().wake(r);
+}
+
+// True once every rank published e.seq; starts after this rank so that ranks poll different
+// lines.
+bool all_arrived(const node_board& b, board_exec& e, int me) {
+  const int n = b.ranks();
+  for (; e.arrived < n; ++e.arrived)
+    if (b.slot((me + e.arrived) % n, e.seq).seq.load(std::memory_order_acquire) != e.seq) return false;
+  return true;
+}
+
+// Every slot holds e.seq: checks the signatures (every rank reads all of them, so a mismatch
+// is reported on every rank, and nobody waits), writes the output, completes.
+void complete(rank_context& ctx, const node_board& b, board_exec& e) {
+  const int n = b.ranks(), me = ctx.rank();
+  for (int q = 0; q < n && e.error.empty(); ++q) {
+    const board_slot& theirs = b.slot(q, e.seq);
+    if (theirs.kind == static_cast<std::uint32_t>(e.kind) && theirs.bytes == e.bytes && theirs.root == e.root)
+      continue;
+    std::ostringstream os;
+    os << "ranks disagree on the call: rank " << q << " called "
+       << name_of(static_cast<board_collective>(theirs.kind)) << " with " << theirs.bytes << " bytes";
+    if (theirs.root >= 0) os << " and root " << theirs.root;
+    os << ", this rank " << name_of(e.kind) << " with " << e.bytes << " bytes";
+    if (e.root >= 0) os << " and root " << e.root;
+    os << " (shared-memory collective #" << e.seq << "; do all ranks pass the same count and root?)";
+    e.error = os.str();
+  }
+  if (e.error.empty() && e.bytes) {
+    if (e.kind == board_collective::bcast) {
+      if (me != e.root) std::memcpy(e.out, node_board::payload(b.slot(e.root, e.seq)), e.bytes);
+    } else if (e.kind == board_collective::allreduce || (e.kind == board_collective::reduce && me == e.root)) {
+      std::memcpy(e.out, node_board::payload(b.slot(0, e.seq)), e.bytes);
+      for (int q = 1; q < n; ++q)  // out = out op in_q, in rank order
+        e.op.combine(e.op.op.get(), node_board::payload(b.slot(q, e.seq)), e.out, e.bytes / e.op.elem, false);
+    }
+  }
+  ctx.board_state().completed = e.seq;
+  // seq_cst, then wake: a rank may park waiting for this word (slot_free).
+  b.done(me).store(e.seq, std::memory_order_seq_cst);
+  for (int r = 0; r < n; ++r)
+    if (r != me) ctx.tp().wake(r);
+  ctx.note_progress();
+}
+
+// Moves e on as far as it goes; true when complete. `wait` receives what it waits for.
+bool step(rank_context& ctx, const node_board& b, board_exec& e, rank_context::board_wait& wait) {
+  const int me = ctx.rank();
+  if (!e.published) {
+    int laggard = 0;
+    if (!slot_free(ctx, b, e.seq, laggard)) {
+      wait = {&b.done(laggard), e.seq - node_board::slots, laggard, e.call};
+      return false;
+    }
+    publish(ctx, b, e);
+    e.published = true;
+  }
+  if (!all_arrived(b, e, me)) {
+    const int q = (me + e.arrived) % b.ranks();
+    wait = {&b.slot(q, e.seq).seq, e.seq, q, e.call};
+    return false;
+  }
+  if (ctx.board_state().completed + 1 != e.seq) {  // this rank's earlier ones first
+    wait = {};
+    return false;
+  }
+  complete(ctx, b, e);
+  return true;
+}
+
+board_exec* exec_of(const request_state* s) { return static_cast<board_exec*>(s->engine_ptr); }
+
+void recycle(board_exec* e) {
+  e->op.op.reset();
+  e->error.clear();
+  pool.free.push_back(e);
+}
+
+}  // namespace
+
+const char* board_refusal(const coll_target& t, std::size_t bytes) {
+  if (bytes > node_board::payload_max) return "needs at most 4096 bytes per rank";
+  rank_context& ctx = *t.ctx;
+  if (!ctx.tp().board()) return "needs all ranks on one node";
+  const auto& world = ctx.world_group();
+  if (t.members != world && t.members->world_ranks != world->world_ranks) return "runs on the world only";
+  return nullptr;
+}
+
+void run_on_board(const prepared& p) {
+  rank_context& ctx = *p.target.ctx;
+  rank_entry guard(ctx);
+  const node_board& b = *ctx.tp().board();
+  board_exec e;
+  e.bind(p, ++ctx.board_state().started);
+  rank_context::board_wait wait;
+  std::uint64_t spins = 0;
+  struct clear_watch {  // however the wait ends (abort, watchdog)
+    rank_context& ctx;
+    ~clear_watch() { ctx.watch_board({}); }
+  } clear{ctx};
+  for (unsigned polls = 1; !step(ctx, b, e, wait); ++polls) {
+    // The rest of the rank moves meanwhile (its earlier collectives may be what this waits for).
+    if (!wait.word || (polls & 63) == 0) ctx.progress();
+    ctx.watch_board(wait);
+    ctx.idle(nullptr, spins);
+  }
+  if (!e.error.empty()) fail(p.call, ctx.rank(), e.error);
+}
+
+void describe_board_plan(prepared& p) {
+  p.plan = std::make_shared<const coll::schedule>(std::string(name_of(p.board)) + "/shared_memory",
+                                                  p.target.ctx->size(), p.target.ctx->rank());
+}
+
+request start_on_board(const prepared& p) {
+  rank_context& ctx = *p.target.ctx;
+  rank_entry guard(ctx);
+  board_exec* e;
+  if (pool.free.empty()) {
+    e = new board_exec;
+  } else {
+    e = pool.free.back();
+    pool.free.pop_back();
+  }
+  e->bind(p, ++ctx.board_state().started);
+  request_state* s = ctx.acquire(request_state::kind::schedule, p.call, -1, 0, msg_context::coll, nullptr, 0);
+  s->phase = board_phase;
+  s->engine_ptr = e;
+  ctx.add_coll(s);
+  ctx.advance_colls();
+  return request(&ctx, s);
+}
+
+bool board_advance(rank_context& ctx, request_state* s) {
+  rank_context::board_wait unused;
+  if (!step(ctx, *ctx.tp().board(), *exec_of(s), unused)) return false;
+  s->done.store(1, std::memory_order_release);
+  return true;
+}
+
+bool board_finish(request_state* s, std::string& error) {
+  board_exec* e = exec_of(s);
+  const bool failed = !e->error.empty();
+  if (failed) error = std::move(e->error);
+  recycle(e);
+  s->engine_ptr = nullptr;
+  return !failed;
+}
+
+void board_cancel(request_state* s) {
+  // A published slot cannot be taken back: unwinding ends the run, which is what peers see.
+  recycle(exec_of(s));
+  s->engine_ptr = nullptr;
+}
+
+std::string board_describe(const request_state* s) {
+  const board_exec& e = *exec_of(s);
+  std::ostringstream os;
+  os << "shared-memory " << name_of(e.kind) << " #" << e.seq << " on the world, ";
+  if (e.published) os << "published, " << e.arrived << " rank(s) seen from this one on";
+  else os << "waiting for its slot to be free";
+  return os.str();
+}
+
+}  // namespace cairn::detail

@@ -1,0 +1,35 @@
+#pragma once
+// The flat shared-memory collectives (shared_memory_flat.cpp): barrier, bcast, reduce and
+// allreduce on the world through the node board.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "cairn/coll/detail.hpp"
+#include "runtime/request_state.hpp"
+
+namespace cairn::detail {
+
+class rank_context;
+
+/// Null if a collective of `bytes` per rank on `t` can run on the board (`t` is the world or
+/// a group of all ranks in world order, every rank shares the node, the payload fits a slot);
+/// else why not, as the end of a sentence ("needs ...").
+const char* board_refusal(const coll_target& t, std::size_t bytes);
+
+/// Runs a prepared board collective (p.board) to its end, with no request (a blocking call).
+void run_on_board(const prepared& p);
+/// Starts a prepared board collective; its request is a collective's (kind::schedule) marked
+/// by `phase == board_phase`, advanced and finished by the functions below.
+request start_on_board(const prepared& p);
+
+inline constexpr std::uint8_t board_phase = 1;
+/// As coll_advance, coll_finish, coll_cancel and coll_describe (executor.hpp) for board
+/// collectives.
+bool board_advance(rank_context& ctx, request_state* s);
+bool board_finish(request_state* s, std::string& error);
+void board_cancel(request_state* s);
+std::string board_describe(const request_state* s);
+
+}  // namespace cairn::detail
