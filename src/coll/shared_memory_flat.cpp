@@ -36,7 +36,7 @@ namespace cairn::detail {
 
 namespace {
 
-static_assert(node_board::payload_max == 4096, "board_refusal names the limit");
+static_assert(node_board::payload_max == 16384, "board_refusal names the limit");
 
 const char* name_of(board_collective k) {
   switch (k) {
@@ -199,7 +199,7 @@ void recycle(board_exec* e) {
 }  // namespace
 
 const char* board_refusal(const coll_target& t, std::size_t bytes) {
-  if (bytes > node_board::payload_max) return "needs at most 4096 bytes per rank";
+  if (bytes > node_board::payload_max) return "needs at most 16384 bytes per rank";
   rank_context& ctx = *t.ctx;
   if (!ctx.tp().board()) return "needs all ranks on one node";
   const auto& world = ctx.world_group();

@@ -142,7 +142,7 @@ std::shared_ptr<const coll::schedule> with_count_check(const prepared& p) {
 }
 // Collectives on the world of one node run on the board up to this size (the default table);
 // CAIRN_COLL or a forced algorithm may choose it up to the slot's payload.
-constexpr std::size_t board_threshold_bytes = 4096;
+constexpr std::size_t board_threshold_bytes = 16384;
 
 // A collective forced onto the board (shared_memory), or refused with the reason.
 prepared on_board(const coll_target& t, const char* call, board_collective k, const void* in, void* out,

@@ -35,7 +35,7 @@ class node_board {
   /// Board collectives a rank may have started beyond the last one every rank completed.
   static constexpr std::uint64_t slots = 8;
   /// Longest payload a slot carries.
-  static constexpr std::size_t payload_max = 4096;
+  static constexpr std::size_t payload_max = 16384;
   /// Bytes between two slots (slack keeps neighbours' cache-line pairs apart).
   static constexpr std::size_t slot_stride = sizeof(board_slot) + payload_max + 96;
   /// Bytes before the first slot: the `done` word's line pair.

@@ -155,7 +155,10 @@ class threads_transport final : public transport {
   void finish(rank_context& ctx) override;
   void describe(std::ostream& os) const override;
   const node_board* board() const noexcept override { return &fabric_->board(); }
-  void wake(int r) noexcept override { fabric_->box(r).park.wake(); }
+  void wake(int r) noexcept override {
+    fabric_->box(r).park.wake();
+    fabric_->help(r);  // progress mode peers: r's board collectives move while it computes
+  }
 
  private:
   /// The receiver's side of one incoming lane.

@@ -52,8 +52,8 @@ class transport {
   virtual void describe(std::ostream& os) const = 0;
   /// The memory shared by all ranks of the run, if they share one node (else null).
   virtual const node_board* board() const noexcept { return nullptr; }
-  /// Wakes rank r if it parked (after this rank published something on the board that r may
-  /// be waiting for; seq_cst after the publication).
+  /// Wakes rank r if it parked, or advances it (progress mode peers), after this rank
+  /// published something on the board that r may be waiting for (seq_cst after publishing).
   virtual void wake(int r) noexcept { (void)r; }
 };
 

@@ -24,8 +24,8 @@ using cairn::test::some_roots;
 
 namespace {
 using vec = std::vector<std::int64_t>;
-// Up to the slot's 4096 bytes of int64 (512 elements): one cache line, several, a full slot.
-const std::size_t counts[] = {0, 1, 4, 7, 100, 512};
+// Up to the slot's 16384 bytes of int64 (2048 elements): one cache line, several, a full slot.
+const std::size_t counts[] = {0, 1, 4, 7, 100, 2048};
 
 std::vector<int> everyone(int p) {
   std::vector<int> all(static_cast<std::size_t>(p));
@@ -53,7 +53,7 @@ TEST(SharedMemory, EveryCollectiveForcedAndAutomatic) {
         vec nb(n, -1);
         w.iallreduce(in, nb, cairn::plus{}, ar).wait();
         ASSERT_EQ(mismatch(nb, out), "") << "iallreduce n=" << n;
-        const std::size_t m = std::min<std::size_t>(n, 128);  // 32-byte matrices: 4096 bytes
+        const std::size_t m = std::min<std::size_t>(n, 512);  // 32-byte matrices: 16384 bytes
         auto mm = mats(m, seed, me, 0), prod = mm;
         w.allreduce(mm, prod, mat_product, ar);
         ASSERT_EQ(mat_mismatch(prod, mat_product_of(m, seed, all, 0)), "") << "product allreduce m=" << m;
@@ -116,17 +116,17 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
     auto bar = w.barrier_init();
     EXPECT_EQ(ar.plan().name, "allreduce/shared_memory");
     EXPECT_EQ(ar.plan().group_size, p);
-    // The default table's choice on one node (both engines here), up to 4096 bytes.
-    vec four_k(512), four_k_out(512), more(513), more_out(513);
-    EXPECT_EQ(w.allreduce_init(four_k, four_k_out).plan().name, "allreduce/shared_memory");
-    EXPECT_EQ(w.bcast_init(four_k, 0).plan().name, "bcast/shared_memory");
-    EXPECT_EQ(w.reduce_init(four_k, four_k_out, 0).plan().name, "reduce/shared_memory");
+    // The default table's choice on one node (both engines here), up to 16384 bytes.
+    vec full(2048), full_out(2048), more(2049), more_out(2049);
+    EXPECT_EQ(w.allreduce_init(full, full_out).plan().name, "allreduce/shared_memory");
+    EXPECT_EQ(w.bcast_init(full, 0).plan().name, "bcast/shared_memory");
+    EXPECT_EQ(w.reduce_init(full, full_out, 0).plan().name, "reduce/shared_memory");
     EXPECT_EQ(w.barrier_init().plan().name, "barrier/shared_memory");
     EXPECT_NE(w.allreduce_init(more, more_out).plan().name, "allreduce/shared_memory");
     if (p > 1) {
       auto some = w.group(cairn::ranks{0, p - 1});
       if (me < p - 1) {
-        EXPECT_NE(some.allreduce_init(four_k, four_k_out).plan().name, "allreduce/shared_memory");
+        EXPECT_NE(some.allreduce_init(full, full_out).plan().name, "allreduce/shared_memory");
       }
     }
     for (unsigned it = 0; it < 12; ++it) {
@@ -171,10 +171,10 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
         EXPECT_TRUE(has_text(why, "the shared_memory algorithm runs on the world only")) << why;
       }
     }
-    vec big(513), res(513);
+    vec big(2049), res(2049);
     EXPECT_TRUE(has_text(
         message_of([&] { w.allreduce(big, res, cairn::plus{}, cairn::allreduce_algorithm::shared_memory); }),
-        "cairn::allreduce: rank " + std::to_string(me) + ": the shared_memory algorithm needs at most 4096 bytes"));
+        "cairn::allreduce: rank " + std::to_string(me) + ": the shared_memory algorithm needs at most 16384 bytes"));
     w.barrier();
   });
 }
