@@ -98,18 +98,21 @@ int array_tag(int tag_ub, std::uint64_t key, int kind) {
 }
 
 request array_isend(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
-                    int dest, int tag) {
+                    int dest, int tag, bool exact) {
   if (bytes == 0) data = &empty_payload;
-  if (request_state* s = ctx.tp().isend(ctx, call, data, bytes, dest, tag, msg_context::array))
+  transport& tp = ctx.tp();
+  if (request_state* s = exact ? tp.isend_exact(ctx, call, data, bytes, dest, tag, msg_context::array)
+                               : tp.isend(ctx, call, data, bytes, dest, tag, msg_context::array))
     return request(&ctx, s);
   return request::completed(status{dest, tag, bytes});
 }
 
 request array_irecv(rank_context& ctx, const char* call, void* data, std::size_t bytes,
-                    int source, int tag) {
+                    int source, int tag, bool exact) {
   request_state* s =
       ctx.acquire(request_state::kind::recv, call, source, tag, msg_context::array, data, bytes);
-  ctx.tp().irecv(ctx, s);
+  if (exact) ctx.tp().irecv_exact(ctx, s);
+  else ctx.tp().irecv(ctx, s);
   return request(&ctx, s);
 }
 
@@ -227,7 +230,7 @@ void array_exec::start_stage() {
     for (std::int64_t j = 0; j < n; ++j) {
       const std::int64_t b = p.slab_begin(pe, j), e = p.slab_begin(pe, j + 1);
       recvs.push_back(array_irecv(*ctx, call, base + static_cast<std::size_t>(b) * es,
-                                  static_cast<std::size_t>(e - b) * es, pe.world_rank, st.data_tag));
+                                  static_cast<std::size_t>(e - b) * es, pe.world_rank, st.data_tag, true));
     }
   }
   recv_first[p.recvs.size()] = recvs.size();
@@ -253,7 +256,8 @@ void array_exec::start_stage() {
       const std::int64_t b = p.slab_begin(pe, j), e = p.slab_begin(pe, j + 1);
       const std::size_t bytes = static_cast<std::size_t>(e - b) * es;
       if (pe.src_contiguous) {
-        sends.push_back(array_isend(*ctx, call, st.src + static_cast<std::size_t>(pe.src_first + b) * es, bytes, pe.world_rank, st.data_tag));
+        sends.push_back(array_isend(*ctx, call, st.src + static_cast<std::size_t>(pe.src_first + b) * es, bytes,
+                                    pe.world_rank, st.data_tag, true));
         continue;
       }
       std::byte* buf = staging.get() + send_offset[k] + static_cast<std::size_t>(b) * es;
@@ -265,7 +269,7 @@ void array_exec::start_stage() {
           out += n;
         });
       });
-      sends.push_back(array_isend(*ctx, call, buf, bytes, pe.world_rank, st.data_tag));
+      sends.push_back(array_isend(*ctx, call, buf, bytes, pe.world_rank, st.data_tag, true));
     }
   }
   // This rank's own part last: the peers' data is already on its way.

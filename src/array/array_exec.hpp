@@ -97,10 +97,11 @@ struct array_exec {
 /// 2 descriptor), a hash of `key` above, within the engine's tag range.
 int array_tag(int tag_ub, std::uint64_t key, int kind);
 
-/// Non-blocking send/receive of raw bytes in the array message context.
+/// Non-blocking send/receive of raw bytes in the array message context. `exact`: a data
+/// message whose size both sides computed from one plan (transport::isend_exact).
 request array_isend(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
-                    int dest, int tag);
+                    int dest, int tag, bool exact = false);
 request array_irecv(rank_context& ctx, const char* call, void* data, std::size_t bytes,
-                    int source, int tag);
+                    int source, int tag, bool exact = false);
 
 }  // namespace cairn::detail

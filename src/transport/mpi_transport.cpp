@@ -98,6 +98,8 @@ mpi_transport::mpi_transport(rank_context& ctx, bool oversubscribed)
     MPI_Comm_set_errhandler(small_[c], MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(large_[c], MPI_ERRORS_RETURN);
   }
+  MPI_Comm_dup(MPI_COMM_WORLD, &exact_);
+  MPI_Comm_set_errhandler(exact_, MPI_ERRORS_RETURN);
   int* ub = nullptr;
   int flag = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
@@ -150,6 +152,7 @@ mpi_transport::~mpi_transport() {
     MPI_Win_unlock_all(board_win_);
     MPI_Win_free(&board_win_);
   }
+  MPI_Comm_free(&exact_);
   for (std::size_t c = 0; c < small_.size(); ++c) {
     MPI_Comm_free(&small_[c]);
     MPI_Comm_free(&large_[c]);
@@ -207,6 +210,30 @@ request_state* mpi_transport::isend(rank_context& ctx, const char* call, const v
     mpi_fail(call, ctx.rank(), rc);
   }
   return s;
+}
+
+request_state* mpi_transport::isend_exact(rank_context& ctx, const char* call, const void* data,
+                                          std::size_t bytes, int dest, int tag, msg_context c) {
+  if (c != msg_context::array || bytes <= direct_limit) return isend(ctx, call, data, bytes, dest, tag, c);
+  const int n = checked_int_bytes(call, ctx.rank(), bytes);
+  request_state* s =
+      ctx.acquire(request_state::kind::send, call, dest, tag, c, const_cast<void*>(data), bytes);
+  s->st = status{dest, tag, bytes};
+  const int rc = MPI_Isend(data, n, MPI_BYTE, dest, tag, exact_, &mpi_reqs(s)[0]);
+  if (rc != MPI_SUCCESS) {
+    ctx.release(s);
+    mpi_fail(call, ctx.rank(), rc);
+  }
+  return s;
+}
+
+void mpi_transport::irecv_exact(rank_context& ctx, request_state* s) {
+  if (s->ctx != msg_context::array || s->capacity <= direct_limit) return irecv(ctx, s);
+  s->st = status{s->peer, s->tag, s->capacity};
+  s->phase = exact_phase;  // tested as a posted payload; cancelled like a posted receive
+  const int rc = MPI_Irecv(s->buf, checked_int_bytes(s->call, ctx.rank(), s->capacity), MPI_BYTE, s->peer, s->tag,
+                           exact_, &mpi_reqs(s)[0]);
+  if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx.rank(), rc);
 }
 
 void mpi_transport::send(rank_context& ctx, const char* call, const void* data,
@@ -461,6 +488,11 @@ void mpi_transport::cancel(request_state* s) {
       return;
     }
     if (first_part_arrived(s, st)) return;
+  }
+  if (s->phase == exact_phase) {  // nothing may have matched it yet
+    MPI_Cancel(&mpi_reqs(s)[0]);
+    MPI_Wait(&mpi_reqs(s)[0], MPI_STATUS_IGNORE);
+    return;
   }
   // The payload of a long message is committed: it completes without peers' help.
   MPI_Wait(&mpi_reqs(s)[0], MPI_STATUS_IGNORE);

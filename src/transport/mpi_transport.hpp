@@ -34,7 +34,7 @@ class mpi_transport final : public transport {
   /// Size of a header message; no direct message has it, which tells the two apart.
   static constexpr std::size_t header_bytes = direct_limit + 16;
 
-  /// Duplicates MPI_COMM_WORLD twice per context and makes the node board (collective over
+  /// Duplicates MPI_COMM_WORLD twice per context (and once for exact messages) and makes the node board (collective over
   /// all processes).
   mpi_transport(rank_context& ctx, bool oversubscribed);
   ~mpi_transport() override;
@@ -44,6 +44,12 @@ class mpi_transport final : public transport {
   void send(rank_context& ctx, const char* call, const void* data, std::size_t bytes, int dest,
             int tag, msg_context c) override;
   void irecv(rank_context& ctx, request_state* s) override;
+  /// Messages of the array context longer than direct_limit go without a header, on their
+  /// own communicator, posted at their exact size (both sides hold the same plan); others as
+  /// isend/irecv.
+  request_state* isend_exact(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
+                             int dest, int tag, msg_context c) override;
+  void irecv_exact(rank_context& ctx, request_state* s) override;
   bool poll() override;
   bool advance_pending(request_state* pending) override;
   bool test(request_state* s) override;
@@ -59,6 +65,8 @@ class mpi_transport final : public transport {
   const node_board* board() const noexcept override { return board_win_ != MPI_WIN_NULL ? &board_ : nullptr; }
 
  private:
+  /// request_state::phase of a receive posted by irecv_exact.
+  static constexpr std::uint8_t exact_phase = 2;
   struct header {
     std::uint64_t bytes;
     std::uint64_t seq;
@@ -107,6 +115,7 @@ class mpi_transport final : public transport {
   std::deque<stashed> stash_;
   std::vector<std::unique_ptr<std::byte[]>> buffers_;  // every staging buffer
   std::vector<std::byte*> free_buffers_;
+  MPI_Comm exact_ = MPI_COMM_NULL;  // isend_exact / irecv_exact (array context)
   MPI_Win board_win_ = MPI_WIN_NULL;
   node_board board_;
 };

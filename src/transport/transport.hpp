@@ -26,6 +26,14 @@ class transport {
                     int dest, int tag, msg_context c) = 0;
   /// Starts a receive into a state from ctx.acquire() (buf, capacity, peer, tag, ctx filled).
   virtual void irecv(rank_context& ctx, request_state* s) = 0;
+  /// As isend, for a message whose exact size the receiver computed from the same plan and
+  /// posts with irecv_exact: an engine may skip its size protocol (the MPI engine's header).
+  virtual request_state* isend_exact(rank_context& ctx, const char* call, const void* data,
+                                     std::size_t bytes, int dest, int tag, msg_context c) {
+    return isend(ctx, call, data, bytes, dest, tag, c);
+  }
+  /// As irecv, for a message of exactly s->capacity bytes from s->peer sent with isend_exact.
+  virtual void irecv_exact(rank_context& ctx, request_state* s) { irecv(ctx, s); }
   /// Advances communication; true if anything arrived or completed.
   virtual bool poll() = 0;
   /// Advances communication and every operation of the rank's pending list (`pending`, linked
