@@ -241,7 +241,7 @@ bool coll_finish(request_state* s, std::string& error) {
 }
 
 void coll_cancel(rank_context& ctx, request_state* s) {
-  if (s->phase == board_phase) return board_cancel(s);
+  if (s->phase == board_phase) return board_cancel(ctx, s);
   coll_exec* e = exec_of(s);
   for (request_state* p : e->pending) {
     ctx.tp().cancel(p);

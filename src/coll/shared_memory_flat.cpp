@@ -222,7 +222,7 @@ void run_on_board(const prepared& p) {
   for (unsigned polls = 1; !step(ctx, b, e, wait); ++polls) {
     // The rest of the rank moves meanwhile (its earlier collectives may be what this waits for).
     if (!wait.word || (polls & 63) == 0) ctx.progress();
-    ctx.watch_board(wait);
+    if (wait.word) ctx.watch_board(wait);  // else the earlier collective's own (board_advance)
     ctx.idle(nullptr, spins);
   }
   if (!e.error.empty()) fail(p.call, ctx.rank(), e.error);
@@ -253,8 +253,15 @@ request start_on_board(const prepared& p) {
 }
 
 bool board_advance(rank_context& ctx, request_state* s) {
-  rank_context::board_wait unused;
-  if (!step(ctx, *ctx.tp().board(), *exec_of(s), unused)) return false;
+  board_exec& e = *exec_of(s);
+  rank_context::board_wait wait;
+  if (!step(ctx, *ctx.tp().board(), e, wait)) {
+    // The earliest unfinished one is what the rank waits for (they complete in order): a
+    // park re-checks its word, so a peer's wake cannot slip in between.
+    if (e.seq == ctx.board_state().completed + 1) ctx.watch_board(wait);
+    return false;
+  }
+  ctx.watch_board({});
   s->done.store(1, std::memory_order_release);
   return true;
 }
@@ -268,8 +275,9 @@ bool board_finish(request_state* s, std::string& error) {
   return !failed;
 }
 
-void board_cancel(request_state* s) {
+void board_cancel(rank_context& ctx, request_state* s) {
   // A published slot cannot be taken back: unwinding ends the run, which is what peers see.
+  ctx.watch_board({});
   recycle(exec_of(s));
   s->engine_ptr = nullptr;
 }

@@ -29,7 +29,7 @@ inline constexpr std::uint8_t board_phase = 1;
 /// collectives.
 bool board_advance(rank_context& ctx, request_state* s);
 bool board_finish(request_state* s, std::string& error);
-void board_cancel(request_state* s);
+void board_cancel(rank_context& ctx, request_state* s);
 std::string board_describe(const request_state* s);
 
 }  // namespace cairn::detail
