@@ -6,6 +6,7 @@
 #include <tuple>
 #include <vector>
 
+#include "coll/exec_pool.hpp"
 #include "coll/planners.hpp"
 #include "coll/shared_memory_flat.hpp"
 #include "runtime/group_members.hpp"
@@ -41,22 +42,7 @@ struct coll_exec {
 
 coll_exec* exec_of(const request_state* s) { return static_cast<coll_exec*>(s->engine_ptr); }
 
-// Running collectives are recycled per thread (a rank is one thread), keeping their vectors'
-// and scratch memory's capacity: a short allreduce then allocates nothing.
-struct exec_pool {
-  std::vector<coll_exec*> free;
-  ~exec_pool() {
-    for (coll_exec* e : free) delete e;
-  }
-};
-thread_local exec_pool pool;
-
-coll_exec* new_exec() {
-  if (pool.free.empty()) return new coll_exec;
-  coll_exec* e = pool.free.back();
-  pool.free.pop_back();
-  return e;
-}
+thread_local exec_pool<coll_exec> pool;
 
 void recycle(coll_exec* e) {
   // pending/pending_step are empty here (a finished or cancelled collective holds none), and
@@ -65,7 +51,7 @@ void recycle(coll_exec* e) {
   e->members.reset();
   e->op.op.reset();
   e->next_round = 0;
-  pool.free.push_back(e);
+  pool.give(e);
 }
 
 // The count check's signature records (CAIRN_COLL_CHECK=1): the minimum and the maximum over
@@ -134,7 +120,7 @@ request start_schedule(coll_target t, const char* call,
                        op_binding op) {
   rank_context& ctx = *t.ctx;
   rank_entry guard(ctx);
-  coll_exec* e = new_exec();
+  coll_exec* e = pool.take();
   e->plan = std::move(plan);
   e->members = std::move(t.members);
   e->in = static_cast<const std::byte*>(in);

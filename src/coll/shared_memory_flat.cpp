@@ -28,6 +28,7 @@
 
 #include "cairn/coll/schedule.hpp"
 #include "cairn/runtime/error.hpp"
+#include "coll/exec_pool.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
 #include "transport/node_board.hpp"
@@ -77,14 +78,7 @@ struct board_exec {
   }
 };
 
-// Non-blocking board collectives are recycled per thread (a rank is one thread).
-struct exec_pool {
-  std::vector<board_exec*> free;
-  ~exec_pool() {
-    for (board_exec* e : free) delete e;
-  }
-};
-thread_local exec_pool pool;
+thread_local exec_pool<board_exec> pool;  // non-blocking board collectives
 
 // True if every rank completed collective seq - K (the slot's previous user); else the first
 // rank that did not, in `laggard`.
@@ -193,7 +187,7 @@ board_exec* exec_of(const request_state* s) { return static_cast<board_exec*>(s-
 void recycle(board_exec* e) {
   e->op.op.reset();
   e->error.clear();
-  pool.free.push_back(e);
+  pool.give(e);
 }
 
 }  // namespace
@@ -236,13 +230,7 @@ void describe_board_plan(prepared& p) {
 request start_on_board(const prepared& p) {
   rank_context& ctx = *p.target.ctx;
   rank_entry guard(ctx);
-  board_exec* e;
-  if (pool.free.empty()) {
-    e = new board_exec;
-  } else {
-    e = pool.free.back();
-    pool.free.pop_back();
-  }
+  board_exec* e = pool.take();
   e->bind(p, ++ctx.board_state().started);
   request_state* s = ctx.acquire(request_state::kind::schedule, p.call, -1, 0, msg_context::coll, nullptr, 0);
   s->phase = board_phase;

@@ -177,7 +177,7 @@ class collectives {
   /// Blocking gather.
   template <detail::contiguous_data In, detail::writable_data Out>
   void gather(const In& in, Out&& out, int root) {
-    detail::start_prepared(gather_impl("gather", in, out, root)).wait();
+    detail::run_blocking(gather_impl("gather", in, out, root));
   }
   /// Persistent gather.
   template <detail::contiguous_data In, detail::writable_data Out>
@@ -194,7 +194,7 @@ class collectives {
   /// Blocking in-place gather.
   template <detail::writable_data R>
   void gather(in_place_t, R&& buf, int root) {
-    detail::start_prepared(gather_impl("gather", in_place, buf, root)).wait();
+    detail::run_blocking(gather_impl("gather", in_place, buf, root));
   }
   /// Persistent in-place gather.
   template <detail::writable_data R>
@@ -214,7 +214,7 @@ class collectives {
   /// Blocking scatter.
   template <detail::contiguous_data In, detail::writable_data Out>
   void scatter(const In& in, Out&& out, int root) {
-    detail::start_prepared(scatter_impl("scatter", in, out, root)).wait();
+    detail::run_blocking(scatter_impl("scatter", in, out, root));
   }
   /// Persistent scatter.
   template <detail::contiguous_data In, detail::writable_data Out>
@@ -231,7 +231,7 @@ class collectives {
   /// Blocking in-place scatter.
   template <detail::writable_data R>
   void scatter(R&& buf, in_place_t, int root) {
-    detail::start_prepared(scatter_impl("scatter", buf, in_place, root)).wait();
+    detail::run_blocking(scatter_impl("scatter", buf, in_place, root));
   }
   /// Persistent in-place scatter.
   template <detail::writable_data R>
@@ -250,7 +250,7 @@ class collectives {
   /// Blocking allgather.
   template <detail::contiguous_data In, detail::writable_data Out>
   void allgather(const In& in, Out&& out, allgather_algorithm alg = allgather_algorithm::automatic) {
-    detail::start_prepared(allgather_impl("allgather", in, out, alg)).wait();
+    detail::run_blocking(allgather_impl("allgather", in, out, alg));
   }
   /// Persistent allgather.
   template <detail::contiguous_data In, detail::writable_data Out>
@@ -267,7 +267,7 @@ class collectives {
   /// Blocking in-place allgather.
   template <detail::writable_data R>
   void allgather(in_place_t, R&& buf, allgather_algorithm alg = allgather_algorithm::automatic) {
-    detail::start_prepared(allgather_impl("allgather", in_place, buf, alg)).wait();
+    detail::run_blocking(allgather_impl("allgather", in_place, buf, alg));
   }
   /// Persistent in-place allgather.
   template <detail::writable_data R>
@@ -286,7 +286,7 @@ class collectives {
   /// Blocking alltoall.
   template <detail::contiguous_data In, detail::writable_data Out>
   void alltoall(const In& in, Out&& out, alltoall_algorithm alg = alltoall_algorithm::automatic) {
-    detail::start_prepared(alltoall_impl("alltoall", in, out, alg)).wait();
+    detail::run_blocking(alltoall_impl("alltoall", in, out, alg));
   }
   /// Persistent alltoall.
   template <detail::contiguous_data In, detail::writable_data Out>
@@ -304,7 +304,7 @@ class collectives {
   /// Blocking in-place alltoall.
   template <detail::writable_data R>
   void alltoall(in_place_t, R&& buf, alltoall_algorithm alg = alltoall_algorithm::automatic) {
-    detail::start_prepared(alltoall_impl("alltoall", in_place, buf, alg)).wait();
+    detail::run_blocking(alltoall_impl("alltoall", in_place, buf, alg));
   }
   /// Persistent in-place alltoall.
   template <detail::writable_data R>
@@ -327,7 +327,7 @@ class collectives {
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   void reduce_scatter_block(const In& in, Out&& out, Op op = {},
                             reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
-    detail::start_prepared(reduce_scatter_block_impl("reduce_scatter_block", in, out, op, alg)).wait();
+    detail::run_blocking(reduce_scatter_block_impl("reduce_scatter_block", in, out, op, alg));
   }
   /// Persistent reduce_scatter_block.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
@@ -348,7 +348,7 @@ class collectives {
   template <detail::writable_data R, class Op = plus>
   void reduce_scatter_block(in_place_t, R&& buf, Op op = {},
                             reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
-    detail::start_prepared(reduce_scatter_block_impl("reduce_scatter_block", in_place, buf, op, alg)).wait();
+    detail::run_blocking(reduce_scatter_block_impl("reduce_scatter_block", in_place, buf, op, alg));
   }
   /// Persistent in-place reduce_scatter_block.
   template <detail::writable_data R, class Op = plus>
@@ -368,7 +368,7 @@ class collectives {
   /// Blocking scan.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   void scan(const In& in, Out&& out, Op op = {}) {
-    detail::start_prepared(scan_impl("scan", in, out, op, false)).wait();
+    detail::run_blocking(scan_impl("scan", in, out, op, false));
   }
   /// Persistent scan.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
@@ -384,7 +384,7 @@ class collectives {
   /// Blocking in-place scan.
   template <detail::writable_data R, class Op = plus>
   void scan(in_place_t, R&& buf, Op op = {}) {
-    detail::start_prepared(scan_impl("scan", in_place, buf, op, false)).wait();
+    detail::run_blocking(scan_impl("scan", in_place, buf, op, false));
   }
   /// Persistent in-place scan.
   template <detail::writable_data R, class Op = plus>
@@ -403,7 +403,7 @@ class collectives {
   /// Blocking exscan.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   void exscan(const In& in, Out&& out, Op op = {}) {
-    detail::start_prepared(scan_impl("exscan", in, out, op, true)).wait();
+    detail::run_blocking(scan_impl("exscan", in, out, op, true));
   }
   /// Persistent exscan.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
@@ -420,7 +420,7 @@ class collectives {
   /// Blocking in-place exscan.
   template <detail::writable_data R, class Op = plus>
   void exscan(in_place_t, R&& buf, Op op = {}) {
-    detail::start_prepared(scan_impl("exscan", in_place, buf, op, true)).wait();
+    detail::run_blocking(scan_impl("exscan", in_place, buf, op, true));
   }
   /// Persistent in-place exscan.
   template <detail::writable_data R, class Op = plus>
@@ -445,12 +445,12 @@ class collectives {
   /// Blocking gatherv.
   template <detail::contiguous_data In, detail::writable_data Out>
   void gatherv(const In& in, Out&& out, count_list counts, count_list displs, int root) {
-    detail::start_prepared(gatherv_impl("gatherv", in, out, counts, displs, root)).wait();
+    detail::run_blocking(gatherv_impl("gatherv", in, out, counts, displs, root));
   }
   /// Blocking gatherv, packed.
   template <detail::contiguous_data In, detail::writable_data Out>
   void gatherv(const In& in, Out&& out, count_list counts, int root) {
-    detail::start_prepared(gatherv_impl("gatherv", in, out, counts, {}, root)).wait();
+    detail::run_blocking(gatherv_impl("gatherv", in, out, counts, {}, root));
   }
   /// Persistent gatherv (empty `displs` = packed).
   template <detail::contiguous_data In, detail::writable_data Out>
@@ -475,12 +475,12 @@ class collectives {
   /// Blocking scatterv.
   template <detail::contiguous_data In, detail::writable_data Out>
   void scatterv(const In& in, Out&& out, count_list counts, count_list displs, int root) {
-    detail::start_prepared(scatterv_impl("scatterv", in, out, counts, displs, root)).wait();
+    detail::run_blocking(scatterv_impl("scatterv", in, out, counts, displs, root));
   }
   /// Blocking scatterv, packed.
   template <detail::contiguous_data In, detail::writable_data Out>
   void scatterv(const In& in, Out&& out, count_list counts, int root) {
-    detail::start_prepared(scatterv_impl("scatterv", in, out, counts, {}, root)).wait();
+    detail::run_blocking(scatterv_impl("scatterv", in, out, counts, {}, root));
   }
   /// Persistent scatterv (empty `displs` = packed).
   template <detail::contiguous_data In, detail::writable_data Out>
@@ -499,7 +499,7 @@ class collectives {
   /// Blocking allgatherv.
   template <detail::contiguous_data In, detail::writable_data Out>
   void allgatherv(const In& in, Out&& out, count_list counts, count_list displs = {}) {
-    detail::start_prepared(allgatherv_impl("allgatherv", in, out, counts, displs)).wait();
+    detail::run_blocking(allgatherv_impl("allgatherv", in, out, counts, displs));
   }
   /// Persistent allgatherv.
   template <detail::contiguous_data In, detail::writable_data Out>
@@ -527,13 +527,12 @@ class collectives {
   template <detail::contiguous_data In, detail::writable_data Out>
   void alltoallv(const In& in, count_list send_counts, count_list send_displs, Out&& out, count_list recv_counts,
                  count_list recv_displs) {
-    detail::start_prepared(alltoallv_impl("alltoallv", in, send_counts, send_displs, out, recv_counts, recv_displs))
-        .wait();
+    detail::run_blocking(alltoallv_impl("alltoallv", in, send_counts, send_displs, out, recv_counts, recv_displs));
   }
   /// Blocking alltoallv, packed.
   template <detail::contiguous_data In, detail::writable_data Out>
   void alltoallv(const In& in, count_list send_counts, Out&& out, count_list recv_counts) {
-    detail::start_prepared(alltoallv_impl("alltoallv", in, send_counts, {}, out, recv_counts, {})).wait();
+    detail::run_blocking(alltoallv_impl("alltoallv", in, send_counts, {}, out, recv_counts, {}));
   }
   /// Persistent alltoallv (empty displacements = packed).
   template <detail::contiguous_data In, detail::writable_data Out>
@@ -556,7 +555,7 @@ class collectives {
   /// Blocking reduce_scatter.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   void reduce_scatter(const In& in, Out&& out, count_list counts, Op op = {}) {
-    detail::start_prepared(reduce_scatter_impl("reduce_scatter", in, out, counts, op)).wait();
+    detail::run_blocking(reduce_scatter_impl("reduce_scatter", in, out, counts, op));
   }
   /// Persistent reduce_scatter.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>

@@ -148,7 +148,7 @@ class generalized_collectives {
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   void reduce(rank_set participants, rank_set receivers, const In& in, Out&& out, Op op = {},
               generalized_reduce_options opt = {}) {
-    detail::start_prepared(reduce_impl("reduce", participants, receivers, in, out, op, opt)).wait();
+    detail::run_blocking(reduce_impl("reduce", participants, receivers, in, out, op, opt));
   }
   /// Persistent generalized reduce (as MPI-4's MPI_Reduce_init): checks and plans once, binding
   /// `in` and `out`; every start() runs the same schedule on their current contents. Every rank
