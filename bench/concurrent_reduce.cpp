@@ -5,7 +5,9 @@
 // paper, in the same run: one communicator per set, a blocking reduce then a blocking bcast per
 // reduction, one after the other. "mpi-style" does that with cairn groups and cairn's blocking
 // reduce and bcast (both engines); under mpirun a second row, "mpi-raw", does it with MPI
-// communicators, MPI_Reduce and MPI_Bcast. Time per pair of reductions, slowest rank, median.
+// communicators, MPI_Reduce and MPI_Bcast. cairn runs the default algorithm (on one node, up to
+// 16 KiB: the node board, like the mpi-style side's group collectives) and, in the
+// "-butterfly" rows, section 3.2's messages. Time per pair of reductions, slowest rank, median.
 // The two sides of a row run the same inputs and operations into their own outputs, sample by
 // sample in alternating order (on a loaded machine both see the same load), and both are
 // verified before and after timing.
@@ -133,12 +135,14 @@ int run_concurrent_reduce(const invocation& inv) {
     for (const std::size_t size : sizes) {
       const std::size_t n = size / sizeof(double);
       buffers mine(me, n), style(me, n);  // the same inputs, each side its own outputs
-      // cairn: both generalized reductions in flight at once.
+      // cairn: both generalized reductions in flight at once, with the default algorithm (the
+      // node board on one node up to 16 KiB) or forced onto messages (the butterfly).
+      cairn::generalized_reduce_options opt;
       auto concurrent = [&](int iters) {
         for (int i = 0; i < iters; ++i) {
-          cairn::request r1 = w.ireduce({0, 1, 2, 3}, {0, 2}, mine.in1, mine.out1, cairn::plus{});
+          cairn::request r1 = w.ireduce({0, 1, 2, 3}, {0, 2}, mine.in1, mine.out1, cairn::plus{}, opt);
           cairn::request r2 =
-              me == 0 ? cairn::request{} : w.ireduce({1, 2}, {3}, mine.in2, mine.out2, cairn::multiplies{});
+              me == 0 ? cairn::request{} : w.ireduce({1, 2}, {3}, mine.in2, mine.out2, cairn::multiplies{}, opt);
           r1.wait();
           r2.wait();
         }
@@ -158,18 +162,24 @@ int run_concurrent_reduce(const invocation& inv) {
           }
         }
       };
-      concurrent(1);
-      mine.verify(me, "cairn");
       mpi_style(1);
       style.verify(me, "mpi-style");
-      mine.clear();
-      style.clear();
-      const auto [mine_s, style_s] = time_both(inv.opts, size, concurrent, mpi_style, barrier, slowest);
-      mine.verify(me, "cairn, after timing");
-      style.verify(me, "mpi-style, after timing");
-      if (rep)
-        rep->add(row{std::string(inv.name), w.engine() == cairn::engine::mpi ? "mpi" : "threads", 4, size,
-                     std::string(metric), std::string(better), mine_s * 1e6, "mpi-style", style_s * 1e6});
+      for (const auto alg : {cairn::generalized_reduce_algorithm::automatic, cairn::generalized_reduce_algorithm::butterfly}) {
+        opt.algorithm = alg;
+        const std::string name = std::string(inv.name) + (alg == cairn::generalized_reduce_algorithm::butterfly ? "-butterfly" : "");
+        mine.clear();
+        concurrent(1);
+        mine.verify(me, name);
+        mine.clear();
+        style.clear();
+        const auto [mine_s, style_s] = time_both(inv.opts, size, concurrent, mpi_style, barrier, slowest);
+        mine.verify(me, name + ", after timing");
+        style.verify(me, "mpi-style, after timing");
+        if (rep)
+          rep->add(row{name, w.engine() == cairn::engine::mpi ? "mpi" : "threads", 4, size, std::string(metric),
+                       std::string(better), mine_s * 1e6, "mpi-style", style_s * 1e6});
+      }
+      opt.algorithm = cairn::generalized_reduce_algorithm::automatic;
 #if CAIRN_BENCH_HAVE_MPI
       if (w.engine() == cairn::engine::mpi) {
         // Raw MPI: communicators for {0..3}, {0, 2}, {1, 2, 3}; blocking reduce then bcast.

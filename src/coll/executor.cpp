@@ -9,6 +9,7 @@
 #include "coll/exec_pool.hpp"
 #include "coll/planners.hpp"
 #include "coll/shared_memory_flat.hpp"
+#include "coll/shared_memory_group.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
 
@@ -141,6 +142,7 @@ request start_schedule(coll_target t, const char* call,
 
 bool coll_advance(rank_context& ctx, request_state* s) {
   if (s->phase == board_phase) return board_advance(ctx, s);
+  if (s->phase == group_board_phase) return group_board_advance(ctx, s);
   coll_exec& e = *exec_of(s);
   transport& tp = ctx.tp();
   for (;;) {
@@ -215,6 +217,7 @@ bool coll_advance(rank_context& ctx, request_state* s) {
 
 bool coll_finish(request_state* s, std::string& error) {
   if (s->phase == board_phase) return board_finish(s, error);
+  if (s->phase == group_board_phase) return group_board_finish(s, error);
   coll_exec* e = exec_of(s);
   const bool failed = !e->error.empty();
   if (failed) {
@@ -228,6 +231,7 @@ bool coll_finish(request_state* s, std::string& error) {
 
 void coll_cancel(rank_context& ctx, request_state* s) {
   if (s->phase == board_phase) return board_cancel(ctx, s);
+  if (s->phase == group_board_phase) return group_board_cancel(ctx, s);
   coll_exec* e = exec_of(s);
   for (request_state* p : e->pending) {
     ctx.tp().cancel(p);
@@ -242,6 +246,7 @@ void coll_cancel(rank_context& ctx, request_state* s) {
 
 std::string coll_describe(const request_state* s) {
   if (s->phase == board_phase) return board_describe(s);
+  if (s->phase == group_board_phase) return group_board_describe(s);
   const coll_exec* e = exec_of(s);
   std::ostringstream os;
   os << e->plan->name << " on a group of " << e->members->world_ranks.size()

@@ -35,8 +35,8 @@ const std::vector<collective_algorithms>& algorithm_catalog() {
 
 std::vector<std::string> default_selection() {
   return {
-      "barrier: shared_memory on the world of one node; dissemination otherwise",
-      "bcast, reduce, allreduce: shared_memory up to 16384 bytes on the world of one node; otherwise:",
+      "barrier: shared_memory on a group of one node; dissemination otherwise",
+      "bcast, reduce, allreduce: shared_memory up to 16384 bytes on a group of one node; otherwise:",
       "bcast: binomial; scatter_allgather from 524288 bytes on more than 2 ranks",
       "reduce: binomial; reduce_scatter_gather from 524288 bytes on more than 2 ranks (count >= ranks)",
       "allreduce: recursive_doubling; rabenseifner from 65536 bytes (count >= ranks); ring from 262144 "
@@ -48,6 +48,8 @@ std::vector<std::string> default_selection() {
       "ranks; recursive_halving otherwise",
       "scan, exscan: recursive_doubling",
       "gatherv, scatterv: linear; allgatherv: ring; alltoallv, reduce_scatter: pairwise",
+      "generalized reduce: shared_memory up to 16384 bytes on one node without load balancing; "
+      "butterfly otherwise (generalized_reduce_options::algorithm)",
   };
 }
 

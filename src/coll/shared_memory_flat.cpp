@@ -39,17 +39,6 @@ namespace {
 
 static_assert(node_board::payload_max == 16384, "board_refusal names the limit");
 
-const char* name_of(board_collective k) {
-  switch (k) {
-    case board_collective::barrier: return "barrier";
-    case board_collective::bcast: return "bcast";
-    case board_collective::reduce: return "reduce";
-    case board_collective::allreduce: return "allreduce";
-    case board_collective::none: break;
-  }
-  return "?";
-}
-
 // One board collective in flight.
 struct board_exec {
   const std::byte* in = nullptr;
@@ -131,14 +120,7 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
     const board_slot& theirs = b.slot(q, e.seq);
     if (theirs.kind == static_cast<std::uint32_t>(e.kind) && theirs.bytes == e.bytes && theirs.root == e.root)
       continue;
-    std::ostringstream os;
-    os << "ranks disagree on the call: rank " << q << " called "
-       << name_of(static_cast<board_collective>(theirs.kind)) << " with " << theirs.bytes << " bytes";
-    if (theirs.root >= 0) os << " and root " << theirs.root;
-    os << ", this rank " << name_of(e.kind) << " with " << e.bytes << " bytes";
-    if (e.root >= 0) os << " and root " << e.root;
-    os << " (shared-memory collective #" << e.seq << "; do all ranks pass the same count and root?)";
-    e.error = os.str();
+    e.error = board_disagreement(q, theirs.kind, theirs.bytes, theirs.root, e.kind, e.bytes, e.root, e.seq, 0);
   }
   if (e.error.empty() && e.bytes) {
     if (e.kind == board_collective::bcast) {
@@ -192,13 +174,43 @@ void recycle(board_exec* e) {
 
 }  // namespace
 
+const char* board_name(board_collective k) {
+  switch (k) {
+    case board_collective::barrier: return "barrier";
+    case board_collective::bcast: return "bcast";
+    case board_collective::reduce: return "reduce";
+    case board_collective::allreduce: return "allreduce";
+    case board_collective::reduce_generalized: return "generalized reduce";
+    case board_collective::none: break;
+  }
+  return "?";
+}
+
+std::string board_disagreement(int q, std::uint32_t their_kind, std::uint64_t their_bytes, int their_root,
+                               board_collective kind, std::size_t bytes, int root, std::uint64_t seq,
+                               std::size_t group_size) {
+  std::ostringstream os;
+  os << "ranks disagree on the call: rank " << q << " called " << board_name(static_cast<board_collective>(their_kind))
+     << " with " << their_bytes << " bytes";
+  if (their_root >= 0) os << " and root " << their_root;
+  os << ", this rank " << board_name(kind) << " with " << bytes << " bytes";
+  if (root >= 0) os << " and root " << root;
+  os << " (shared-memory collective #" << seq;
+  if (group_size) os << " on a group of " << group_size << " ranks";
+  os << "; do all ranks pass the same count and root?)";
+  return os.str();
+}
+
 const char* board_refusal(const coll_target& t, std::size_t bytes) {
   if (bytes > node_board::payload_max) return "needs at most 16384 bytes per rank";
   rank_context& ctx = *t.ctx;
   if (!ctx.tp().board()) return "needs all ranks on one node";
-  const auto& world = ctx.world_group();
-  if (t.members != world && t.members->world_ranks != world->world_ranks) return "runs on the world only";
   return nullptr;
+}
+
+bool board_on_world(const coll_target& t) {
+  const auto& world = t.ctx->world_group();
+  return t.members == world || t.members->world_ranks == world->world_ranks;
 }
 
 void run_on_board(const prepared& p) {
@@ -223,8 +235,10 @@ void run_on_board(const prepared& p) {
 }
 
 void describe_board_plan(prepared& p) {
-  p.plan = std::make_shared<const coll::schedule>(std::string(name_of(p.board)) + "/shared_memory",
-                                                  p.target.ctx->size(), p.target.ctx->rank());
+  const bool generalized = p.board == board_collective::reduce_generalized;
+  p.plan = std::make_shared<const coll::schedule>(
+      std::string(generalized ? "reduce_generalized" : board_name(p.board)) + "/shared_memory",
+      static_cast<int>(p.target.members->world_ranks.size()), p.target.group_rank);
 }
 
 request start_on_board(const prepared& p) {
@@ -273,7 +287,7 @@ void board_cancel(rank_context& ctx, request_state* s) {
 std::string board_describe(const request_state* s) {
   const board_exec& e = *exec_of(s);
   std::ostringstream os;
-  os << "shared-memory " << name_of(e.kind) << " #" << e.seq << " on the world, ";
+  os << "shared-memory " << board_name(e.kind) << " #" << e.seq << " on the world, ";
   if (e.published) os << "published, " << e.arrived << " rank(s) seen from this one on";
   else os << "waiting for its slot to be free";
   return os.str();

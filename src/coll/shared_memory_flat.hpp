@@ -1,6 +1,7 @@
 #pragma once
 // The flat shared-memory collectives (shared_memory_flat.cpp): barrier, bcast, reduce and
-// allreduce on the world through the node board.
+// allreduce on the world through the node board, and the choice between them and those on
+// groups (shared_memory_group.hpp).
 
 #include <cstddef>
 #include <cstdint>
@@ -13,10 +14,21 @@ namespace cairn::detail {
 
 class rank_context;
 
-/// Null if a collective of `bytes` per rank on `t` can run on the board (`t` is the world or
-/// a group of all ranks in world order, every rank shares the node, the payload fits a slot);
-/// else why not, as the end of a sentence ("needs ...").
+/// Null if a collective of `bytes` per rank on `t` can run on the board (every rank shares the
+/// node, the payload fits a slot); else why not, as the end of a sentence ("needs ...").
 const char* board_refusal(const coll_target& t, std::size_t bytes);
+/// True if `t` is the world (or a group of all ranks in world order): its board collectives
+/// run here, those of other groups in shared_memory_group.cpp.
+bool board_on_world(const coll_target& t);
+
+/// The collective's name in messages ("allreduce", "generalized reduce").
+const char* board_name(board_collective k);
+/// The error of ranks that disagree: world rank `q` passed (their_kind, their_bytes,
+/// their_root), this rank (kind, bytes, root) in board collective number `seq` on the world
+/// (group_size 0) or on a group.
+std::string board_disagreement(int q, std::uint32_t their_kind, std::uint64_t their_bytes, int their_root,
+                               board_collective kind, std::size_t bytes, int root, std::uint64_t seq,
+                               std::size_t group_size);
 
 /// Runs a prepared board collective (p.board) to its end, with no request (a blocking call).
 void run_on_board(const prepared& p);

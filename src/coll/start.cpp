@@ -14,6 +14,7 @@
 #include "coll/planners.hpp"
 #include "coll/selection.hpp"
 #include "coll/shared_memory_flat.hpp"
+#include "coll/shared_memory_group.hpp"
 #include "coll/start_checks.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
@@ -140,7 +141,7 @@ std::shared_ptr<const coll::schedule> with_count_check(const prepared& p) {
   coll::append(s, main, {{coll::slot::input, 0}, {coll::slot::output, 0}, {coll::slot::temp, s.temp_bytes}});
   return std::make_shared<const coll::schedule>(std::move(s));
 }
-// Collectives on the world of one node run on the board up to this size (the default table);
+// Collectives on groups of one node run on the board up to this size (the default table);
 // CAIRN_COLL or a forced algorithm may choose it up to the slot's payload.
 constexpr std::size_t board_threshold_bytes = 16384;
 
@@ -153,28 +154,36 @@ prepared on_board(const coll_target& t, const char* call, board_collective k, co
   return p;
 }
 
-// The default table's choice; never with the count check (it checks with messages, which
-// would not meet a rank on the board).
+
+// A board collective runs on the world's slots (in issue order on the world) or on the keyed
+// ones of groups (and the generalized reduce's roles).
+bool on_world_slots(const prepared& p) {
+  return p.board != board_collective::reduce_generalized && board_on_world(p.target);
+}
+
+request start_board(const prepared& p) { return on_world_slots(p) ? start_on_board(p) : start_on_group_board(p); }
+}  // namespace
+
 bool board_by_default(const coll_target& t, std::size_t bytes) {
   return bytes <= board_threshold_bytes && !count_check_enabled() && !board_refusal(t, bytes);
 }
-}  // namespace
 
 request start_prepared(prepared&& p) {
-  if (p.board != board_collective::none) return start_on_board(p);
+  if (p.board != board_collective::none) return start_board(p);
   if (p.checked && count_check_enabled()) p.plan = with_count_check(p);
   return start_schedule(std::move(p.target), p.call, std::move(p.plan), p.in, p.out, std::move(p.op));
 }
 
 request start_prepared(const prepared& p) {
-  if (p.board != board_collective::none) return start_on_board(p);
+  if (p.board != board_collective::none) return start_board(p);
   if (p.checked && count_check_enabled()) return start_schedule(p.target, p.call, with_count_check(p), p.in, p.out, p.op);
   return start_schedule(p.target, p.call, p.plan, p.in, p.out, p.op);
 }
 
 void run_blocking(prepared&& p) {
-  if (p.board != board_collective::none) run_on_board(p);
-  else start_prepared(std::move(p)).wait();
+  if (p.board == board_collective::none) start_prepared(std::move(p)).wait();
+  else if (on_world_slots(p)) run_on_board(p);
+  else run_on_group_board(p);
 }
 
 prepared prepare_barrier(const coll_target& t, const char* call) {

@@ -9,6 +9,8 @@
 #include "cairn/coll/generalized.hpp"
 #include "coll/generalized_planners.hpp"
 #include "coll/plan_cache.hpp"
+#include "coll/shared_memory_flat.hpp"
+#include "coll/start_checks.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
 
@@ -81,11 +83,13 @@ struct plan_key {
   std::size_t bytes = 0;
   bool balance = false;
   bool direct = false;
+  bool board = false;  // no graph and no plan: on the node board
   bool operator==(const plan_key&) const = default;
 };
 struct plan_key_hash {
   std::size_t operator()(const plan_key& k) const noexcept {
-    std::size_t h = k.bytes * 0x9E3779B97F4A7C15ull + static_cast<std::size_t>(k.me) * 4 + k.balance * 2u + k.direct;
+    std::size_t h = k.bytes * 0x9E3779B97F4A7C15ull + static_cast<std::size_t>(k.me) * 8 + k.board * 4u +
+                    k.balance * 2u + k.direct;
     auto mix = [&h](std::size_t v) { h = (h ^ v) * 0x100000001B3ull + (h >> 29); };
     for (const auto* v : {&k.p, &k.r, &k.load}) {
       mix(v->size());
@@ -96,10 +100,28 @@ struct plan_key_hash {
 };
 struct cached_plan {
   std::shared_ptr<const detail::group_members> members;
+  std::shared_ptr<const std::vector<int>> receivers;  // R, sorted (the board's readers)
   std::shared_ptr<const coll::schedule> plan;
   coll::generalized_graph graph;  // for the balancer
   int group_rank = 0;
 };
+
+// True if the reduction runs on the node board: forced (refused with the reason where it cannot
+// run), or chosen by default when no load balancing is asked for.
+bool on_board(const detail::coll_target& t, const char* call, const generalized_reduce_options& opt,
+              std::size_t bytes) {
+  using alg = generalized_reduce_algorithm;
+  if (opt.algorithm == alg::butterfly) return false;
+  const bool balanced = opt.load_balance || opt.balancer;
+  if (opt.algorithm == alg::shared_memory) {
+    if (const char* why = detail::board_refusal(t, bytes))
+      detail::fail(call, t.world_rank, "the shared_memory algorithm ", why);
+    if (balanced)
+      detail::fail(call, t.world_rank, "the shared_memory algorithm sends no messages to balance (load_balance, balancer)");
+    return true;
+  }
+  return !balanced && detail::board_by_default(t, bytes);
+}
 
 }  // namespace
 
@@ -158,6 +180,7 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call, std:
   }
 
   reduce_balancer* const balancer = opt.balancer;
+  key.board = on_board(t, call, opt, bytes);
   key.me = me;
   key.bytes = bytes;
   key.balance = opt.load_balance || balancer;
@@ -175,17 +198,26 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call, std:
     std::vector<int> members = members_of(key.p, key.r);
     const coll::generalized_shape shape = shape_of(key.p, key.r, members);
     const coll::generalized_load load = balancer ? load_of(*balancer, members) : coll::generalized_load{};
-    made->graph = graph_of(shape, key.balance, &load, key.direct);
     made->group_rank = static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
-    made->plan = std::make_shared<const coll::schedule>(
-        coll::plan_reduce_generalized(made->graph, shape, made->group_rank, bytes, key.balance));
+    if (key.board) made->receivers = std::make_shared<const std::vector<int>>(key.r);
+    if (!key.board) {
+      made->graph = graph_of(shape, key.balance, &load, key.direct);
+      made->plan = std::make_shared<const coll::schedule>(
+          coll::plan_reduce_generalized(made->graph, shape, made->group_rank, bytes, key.balance));
+    }
     made->members = std::make_shared<const group_members>(std::move(members));
     return std::shared_ptr<const cached_plan>(std::move(made));
   });
   if (balancer) record_graph(*balancer, c->graph, c->members->world_ranks);
   // Started on the group P ∪ R: its tags and sequence numbers are those of that member list.
   // Every rank computes the same bytes when the call is right: the count check can compare them.
-  return {coll_target{t.ctx, c->members, c->group_rank, me}, call, c->plan, in, out, op, bytes, -1, true};
+  prepared p(coll_target{t.ctx, c->members, c->group_rank, me}, call, c->plan, in, out, op, bytes, -1, true);
+  if (key.board) {  // the participants are the group's first |P| ranks
+    p.board = board_collective::reduce_generalized;
+    p.board_participants = static_cast<std::int32_t>(key.p.size());
+    p.board_receivers = c->receivers;
+  }
+  return p;
 }
 
 }  // namespace detail

@@ -162,6 +162,8 @@ bool rank_context::advance_locked() noexcept {
 }
 
 void rank_context::advance_colls() {
+  // Before the checks: a ring after this load keeps a park from sleeping (board_ready).
+  if (group_board_.pending) group_board_.seen = group_board_.bell->load(std::memory_order_seq_cst);
   for (std::size_t i = 0; i < colls_.size();) {
     if (coll_advance(*this, colls_[i])) {
       colls_[i] = colls_.back();
@@ -279,6 +281,8 @@ std::string rank_context::describe_pending() const {
   if (board_wait_.word)
     os << "  " << board_wait_.call << ": shared-memory collective #" << board_wait_.value
        << " on the world, waiting for rank " << board_wait_.peer << "\n";
+  if (group_board_.pending)
+    os << "  " << group_board_.pending << " shared-memory collective(s) on groups (listed above if non-blocking)\n";
   if (n == 0) os << "  (no pending point-to-point operation)\n";
   if (tp_) tp_->describe(os);
   return os.str();

@@ -142,9 +142,20 @@ class rank_context {
   /// Sets (or clears, with a default board_wait) what the rank waits for on the board, so that
   /// parking re-checks it and the watchdog reports it.
   void watch_board(const board_wait& w) noexcept { board_wait_ = w; }
-  /// True if the awaited board word has its value (seq_cst: pairs with the publisher's wake).
+  /// The rank's collectives on groups that run on the board (src/coll/shared_memory_group.cpp):
+  /// how many are unfinished, and the rank's doorbell with the value it had before they were
+  /// last checked. A ring since then means one of them may move.
+  struct group_board_watch {
+    const std::atomic<std::uint64_t>* bell = nullptr;
+    std::uint64_t seen = 0;
+    int pending = 0;
+  };
+  group_board_watch& group_board() noexcept { return group_board_; }
+  /// True if the awaited board word has its value, or the doorbell rang since the rank's group
+  /// board collectives were last checked (seq_cst: pairs with the publisher's wake).
   bool board_ready() const noexcept {
-    return board_wait_.word && board_wait_.word->load(std::memory_order_seq_cst) >= board_wait_.value;
+    return (board_wait_.word && board_wait_.word->load(std::memory_order_seq_cst) >= board_wait_.value) ||
+           (group_board_.pending && group_board_.bell->load(std::memory_order_seq_cst) != group_board_.seen);
   }
   /// Blocks until `s` completes; returns its status or throws its error. Releases `s`.
   status wait(request_state* s);
@@ -210,6 +221,7 @@ class rank_context {
   std::unordered_map<std::uint64_t, std::uint32_t> coll_seq_;
   board_progress board_;
   board_wait board_wait_;
+  group_board_watch group_board_;
   std::uint64_t last_seq_id_ = 0;
   std::uint32_t* last_seq_ = nullptr;
   std::shared_ptr<void> layer_;  // the message layer (src/msg), if any

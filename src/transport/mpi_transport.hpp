@@ -56,7 +56,9 @@ class mpi_transport final : public transport {
   bool iprobe(int source, int tag, msg_context c, status* st) override;
   void park(request_state* s, double max_s, std::uint64_t round) override;
   void cancel(request_state* s) override;
-  unsigned spin_polls() const override { return 2000; }
+  /// Polls before a wait parks: with more processes than cores, park (yield) almost at once,
+  /// as the threads engine does, so that the process waited for gets the core.
+  unsigned spin_polls() const override { return oversubscribed_ ? 32 : 2000; }
   int tag_ub() const override { return tag_ub_; }
   void finish(rank_context& ctx) override;
   void describe(std::ostream& os) const override;

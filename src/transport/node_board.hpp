@@ -4,10 +4,16 @@
 // engine: one allocation of the fabric; MPI engine: an MPI-3 shared-memory window, when all
 // processes sit on one node.
 //
-// Each rank owns `slots` slots, used by successive board collectives in turn, and a `done`
-// word; it is the only writer of its region. A slot is a header (the collective's number,
-// published last, and its signature) and a payload of up to `payload_max` bytes, whose first
-// 32 bytes share the header's cache line.
+// Each rank owns `slots` slots, used by successive board collectives on the world in turn,
+// and a `done` word; it is the only writer of them. A slot is a header (the collective's
+// number, published last, and its signature) and a payload of up to `payload_max` bytes, whose
+// first 32 bytes share the header's cache line.
+//
+// Collectives on other groups (src/coll/shared_memory_group.cpp) use a rank's `group_slots`
+// keyed slots: a header naming the collective (group identity and sequence number), a count
+// of acknowledgments its readers add once done with it, and a payload. A rank's doorbell is
+// the one word of its region that others write: they add to it when they published or
+// acknowledged something it may wait for.
 
 #include <atomic>
 #include <cstddef>
@@ -27,6 +33,24 @@ struct board_slot {
   std::uint64_t reserved = 0;
 };
 static_assert(sizeof(board_slot) == 32);
+
+/// A keyed slot's header (collectives on groups): the header line, and the acknowledgments on
+/// a line of their own (the readers write it, the owner reads it).
+struct group_slot {
+  /// key_of(group, seq) of the collective it holds (0: never used); stored last (release),
+  /// read first.
+  std::atomic<std::uint64_t> key{0};
+  std::uint64_t group = 0;    ///< the group's identity
+  std::uint32_t seq = 0;      ///< the collective's number on that group
+  std::uint32_t kind = 0;     ///< which collective (coll: board_collective)
+  std::int32_t root = -1;     ///< its root, -1 for none
+  std::uint32_t readers = 0;  ///< acknowledgments that free the slot
+  std::uint64_t bytes = 0;    ///< bytes the rank passed
+  /// Readers done with the slot, counting up from 0 for each use.
+  alignas(64) std::atomic<std::uint64_t> acks{0};
+};
+static_assert(sizeof(group_slot) == 128);
+
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
               "board slots are shared between processes: their atomics must be lock-free");
 
@@ -38,10 +62,24 @@ class node_board {
   static constexpr std::size_t payload_max = 16384;
   /// Bytes between two slots (slack keeps neighbours' cache-line pairs apart).
   static constexpr std::size_t slot_stride = sizeof(board_slot) + payload_max + 96;
-  /// Bytes before the first slot: the `done` word's line pair.
+  /// Bytes before the first slot: the `done` word's line pair (the doorbell in the second).
   static constexpr std::size_t done_stride = 128;
+  /// Keyed slots per rank (collectives on groups in flight from one rank).
+  static constexpr std::size_t group_slots = 8;
+  /// Bytes between two keyed slots.
+  static constexpr std::size_t group_slot_stride = sizeof(group_slot) + payload_max;
+  /// Bytes before the first keyed slot.
+  static constexpr std::size_t group_offset = done_stride + slots * slot_stride;
   /// Bytes a rank's region needs (128-byte aligned).
-  static constexpr std::size_t region_bytes = done_stride + slots * slot_stride;
+  static constexpr std::size_t region_bytes = group_offset + group_slots * group_slot_stride;
+
+  /// The (never 0) key of collective `seq` on the group of identity `group`; readers compare
+  /// the header's fields too, so a collision of keys is never mistaken for a match.
+  static std::uint64_t key_of(std::uint64_t group, std::uint32_t seq) noexcept {
+    std::uint64_t h = group ^ (static_cast<std::uint64_t>(seq) * 0x9E3779B97F4A7C15ull);
+    h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull;
+    return h ? h : 1;
+  }
 
   node_board() = default;
   /// A board over `bases[r]`, the region of rank r (region_bytes each, 128-byte aligned).
@@ -50,7 +88,9 @@ class node_board {
   /// Constructs the words of one region (its owner, before any rank reads it).
   static void format(std::byte* region) noexcept {
     new (region) std::atomic<std::uint64_t>{0};
+    new (region + 64) std::atomic<std::uint64_t>{0};
     for (std::size_t i = 0; i < slots; ++i) new (region + done_stride + i * slot_stride) board_slot{};
+    for (std::size_t i = 0; i < group_slots; ++i) new (region + group_offset + i * group_slot_stride) group_slot{};
   }
 
   /// The last board collective rank r completed, all earlier ones included (release).
@@ -66,6 +106,17 @@ class node_board {
   static std::byte* payload(board_slot& s) noexcept {
     return reinterpret_cast<std::byte*>(&s) + sizeof(board_slot);
   }
+  /// Rank r's doorbell: others add 1 (seq_cst, then wake r) when r may have something to do.
+  std::atomic<std::uint64_t>& doorbell(int r) const noexcept {
+    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(bases_[static_cast<std::size_t>(r)] + 64));
+  }
+  /// Rank r's keyed slot i (< group_slots).
+  group_slot& keyed(int r, std::size_t i) const noexcept {
+    return *std::launder(reinterpret_cast<group_slot*>(bases_[static_cast<std::size_t>(r)] + group_offset +
+                                                       i * group_slot_stride));
+  }
+  /// The payload behind a keyed slot's header.
+  static std::byte* payload(group_slot& s) noexcept { return reinterpret_cast<std::byte*>(&s) + sizeof(group_slot); }
   int ranks() const noexcept { return static_cast<int>(bases_.size()); }
 
  private:

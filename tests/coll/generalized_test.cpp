@@ -46,6 +46,14 @@ bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.
 
 
 
+// The algorithm of trial t: the butterfly, the board (forced where it fits a slot) or the
+// default (the board on one node up to 16384 bytes, unless balanced).
+cairn::generalized_reduce_algorithm algorithm_for(int t, bool balance, std::size_t n) {
+  using alg = cairn::generalized_reduce_algorithm;
+  if (balance || t % 3 == 0) return t % 3 == 0 ? alg::butterfly : alg::automatic;
+  return t % 3 == 1 && n <= 2048 ? alg::shared_memory : alg::automatic;
+}
+
 std::atomic<bool> too_few_ranks{false};  // per process: set by the ranks of a body that needs more
 
 // Random subset of [0, w), never empty, in random order (only the set matters).
@@ -176,7 +184,8 @@ TEST(Generalized, RandomSetsAgainstReference) {
       const unsigned seed = static_cast<unsigned>(t + 100);
       const auto in = in_p ? input(n, me, seed) : std::vector<std::int64_t>{};
       std::vector<std::int64_t> out(in_r ? n : 0, -3);
-      const cairn::generalized_reduce_options opt{.load_balance = balance, .direct_delivery = t % 4 != 1};
+      const cairn::generalized_reduce_options opt{
+          .algorithm = algorithm_for(t, balance, n), .load_balance = balance, .direct_delivery = t % 4 != 1};
       if (which == 0) {
         w.reduce(w.group(ps), w.group(rs), in, out, cairn::plus{}, opt);
       } else if (which == 1) {
@@ -224,7 +233,8 @@ TEST(Generalized, ConcurrentMixtures) {
         it.in = in_p ? input(n, me, it.seed) : std::vector<std::int64_t>{};
         it.out.assign(in_r ? n : 0, -5);
         reqs.push_back(w.ireduce(it.ps, it.rs, it.in, it.out, cairn::plus{},
-                                 cairn::generalized_reduce_options{.load_balance = m % 2 == 1,
+                                 cairn::generalized_reduce_options{.algorithm = algorithm_for(m, m % 2 == 1, n),
+                                                                   .load_balance = m % 2 == 1,
                                                                    .direct_delivery = m % 3 != 2}));
       }
       if (items.size() < 2) reqs.push_back(w.iallreduce(all_in, all_out, cairn::plus{}));
@@ -265,12 +275,17 @@ TEST(Generalized, PersistentRepeatedWithChangingData) {
       std::mt19937 g(static_cast<unsigned>(t * 131 + p));
       auto [ps, rs] = random_sets(g, p, t);
       const std::size_t n = t % 11 == 0 ? 0 : t % 7 == 0 ? 6000 : 1 + g() % 50;
-      const cairn::generalized_reduce_options opt{.load_balance = g() % 2 == 1, .direct_delivery = g() % 3 != 0};
+      const bool balance = g() % 2 == 1;
+      const cairn::generalized_reduce_options opt{
+          .algorithm = algorithm_for(t, balance, n), .load_balance = balance, .direct_delivery = g() % 3 != 0};
       const bool in_p = contains(ps, me), in_r = contains(rs, me);
       if (!in_p && !in_r) continue;
       std::vector<std::int64_t> in(in_p ? n : 0), out(in_r ? n : 0, -7), out2(in_r ? n : 0);
       cairn::persistent_request pr = w.ireduce_init(ps, rs, in, out, cairn::plus{}, opt);
-      EXPECT_EQ(pr.plan().name.rfind("reduce_generalized/aspen", 0), 0u) << pr.plan();
+      // Both engines run these tests on one node: the board whenever not told otherwise.
+      const bool board = opt.algorithm != cairn::generalized_reduce_algorithm::butterfly && !balance && n <= 2048;
+      EXPECT_EQ(pr.plan().name.rfind(board ? "reduce_generalized/shared_memory" : "reduce_generalized/aspen", 0), 0u)
+          << pr.plan();
       EXPECT_FALSE(pr.active());
       for (int k = 0; k < 5; ++k) {
         const unsigned seed = static_cast<unsigned>(t * 10 + k), seed2 = seed + 5000;
@@ -340,8 +355,9 @@ TEST(Generalized, PersistentFigure5WithBalancer) {
   if (too_few_ranks) GTEST_SKIP() << "needs at least 4 ranks";
 }
 
-// The plan cache: the same sets and size twice give the same plan object (a cache hit; shown
-// through the persistent form, whose plan is the cached one); another size another plan.
+// The plan cache: the same sets and size twice give the same butterfly plan object (a cache
+// hit; shown through the persistent form, whose plan is the cached one); another size another
+// plan.
 // Repeated one-shot reductions on random sets and sizes, interleaved so that most calls hit the
 // cache, give the first call's results bit for bit (doubles) and the reference (integers).
 TEST(Generalized, PlanCacheHitsGiveIdenticalResults) {
@@ -351,9 +367,10 @@ TEST(Generalized, PlanCacheHitsGiveIdenticalResults) {
     std::iota(everyone.begin(), everyone.end(), 0);
     {
       std::vector<std::int64_t> in(16, me), out(16), other(17, me), other_out(17);
-      cairn::persistent_request a = w.ireduce_init(everyone, {0}, in, out);
-      cairn::persistent_request b = w.ireduce_init(everyone, {0}, in, out);
-      cairn::persistent_request c = w.ireduce_init(everyone, {0}, other, other_out);
+      const cairn::generalized_reduce_options bf{.algorithm = cairn::generalized_reduce_algorithm::butterfly};
+      cairn::persistent_request a = w.ireduce_init(everyone, {0}, in, out, cairn::plus{}, bf);
+      cairn::persistent_request b = w.ireduce_init(everyone, {0}, in, out, cairn::plus{}, bf);
+      cairn::persistent_request c = w.ireduce_init(everyone, {0}, other, other_out, cairn::plus{}, bf);
       EXPECT_EQ(&a.plan(), &b.plan());
       EXPECT_NE(&a.plan(), &c.plan());
     }

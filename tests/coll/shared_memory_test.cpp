@@ -1,8 +1,10 @@
-// The shared-memory collectives (src/coll/shared_memory_flat.cpp): barrier, bcast, reduce and
-// allreduce on the world through the node board, forced and chosen by the default table,
-// blocking, non-blocking and persistent, against sequential references on seeded data; more
-// collectives in flight than the board has slots; disagreeing ranks; refusals.
+// The shared-memory collectives: barrier, bcast, reduce and allreduce through the node board on
+// the world (src/coll/shared_memory_flat.cpp) and on groups (src/coll/shared_memory_group.cpp),
+// forced and chosen by the default table, blocking, non-blocking and persistent, against
+// sequential references on seeded data; more collectives in flight than the board has slots,
+// on overlapping groups; disagreeing ranks; refusals.
 #include <algorithm>
+#include <random>
 #include <string>
 
 #include "coll_reference.hpp"
@@ -37,45 +39,121 @@ std::vector<int> everyone(int p) {
 
 TEST(SharedMemory, EveryCollectiveForcedAndAutomatic) {
   run([](cairn::world& w) {
-    const int p = w.size(), me = w.rank();
-    const auto all = everyone(p);
-    for (std::size_t n : counts) {
-      for (bool forced : {true, false}) {
-        const unsigned seed = static_cast<unsigned>(n * 7 + forced);
-        const auto ar = forced ? cairn::allreduce_algorithm::shared_memory : cairn::allreduce_algorithm::automatic;
-        // allreduce: out of place, in place, non-blocking, and a non-commutative product.
-        vec in = small_blocks_for(n, seed, me, {0}), out(n, -1);
-        w.allreduce(in, out, cairn::plus{}, ar);
-        ASSERT_EQ(mismatch(out, small_block_sum(n, seed, all, 0)), "") << "allreduce n=" << n << " forced=" << forced;
-        vec inout = in;
-        w.allreduce(cairn::in_place, inout, cairn::plus{}, ar);
-        ASSERT_EQ(mismatch(inout, out), "") << "in-place allreduce n=" << n;
-        vec nb(n, -1);
-        w.iallreduce(in, nb, cairn::plus{}, ar).wait();
-        ASSERT_EQ(mismatch(nb, out), "") << "iallreduce n=" << n;
-        const std::size_t m = std::min<std::size_t>(n, 512);  // 32-byte matrices: 16384 bytes
-        auto mm = mats(m, seed, me, 0), prod = mm;
-        w.allreduce(mm, prod, mat_product, ar);
-        ASSERT_EQ(mat_mismatch(prod, mat_product_of(m, seed, all, 0)), "") << "product allreduce m=" << m;
+    const int me = w.rank();
+    // The world (its fixed slots) and a shuffled group (keyed slots); `all` in group order.
+    cairn::test::on_world_and_group(w, 5, [&](auto& g, const std::vector<int>& all) {
+      const int p = static_cast<int>(all.size());
+      for (std::size_t n : counts) {
+        for (bool forced : {true, false}) {
+          const unsigned seed = static_cast<unsigned>(n * 7 + forced);
+          const auto ar = forced ? cairn::allreduce_algorithm::shared_memory : cairn::allreduce_algorithm::automatic;
+          // allreduce: out of place, in place, non-blocking, and a non-commutative product.
+          vec in = small_blocks_for(n, seed, me, {0}), out(n, -1);
+          g.allreduce(in, out, cairn::plus{}, ar);
+          ASSERT_EQ(mismatch(out, small_block_sum(n, seed, all, 0)), "") << "allreduce n=" << n << " forced=" << forced;
+          vec inout = in;
+          g.allreduce(cairn::in_place, inout, cairn::plus{}, ar);
+          ASSERT_EQ(mismatch(inout, out), "") << "in-place allreduce n=" << n;
+          vec nb(n, -1);
+          g.iallreduce(in, nb, cairn::plus{}, ar).wait();
+          ASSERT_EQ(mismatch(nb, out), "") << "iallreduce n=" << n;
+          const std::size_t m = std::min<std::size_t>(n, 512);  // 32-byte matrices: 16384 bytes
+          auto mm = mats(m, seed, me, 0), prod = mm;
+          g.allreduce(mm, prod, mat_product, ar);
+          ASSERT_EQ(mat_mismatch(prod, mat_product_of(m, seed, all, 0)), "") << "product allreduce m=" << m;
 
-        const auto rd = forced ? cairn::reduce_algorithm::shared_memory : cairn::reduce_algorithm::automatic;
-        const auto bc = forced ? cairn::bcast_algorithm::shared_memory : cairn::bcast_algorithm::automatic;
-        for (int root : some_roots(p)) {
-          vec red(me == root ? n : 0, -1);
-          w.reduce(in, red, root, cairn::plus{}, rd);
-          if (me == root) {
-            ASSERT_EQ(mismatch(red, out), "") << "reduce n=" << n << " root=" << root;
+          const auto rd = forced ? cairn::reduce_algorithm::shared_memory : cairn::reduce_algorithm::automatic;
+          const auto bc = forced ? cairn::bcast_algorithm::shared_memory : cairn::bcast_algorithm::automatic;
+          for (int root : some_roots(p)) {
+            const bool at_root = g.rank() == root;
+            const int wroot = all[static_cast<std::size_t>(root)];
+            vec red(at_root ? n : 0, -1);
+            g.reduce(in, red, root, cairn::plus{}, rd);
+            if (at_root) {
+              ASSERT_EQ(mismatch(red, out), "") << "reduce n=" << n << " root=" << root;
+            }
+            auto pm = mats(m, seed, me, 0);
+            g.ireduce(cairn::in_place, pm, root, mat_product, rd).wait();
+            ASSERT_EQ(mat_mismatch(pm, at_root ? mat_product_of(m, seed, all, 0) : mats(m, seed, me, 0)), "")
+                << "in-place product reduce m=" << m << " root=" << root;
+            vec buf = at_root ? block(n, seed, wroot) : vec(n, -1);
+            g.bcast(buf, root, bc);
+            ASSERT_EQ(mismatch(buf, block(n, seed, wroot)), "") << "bcast n=" << n << " root=" << root;
           }
-          auto pm = mats(m, seed, me, 0);
-          w.ireduce(cairn::in_place, pm, root, mat_product, rd).wait();
-          ASSERT_EQ(mat_mismatch(pm, me == root ? mat_product_of(m, seed, all, 0) : mats(m, seed, me, 0)), "")
-              << "in-place product reduce m=" << m << " root=" << root;
-          vec buf = me == root ? block(n, seed, root) : vec(n, -1);
-          w.bcast(buf, root, bc);
-          ASSERT_EQ(mismatch(buf, block(n, seed, root)), "") << "bcast n=" << n << " root=" << root;
+          g.barrier();
         }
-        w.barrier();
       }
+    });
+  });
+}
+
+// Collectives on overlapping groups in flight at once on the board's keyed slots: every rank
+// starts a round of non-blocking allreduces, reduces, bcasts and barriers on the world, on
+// two overlapping halves and on pairs, more than the 8 slots per rank, and waits for them in
+// its own order.
+TEST(SharedMemory, OverlappingGroupsInFlight) {
+  run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    std::vector<std::vector<int>> sets{everyone(p)};
+    std::vector<int> low, high;
+    for (int r = 0; r < p; ++r) {
+      if (r <= p / 2) low.push_back(r);
+      if (r >= (p - 1) / 2) high.push_back(r);  // overlaps low in the middle rank(s)
+    }
+    std::reverse(high.begin(), high.end());  // group order differs from world order
+    sets.push_back(low);
+    sets.push_back(high);
+    sets.push_back({0, p - 1});
+    if (p > 2) sets.push_back({p - 1, 1});
+    for (unsigned round = 0; round < 6; ++round) {
+      struct item {
+        std::vector<int> mem;
+        int kind;
+        vec in, out;
+      };
+      std::vector<item> items;
+      std::vector<cairn::request> reqs;
+      items.reserve(64);
+      for (int rep = 0; rep < 3; ++rep)
+        for (std::size_t i = 0; i < sets.size(); ++i) {
+          std::vector<int> mem = sets[i];
+          mem.erase(std::unique(mem.begin(), mem.end()), mem.end());
+          auto g = w.group(mem);
+          if (g.rank() < 0) continue;
+          const int kind = static_cast<int>((i + static_cast<std::size_t>(rep) + round) % 4);
+          const std::size_t n = 1 + (i * 37 + static_cast<std::size_t>(rep) * 11 + round) % 300;
+          const unsigned seed = round * 100 + static_cast<unsigned>(rep * 10) + static_cast<unsigned>(i);
+          items.push_back({mem, kind, small_blocks_for(n, seed, me, {0}), vec(n, -1)});
+          item& it = items.back();
+          if (kind == 0) reqs.push_back(g.iallreduce(it.in, it.out, cairn::plus{}));
+          if (kind == 1) reqs.push_back(g.ireduce(it.in, it.out, 0, cairn::plus{}));
+          if (kind == 2) {
+            it.out = g.rank() == 0 ? block(n, seed, mem[0]) : vec(n, -1);
+            reqs.push_back(g.ibcast(it.out, 0));
+          }
+          if (kind == 3) reqs.push_back(g.ibarrier());
+        }
+      std::vector<std::size_t> order(reqs.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::mt19937 mine(round * 31 + static_cast<unsigned>(me));
+      std::shuffle(order.begin(), order.end(), mine);
+      for (std::size_t o : order) reqs[o].wait();
+      std::size_t k = 0;
+      for (int rep = 0; rep < 3; ++rep)
+        for (std::size_t i = 0; i < sets.size(); ++i) {
+          std::vector<int> mem = sets[i];
+          mem.erase(std::unique(mem.begin(), mem.end()), mem.end());
+          if (std::find(mem.begin(), mem.end(), me) == mem.end()) continue;
+          const item& it = items[k++];
+          const std::size_t n = it.in.size();
+          const unsigned seed = round * 100 + static_cast<unsigned>(rep * 10) + static_cast<unsigned>(i);
+          if (it.kind == 0 || (it.kind == 1 && me == mem[0])) {
+            ASSERT_EQ(mismatch(it.out, small_block_sum(n, seed, mem, 0)), "") << "round " << round << " set " << i;
+          }
+          if (it.kind == 2) {
+            ASSERT_EQ(mismatch(it.out, block(n, seed, mem[0])), "") << "bcast, round " << round << " set " << i;
+          }
+        }
     }
   });
 }
@@ -123,10 +201,11 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
     EXPECT_EQ(w.reduce_init(full, full_out, 0).plan().name, "reduce/shared_memory");
     EXPECT_EQ(w.barrier_init().plan().name, "barrier/shared_memory");
     EXPECT_NE(w.allreduce_init(more, more_out).plan().name, "allreduce/shared_memory");
-    if (p > 1) {
+    if (p > 1) {  // and on groups
       auto some = w.group(cairn::ranks{0, p - 1});
       if (me < p - 1) {
-        EXPECT_NE(some.allreduce_init(full, full_out).plan().name, "allreduce/shared_memory");
+        EXPECT_EQ(some.allreduce_init(full, full_out).plan().name, "allreduce/shared_memory");
+        EXPECT_EQ(some.allreduce_init(full, full_out).plan().group_size, p - 1);
       }
     }
     for (unsigned it = 0; it < 12; ++it) {
@@ -162,13 +241,30 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
       auto r = w.ibcast(buf, me == 0 ? 1 : 0, cairn::bcast_algorithm::shared_memory);
       EXPECT_TRUE(has_text(message_of([&] { r.wait(); }), "and root")) << "rank " << me;
       w.barrier();  // the board goes on
-      // Not the world (the group of rank 0 alone): refused before anything is shared.
-      auto first = w.group(cairn::ranks{0, 1});
-      if (me == 0) {
-        vec one(1), res(1);
-        const std::string why = message_of(
-            [&] { first.allreduce(one, res, cairn::plus{}, cairn::allreduce_algorithm::shared_memory); });
-        EXPECT_TRUE(has_text(why, "the shared_memory algorithm runs on the world only")) << why;
+      // The same on a group in another order (keyed slots): the readers report it.
+      std::vector<int> rev = everyone(p);
+      std::reverse(rev.begin(), rev.end());
+      auto back = w.group(rev);
+      vec gin(me == 0 ? 3 : 2, 1), gout(gin.size(), -5);
+      const std::string gmsg = message_of([&] { back.allreduce(gin, gout); });
+      EXPECT_TRUE(has_text(gmsg, me == 0 ? "this rank allreduce with 24 bytes" : "rank 0 called allreduce with 24 bytes"))
+          << gmsg;
+      EXPECT_TRUE(has_text(gmsg, "on a group of " + std::to_string(p) + " ranks")) << gmsg;
+      EXPECT_EQ(mismatch(gout, vec(gout.size(), -5)), "");
+      back.barrier();
+      // A root that differs in a reduce on a group: world rank 0 (the group's last) names group
+      // rank p - 2, the others 0; the root reads every slot and reports it, writing nothing.
+      if (p > 2) {
+        vec rin(4, me), rout(4, -5);
+        auto r = back.ireduce(rin, rout, me == 0 ? p - 2 : 0, cairn::plus{}, cairn::reduce_algorithm::shared_memory);
+        const std::string rmsg = message_of([&] { r.wait(); });
+        if (back.rank() == 0) {
+          EXPECT_TRUE(has_text(rmsg, "rank 0 called reduce with 32 bytes and root " + std::to_string(p - 2))) << rmsg;
+        } else {
+          EXPECT_EQ(rmsg, "no error");
+        }
+        EXPECT_EQ(mismatch(rout, vec(4, -5)), "");
+        w.barrier();
       }
     }
     vec big(2049), res(2049);

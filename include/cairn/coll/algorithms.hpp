@@ -2,8 +2,9 @@
 /// \file
 /// Algorithm choices a caller may force per call (default: chosen by message and group size
 /// from the default table, which the environment variable CAIRN_COLL may override), and the
-/// selection table itself for tools (cairn-info). On the world of one node, `automatic`
-/// picks `shared_memory` for barrier and for bcast, reduce and allreduce up to 16384 bytes
+/// selection table itself for tools (cairn-info). On any group of ranks sharing one node,
+/// `automatic` picks `shared_memory` for barrier and for bcast, reduce and allreduce up to
+/// 16384 bytes
 /// (barrier has no algorithm argument: CAIRN_COLL=barrier=dissemination keeps it on
 /// messages). Collectives with one algorithm: gather and scatter (binomial), gatherv and scatterv (linear), allgatherv
 /// (ring), alltoallv (pairwise), reduce_scatter (pairwise), scan and exscan (recursive
@@ -21,8 +22,9 @@ enum class bcast_algorithm {
   automatic,          ///< binomial below 512 KiB or on 2 ranks, else scatter + allgather
   binomial,           ///< binomial tree, log2 p steps (src/coll/bcast_binomial.cpp)
   scatter_allgather,  ///< van de Geijn, about 2 bytes per rank (src/coll/bcast_scatter_allgather.cpp)
-  shared_memory,      ///< on the world of one node, up to 16384 bytes: through shared memory,
-                      ///< no messages (src/coll/shared_memory_flat.cpp)
+  shared_memory,      ///< on a group of one node, up to 16384 bytes: through shared memory, no
+                      ///< messages (the world: src/coll/shared_memory_flat.cpp; other groups:
+                      ///< src/coll/shared_memory_group.cpp)
 };
 
 /// Reduce algorithms.

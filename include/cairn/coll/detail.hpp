@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 #include <span>
 #include <type_traits>
 
@@ -79,7 +80,7 @@ struct block_buffers {
 };
 
 /// The collectives that may run on the node board (shared memory, no messages).
-enum class board_collective : std::uint8_t { none, barrier, bcast, reduce, allreduce };
+enum class board_collective : std::uint8_t { none, barrier, bcast, reduce, allreduce, reduce_generalized };
 
 /// A planned collective bound to its buffers: what a start needs. Starting it again (a
 /// persistent collective) reuses the plan; starts must come in the same order on every member.
@@ -107,6 +108,10 @@ struct prepared {
   /// Set (with no plan) when the collective runs on the node board; its signature is then
   /// always checked (check_bytes, check_root).
   board_collective board = board_collective::none;
+  /// A generalized reduce on the board: the group's first `board_participants` ranks
+  /// contribute, the world ranks in `board_receivers` (sorted) receive.
+  std::int32_t board_participants = 0;
+  std::shared_ptr<const std::vector<int>> board_receivers;
 };
 
 /// Starts a prepared collective (moves its plan and operation into the running collective).

@@ -3,7 +3,8 @@
 /// Aspen's generalized collectives (Aspen paper, sections 3.2-3.3) on the world: a reduce whose
 /// participants P and receivers R are any sets of ranks. R may be a subset of P, disjoint from
 /// it (receivers that contribute nothing) or both; every rank of P ∪ R calls, and nobody else.
-/// Planned by src/coll/reduce_generalized.cpp.
+/// Planned by src/coll/reduce_generalized.cpp; on one node, short ones run on the node board
+/// (src/coll/shared_memory_group.cpp).
 
 #include <algorithm>
 #include <array>
@@ -62,8 +63,21 @@ class rank_set {
 
 class reduce_balancer;
 
+/// Algorithms of the generalized reduce.
+enum class generalized_reduce_algorithm {
+  automatic,      ///< shared_memory up to 16384 bytes when all ranks share one node and no load
+                  ///< balancing is asked for, else butterfly
+  butterfly,      ///< section 3.2's messages: fold, halving, pruned butterfly, delivery
+                  ///< (src/coll/reduce_generalized.cpp)
+  shared_memory,  ///< up to 16384 bytes on one node: every receiver combines the participants'
+                  ///< inputs from the node board in rank order, no messages
+                  ///< (src/coll/shared_memory_group.cpp)
+};
+
 /// Options of the generalized reduce.
 struct generalized_reduce_options {
+  /// The algorithm (load_balance, balancer and direct_delivery shape the butterfly's messages).
+  generalized_reduce_algorithm algorithm = generalized_reduce_algorithm::automatic;
   /// Section 3.3's greedy load balancing: where the algorithm leaves a choice (which node of a
   /// fold or halving pair receives and reduces, which nodes hold the result for delivery, which
   /// send it to the non-participant receivers), take the least loaded one by the count of

@@ -1,0 +1,315 @@
+// The shared-memory collectives on groups: barrier, bcast, reduce, allreduce and Aspen's
+// generalized reduce on any group of ranks sharing the node (transport::board()), blocking,
+// non-blocking and persistent, any number in flight on the same, different and overlapping
+// groups.
+//
+// A collective on a group is named by the group's identity and its number on that group (the
+// same on every member: collectives on a group match in issue order), so unlike the world's
+// slots (shared_memory_flat.cpp) a rank's keyed slots are not used in a fixed order. A writer
+// takes a free slot of its own (preferably slot seq mod K), writes its signature and input,
+// publishes the key (release) and rings the doorbells of the group's other ranks. A reader looks
+// for the writer's slot holding the key (the preferred slot first), checks the signature,
+// combines and adds one to the slot's acknowledgments; the slot is free again when all its
+// readers have acknowledged. Who writes and who reads:
+//
+//   barrier      everyone writes a header; everyone reads everyone
+//   bcast        the root writes its data; the others read it
+//   reduce       everyone writes its input; the root reads all, in group order
+//   allreduce    everyone writes its input; everyone reads all, in group order
+//   generalized  participants (the group's first ranks) write; receivers read them all, in order
+//
+// A rank reads its own slot too where its input is an operand (so an in-place output may be
+// overwritten before its own turn). A rank that only writes is done once it published. Readers
+// combine in group order, so every receiver gets the same bits and non-commutative operations
+// are right.
+//
+// Waiting: a rank watches its doorbell, rung (seq_cst, then woken) by a writer that published
+// and by the last reader of a slot, so one word covers all its group collectives in flight.
+#include "coll/shared_memory_group.hpp"
+
+#include "coll/shared_memory_flat.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "cairn/coll/schedule.hpp"
+#include "cairn/runtime/error.hpp"
+#include "coll/exec_pool.hpp"
+#include "runtime/group_members.hpp"
+#include "runtime/rank_context.hpp"
+#include "transport/node_board.hpp"
+
+namespace cairn::detail {
+
+namespace {
+
+// One group collective in flight on this rank.
+struct group_exec {
+  const std::byte* in = nullptr;
+  std::byte* out = nullptr;
+  op_binding op;
+  board_collective kind = board_collective::none;
+  std::size_t bytes = 0;
+  int root = -1;
+  const char* call = "";
+  std::shared_ptr<const group_members> members;
+  int me = 0;  // group rank
+  std::uint64_t group = 0, key = 0;
+  std::uint32_t seq = 0;
+  // Roles: whether this rank publishes a slot (with its input), how many ranks read that slot,
+  // and the group ranks whose slots it reads, [read_first, read_end).
+  bool writes = false, carries = false;
+  std::uint32_t readers = 0;
+  std::shared_ptr<const std::vector<int>> receivers;  // the generalized reduce's readers
+  int read_first = 0, read_end = 0;
+  // Progress: the slot published (-1: not yet) and the next group rank to read.
+  int slot = -1;
+  int next = 0;
+  std::string error;
+
+  void bind(const prepared& p, rank_context& ctx) {
+    in = static_cast<const std::byte*>(p.in);
+    out = static_cast<std::byte*>(p.out);
+    op = p.op;
+    kind = p.board;
+    bytes = p.check_bytes;
+    root = p.check_root;
+    call = p.call;
+    members = p.target.members;
+    me = p.target.group_rank;
+    group = members->id;
+    seq = ctx.next_coll_seq(group);
+    key = node_board::key_of(group, seq);
+    const int n = static_cast<int>(members->world_ranks.size());
+    writes = carries = false;
+    readers = 0;
+    receivers.reset();
+    read_first = read_end = 0;
+    switch (kind) {
+      case board_collective::barrier:
+        writes = true;
+        readers = static_cast<std::uint32_t>(n);
+        read_end = n;
+        break;
+      case board_collective::bcast:
+        if (me == root) {
+          writes = carries = true;
+          readers = static_cast<std::uint32_t>(n - 1);
+        } else {
+          read_first = root;
+          read_end = root + 1;
+        }
+        break;
+      case board_collective::reduce:
+        writes = carries = true;
+        readers = 1;
+        if (me == root) read_end = n;
+        break;
+      case board_collective::allreduce:
+        writes = carries = true;
+        readers = static_cast<std::uint32_t>(n);
+        read_end = n;
+        break;
+      case board_collective::reduce_generalized: {
+        const std::vector<int>& r = *p.board_receivers;
+        writes = carries = me < p.board_participants;
+        readers = static_cast<std::uint32_t>(r.size());
+        if (std::binary_search(r.begin(), r.end(), ctx.rank())) read_end = p.board_participants;
+        receivers = p.board_receivers;
+        break;
+      }
+      case board_collective::none: break;
+    }
+    slot = -1;
+    next = read_first;
+  }
+};
+
+thread_local exec_pool<group_exec> pool;  // non-blocking group collectives
+
+// Adds one to rank r's doorbell and wakes it (seq_cst: pairs with its park's re-check).
+void ring(rank_context& ctx, const node_board& b, int r) {
+  b.doorbell(r).fetch_add(1, std::memory_order_seq_cst);
+  ctx.tp().wake(r);
+}
+
+// Takes a free slot of this rank and publishes e in it; false if all are still being read.
+bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
+  const int me_w = ctx.rank();
+  const std::size_t k = node_board::group_slots;
+  for (std::size_t i = 0; i < k; ++i) {
+    const std::size_t at = (e.seq + i) % k;
+    group_slot& s = b.keyed(me_w, at);
+    if (s.key.load(std::memory_order_relaxed) != 0 && s.acks.load(std::memory_order_acquire) < s.readers) continue;
+    // Every reader of the slot's last use is done with it, and searchers for other keys read
+    // no more than the key: the header may be rewritten in place, the key published last.
+    s.group = e.group;
+    s.seq = e.seq;
+    s.kind = static_cast<std::uint32_t>(e.kind);
+    s.root = e.root;
+    s.readers = e.readers;
+    s.bytes = e.bytes;
+    s.acks.store(0, std::memory_order_relaxed);
+    if (e.carries && e.bytes) std::memcpy(node_board::payload(s), e.in, e.bytes);
+    s.key.store(e.key, std::memory_order_seq_cst);
+    e.slot = static_cast<int>(at);
+    // Only the readers: on a loaded node a needless wake-up costs a context switch.
+    if (e.kind == board_collective::reduce) {
+      const int root_w = e.members->world_ranks[static_cast<std::size_t>(e.root)];
+      if (root_w != me_w) ring(ctx, b, root_w);
+    } else {
+      for (int w : e.receivers ? *e.receivers : e.members->world_ranks)
+        if (w != me_w) ring(ctx, b, w);
+    }
+    return true;
+  }
+  return false;
+}
+
+// World rank w's slot holding e's collective, or null while w has not published it.
+group_slot* find(const node_board& b, int w, const group_exec& e) {
+  const std::size_t k = node_board::group_slots;
+  for (std::size_t i = 0; i < k; ++i) {
+    group_slot& s = b.keyed(w, (e.seq + i) % k);
+    if (s.key.load(std::memory_order_acquire) == e.key && s.group == e.group && s.seq == e.seq) return &s;
+  }
+  return nullptr;
+}
+
+// Checks the signature in group rank q's slot s against this rank's call.
+void check(group_exec& e, int q, const group_slot& s) {
+  if (!e.error.empty() ||
+      (s.kind == static_cast<std::uint32_t>(e.kind) && s.bytes == e.bytes && s.root == e.root))
+    return;
+  e.error = board_disagreement(e.members->world_ranks[static_cast<std::size_t>(q)], s.kind, s.bytes, s.root, e.kind,
+                               e.bytes, e.root, e.seq, e.members->world_ranks.size());
+}
+
+// Takes group rank q's operand from its slot s (signatures all checked and equal).
+void consume(group_exec& e, int q, group_slot& s) {
+  if (!e.bytes || e.kind == board_collective::barrier) return;
+  const std::byte* operand = node_board::payload(s);
+  if (e.kind == board_collective::bcast || q == e.read_first) std::memcpy(e.out, operand, e.bytes);
+  else e.op.combine(e.op.op.get(), operand, e.out, e.bytes / e.op.elem, false);  // out = out op operand
+}
+
+// Moves e on as far as it goes; true when this rank is done with it. Every slot it reads is
+// found and its signature checked before any output is written: a disagreement writes nothing.
+bool step(rank_context& ctx, const node_board& b, group_exec& e) {
+  if (e.writes && e.slot < 0 && !publish(ctx, b, e)) return false;
+  for (; e.next < e.read_end; ++e.next) {
+    const group_slot* s = find(b, e.members->world_ranks[static_cast<std::size_t>(e.next)], e);
+    if (!s) return false;
+    check(e, e.next, *s);
+  }
+  for (int q = e.read_first; q < e.read_end; ++q) {
+    const int w = e.members->world_ranks[static_cast<std::size_t>(q)];
+    group_slot& s = *find(b, w, e);  // still there: not acknowledged yet
+    if (e.error.empty()) consume(e, q, s);
+    // The last reader frees the slot (its owner may wait for it, and may rewrite the header at
+    // once: read before acknowledging).
+    const std::uint32_t readers = s.readers;
+    if (s.acks.fetch_add(1, std::memory_order_acq_rel) + 1 == readers && w != ctx.rank()) ring(ctx, b, w);
+  }
+  ctx.note_progress();
+  return true;
+}
+
+// Counts a group collective unfinished on this rank (its doorbell is then watched).
+void begin(rank_context& ctx, const node_board& b) {
+  auto& g = ctx.group_board();
+  g.bell = &b.doorbell(ctx.rank());
+  ++g.pending;
+}
+
+group_exec* exec_of(const request_state* s) { return static_cast<group_exec*>(s->engine_ptr); }
+
+void recycle(group_exec* e) {
+  e->op.op.reset();
+  e->members.reset();
+  e->receivers.reset();
+  e->error.clear();
+  pool.give(e);
+}
+
+}  // namespace
+
+void run_on_group_board(const prepared& p) {
+  rank_context& ctx = *p.target.ctx;
+  rank_entry guard(ctx);
+  const node_board& b = *ctx.tp().board();
+  group_exec e;
+  e.bind(p, ctx);
+  begin(ctx, b);
+  struct end_watch {  // however the wait ends (abort, watchdog)
+    rank_context& ctx;
+    ~end_watch() { --ctx.group_board().pending; }
+  } end{ctx};
+  auto& watch = ctx.group_board();
+  std::uint64_t spins = 0, heard = watch.bell->load(std::memory_order_seq_cst);
+  for (unsigned polls = 0;; ++polls) {
+    // The rest of the rank moves meanwhile (its other collectives may be what this waits for):
+    // whenever the doorbell rang, and every so often.
+    const std::uint64_t bell = watch.bell->load(std::memory_order_seq_cst);
+    if (polls && (bell != heard || (polls & 63) == 0)) ctx.progress();
+    heard = bell;
+    watch.seen = watch.bell->load(std::memory_order_seq_cst);  // before the checks
+    if (step(ctx, b, e)) break;
+    ctx.idle(nullptr, spins);
+  }
+  if (!e.error.empty()) fail(p.call, ctx.rank(), e.error);
+}
+
+request start_on_group_board(const prepared& p) {
+  rank_context& ctx = *p.target.ctx;
+  rank_entry guard(ctx);
+  group_exec* e = pool.take();
+  e->bind(p, ctx);
+  begin(ctx, *ctx.tp().board());
+  request_state* s = ctx.acquire(request_state::kind::schedule, p.call, -1, 0, msg_context::coll, nullptr, 0);
+  s->phase = group_board_phase;
+  s->engine_ptr = e;
+  ctx.add_coll(s);
+  ctx.advance_colls();
+  return request(&ctx, s);
+}
+
+bool group_board_advance(rank_context& ctx, request_state* s) {
+  if (!step(ctx, *ctx.tp().board(), *exec_of(s))) return false;
+  --ctx.group_board().pending;
+  s->done.store(1, std::memory_order_release);
+  return true;
+}
+
+bool group_board_finish(request_state* s, std::string& error) {
+  group_exec* e = exec_of(s);
+  const bool failed = !e->error.empty();
+  if (failed) error = std::move(e->error);
+  recycle(e);
+  s->engine_ptr = nullptr;
+  return !failed;
+}
+
+void group_board_cancel(rank_context& ctx, request_state* s) {
+  // A published slot cannot be taken back: unwinding ends the run, which is what peers see.
+  if (!s->done.load(std::memory_order_relaxed)) --ctx.group_board().pending;
+  recycle(exec_of(s));
+  s->engine_ptr = nullptr;
+}
+
+std::string group_board_describe(const request_state* s) {
+  const group_exec& e = *exec_of(s);
+  std::ostringstream os;
+  os << "shared-memory " << board_name(e.kind) << " #" << e.seq << " on a group of " << e.members->world_ranks.size()
+     << " ranks (this rank is " << e.me << "), ";
+  if (e.writes && e.slot < 0) os << "waiting for a free slot";
+  else if (e.next < e.read_end)
+    os << "waiting for rank " << e.members->world_ranks[static_cast<std::size_t>(e.next)] << " to publish";
+  else os << "done";
+  return os.str();
+}
+
+}  // namespace cairn::detail
