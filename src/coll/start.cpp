@@ -154,7 +154,6 @@ prepared on_board(const coll_target& t, const char* call, board_collective k, co
   return p;
 }
 
-
 // A board collective runs on the world's slots (in issue order on the world) or on the keyed
 // ones of groups (and the generalized reduce's roles).
 bool on_world_slots(const prepared& p) {

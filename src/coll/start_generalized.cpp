@@ -108,8 +108,8 @@ struct cached_plan {
 
 // True if the reduction runs on the node board: forced (refused with the reason where it cannot
 // run), or chosen by default when no load balancing is asked for.
-bool on_board(const detail::coll_target& t, const char* call, const generalized_reduce_options& opt,
-              std::size_t bytes) {
+bool runs_on_board(const detail::coll_target& t, const char* call, const generalized_reduce_options& opt,
+                   std::size_t bytes) {
   using alg = generalized_reduce_algorithm;
   if (opt.algorithm == alg::butterfly) return false;
   const bool balanced = opt.load_balance || opt.balancer;
@@ -180,7 +180,7 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call, std:
   }
 
   reduce_balancer* const balancer = opt.balancer;
-  key.board = on_board(t, call, opt, bytes);
+  key.board = runs_on_board(t, call, opt, bytes);
   key.me = me;
   key.bytes = bytes;
   key.balance = opt.load_balance || balancer;
@@ -199,8 +199,9 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call, std:
     const coll::generalized_shape shape = shape_of(key.p, key.r, members);
     const coll::generalized_load load = balancer ? load_of(*balancer, members) : coll::generalized_load{};
     made->group_rank = static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
-    if (key.board) made->receivers = std::make_shared<const std::vector<int>>(key.r);
-    if (!key.board) {
+    if (key.board) {
+      made->receivers = std::make_shared<const std::vector<int>>(key.r);
+    } else {
       made->graph = graph_of(shape, key.balance, &load, key.direct);
       made->plan = std::make_shared<const coll::schedule>(
           coll::plan_reduce_generalized(made->graph, shape, made->group_rank, bytes, key.balance));
