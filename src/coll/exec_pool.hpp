@@ -2,7 +2,11 @@
 // The per-thread recycling of running collectives' states (a rank is one thread): a state
 // keeps its vectors' and scratch memory's capacity, so a repeated collective allocates nothing.
 
+#include <string>
+#include <utility>
 #include <vector>
+
+#include "runtime/request_state.hpp"
 
 namespace cairn::detail {
 
@@ -29,5 +33,20 @@ class exec_pool {
  private:
   std::vector<T*> free_;
 };
+
+/// Ends the state of type T behind a finished request (coll_finish and its board forms): moves
+/// its error (if any) into `error`, hands the state to `recycle`; true if it succeeded.
+template <class T, class Recycle>
+bool finish_pooled(request_state* s, std::string& error, Recycle recycle) {
+  T* e = static_cast<T*>(s->engine_ptr);
+  const bool failed = !e->error.empty();
+  if (failed) {
+    error = std::move(e->error);
+    e->error.clear();
+  }
+  recycle(e);
+  s->engine_ptr = nullptr;
+  return !failed;
+}
 
 }  // namespace cairn::detail

@@ -47,7 +47,7 @@ thread_local exec_pool<coll_exec> pool;
 
 void recycle(coll_exec* e) {
   // pending/pending_step are empty here (a finished or cancelled collective holds none), and
-  // error was moved out or never set.
+  // error was cleared or never set.
   e->plan.reset();
   e->members.reset();
   e->op.op.reset();
@@ -218,15 +218,7 @@ bool coll_advance(rank_context& ctx, request_state* s) {
 bool coll_finish(request_state* s, std::string& error) {
   if (s->phase == board_phase) return board_finish(s, error);
   if (s->phase == group_board_phase) return group_board_finish(s, error);
-  coll_exec* e = exec_of(s);
-  const bool failed = !e->error.empty();
-  if (failed) {
-    error = std::move(e->error);
-    e->error.clear();
-  }
-  recycle(e);
-  s->engine_ptr = nullptr;
-  return !failed;
+  return finish_pooled<coll_exec>(s, error, recycle);
 }
 
 void coll_cancel(rank_context& ctx, request_state* s) {

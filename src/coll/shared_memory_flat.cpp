@@ -40,27 +40,13 @@ namespace {
 static_assert(node_board::payload_max == 16384, "board_refusal names the limit");
 
 // One board collective in flight.
-struct board_exec {
-  const std::byte* in = nullptr;
-  std::byte* out = nullptr;
-  op_binding op;
-  board_collective kind = board_collective::none;
-  std::size_t bytes = 0;
-  int root = -1;
-  const char* call = "";
+struct board_exec : board_call {
   std::uint64_t seq = 0;
   bool published = false;
   int arrived = 1;  // peers seen, counted from this rank on (this rank itself is 0)
-  std::string error;
 
   void bind(const prepared& p, std::uint64_t s) {
-    in = static_cast<const std::byte*>(p.in);
-    out = static_cast<std::byte*>(p.out);
-    op = p.op;
-    kind = p.board;
-    bytes = p.check_bytes;
-    root = p.check_root;
-    call = p.call;
+    bind_call(p);
     seq = s;
     published = false;
     arrived = 1;
@@ -203,8 +189,7 @@ std::string board_disagreement(int q, std::uint32_t their_kind, std::uint64_t th
 
 const char* board_refusal(const coll_target& t, std::size_t bytes) {
   if (bytes > node_board::payload_max) return "needs at most 16384 bytes per rank";
-  rank_context& ctx = *t.ctx;
-  if (!ctx.tp().board()) return "needs all ranks on one node";
+  if (!t.ctx->tp().board()) return "needs all ranks on one node";
   return nullptr;
 }
 
@@ -246,9 +231,13 @@ request start_on_board(const prepared& p) {
   rank_entry guard(ctx);
   board_exec* e = pool.take();
   e->bind(p, ++ctx.board_state().started);
-  request_state* s = ctx.acquire(request_state::kind::schedule, p.call, -1, 0, msg_context::coll, nullptr, 0);
-  s->phase = board_phase;
-  s->engine_ptr = e;
+  return board_request(ctx, p.call, board_phase, e);
+}
+
+request board_request(rank_context& ctx, const char* call, std::uint8_t phase, void* exec) {
+  request_state* s = ctx.acquire(request_state::kind::schedule, call, -1, 0, msg_context::coll, nullptr, 0);
+  s->phase = phase;
+  s->engine_ptr = exec;
   ctx.add_coll(s);
   ctx.advance_colls();
   return request(&ctx, s);
@@ -268,14 +257,7 @@ bool board_advance(rank_context& ctx, request_state* s) {
   return true;
 }
 
-bool board_finish(request_state* s, std::string& error) {
-  board_exec* e = exec_of(s);
-  const bool failed = !e->error.empty();
-  if (failed) error = std::move(e->error);
-  recycle(e);
-  s->engine_ptr = nullptr;
-  return !failed;
-}
+bool board_finish(request_state* s, std::string& error) { return finish_pooled<board_exec>(s, error, recycle); }
 
 void board_cancel(rank_context& ctx, request_state* s) {
   // A published slot cannot be taken back: unwinding ends the run, which is what peers see.

@@ -21,6 +21,29 @@ const char* board_refusal(const coll_target& t, std::size_t bytes);
 /// run here, those of other groups in shared_memory_group.cpp.
 bool board_on_world(const coll_target& t);
 
+/// What a board collective was called with, and its error: the start of both board forms'
+/// running state.
+struct board_call {
+  const std::byte* in = nullptr;
+  std::byte* out = nullptr;
+  op_binding op;
+  board_collective kind = board_collective::none;
+  std::size_t bytes = 0;
+  int root = -1;
+  const char* call = "";
+  std::string error;
+
+  void bind_call(const prepared& p) {
+    in = static_cast<const std::byte*>(p.in);
+    out = static_cast<std::byte*>(p.out);
+    op = p.op;
+    kind = p.board;
+    bytes = p.check_bytes;
+    root = p.check_root;
+    call = p.call;
+  }
+};
+
 /// The collective's name in messages ("allreduce", "generalized reduce").
 const char* board_name(board_collective k);
 /// The error of ranks that disagree: world rank `q` passed (their_kind, their_bytes,
@@ -35,6 +58,10 @@ void run_on_board(const prepared& p);
 /// Starts a prepared board collective; its request is a collective's (kind::schedule) marked
 /// by `phase == board_phase`, advanced and finished by the functions below.
 request start_on_board(const prepared& p);
+
+/// The request of a board collective whose state `exec` the rank holds (entered): marked by
+/// `phase`, registered with the progress engine and advanced once.
+request board_request(rank_context& ctx, const char* call, std::uint8_t phase, void* exec);
 
 inline constexpr std::uint8_t board_phase = 1;
 /// As coll_advance, coll_finish, coll_cancel and coll_describe (executor.hpp) for board

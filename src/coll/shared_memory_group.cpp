@@ -47,44 +47,30 @@ namespace cairn::detail {
 namespace {
 
 // One group collective in flight on this rank.
-struct group_exec {
-  const std::byte* in = nullptr;
-  std::byte* out = nullptr;
-  op_binding op;
-  board_collective kind = board_collective::none;
-  std::size_t bytes = 0;
-  int root = -1;
-  const char* call = "";
+struct group_exec : board_call {
   std::shared_ptr<const group_members> members;
   int me = 0;  // group rank
   std::uint64_t group = 0, key = 0;
   std::uint32_t seq = 0;
-  // Roles: whether this rank publishes a slot (with its input), how many ranks read that slot,
-  // and the group ranks whose slots it reads, [read_first, read_end).
-  bool writes = false, carries = false;
+  // Roles: whether this rank publishes a slot (with its input, but for a barrier), how many
+  // ranks read that slot, and the group ranks whose slots it reads, [read_first, read_end).
+  bool writes = false;
   std::uint32_t readers = 0;
   std::shared_ptr<const std::vector<int>> receivers;  // the generalized reduce's readers
   int read_first = 0, read_end = 0;
   // Progress: the slot published (-1: not yet) and the next group rank to read.
   int slot = -1;
   int next = 0;
-  std::string error;
 
   void bind(const prepared& p, rank_context& ctx) {
-    in = static_cast<const std::byte*>(p.in);
-    out = static_cast<std::byte*>(p.out);
-    op = p.op;
-    kind = p.board;
-    bytes = p.check_bytes;
-    root = p.check_root;
-    call = p.call;
+    bind_call(p);
     members = p.target.members;
     me = p.target.group_rank;
     group = members->id;
     seq = ctx.next_coll_seq(group);
     key = node_board::key_of(group, seq);
     const int n = static_cast<int>(members->world_ranks.size());
-    writes = carries = false;
+    writes = false;
     readers = 0;
     receivers.reset();
     read_first = read_end = 0;
@@ -96,7 +82,7 @@ struct group_exec {
         break;
       case board_collective::bcast:
         if (me == root) {
-          writes = carries = true;
+          writes = true;
           readers = static_cast<std::uint32_t>(n - 1);
         } else {
           read_first = root;
@@ -104,18 +90,18 @@ struct group_exec {
         }
         break;
       case board_collective::reduce:
-        writes = carries = true;
+        writes = true;
         readers = 1;
         if (me == root) read_end = n;
         break;
       case board_collective::allreduce:
-        writes = carries = true;
+        writes = true;
         readers = static_cast<std::uint32_t>(n);
         read_end = n;
         break;
       case board_collective::reduce_generalized: {
         const std::vector<int>& r = *p.board_receivers;
-        writes = carries = me < p.board_participants;
+        writes = me < p.board_participants;
         readers = static_cast<std::uint32_t>(r.size());
         if (std::binary_search(r.begin(), r.end(), ctx.rank())) read_end = p.board_participants;
         receivers = p.board_receivers;
@@ -153,7 +139,7 @@ bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
     s.readers = e.readers;
     s.bytes = e.bytes;
     s.acks.store(0, std::memory_order_relaxed);
-    if (e.carries && e.bytes) std::memcpy(node_board::payload(s), e.in, e.bytes);
+    if (e.kind != board_collective::barrier && e.bytes) std::memcpy(node_board::payload(s), e.in, e.bytes);
     s.key.store(e.key, std::memory_order_seq_cst);
     e.slot = static_cast<int>(at);
     // Only the readers: on a loaded node a needless wake-up costs a context switch.
@@ -249,13 +235,11 @@ void run_on_group_board(const prepared& p) {
     ~end_watch() { --ctx.group_board().pending; }
   } end{ctx};
   auto& watch = ctx.group_board();
-  std::uint64_t spins = 0, heard = watch.bell->load(std::memory_order_seq_cst);
+  std::uint64_t spins = 0;
   for (unsigned polls = 0;; ++polls) {
     // The rest of the rank moves meanwhile (its other collectives may be what this waits for):
-    // whenever the doorbell rang, and every so often.
-    const std::uint64_t bell = watch.bell->load(std::memory_order_seq_cst);
-    if (polls && (bell != heard || (polls & 63) == 0)) ctx.progress();
-    heard = bell;
+    // whenever the doorbell rang since the last check, and every so often.
+    if (polls && (watch.bell->load(std::memory_order_seq_cst) != watch.seen || (polls & 63) == 0)) ctx.progress();
     watch.seen = watch.bell->load(std::memory_order_seq_cst);  // before the checks
     if (step(ctx, b, e)) break;
     ctx.idle(nullptr, spins);
@@ -269,12 +253,7 @@ request start_on_group_board(const prepared& p) {
   group_exec* e = pool.take();
   e->bind(p, ctx);
   begin(ctx, *ctx.tp().board());
-  request_state* s = ctx.acquire(request_state::kind::schedule, p.call, -1, 0, msg_context::coll, nullptr, 0);
-  s->phase = group_board_phase;
-  s->engine_ptr = e;
-  ctx.add_coll(s);
-  ctx.advance_colls();
-  return request(&ctx, s);
+  return board_request(ctx, p.call, group_board_phase, e);
 }
 
 bool group_board_advance(rank_context& ctx, request_state* s) {
@@ -285,12 +264,7 @@ bool group_board_advance(rank_context& ctx, request_state* s) {
 }
 
 bool group_board_finish(request_state* s, std::string& error) {
-  group_exec* e = exec_of(s);
-  const bool failed = !e->error.empty();
-  if (failed) error = std::move(e->error);
-  recycle(e);
-  s->engine_ptr = nullptr;
-  return !failed;
+  return finish_pooled<group_exec>(s, error, recycle);
 }
 
 void group_board_cancel(rank_context& ctx, request_state* s) {

@@ -154,6 +154,23 @@ prepared on_board(const coll_target& t, const char* call, board_collective k, co
   return p;
 }
 
+// The algorithm of a collective that may run on the board (`board`, its enum's shared_memory):
+// the caller's if not automatic (0), else CAIRN_COLL's first usable rule (`usable`, and the
+// board only where it can run), else the board if the default table takes it; automatic if
+// none of these.
+template <class Alg, class Usable>
+Alg board_or(const coll_target& t, coll_id id, std::size_t bytes, Alg alg, Alg board, Usable usable) {
+  if (alg != Alg{}) return alg;
+  alg = static_cast<Alg>(environment_choice(id, bytes, [&](int a) {
+    return usable(a) && (a != static_cast<int>(board) || !board_refusal(t, bytes));
+  }));
+  return alg == Alg{} && board_by_default(t, bytes) ? board : alg;
+}
+template <class Alg>
+Alg board_or(const coll_target& t, coll_id id, std::size_t bytes, Alg alg, Alg board) {
+  return board_or(t, id, bytes, alg, board, [](int) { return true; });
+}
+
 // A board collective runs on the world's slots (in issue order on the world) or on the keyed
 // ones of groups (and the generalized reduce's roles).
 bool on_world_slots(const prepared& p) {
@@ -187,9 +204,7 @@ void run_blocking(prepared&& p) {
 
 prepared prepare_barrier(const coll_target& t, const char* call) {
   constexpr int shared_memory = 2;  // the catalog's second barrier algorithm
-  int alg = environment_choice(coll_id::barrier, 0, [&](int a) { return a != shared_memory || !board_refusal(t, 0); });
-  if (alg == 0 && board_by_default(t, 0)) alg = shared_memory;
-  if (alg == shared_memory) return on_board(t, call, board_collective::barrier, nullptr, nullptr, {}, 0, -1);
+  if (board_or(t, coll_id::barrier, 0, 0, shared_memory) == shared_memory) return on_board(t, call, board_collective::barrier, nullptr, nullptr, {}, 0, -1);
   const int p = group_size(t), me = t.group_rank;
   auto plan = cached({planner::barrier_dissemination, true, p, me, 0, 0, 0},
                      [&] { return coll::plan_barrier_dissemination(p, me); });
@@ -200,11 +215,7 @@ prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::s
                        bcast_algorithm alg) {
   check_root(t, call, root);
   const int p = group_size(t), me = t.group_rank;
-  if (alg == bcast_algorithm::automatic)
-    alg = static_cast<bcast_algorithm>(environment_choice(coll_id::bcast, bytes, [&](int a) {
-      return a != static_cast<int>(bcast_algorithm::shared_memory) || !board_refusal(t, bytes);
-    }));
-  if (alg == bcast_algorithm::automatic && board_by_default(t, bytes)) alg = bcast_algorithm::shared_memory;
+  alg = board_or(t, coll_id::bcast, bytes, alg, bcast_algorithm::shared_memory);
   if (alg == bcast_algorithm::shared_memory)
     return on_board(t, call, board_collective::bcast, buf, buf, {}, bytes, root);
   if (alg == bcast_algorithm::automatic)
@@ -223,11 +234,7 @@ prepared prepare_reduce(const coll_target& t, const char* call, const void* in, 
   check_root(t, call, root);
   const int p = group_size(t), me = t.group_rank;
   const std::size_t bytes = count * op.elem;
-  if (alg == reduce_algorithm::automatic)
-    alg = static_cast<reduce_algorithm>(environment_choice(coll_id::reduce, bytes, [&](int a) {
-      return a != static_cast<int>(reduce_algorithm::shared_memory) || !board_refusal(t, bytes);
-    }));
-  if (alg == reduce_algorithm::automatic && board_by_default(t, bytes)) alg = reduce_algorithm::shared_memory;
+  alg = board_or(t, coll_id::reduce, bytes, alg, reduce_algorithm::shared_memory);
   if (alg == reduce_algorithm::shared_memory)
     return on_board(t, call, board_collective::reduce, in, out, op, bytes, root);
   if (alg == reduce_algorithm::automatic)
@@ -249,13 +256,8 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
   const std::size_t bytes = count * op.elem;
   if (alg == allreduce_algorithm::ring && !op.commutative)
     fail(call, t.world_rank, "the ring algorithm needs a commutative operation");
-  if (alg == allreduce_algorithm::automatic)
-    alg = static_cast<allreduce_algorithm>(environment_choice(coll_id::allreduce, bytes, [&](int a) {
-      return (op.commutative || a != static_cast<int>(allreduce_algorithm::ring)) &&
-             (a != static_cast<int>(allreduce_algorithm::shared_memory) || !board_refusal(t, bytes));
-    }));
-  if (alg == allreduce_algorithm::automatic && board_by_default(t, bytes))
-    alg = allreduce_algorithm::shared_memory;
+  alg = board_or(t, coll_id::allreduce, bytes, alg, allreduce_algorithm::shared_memory,
+                 [&](int a) { return op.commutative || a != static_cast<int>(allreduce_algorithm::ring); });
   if (alg == allreduce_algorithm::shared_memory)
     return on_board(t, call, board_collective::allreduce, in, out, op, bytes, -1);
   if (alg == allreduce_algorithm::automatic) {

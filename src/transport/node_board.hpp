@@ -1,6 +1,6 @@
 #pragma once
-// The node board: memory every rank of the run can read, through which short blocking
-// collectives on the world run without messages (src/coll/shared_memory_flat.cpp). Threads
+// The node board: memory every rank of the run can read, through which short collectives run
+// without messages (src/coll/shared_memory_flat.cpp, src/coll/shared_memory_group.cpp). Threads
 // engine: one allocation of the fabric; MPI engine: an MPI-3 shared-memory window, when all
 // processes sit on one node.
 //
@@ -64,6 +64,8 @@ class node_board {
   static constexpr std::size_t slot_stride = sizeof(board_slot) + payload_max + 96;
   /// Bytes before the first slot: the `done` word's line pair (the doorbell in the second).
   static constexpr std::size_t done_stride = 128;
+  /// Where the doorbell sits in a region.
+  static constexpr std::size_t doorbell_offset = 64;
   /// Keyed slots per rank (collectives on groups in flight from one rank).
   static constexpr std::size_t group_slots = 8;
   /// Bytes between two keyed slots.
@@ -88,7 +90,7 @@ class node_board {
   /// Constructs the words of one region (its owner, before any rank reads it).
   static void format(std::byte* region) noexcept {
     new (region) std::atomic<std::uint64_t>{0};
-    new (region + 64) std::atomic<std::uint64_t>{0};
+    new (region + doorbell_offset) std::atomic<std::uint64_t>{0};
     for (std::size_t i = 0; i < slots; ++i) new (region + done_stride + i * slot_stride) board_slot{};
     for (std::size_t i = 0; i < group_slots; ++i) new (region + group_offset + i * group_slot_stride) group_slot{};
   }
@@ -108,7 +110,7 @@ class node_board {
   }
   /// Rank r's doorbell: others add 1 (seq_cst, then wake r) when r may have something to do.
   std::atomic<std::uint64_t>& doorbell(int r) const noexcept {
-    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(bases_[static_cast<std::size_t>(r)] + 64));
+    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(bases_[static_cast<std::size_t>(r)] + doorbell_offset));
   }
   /// Rank r's keyed slot i (< group_slots).
   group_slot& keyed(int r, std::size_t i) const noexcept {

@@ -4,11 +4,10 @@
 /// from the default table, which the environment variable CAIRN_COLL may override), and the
 /// selection table itself for tools (cairn-info). On any group of ranks sharing one node,
 /// `automatic` picks `shared_memory` for barrier and for bcast, reduce and allreduce up to
-/// 16384 bytes
-/// (barrier has no algorithm argument: CAIRN_COLL=barrier=dissemination keeps it on
-/// messages). Collectives with one algorithm: gather and scatter (binomial), gatherv and scatterv (linear), allgatherv
-/// (ring), alltoallv (pairwise), reduce_scatter (pairwise), scan and exscan (recursive
-/// doubling).
+/// 16384 bytes (barrier has no algorithm argument: CAIRN_COLL=barrier=dissemination keeps it on
+/// messages). Collectives with one algorithm: gather and scatter (binomial), gatherv and
+/// scatterv (linear), allgatherv (ring), alltoallv (pairwise), reduce_scatter (pairwise), scan
+/// and exscan (recursive doubling).
 
 #include <cstddef>
 #include <string>

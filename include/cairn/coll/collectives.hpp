@@ -36,7 +36,7 @@ using count_list = std::span<const std::size_t>;
 template <class Derived>
 class collectives {
  public:
-  /// Non-blocking barrier (shared memory on the world of one node, else dissemination).
+  /// Non-blocking barrier (shared memory on a group of one node, else dissemination).
   request ibarrier() { return detail::start_prepared(detail::prepare_barrier(target("ibarrier"), "ibarrier")); }
   /// Blocks until every member entered the barrier.
   void barrier() { detail::run_blocking(detail::prepare_barrier(target("barrier"), "barrier")); }
