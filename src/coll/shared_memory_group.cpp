@@ -5,21 +5,25 @@
 //
 // A collective on a group is named by the group's identity and its number on that group (the
 // same on every member: collectives on a group match in issue order), so unlike the world's
-// slots (shared_memory_flat.cpp) a rank's keyed slots are not used in a fixed order. A writer
-// takes a free slot of its own (preferably slot seq mod K), writes its signature and input,
-// publishes the key (release) and rings the doorbells of the group's other ranks. A reader looks
-// for the writer's slot holding the key (the preferred slot first), checks the signature,
-// combines and adds one to the slot's acknowledgments; the slot is free again when all its
-// readers have acknowledged. Who writes and who reads:
+// slots (shared_memory_flat.cpp) a rank's keyed slots are not used in a fixed order. Every
+// member takes a free slot of its own (preferably slot seq mod K), writes its signature and its
+// payload if it carries one, publishes the key (release) and rings the doorbells of the group's
+// other ranks. Every member then reads every member's slot: it finds it by key (the preferred
+// slot first), checks the signature, takes the operands it needs and adds one to the slot's
+// acknowledgments; the slot is free again when all members acknowledged. Who carries data and
+// who takes it:
 //
-//   barrier      everyone writes a header; everyone reads everyone
-//   bcast        the root writes its data; the others read it
-//   reduce       everyone writes its input; the root reads all, in group order
-//   allreduce    everyone writes its input; everyone reads all, in group order
-//   generalized  participants (the group's first ranks) write; receivers read them all, in order
+//   barrier      nobody carries; nobody takes
+//   bcast        the root carries its data; the others take it
+//   reduce       everyone carries its input; the root takes all, in group order
+//   allreduce    everyone carries its input; everyone takes all, in group order
+//   generalized  participants (the group's first ranks) carry; receivers take them all, in order
 //
-// A rank reads its own slot too where its input is an operand (so an in-place output may be
-// overwritten before its own turn). A rank that only writes is done once it published. Readers
+// Why every member reads every slot, as on the world: each slot's readers are then the same
+// whatever the ranks called, so a call that disagrees (another kind, root, count, receiver
+// set) is reported by every rank, and no slot is freed too early or never; with readers chosen
+// by role, a rank naming another root waited for a slot nobody wrote. A rank reads its own
+// slot too (so an in-place output may be overwritten before its own operand's turn). Receivers
 // combine in group order, so every receiver gets the same bits and non-commutative operations
 // are right.
 //
@@ -52,13 +56,13 @@ struct group_exec : board_call {
   int me = 0;  // group rank
   std::uint64_t group = 0, key = 0;
   std::uint32_t seq = 0;
-  // Roles: whether this rank publishes a slot (with its input, but for a barrier), how many
-  // ranks read that slot, and the group ranks whose slots it reads, [read_first, read_end).
-  bool writes = false;
-  std::uint32_t readers = 0;
-  std::shared_ptr<const std::vector<int>> receivers;  // the generalized reduce's readers
-  int read_first = 0, read_end = 0;
-  // Progress: the slot published (-1: not yet) and the next group rank to read.
+  // What this rank's slot carries (its input, or a signature only), the shape of a generalized
+  // reduce (its participants and receivers; 0 for the others) and the group ranks whose
+  // operands it takes, [take_first, take_end).
+  bool carries = false;
+  std::uint64_t shape = 0;
+  int take_first = 0, take_end = 0;
+  // Progress: the slot published (-1: not yet) and the next group rank whose slot to find.
   int slot = -1;
   int next = 0;
 
@@ -70,47 +74,44 @@ struct group_exec : board_call {
     seq = ctx.next_coll_seq(group);
     key = node_board::key_of(group, seq);
     const int n = static_cast<int>(members->world_ranks.size());
-    writes = false;
-    readers = 0;
-    receivers.reset();
-    read_first = read_end = 0;
+    carries = false;
+    shape = 0;
+    take_first = take_end = 0;
     switch (kind) {
-      case board_collective::barrier:
-        writes = true;
-        readers = static_cast<std::uint32_t>(n);
-        read_end = n;
-        break;
+      case board_collective::barrier: break;
       case board_collective::bcast:
-        if (me == root) {
-          writes = true;
-          readers = static_cast<std::uint32_t>(n - 1);
-        } else {
-          read_first = root;
-          read_end = root + 1;
+        carries = me == root;
+        if (me != root) {
+          take_first = root;
+          take_end = root + 1;
         }
         break;
       case board_collective::reduce:
-        writes = true;
-        readers = 1;
-        if (me == root) read_end = n;
+        carries = true;
+        if (me == root) take_end = n;
         break;
       case board_collective::allreduce:
-        writes = true;
-        readers = static_cast<std::uint32_t>(n);
-        read_end = n;
+        carries = true;
+        take_end = n;
         break;
       case board_collective::reduce_generalized: {
         const std::vector<int>& r = *p.board_receivers;
-        writes = me < p.board_participants;
-        readers = static_cast<std::uint32_t>(r.size());
-        if (std::binary_search(r.begin(), r.end(), ctx.rank())) read_end = p.board_participants;
-        receivers = p.board_receivers;
+        carries = me < p.board_participants;
+        if (std::binary_search(r.begin(), r.end(), ctx.rank())) take_end = p.board_participants;
+        shape = shape_of(p.board_participants, r);
         break;
       }
       case board_collective::none: break;
     }
     slot = -1;
-    next = read_first;
+    next = 0;
+  }
+
+  // A fingerprint of a generalized reduce's participant count and receiver set (never 0).
+  static std::uint64_t shape_of(int participants, const std::vector<int>& receivers) {
+    std::uint64_t h = 0xCBF29CE484222325ull ^ static_cast<std::uint64_t>(participants);
+    for (int w : receivers) h = (h ^ static_cast<std::uint64_t>(w)) * 0x100000001B3ull;
+    return h ? h : 1;
   }
 };
 
@@ -126,6 +127,7 @@ void ring(rank_context& ctx, const node_board& b, int r) {
 bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
   const int me_w = ctx.rank();
   const std::size_t k = node_board::group_slots;
+  const auto n = static_cast<std::uint32_t>(e.members->world_ranks.size());
   for (std::size_t i = 0; i < k; ++i) {
     const std::size_t at = (e.seq + i) % k;
     group_slot& s = b.keyed(me_w, at);
@@ -136,20 +138,15 @@ bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
     s.seq = e.seq;
     s.kind = static_cast<std::uint32_t>(e.kind);
     s.root = e.root;
-    s.readers = e.readers;
+    s.readers = n;
     s.bytes = e.bytes;
+    s.shape = e.shape;
     s.acks.store(0, std::memory_order_relaxed);
-    if (e.kind != board_collective::barrier && e.bytes) std::memcpy(node_board::payload(s), e.in, e.bytes);
+    if (e.carries && e.bytes) std::memcpy(node_board::payload(s), e.in, e.bytes);
     s.key.store(e.key, std::memory_order_seq_cst);
     e.slot = static_cast<int>(at);
-    // Only the readers: on a loaded node a needless wake-up costs a context switch.
-    if (e.kind == board_collective::reduce) {
-      const int root_w = e.members->world_ranks[static_cast<std::size_t>(e.root)];
-      if (root_w != me_w) ring(ctx, b, root_w);
-    } else {
-      for (int w : e.receivers ? *e.receivers : e.members->world_ranks)
-        if (w != me_w) ring(ctx, b, w);
-    }
+    for (int w : e.members->world_ranks)
+      if (w != me_w) ring(ctx, b, w);
     return true;
   }
   return false;
@@ -167,34 +164,40 @@ group_slot* find(const node_board& b, int w, const group_exec& e) {
 
 // Checks the signature in group rank q's slot s against this rank's call.
 void check(group_exec& e, int q, const group_slot& s) {
-  if (!e.error.empty() ||
-      (s.kind == static_cast<std::uint32_t>(e.kind) && s.bytes == e.bytes && s.root == e.root))
-    return;
-  e.error = board_disagreement(e.members->world_ranks[static_cast<std::size_t>(q)], s.kind, s.bytes, s.root, e.kind,
-                               e.bytes, e.root, e.seq, e.members->world_ranks.size());
+  if (!e.error.empty()) return;
+  const int w = e.members->world_ranks[static_cast<std::size_t>(q)];
+  const std::size_t n = e.members->world_ranks.size();
+  if (s.kind != static_cast<std::uint32_t>(e.kind) || s.bytes != e.bytes || s.root != e.root)
+    e.error = board_disagreement(w, s.kind, s.bytes, s.root, e.kind, e.bytes, e.root, e.seq, n);
+  else if (s.shape != e.shape)
+    e.error = "ranks disagree on the call: rank " + std::to_string(w) +
+              " passed other participants or receivers to the generalized reduce than this rank "
+              "(shared-memory collective #" + std::to_string(e.seq) + " on a group of " + std::to_string(n) +
+              " ranks)";
 }
 
 // Takes group rank q's operand from its slot s (signatures all checked and equal).
-void consume(group_exec& e, int q, group_slot& s) {
-  if (!e.bytes || e.kind == board_collective::barrier) return;
+void take(group_exec& e, int q, group_slot& s) {
+  if (!e.bytes || q < e.take_first || q >= e.take_end) return;
   const std::byte* operand = node_board::payload(s);
-  if (e.kind == board_collective::bcast || q == e.read_first) std::memcpy(e.out, operand, e.bytes);
+  if (e.kind == board_collective::bcast || q == e.take_first) std::memcpy(e.out, operand, e.bytes);
   else e.op.combine(e.op.op.get(), operand, e.out, e.bytes / e.op.elem, false);  // out = out op operand
 }
 
-// Moves e on as far as it goes; true when this rank is done with it. Every slot it reads is
-// found and its signature checked before any output is written: a disagreement writes nothing.
+// Moves e on as far as it goes; true when this rank is done with it. Every slot is found and
+// its signature checked before any output is written: a disagreement writes nothing.
 bool step(rank_context& ctx, const node_board& b, group_exec& e) {
-  if (e.writes && e.slot < 0 && !publish(ctx, b, e)) return false;
-  for (; e.next < e.read_end; ++e.next) {
+  if (e.slot < 0 && !publish(ctx, b, e)) return false;
+  const int n = static_cast<int>(e.members->world_ranks.size());
+  for (; e.next < n; ++e.next) {
     const group_slot* s = find(b, e.members->world_ranks[static_cast<std::size_t>(e.next)], e);
     if (!s) return false;
     check(e, e.next, *s);
   }
-  for (int q = e.read_first; q < e.read_end; ++q) {
+  for (int q = 0; q < n; ++q) {
     const int w = e.members->world_ranks[static_cast<std::size_t>(q)];
     group_slot& s = *find(b, w, e);  // still there: not acknowledged yet
-    if (e.error.empty()) consume(e, q, s);
+    if (e.error.empty()) take(e, q, s);
     // The last reader frees the slot (its owner may wait for it, and may rewrite the header at
     // once: read before acknowledging).
     const std::uint32_t readers = s.readers;
@@ -216,7 +219,6 @@ group_exec* exec_of(const request_state* s) { return static_cast<group_exec*>(s-
 void recycle(group_exec* e) {
   e->op.op.reset();
   e->members.reset();
-  e->receivers.reset();
   e->error.clear();
   pool.give(e);
 }
@@ -279,8 +281,8 @@ std::string group_board_describe(const request_state* s) {
   std::ostringstream os;
   os << "shared-memory " << board_name(e.kind) << " #" << e.seq << " on a group of " << e.members->world_ranks.size()
      << " ranks (this rank is " << e.me << "), ";
-  if (e.writes && e.slot < 0) os << "waiting for a free slot";
-  else if (e.next < e.read_end)
+  if (e.slot < 0) os << "waiting for a free slot";
+  else if (e.next < static_cast<int>(e.members->world_ranks.size()))
     os << "waiting for rank " << e.members->world_ranks[static_cast<std::size_t>(e.next)] << " to publish";
   else os << "done";
   return os.str();

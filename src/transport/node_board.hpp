@@ -46,6 +46,7 @@ struct group_slot {
   std::int32_t root = -1;     ///< its root, -1 for none
   std::uint32_t readers = 0;  ///< acknowledgments that free the slot
   std::uint64_t bytes = 0;    ///< bytes the rank passed
+  std::uint64_t shape = 0;    ///< a generalized reduce's participants and receivers (fingerprint)
   /// Readers done with the slot, counting up from 0 for each use.
   alignas(64) std::atomic<std::uint64_t> acks{0};
 };

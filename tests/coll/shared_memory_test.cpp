@@ -252,20 +252,54 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
       EXPECT_TRUE(has_text(gmsg, "on a group of " + std::to_string(p) + " ranks")) << gmsg;
       EXPECT_EQ(mismatch(gout, vec(gout.size(), -5)), "");
       back.barrier();
-      // A root that differs in a reduce on a group: world rank 0 (the group's last) names group
-      // rank p - 2, the others 0; the root reads every slot and reports it, writing nothing.
+      // Calls that differ on a group: every member reads every slot, so every rank reports
+      // the disagreement, nobody waits for a slot nobody writes, and nothing is written.
+      // A reduce whose root differs: world rank 0 (the group's last) names group rank p - 2.
       if (p > 2) {
         vec rin(4, me), rout(4, -5);
         auto r = back.ireduce(rin, rout, me == 0 ? p - 2 : 0, cairn::plus{}, cairn::reduce_algorithm::shared_memory);
         const std::string rmsg = message_of([&] { r.wait(); });
-        if (back.rank() == 0) {
-          EXPECT_TRUE(has_text(rmsg, "rank 0 called reduce with 32 bytes and root " + std::to_string(p - 2))) << rmsg;
-        } else {
-          EXPECT_EQ(rmsg, "no error");
-        }
+        EXPECT_TRUE(has_text(rmsg, me == 0 ? "rank " + std::to_string(p - 1) + " called reduce with 32 bytes and root 0"
+                                           : "rank 0 called reduce with 32 bytes and root " + std::to_string(p - 2)))
+            << rmsg;
         EXPECT_EQ(mismatch(rout, vec(4, -5)), "");
-        w.barrier();
       }
+      // A bcast root named by one rank that the others take for a non-root (with roles by
+      // kind, it waited for a slot its root never wrote), then a kind that differs.
+      {
+        vec buf(3, me);
+        const int root = me == p - 1 ? 1 : 0;
+        const std::string bmsg = message_of([&] { back.bcast(buf, root); });
+        EXPECT_TRUE(has_text(bmsg, "ranks disagree on the call")) << bmsg;
+        EXPECT_TRUE(has_text(bmsg, "and root")) << bmsg;
+        EXPECT_EQ(mismatch(buf, vec(3, me)), "");
+        vec kin(2, me), kout(2, -5);
+        const std::string kmsg = message_of([&] {
+          if (me == 0) back.bcast(kin, 0);
+          else back.reduce(kin, kout, 0);
+        });
+        EXPECT_TRUE(has_text(kmsg, me == 0 ? "this rank bcast with 16 bytes" : "called bcast with 16 bytes")) << kmsg;
+        EXPECT_EQ(mismatch(kout, vec(2, -5)), "");
+      }
+      // A generalized reduce whose receiver sets differ (same members, so the same group).
+      {
+        const std::vector<int> all = everyone(p), r1{0}, r2{p - 1};
+        vec gin2(2, me + 1), gout2(2, -5);
+        const std::string smsg = message_of([&] {
+          w.reduce(all, me == 0 ? r2 : r1, gin2, gout2, cairn::plus{},
+                   {.algorithm = cairn::generalized_reduce_algorithm::shared_memory});
+        });
+        EXPECT_TRUE(has_text(smsg, "other participants or receivers")) << smsg;
+        EXPECT_EQ(mismatch(gout2, vec(2, -5)), "");
+      }
+      // Nothing leaked: more collectives on the group than it has slots, all right.
+      for (int i = 0; i < 20; ++i) {
+        vec x(2, me + i), y(2);
+        back.allreduce(x, y);
+        const std::int64_t want = static_cast<std::int64_t>(p) * (p - 1) / 2 + static_cast<std::int64_t>(p) * i;
+        ASSERT_EQ(mismatch(y, vec(2, want)), "") << "round " << i;
+      }
+      w.barrier();
     }
     vec big(2049), res(2049);
     EXPECT_TRUE(has_text(
