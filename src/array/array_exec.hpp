@@ -27,7 +27,8 @@ struct stage {
 struct array_exec {
   rank_context* ctx = nullptr;
   const char* call = "";
-  bool direct = false;  // threads engine: receivers copy from the senders' memory
+  bool direct = false;  // receivers may copy from the senders' memory (threads; MPI on one node)
+  bool stage_direct = false;  // the current stage does (MPI: where its runs are long)
 
   // Descriptor exchange before the stages exist (inter-task transfers, first start only):
   // post_pre posts it, after_pre builds the stages from the descriptors received.

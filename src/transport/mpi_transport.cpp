@@ -1,18 +1,22 @@
 #include "transport/mpi_transport.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <functional>
 #include <climits>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <ostream>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "runtime/rank_context.hpp"
+#include "transport/cross_memory.hpp"
 
 namespace cairn::detail {
 
@@ -105,6 +109,29 @@ mpi_transport::mpi_transport(rank_context& ctx, bool oversubscribed)
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
   if (flag && ub) tag_ub_ = *ub;
   make_board();
+  probe_cross_memory();
+}
+
+void mpi_transport::probe_cross_memory() {
+  const int n = ctx_.size();
+  const char* env = std::getenv("CAIRN_CMA");
+  // The same on every process (the environment of one launch), so no process waits alone.
+  if (!board() || n < 2 || (env && std::string_view(env) == "0")) return;
+  struct entry {
+    long long pid;
+    unsigned long long address;
+  };
+  const entry mine{static_cast<long long>(getpid()), reinterpret_cast<std::uintptr_t>(&probe_word_)};
+  probe_word_ = 0xC0FFEE0000000000ull ^ static_cast<unsigned long long>(mine.pid);
+  std::vector<entry> all(static_cast<std::size_t>(n));
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
+  const entry& next = all[static_cast<std::size_t>((ctx_.rank() + 1) % n)];
+  int ok = cross_memory_probe(static_cast<int>(next.pid), reinterpret_cast<const void*>(next.address),
+                              0xC0FFEE0000000000ull ^ static_cast<unsigned long long>(next.pid));
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);  // also: all read before any word dies
+  if (!ok) return;
+  pids_.resize(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) pids_[static_cast<std::size_t>(r)] = static_cast<int>(all[static_cast<std::size_t>(r)].pid);
 }
 
 void mpi_transport::make_board() {

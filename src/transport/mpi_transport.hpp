@@ -65,6 +65,10 @@ class mpi_transport final : public transport {
   /// The board is a shared-memory window (MPI_Win_allocate_shared) when every process of
   /// MPI_COMM_WORLD is on one node. Processes poll, so wake() has nothing to do.
   const node_board* board() const noexcept override { return board_win_ != MPI_WIN_NULL ? &board_ : nullptr; }
+  /// Set on one node when every process could read its neighbour's memory at launch.
+  int peer_pid(int r) const noexcept override {
+    return pids_.empty() ? 0 : pids_[static_cast<std::size_t>(r)];
+  }
 
  private:
   /// request_state::phase of a receive posted by irecv_exact.
@@ -86,6 +90,8 @@ class mpi_transport final : public transport {
 
   /// Creates the board's window if all processes share a node (collective).
   void make_board();
+  /// On one node: every process's id if each could read its neighbour's memory (collective).
+  void probe_cross_memory();
   MPI_Comm small(msg_context c) const noexcept { return small_[static_cast<std::size_t>(c)]; }
   MPI_Comm large(msg_context c) const noexcept { return large_[static_cast<std::size_t>(c)]; }
   std::byte* take_buffer();
@@ -120,6 +126,8 @@ class mpi_transport final : public transport {
   MPI_Comm exact_ = MPI_COMM_NULL;  // isend_exact / irecv_exact (array context)
   MPI_Win board_win_ = MPI_WIN_NULL;
   node_board board_;
+  std::vector<int> pids_;  // by world rank; empty: no cross-memory reads
+  unsigned long long probe_word_ = 0;  // read by the neighbour in the launch probe
 };
 
 /// Initializes MPI once per process (MPI_Finalize runs at exit if cairn initialized it).

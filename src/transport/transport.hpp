@@ -63,6 +63,13 @@ class transport {
   /// Wakes rank r if it parked, or advances it (progress mode peers), after this rank
   /// published something on the board that r may be waiting for (seq_cst after publishing).
   virtual void wake(int r) noexcept { (void)r; }
+  /// The process whose memory holds rank r's, for copies straight out of it
+  /// (transport/cross_memory.hpp), or 0 if this rank cannot read it that way. The threads
+  /// engine shares one address space and needs none.
+  virtual int peer_pid(int r) const noexcept {
+    (void)r;
+    return 0;
+  }
 };
 
 }  // namespace cairn::detail

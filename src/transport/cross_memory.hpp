@@ -1,0 +1,65 @@
+#pragma once
+// Copies straight out of another process's memory (Linux cross-memory attach,
+// process_vm_readv): on the MPI engine with every process on one node, array transfers read
+// the sender's local part as the threads engine reads it in its one address space — one copy,
+// no packing, no intermediate buffer. mpi_transport probes at launch whether the kernel lets
+// every process read its peers (same user, no ptrace restriction); CAIRN_CMA=0 turns it off.
+
+#include <sys/uio.h>
+
+#include <cstddef>
+
+namespace cairn::detail {
+
+/// Gathers the runs copied from one peer and reads them in batches of iovecs (one system call
+/// per `batch` iovecs on either side). Large (32 KiB of iovecs): keep one per thread.
+class cross_memory_reader {
+ public:
+  /// iovecs per side and system call (the kernel's IOV_MAX).
+  static constexpr std::size_t batch = 1024;
+
+  /// Starts reading from process `pid` (what was gathered before is dropped).
+  void begin(int pid) noexcept {
+    pid_ = pid;
+    error_ = 0;
+    nl_ = nr_ = want_ = 0;
+  }
+  /// Copies `bytes` from address `from` of the peer to `to` (at the latest in finish()); a run
+  /// adjacent to the previous one on either side extends its iovec (the kernel's cost is per
+  /// remote iovec).
+  void add(std::byte* to, const std::byte* from, std::size_t bytes) noexcept {
+    if (!bytes) return;
+    bool grow_local = nl_ && end(local_[nl_ - 1]) == to;
+    bool grow_remote = nr_ && end(remote_[nr_ - 1]) == from;
+    if ((!grow_local && nl_ == batch) || (!grow_remote && nr_ == batch)) {
+      flush();  // both lists hold the same bytes: whole runs only
+      grow_local = grow_remote = false;
+    }
+    if (grow_local) local_[nl_ - 1].iov_len += bytes;
+    else local_[nl_++] = {to, bytes};
+    if (grow_remote) remote_[nr_ - 1].iov_len += bytes;
+    else remote_[nr_++] = {const_cast<std::byte*>(from), bytes};
+    want_ += bytes;
+  }
+  /// Reads what is gathered; 0 if every byte arrived, else the errno of the failed read (or
+  /// EFAULT for a short one).
+  int finish() noexcept {
+    flush();
+    return error_;
+  }
+
+ private:
+  void flush() noexcept;
+  static const std::byte* end(const iovec& v) noexcept { return static_cast<const std::byte*>(v.iov_base) + v.iov_len; }
+
+  int pid_ = 0;
+  int error_ = 0;
+  std::size_t nl_ = 0, nr_ = 0, want_ = 0;
+  iovec local_[batch], remote_[batch];
+};
+
+/// True if this process can read `bytes` at address `from` of process `pid` and finds `expect`
+/// there (the launch probe).
+bool cross_memory_probe(int pid, const void* from, unsigned long long expect) noexcept;
+
+}  // namespace cairn::detail
