@@ -483,6 +483,10 @@ void array_request::wait() {
 
 namespace detail {
 
+bool copies_straight(rank_context& ctx, const transfer_options& opts) {
+  return opts.direct && (ctx.engine() == cairn::engine::threads || ctx.tp().peer_pid(ctx.rank()) != 0);
+}
+
 array_request start_plan(rank_context& ctx, const char* call,
                          std::shared_ptr<const redistribution_plan> plan, const void* src,
                          void* dst, std::uint64_t tag_key, const transfer_options& opts) {
@@ -490,9 +494,7 @@ array_request start_plan(rank_context& ctx, const char* call,
   auto e = std::make_unique<array_exec>();
   e->ctx = &ctx;
   e->call = call;
-  // Straight copies: one address space (threads), or the peers' memory through cross-memory
-  // attach (MPI on one node); the same choice on every rank.
-  e->direct = opts.direct && (ctx.engine() == cairn::engine::threads || ctx.tp().peer_pid(ctx.rank()) != 0);
+  e->direct = copies_straight(ctx, opts);
   e->steps = opts.steps;
   e->on_slab = opts.on_slab;
   const std::uint64_t key = plan->groups_id ^ (tag_key * 0x9E3779B97F4A7C15ull);

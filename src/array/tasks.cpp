@@ -160,7 +160,7 @@ std::unique_ptr<array_exec> prepare_task_transfer(task_transfer_args args) {
   auto e = std::make_unique<array_exec>();
   e->ctx = &args.w.context(args.call);
   e->call = args.call;
-  e->direct = args.opts.direct && e->ctx->engine() == cairn::engine::threads;
+  e->direct = copies_straight(*e->ctx, args.opts);
   e->steps = args.opts.steps;
   e->on_slab = args.opts.on_slab;
   auto x = std::make_shared<exchange_state>();

@@ -58,8 +58,8 @@ class cross_memory_reader {
   iovec local_[batch], remote_[batch];
 };
 
-/// True if this process can read `bytes` at address `from` of process `pid` and finds `expect`
-/// there (the launch probe).
+/// True if this process can read the 8-byte word at address `from` of process `pid` and finds
+/// `expect` there (the launch probe).
 bool cross_memory_probe(int pid, const void* from, unsigned long long expect) noexcept;
 
 }  // namespace cairn::detail

@@ -128,7 +128,7 @@ void mpi_transport::probe_cross_memory() {
   const entry& next = all[static_cast<std::size_t>((ctx_.rank() + 1) % n)];
   int ok = cross_memory_probe(static_cast<int>(next.pid), reinterpret_cast<const void*>(next.address),
                               0xC0FFEE0000000000ull ^ static_cast<unsigned long long>(next.pid));
-  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);  // also: all read before any word dies
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!ok) return;
   pids_.resize(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) pids_[static_cast<std::size_t>(r)] = static_cast<int>(all[static_cast<std::size_t>(r)].pid);
