@@ -29,6 +29,7 @@
 #include "cairn/coll/schedule.hpp"
 #include "cairn/runtime/error.hpp"
 #include "coll/exec_pool.hpp"
+#include "coll/plan_cache.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
 #include "transport/node_board.hpp"
@@ -220,10 +221,25 @@ void run_on_board(const prepared& p) {
 }
 
 void describe_board_plan(prepared& p) {
-  const bool generalized = p.board == board_collective::reduce_generalized;
-  p.plan = std::make_shared<const coll::schedule>(
-      std::string(generalized ? "reduce_generalized" : board_name(p.board)) + "/shared_memory",
-      static_cast<int>(p.target.members->world_ranks.size()), p.target.group_rank);
+  // Cached per rank as the schedules are: a plan is a function of (collective, size, rank).
+  struct key {
+    board_collective kind;
+    int size, rank;
+    bool operator==(const key&) const = default;
+  };
+  struct key_hash {
+    std::size_t operator()(const key& k) const noexcept {
+      return (static_cast<std::size_t>(k.kind) * 0x9E3779B97F4A7C15ull) ^ (static_cast<std::size_t>(k.size) << 20) ^
+             static_cast<std::size_t>(k.rank);
+    }
+  };
+  thread_local bounded_cache<key, std::shared_ptr<const coll::schedule>, key_hash, 1024> cache;
+  const key k{p.board, static_cast<int>(p.target.members->world_ranks.size()), p.target.group_rank};
+  p.plan = cache.get(k, [&] {
+    const bool generalized = k.kind == board_collective::reduce_generalized;
+    return std::make_shared<const coll::schedule>(
+        std::string(generalized ? "reduce_generalized" : board_name(k.kind)) + "/shared_memory", k.size, k.rank);
+  });
 }
 
 request start_on_board(const prepared& p) {

@@ -194,6 +194,9 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
     auto bar = w.barrier_init();
     EXPECT_EQ(ar.plan().name, "allreduce/shared_memory");
     EXPECT_EQ(ar.plan().group_size, p);
+    // Plans are cached: a second init of the same collective shares the first's.
+    EXPECT_EQ(&w.allreduce_init(in, out, cairn::plus{}, cairn::allreduce_algorithm::shared_memory).plan(), &ar.plan());
+    EXPECT_NE(&bc.plan(), &ar.plan());
     // The default table's choice on one node (both engines here), up to 16384 bytes.
     vec full(2048), full_out(2048), more(2049), more_out(2049);
     EXPECT_EQ(w.allreduce_init(full, full_out).plan().name, "allreduce/shared_memory");
