@@ -100,7 +100,7 @@ struct plan_key_hash {
 };
 struct cached_plan {
   std::shared_ptr<const detail::group_members> members;
-  std::shared_ptr<const std::vector<int>> receivers;  // R, sorted (the board's readers)
+  std::shared_ptr<const std::vector<int>> receivers;  // R, sorted (who takes the board's operands)
   std::shared_ptr<const coll::schedule> plan;
   coll::generalized_graph graph;  // for the balancer
   int group_rank = 0;
