@@ -36,7 +36,8 @@ const std::vector<collective_algorithms>& algorithm_catalog() {
 std::vector<std::string> default_selection() {
   return {
       "barrier: shared_memory on a group of one node; dissemination otherwise",
-      "bcast, reduce, allreduce: shared_memory up to 16384 bytes on a group of one node; otherwise:",
+      "bcast, reduce, allreduce: shared_memory on a group of one node (through the board up to 16384 "
+      "bytes, straight between the buffers beyond where ranks can copy across processes); otherwise:",
       "bcast: binomial; scatter_allgather from 524288 bytes on more than 2 ranks",
       "reduce: binomial; reduce_scatter_gather from 524288 bytes on more than 2 ranks (count >= ranks)",
       "allreduce: recursive_doubling; rabenseifner from 65536 bytes (count >= ranks); ring from 262144 "

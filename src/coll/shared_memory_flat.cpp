@@ -17,11 +17,17 @@
 // One cache line per rank carries up to 32 payload bytes with its header: an 8-byte allreduce
 // on 2 ranks costs one line transfer each way, where messages cost a matching and a copy on
 // each side.
+//
+// Longer bcasts, reduces and allreduces publish their buffers' addresses instead of data and
+// move it straight between the buffers (shared_memory_direct.cpp); such a collective finishes
+// once every rank's `done` word reached it, since peers use its buffers until then.
+// Collectives finish in order, so a park watches the earliest unfinished one's word.
 #include "coll/shared_memory_flat.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -30,6 +36,7 @@
 #include "cairn/runtime/error.hpp"
 #include "coll/exec_pool.hpp"
 #include "coll/plan_cache.hpp"
+#include "coll/shared_memory_direct.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
 #include "transport/node_board.hpp"
@@ -43,28 +50,32 @@ static_assert(node_board::payload_max == 16384, "board_refusal names the limit")
 // One board collective in flight.
 struct board_exec : board_call {
   std::uint64_t seq = 0;
+  bool direct = false;     // moves data between the buffers (shared_memory_direct.cpp)
   bool published = false;
-  int arrived = 1;  // peers seen, counted from this rank on (this rank itself is 0)
+  bool completed = false;  // this rank's part is done (for a direct one: if `moved`, peers' may not be)
+  bool moved = false;      // a direct one passed the signature check and moved its share
+  int arrived = 1;         // peers seen, counted from this rank on (this rank itself is 0)
 
   void bind(const prepared& p, std::uint64_t s) {
     bind_call(p);
     seq = s;
-    published = false;
+    direct = board_moves_direct(kind, bytes);
+    published = completed = moved = false;
     arrived = 1;
   }
 };
 
 thread_local exec_pool<board_exec> pool;  // non-blocking board collectives
 
-// True if every rank completed collective seq - K (the slot's previous user); else the first
-// rank that did not, in `laggard`.
-bool slot_free(rank_context& ctx, const node_board& b, std::uint64_t seq, int& laggard) {
+// True if every rank completed collective `upto`; else the first rank that did not, in
+// `laggard`.
+bool all_completed(rank_context& ctx, const node_board& b, std::uint64_t upto, int& laggard) {
   auto& st = ctx.board_state();
-  if (seq <= node_board::slots || st.all_completed + node_board::slots >= seq) return true;
+  if (st.all_completed >= upto) return true;
   std::uint64_t floor = std::numeric_limits<std::uint64_t>::max();
   for (int r = 0; r < b.ranks(); ++r) {
     const std::uint64_t d = b.done(r).load(std::memory_order_acquire);
-    if (d + node_board::slots < seq) {
+    if (d < upto) {
       laggard = r;
       return false;
     }
@@ -72,6 +83,11 @@ bool slot_free(rank_context& ctx, const node_board& b, std::uint64_t seq, int& l
   }
   st.all_completed = floor;
   return true;
+}
+
+// True if every rank completed collective seq - K (the slot's previous user).
+bool slot_free(rank_context& ctx, const node_board& b, std::uint64_t seq, int& laggard) {
+  return seq <= node_board::slots || all_completed(ctx, b, seq - node_board::slots, laggard);
 }
 
 void publish(rank_context& ctx, const node_board& b, const board_exec& e) {
@@ -82,7 +98,11 @@ void publish(rank_context& ctx, const node_board& b, const board_exec& e) {
   mine.bytes = e.bytes;
   const bool carries = e.kind == board_collective::allreduce || e.kind == board_collective::reduce ||
                        (e.kind == board_collective::bcast && me == e.root);
-  if (carries && e.bytes) std::memcpy(node_board::payload(mine), e.in, e.bytes);
+  if (e.direct) {
+    publish_buffers(node_board::payload(mine), e);
+  } else if (carries && e.bytes) {
+    std::memcpy(node_board::payload(mine), e.in, e.bytes);
+  }
   // seq_cst: a parked rank announced that it sleeps, then re-checks the word it waits for
   // (rank_context::board_ready); wake() reads the announcement after this store.
   mine.seq.store(e.seq, std::memory_order_seq_cst);
@@ -109,7 +129,16 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
       continue;
     e.error = board_disagreement(q, theirs.kind, theirs.bytes, theirs.root, e.kind, e.bytes, e.root, e.seq, 0);
   }
-  if (e.error.empty() && e.bytes) {
+  if (e.error.empty() && e.direct) {
+    thread_local std::vector<direct_buffers> bufs;
+    thread_local std::vector<int> ranks;  // the world in order
+    bufs.resize(static_cast<std::size_t>(n));
+    for (int q = 0; q < n; ++q)
+      bufs[static_cast<std::size_t>(q)] = published_buffers(node_board::payload(b.slot(q, e.seq)));
+    for (int q = static_cast<int>(ranks.size()); q < n; ++q) ranks.push_back(q);
+    e.error = move_direct(ctx, e, std::span(ranks).first(static_cast<std::size_t>(n)), me, bufs);
+    e.moved = true;
+  } else if (e.error.empty() && e.bytes) {
     if (e.kind == board_collective::bcast) {
       if (me != e.root) std::memcpy(e.out, node_board::payload(b.slot(e.root, e.seq)), e.bytes);
     } else if (e.kind == board_collective::allreduce || (e.kind == board_collective::reduce && me == e.root)) {
@@ -138,16 +167,30 @@ bool step(rank_context& ctx, const node_board& b, board_exec& e, rank_context::b
     publish(ctx, b, e);
     e.published = true;
   }
-  if (!all_arrived(b, e, me)) {
-    const int q = (me + e.arrived) % b.ranks();
-    wait = {&b.slot(q, e.seq).seq, e.seq, q, e.call};
-    return false;
+  auto& st = ctx.board_state();
+  if (!e.completed) {
+    if (!all_arrived(b, e, me)) {
+      const int q = (me + e.arrived) % b.ranks();
+      wait = {&b.slot(q, e.seq).seq, e.seq, q, e.call};
+      return false;
+    }
+    if (st.completed + 1 != e.seq) {  // this rank's earlier ones first
+      wait = {};
+      return false;
+    }
+    complete(ctx, b, e);
+    e.completed = true;
   }
-  if (ctx.board_state().completed + 1 != e.seq) {  // this rank's earlier ones first
+  if (st.finished + 1 != e.seq) {  // an earlier direct one waits for its peers
     wait = {};
     return false;
   }
-  complete(ctx, b, e);
+  int laggard = 0;
+  if (e.moved && !all_completed(ctx, b, e.seq, laggard)) {  // peers still use this rank's buffers
+    wait = {&b.done(laggard), e.seq, laggard, e.call};
+    return false;
+  }
+  st.finished = e.seq;
   return true;
 }
 
@@ -188,8 +231,12 @@ std::string board_disagreement(int q, std::uint32_t their_kind, std::uint64_t th
   return os.str();
 }
 
-const char* board_refusal(const coll_target& t, std::size_t bytes) {
-  if (bytes > node_board::payload_max) return "needs at most 16384 bytes per rank";
+const char* board_refusal(const coll_target& t, board_collective kind, std::size_t bytes) {
+  if (bytes > node_board::payload_max) {
+    if (!board_moves_direct(kind, bytes)) return "needs at most 16384 bytes per rank";
+    if (t.ctx->tp().board() && !board_direct_access(*t.ctx))
+      return "needs at most 16384 bytes per rank where processes cannot copy from each other (CAIRN_CMA)";
+  }
   if (!t.ctx->tp().board()) return "needs all ranks on one node";
   return nullptr;
 }
@@ -263,9 +310,9 @@ bool board_advance(rank_context& ctx, request_state* s) {
   board_exec& e = *exec_of(s);
   rank_context::board_wait wait;
   if (!step(ctx, *ctx.tp().board(), e, wait)) {
-    // The earliest unfinished one is what the rank waits for (they complete in order): a
-    // park re-checks its word, so a peer's wake cannot slip in between.
-    if (e.seq == ctx.board_state().completed + 1) ctx.watch_board(wait);
+    // The earliest unfinished one is what the rank waits for (they finish in order): a park
+    // re-checks its word, so a peer's wake cannot slip in between.
+    if (e.seq == ctx.board_state().finished + 1) ctx.watch_board(wait);
     return false;
   }
   ctx.watch_board({});
@@ -286,7 +333,9 @@ std::string board_describe(const request_state* s) {
   const board_exec& e = *exec_of(s);
   std::ostringstream os;
   os << "shared-memory " << board_name(e.kind) << " #" << e.seq << " on the world, ";
-  if (e.published) os << "published, " << e.arrived << " rank(s) seen from this one on";
+  if (e.completed)
+    os << (e.moved ? "moved its share, waiting for the others to move theirs" : "completed, waiting for earlier ones");
+  else if (e.published) os << "published, " << e.arrived << " rank(s) seen from this one on";
   else os << "waiting for its slot to be free";
   return os.str();
 }

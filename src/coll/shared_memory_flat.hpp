@@ -14,9 +14,11 @@ namespace cairn::detail {
 
 class rank_context;
 
-/// Null if a collective of `bytes` per rank on `t` can run on the board (every rank shares the
-/// node, the payload fits a slot); else why not, as the end of a sentence ("needs ...").
-const char* board_refusal(const coll_target& t, std::size_t bytes);
+/// Null if board collective `kind` of `bytes` per rank on `t` can run on the board (every rank
+/// shares the node; the payload fits a slot, or the collective moves its data straight between
+/// the buffers where the engine can: shared_memory_direct.hpp); else why not, as the end of a
+/// sentence ("needs ...").
+const char* board_refusal(const coll_target& t, board_collective kind, std::size_t bytes);
 /// True if `t` is the world (or a group of all ranks in world order): its board collectives
 /// run here, those of other groups in shared_memory_group.cpp.
 bool board_on_world(const coll_target& t);

@@ -27,6 +27,11 @@
 // combine in group order, so every receiver gets the same bits and non-commutative operations
 // are right.
 //
+// Longer bcasts, reduces and allreduces publish their buffers' addresses instead of data and
+// move it straight between the buffers (shared_memory_direct.cpp) before acknowledging. Their
+// owner gives its slot's last acknowledgment itself, once all members gave theirs: peers use
+// its buffers until then, and the slot cannot be taken for another collective meanwhile.
+//
 // Waiting: a rank watches its doorbell, rung (seq_cst, then woken) by a writer that published
 // and by the last reader of a slot, so one word covers all its group collectives in flight.
 #include "coll/shared_memory_group.hpp"
@@ -38,10 +43,12 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cairn/coll/schedule.hpp"
 #include "cairn/runtime/error.hpp"
 #include "coll/exec_pool.hpp"
+#include "coll/shared_memory_direct.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
 #include "transport/node_board.hpp"
@@ -62,9 +69,12 @@ struct group_exec : board_call {
   bool carries = false;
   std::uint64_t shape = 0;
   int take_first = 0, take_end = 0;
-  // Progress: the slot published (-1: not yet) and the next group rank whose slot to find.
+  bool direct = false;  // moves data between the buffers (shared_memory_direct.cpp)
+  // Progress: the slot published (-1: not yet), the next group rank whose slot to find, every
+  // slot acknowledged, and (direct) this rank's share moved.
   int slot = -1;
   int next = 0;
+  bool acknowledged = false, moved = false;
 
   void bind(const prepared& p, rank_context& ctx) {
     bind_call(p);
@@ -103,8 +113,10 @@ struct group_exec : board_call {
       }
       case board_collective::none: break;
     }
+    direct = board_moves_direct(kind, bytes);
     slot = -1;
     next = 0;
+    acknowledged = moved = false;
   }
 
   // A fingerprint of a generalized reduce's participant count and receiver set (never 0).
@@ -138,11 +150,16 @@ bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
     s.seq = e.seq;
     s.kind = static_cast<std::uint32_t>(e.kind);
     s.root = e.root;
-    s.readers = n;
+    s.readers = n + (e.direct ? 1 : 0);
+    s.hold = e.direct ? 1 : 0;
     s.bytes = e.bytes;
     s.shape = e.shape;
     s.acks.store(0, std::memory_order_relaxed);
-    if (e.carries && e.bytes) std::memcpy(node_board::payload(s), e.in, e.bytes);
+    if (e.direct) {
+      publish_buffers(node_board::payload(s), e);
+    } else if (e.carries && e.bytes) {
+      std::memcpy(node_board::payload(s), e.in, e.bytes);
+    }
     s.key.store(e.key, std::memory_order_seq_cst);
     e.slot = static_cast<int>(at);
     for (int w : e.members->world_ranks)
@@ -176,9 +193,21 @@ void check(group_exec& e, int q, const group_slot& s) {
               " ranks)";
 }
 
+// Moves a direct collective's share between the members' buffers (signatures all checked and
+// equal).
+void move(rank_context& ctx, const node_board& b, group_exec& e) {
+  const std::size_t n = e.members->world_ranks.size();
+  thread_local std::vector<direct_buffers> bufs;
+  bufs.resize(n);
+  for (std::size_t q = 0; q < n; ++q)
+    bufs[q] = published_buffers(node_board::payload(*find(b, e.members->world_ranks[q], e)));
+  e.error = move_direct(ctx, e, e.members->world_ranks, e.me, bufs);
+  e.moved = true;
+}
+
 // Takes group rank q's operand from its slot s (signatures all checked and equal).
 void take(group_exec& e, int q, group_slot& s) {
-  if (!e.bytes || q < e.take_first || q >= e.take_end) return;
+  if (e.direct || !e.bytes || q < e.take_first || q >= e.take_end) return;
   const std::byte* operand = node_board::payload(s);
   if (e.kind == board_collective::bcast || q == e.take_first) std::memcpy(e.out, operand, e.bytes);
   else e.op.combine(e.op.op.get(), operand, e.out, e.bytes / e.op.elem, false);  // out = out op operand
@@ -194,16 +223,26 @@ bool step(rank_context& ctx, const node_board& b, group_exec& e) {
     if (!s) return false;
     check(e, e.next, *s);
   }
-  for (int q = 0; q < n; ++q) {
-    const int w = e.members->world_ranks[static_cast<std::size_t>(q)];
-    group_slot& s = *find(b, w, e);  // still there: not acknowledged yet
-    if (e.error.empty()) take(e, q, s);
-    // The last reader frees the slot (its owner may wait for it, and may rewrite the header at
-    // once: read before acknowledging).
-    const std::uint32_t readers = s.readers;
-    if (s.acks.fetch_add(1, std::memory_order_acq_rel) + 1 == readers && w != ctx.rank()) ring(ctx, b, w);
+  if (!e.acknowledged) {
+    if (e.direct && e.error.empty()) move(ctx, b, e);
+    for (int q = 0; q < n; ++q) {
+      const int w = e.members->world_ranks[static_cast<std::size_t>(q)];
+      group_slot& s = *find(b, w, e);  // still there: not acknowledged yet
+      if (e.error.empty()) take(e, q, s);
+      // The last reader frees the slot or, held, lets its owner free it (the owner may wait
+      // for that, and may rewrite the header at once: read before acknowledging).
+      const std::uint32_t last = s.readers - s.hold;
+      if (s.acks.fetch_add(1, std::memory_order_acq_rel) + 1 == last && w != ctx.rank()) ring(ctx, b, w);
+    }
+    e.acknowledged = true;
+    ctx.note_progress();
   }
-  ctx.note_progress();
+  if (e.direct) {  // free this rank's slot once nobody uses its buffers any more
+    group_slot& mine = b.keyed(ctx.rank(), static_cast<std::size_t>(e.slot));
+    if (e.moved && mine.acks.load(std::memory_order_acquire) < mine.readers - 1) return false;
+    mine.acks.fetch_add(1, std::memory_order_acq_rel);
+    ctx.note_progress();
+  }
   return true;
 }
 
@@ -284,6 +323,7 @@ std::string group_board_describe(const request_state* s) {
   if (e.slot < 0) os << "waiting for a free slot";
   else if (e.next < static_cast<int>(e.members->world_ranks.size()))
     os << "waiting for rank " << e.members->world_ranks[static_cast<std::size_t>(e.next)] << " to publish";
+  else if (e.acknowledged && e.moved) os << "moved its share, waiting for the others to move theirs";
   else os << "done";
   return os.str();
 }

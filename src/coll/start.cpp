@@ -13,6 +13,7 @@
 #include "coll/plan_cache.hpp"
 #include "coll/planners.hpp"
 #include "coll/selection.hpp"
+#include "coll/shared_memory_direct.hpp"
 #include "coll/shared_memory_flat.hpp"
 #include "coll/shared_memory_group.hpp"
 #include "coll/start_checks.hpp"
@@ -141,14 +142,27 @@ std::shared_ptr<const coll::schedule> with_count_check(const prepared& p) {
   coll::append(s, main, {{coll::slot::input, 0}, {coll::slot::output, 0}, {coll::slot::temp, s.temp_bytes}});
   return std::make_shared<const coll::schedule>(std::move(s));
 }
-// Collectives on groups of one node run on the board up to this size (the default table);
-// CAIRN_COLL or a forced algorithm may choose it up to the slot's payload.
+// Collectives on groups of one node run on the board up to this size (the default table), and
+// bcast, reduce and allreduce beyond it where their ranks can copy straight between their
+// buffers (shared_memory_direct.cpp); CAIRN_COLL or a forced algorithm may choose it wherever
+// it can run.
 constexpr std::size_t board_threshold_bytes = 16384;
+
+// The board collective behind a collective that may run there.
+board_collective board_kind(coll_id id) {
+  switch (id) {
+    case coll_id::barrier: return board_collective::barrier;
+    case coll_id::bcast: return board_collective::bcast;
+    case coll_id::reduce: return board_collective::reduce;
+    case coll_id::allreduce: return board_collective::allreduce;
+    default: return board_collective::none;
+  }
+}
 
 // A collective forced onto the board (shared_memory), or refused with the reason.
 prepared on_board(const coll_target& t, const char* call, board_collective k, const void* in, void* out,
                   const op_binding& op, std::size_t bytes, int root) {
-  if (const char* why = board_refusal(t, bytes)) fail(call, t.world_rank, "the shared_memory algorithm ", why);
+  if (const char* why = board_refusal(t, k, bytes)) fail(call, t.world_rank, "the shared_memory algorithm ", why);
   prepared p(t, call, nullptr, in, out, op, bytes, root, true);
   p.board = k;
   return p;
@@ -162,9 +176,9 @@ template <class Alg, class Usable>
 Alg board_or(const coll_target& t, coll_id id, std::size_t bytes, Alg alg, Alg board, Usable usable) {
   if (alg != Alg{}) return alg;
   alg = static_cast<Alg>(environment_choice(id, bytes, [&](int a) {
-    return usable(a) && (a != static_cast<int>(board) || !board_refusal(t, bytes));
+    return usable(a) && (a != static_cast<int>(board) || !board_refusal(t, board_kind(id), bytes));
   }));
-  return alg == Alg{} && board_by_default(t, bytes) ? board : alg;
+  return alg == Alg{} && board_by_default(t, board_kind(id), bytes) ? board : alg;
 }
 template <class Alg>
 Alg board_or(const coll_target& t, coll_id id, std::size_t bytes, Alg alg, Alg board) {
@@ -180,8 +194,9 @@ bool on_world_slots(const prepared& p) {
 request start_board(const prepared& p) { return on_world_slots(p) ? start_on_board(p) : start_on_group_board(p); }
 }  // namespace
 
-bool board_by_default(const coll_target& t, std::size_t bytes) {
-  return bytes <= board_threshold_bytes && !count_check_enabled() && !board_refusal(t, bytes);
+bool board_by_default(const coll_target& t, board_collective kind, std::size_t bytes) {
+  return (bytes <= board_threshold_bytes || board_moves_direct(kind, bytes)) && !count_check_enabled() &&
+         !board_refusal(t, kind, bytes);
 }
 
 request start_prepared(prepared&& p) {

@@ -114,13 +114,13 @@ bool runs_on_board(const detail::coll_target& t, const char* call, const general
   if (opt.algorithm == alg::butterfly) return false;
   const bool balanced = opt.load_balance || opt.balancer;
   if (opt.algorithm == alg::shared_memory) {
-    if (const char* why = detail::board_refusal(t, bytes))
+    if (const char* why = detail::board_refusal(t, detail::board_collective::reduce_generalized, bytes))
       detail::fail(call, t.world_rank, "the shared_memory algorithm ", why);
     if (balanced)
       detail::fail(call, t.world_rank, "the shared_memory algorithm sends no messages to balance (load_balance, balancer)");
     return true;
   }
-  return !balanced && detail::board_by_default(t, bytes);
+  return !balanced && detail::board_by_default(t, detail::board_collective::reduce_generalized, bytes);
 }
 
 }  // namespace

@@ -126,10 +126,11 @@ class rank_context {
     return (*last_seq_)++;
   }
   /// The rank's board collectives (src/coll/shared_memory_flat.cpp), numbered alike on every
-  /// rank (collectives on the world match in issue order): how many it started, how many it
-  /// completed (in order), and a floor under what every rank completed (last seen).
+  /// rank (collectives on the world match in issue order): how many it started, completed
+  /// (data moved, in order) and finished (request done, in order: a direct one once every rank
+  /// moved its data), and a floor under what every rank completed (last seen).
   struct board_progress {
-    std::uint64_t started = 0, completed = 0, all_completed = 0;
+    std::uint64_t started = 0, completed = 0, finished = 0, all_completed = 0;
   };
   board_progress& board_state() noexcept { return board_; }
   /// What a board collective waits for: `word` to reach at least `value` (rank `peer`'s).

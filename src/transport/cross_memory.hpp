@@ -1,8 +1,9 @@
 #pragma once
-// Copies straight out of another process's memory (Linux cross-memory attach,
-// process_vm_readv): on the MPI engine with every process on one node, array transfers read
-// the sender's local part as the threads engine reads it in its one address space — one copy,
-// no packing, no intermediate buffer. mpi_transport probes at launch whether the kernel lets
+// Copies straight out of (and into) another process's memory (Linux cross-memory attach,
+// process_vm_readv / process_vm_writev): on the MPI engine with every process on one node,
+// array transfers read the sender's local part as the threads engine reads it in its one
+// address space — one copy, no packing, no intermediate buffer — and long board collectives
+// (src/coll/shared_memory_direct.cpp) read their peers' inputs and write their outputs. mpi_transport probes at launch whether the kernel lets
 // every process read its peers (same user, no ptrace restriction); CAIRN_CMA=0 turns it off.
 
 #include <sys/uio.h>
@@ -57,6 +58,11 @@ class cross_memory_reader {
   std::size_t nl_ = 0, nr_ = 0, want_ = 0;
   iovec local_[batch], remote_[batch];
 };
+
+/// Copies `bytes` between this process's `local` and process `pid`'s `remote` memory in one
+/// span each way: reads (remote -> local) or, with `write`, writes (local -> remote); 0 if every
+/// byte moved, else the errno of the failed call (EFAULT for one that stopped short).
+int cross_memory_copy(int pid, void* local, void* remote, std::size_t bytes, bool write) noexcept;
 
 /// True if this process can read the 8-byte word at address `from` of process `pid` and finds
 /// `expect` there (the launch probe).

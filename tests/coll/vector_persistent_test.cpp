@@ -439,7 +439,13 @@ TEST(Selection, EnvironmentOverridesDefaults) {
     // node and CAIRN_COLL_CHECK is off; tests/coll/shared_memory_test.cpp).
     EXPECT_TRUE(a.plan().name == "allreduce/shared_memory" || a.plan().name == "allreduce/recursive_doubling")
         << a.plan().name;
-    EXPECT_EQ(b.plan().name, set ? "allreduce/ring" : "allreduce/recursive_doubling");
+    // 32 KiB: past a slot, on the board where ranks copy straight between their buffers.
+    if (set) {
+      EXPECT_EQ(b.plan().name, "allreduce/ring");
+    } else {
+      EXPECT_TRUE(b.plan().name == "allreduce/shared_memory" || b.plan().name == "allreduce/recursive_doubling")
+          << b.plan().name;
+    }
     EXPECT_EQ(forced.plan().name, "allreduce/recursive_doubling");
     // A ring rule does not apply to a non-commutative operation.
     std::vector<mat2> m(4096, mat2{1, 0, 0, 1}), mo(4096);
