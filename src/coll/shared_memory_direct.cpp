@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "runtime/rank_context.hpp"
+#include "transport/copy_bytes.hpp"
 #include "transport/cross_memory.hpp"
 #include "transport/node_board.hpp"
 
@@ -48,8 +49,8 @@ int copy_peer(rank_context& ctx, int w, std::byte* local, std::uint64_t remote, 
   if (!bytes) return 0;
   auto* r = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(remote));
   if (ctx.engine() == cairn::engine::threads || w == ctx.rank()) {
-    if (write) std::memcpy(r, local, bytes);
-    else std::memcpy(local, r, bytes);
+    if (write) copy_bytes(r, local, bytes);
+    else copy_bytes(local, r, bytes);
     return 0;
   }
   return cross_memory_copy(ctx.tp().peer_pid(w), local, r, bytes, write);
@@ -87,7 +88,7 @@ std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<con
       operand = to;
     }
     if (q == 0) {
-      if (operand != acc) std::memcpy(acc, operand, seg);
+      if (operand != acc) copy_bytes(acc, operand, seg);
     } else {
       e.op.combine(e.op.op.get(), operand, acc, seg / elem, false);  // acc = acc op operand
     }
@@ -98,7 +99,7 @@ std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<con
     if (!all && static_cast<int>(q) != e.root) continue;
     const int w = members[q];
     if (static_cast<int>(q) == me) {
-      if (acc != e.out + off) std::memcpy(e.out + off, acc, seg);
+      if (acc != e.out + off) copy_bytes(e.out + off, acc, seg);
     } else if (const int err = copy_peer(ctx, w, acc, bufs[q].out + off, seg, true)) {
       return copy_error(w, err, true);
     }

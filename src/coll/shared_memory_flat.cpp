@@ -39,6 +39,7 @@
 #include "coll/shared_memory_direct.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
+#include "transport/copy_bytes.hpp"
 #include "transport/node_board.hpp"
 
 namespace cairn::detail {
@@ -101,7 +102,7 @@ void publish(rank_context& ctx, const node_board& b, const board_exec& e) {
   if (e.direct) {
     publish_buffers(node_board::payload(mine), e);
   } else if (carries && e.bytes) {
-    std::memcpy(node_board::payload(mine), e.in, e.bytes);
+    copy_bytes(node_board::payload(mine), e.in, e.bytes);
   }
   // seq_cst: a parked rank announced that it sleeps, then re-checks the word it waits for
   // (rank_context::board_ready); wake() reads the announcement after this store.
@@ -140,9 +141,9 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
     e.moved = true;
   } else if (e.error.empty() && e.bytes) {
     if (e.kind == board_collective::bcast) {
-      if (me != e.root) std::memcpy(e.out, node_board::payload(b.slot(e.root, e.seq)), e.bytes);
+      if (me != e.root) copy_bytes(e.out, node_board::payload(b.slot(e.root, e.seq)), e.bytes);
     } else if (e.kind == board_collective::allreduce || (e.kind == board_collective::reduce && me == e.root)) {
-      std::memcpy(e.out, node_board::payload(b.slot(0, e.seq)), e.bytes);
+      copy_bytes(e.out, node_board::payload(b.slot(0, e.seq)), e.bytes);
       for (int q = 1; q < n; ++q)  // out = out op in_q, in rank order
         e.op.combine(e.op.op.get(), node_board::payload(b.slot(q, e.seq)), e.out, e.bytes / e.op.elem, false);
     }

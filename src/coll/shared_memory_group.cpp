@@ -51,6 +51,7 @@
 #include "coll/shared_memory_direct.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
+#include "transport/copy_bytes.hpp"
 #include "transport/node_board.hpp"
 
 namespace cairn::detail {
@@ -158,7 +159,7 @@ bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
     if (e.direct) {
       publish_buffers(node_board::payload(s), e);
     } else if (e.carries && e.bytes) {
-      std::memcpy(node_board::payload(s), e.in, e.bytes);
+      copy_bytes(node_board::payload(s), e.in, e.bytes);
     }
     s.key.store(e.key, std::memory_order_seq_cst);
     e.slot = static_cast<int>(at);
@@ -209,7 +210,7 @@ void move(rank_context& ctx, const node_board& b, group_exec& e) {
 void take(group_exec& e, int q, group_slot& s) {
   if (e.direct || !e.bytes || q < e.take_first || q >= e.take_end) return;
   const std::byte* operand = node_board::payload(s);
-  if (e.kind == board_collective::bcast || q == e.take_first) std::memcpy(e.out, operand, e.bytes);
+  if (e.kind == board_collective::bcast || q == e.take_first) copy_bytes(e.out, operand, e.bytes);
   else e.op.combine(e.op.op.get(), operand, e.out, e.bytes / e.op.elem, false);  // out = out op operand
 }
 

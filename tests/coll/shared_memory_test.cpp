@@ -6,6 +6,7 @@
 // on overlapping groups; disagreeing ranks; refusals.
 #include <algorithm>
 #include <random>
+#include <span>
 #include <string>
 
 #include "coll_reference.hpp"
@@ -342,5 +343,27 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
                          "cairn::ireduce: rank " + std::to_string(me) +
                              ": the shared_memory algorithm needs at most 16384 bytes"));
     w.barrier();
+  });
+}
+
+// Long collectives between buffers at every distance modulo a page: the direct path copies
+// with transport/copy_bytes.hpp, which avoids `rep movsb` where the destination starts just
+// after the source (modulo 4096); those offsets must copy as right as the others.
+TEST(SharedMemory, DirectCopiesAtPageDistances) {
+  run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    const std::size_t n = 8192;  // 64 KiB of int64: a whole number of pages
+    for (std::size_t shift : {0, 1, 2, 6, 7, 8, 256}) {  // elements: distances 0 .. 2048 bytes
+      std::vector<std::int64_t> storage(2 * n + shift, -1);
+      std::span<std::int64_t> in(storage.data(), n), out(storage.data() + n + shift, n);
+      for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<std::int64_t>(i * 3 + static_cast<std::size_t>(me));
+      w.allreduce(in, out);
+      const std::int64_t ranks = static_cast<std::int64_t>(p) * (p - 1) / 2;
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_EQ(out[i], static_cast<std::int64_t>(i * 3) * p + ranks) << "shift " << shift << " element " << i;
+      std::fill(out.begin(), out.end(), me == 0 ? 7 : -1);
+      w.bcast(out, 0);
+      ASSERT_EQ(std::count(out.begin(), out.end(), 7), static_cast<std::ptrdiff_t>(n)) << "bcast, shift " << shift;
+    }
   });
 }
