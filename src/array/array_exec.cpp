@@ -484,7 +484,7 @@ void array_request::wait() {
 namespace detail {
 
 bool copies_straight(rank_context& ctx, const transfer_options& opts) {
-  return opts.direct && (ctx.engine() == cairn::engine::threads || ctx.tp().peer_pid(ctx.rank()) != 0);
+  return opts.direct && ctx.reaches_peer_memory();
 }
 
 array_request start_plan(rank_context& ctx, const char* call,

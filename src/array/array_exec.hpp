@@ -94,8 +94,8 @@ struct array_exec {
   bool stage_done();
 };
 
-/// True if receivers copy straight from the senders' memory (opts.direct, and one address
-/// space or cross-memory reads: transport::peer_pid); the same on every rank of a run.
+/// True if receivers copy straight from the senders' memory (opts.direct, where the rank
+/// reaches its peers' memory); the same on every rank of a run.
 bool copies_straight(rank_context& ctx, const transfer_options& opts);
 
 /// A message tag in the array context: `kind` in the low two bits (0 data, 1 ack,

@@ -43,12 +43,12 @@ std::byte* at_least(std::vector<std::byte>& v, std::size_t bytes) {
   return v.data();
 }
 
-// Copies `bytes` between this rank's `local` and world rank w's `remote` (a write if `write`);
-// 0 or an errno.
+// Copies `bytes` between this rank's `local` and another world rank w's `remote` (a write if
+// `write`); 0 or an errno.
 int copy_peer(rank_context& ctx, int w, std::byte* local, std::uint64_t remote, std::size_t bytes, bool write) {
   if (!bytes) return 0;
   auto* r = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(remote));
-  if (ctx.engine() == cairn::engine::threads || w == ctx.rank()) {
+  if (ctx.engine() == cairn::engine::threads) {
     if (write) copy_bytes(r, local, bytes);
     else copy_bytes(local, r, bytes);
     return 0;
@@ -112,10 +112,6 @@ std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<con
 bool board_moves_direct(board_collective kind, std::size_t bytes) noexcept {
   return bytes > node_board::payload_max &&
          (kind == board_collective::bcast || kind == board_collective::reduce || kind == board_collective::allreduce);
-}
-
-bool board_direct_access(rank_context& ctx) noexcept {
-  return ctx.engine() == cairn::engine::threads || ctx.tp().peer_pid(ctx.rank()) != 0;
 }
 
 std::string move_direct(rank_context& ctx, const board_call& e, std::span<const int> members, int me,

@@ -36,10 +36,6 @@ inline direct_buffers published_buffers(const std::byte* payload) noexcept {
 /// ranks' buffers (longer than a slot's payload) rather than through the slots.
 bool board_moves_direct(board_collective kind, std::size_t bytes) noexcept;
 
-/// True if this rank can read and write its node peers' buffers: always on the threads engine;
-/// on the MPI engine when the launch probe allowed cross-memory copies (the same on every rank).
-bool board_direct_access(rank_context& ctx) noexcept;
-
 /// Moves this rank's share of direct board collective `e` once every member published
 /// (signatures checked and equal): `members` are the world ranks in group order, `me` and
 /// `root` (e.root) group ranks, `bufs[q]` member q's buffers. Returns an error text, empty if

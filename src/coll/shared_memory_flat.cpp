@@ -27,7 +27,6 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -132,12 +131,10 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
   }
   if (e.error.empty() && e.direct) {
     thread_local std::vector<direct_buffers> bufs;
-    thread_local std::vector<int> ranks;  // the world in order
     bufs.resize(static_cast<std::size_t>(n));
     for (int q = 0; q < n; ++q)
       bufs[static_cast<std::size_t>(q)] = published_buffers(node_board::payload(b.slot(q, e.seq)));
-    for (int q = static_cast<int>(ranks.size()); q < n; ++q) ranks.push_back(q);
-    e.error = move_direct(ctx, e, std::span(ranks).first(static_cast<std::size_t>(n)), me, bufs);
+    e.error = move_direct(ctx, e, ctx.world_group()->world_ranks, me, bufs);
     e.moved = true;
   } else if (e.error.empty() && e.bytes) {
     if (e.kind == board_collective::bcast) {
@@ -235,7 +232,7 @@ std::string board_disagreement(int q, std::uint32_t their_kind, std::uint64_t th
 const char* board_refusal(const coll_target& t, board_collective kind, std::size_t bytes) {
   if (bytes > node_board::payload_max) {
     if (!board_moves_direct(kind, bytes)) return "needs at most 16384 bytes per rank";
-    if (t.ctx->tp().board() && !board_direct_access(*t.ctx))
+    if (t.ctx->tp().board() && !t.ctx->reaches_peer_memory())
       return "needs at most 16384 bytes per rank where processes cannot copy from each other (CAIRN_CMA)";
   }
   if (!t.ctx->tp().board()) return "needs all ranks on one node";

@@ -151,8 +151,7 @@ bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
     s.seq = e.seq;
     s.kind = static_cast<std::uint32_t>(e.kind);
     s.root = e.root;
-    s.readers = n + (e.direct ? 1 : 0);
-    s.hold = e.direct ? 1 : 0;
+    s.readers = n + (e.direct ? 1 : 0);  // a direct one's owner gives the last itself
     s.bytes = e.bytes;
     s.shape = e.shape;
     s.acks.store(0, std::memory_order_relaxed);
@@ -230,9 +229,10 @@ bool step(rank_context& ctx, const node_board& b, group_exec& e) {
       const int w = e.members->world_ranks[static_cast<std::size_t>(q)];
       group_slot& s = *find(b, w, e);  // still there: not acknowledged yet
       if (e.error.empty()) take(e, q, s);
-      // The last reader frees the slot or, held, lets its owner free it (the owner may wait
-      // for that, and may rewrite the header at once: read before acknowledging).
-      const std::uint32_t last = s.readers - s.hold;
+      // The last reader frees the slot or, for a direct one, lets its owner free it (the owner
+      // may wait for that, and may rewrite the header at once: read before acknowledging).
+      const std::uint32_t last =
+          s.readers - (board_moves_direct(static_cast<board_collective>(s.kind), s.bytes) ? 1 : 0);
       if (s.acks.fetch_add(1, std::memory_order_acq_rel) + 1 == last && w != ctx.rank()) ring(ctx, b, w);
     }
     e.acknowledged = true;

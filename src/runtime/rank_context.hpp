@@ -54,6 +54,12 @@ class rank_context {
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
   cairn::engine engine() const noexcept { return engine_; }
+  /// True if this rank can copy straight from and into its peers' memory: one address space
+  /// (threads engine) or cross-memory copies (MPI on one node, transport::peer_pid). The same
+  /// on every rank of a run.
+  bool reaches_peer_memory() const noexcept {
+    return engine_ == cairn::engine::threads || tp_->peer_pid(rank_) != 0;
+  }
   const topology& topo() const noexcept { return *topo_; }
   run_state& run() noexcept { return *run_; }
 

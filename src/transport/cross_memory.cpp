@@ -17,18 +17,10 @@ void cross_memory_reader::flush() noexcept {
 }
 
 int cross_memory_copy(int pid, void* local, void* remote, std::size_t bytes, bool write) noexcept {
-  auto* l = static_cast<std::byte*>(local);
-  auto* r = static_cast<std::byte*>(remote);
-  while (bytes) {  // a call stops short only at a fault: another call reports it
-    const iovec lv{l, bytes}, rv{r, bytes};
-    const ssize_t got = write ? process_vm_writev(pid, &lv, 1, &rv, 1, 0) : process_vm_readv(pid, &lv, 1, &rv, 1, 0);
-    if (got < 0) return errno ? errno : EFAULT;
-    if (got == 0) return EFAULT;
-    l += got;
-    r += got;
-    bytes -= static_cast<std::size_t>(got);
-  }
-  return 0;
+  const iovec l{local, bytes}, r{remote, bytes};
+  const ssize_t got = write ? process_vm_writev(pid, &l, 1, &r, 1, 0) : process_vm_readv(pid, &l, 1, &r, 1, 0);
+  if (got < 0) return errno ? errno : EFAULT;
+  return static_cast<std::size_t>(got) == bytes ? 0 : EFAULT;  // a fault part way
 }
 
 bool cross_memory_probe(int pid, const void* from, unsigned long long expect) noexcept {

@@ -45,9 +45,6 @@ struct group_slot {
   std::uint32_t kind = 0;     ///< which collective (coll: board_collective)
   std::int32_t root = -1;     ///< its root, -1 for none
   std::uint32_t readers = 0;  ///< acknowledgments that free the slot
-  /// 1 if the last of them is the owner's own, given once the others are in (a collective
-  /// whose peers use the owner's buffers until they acknowledge), else 0.
-  std::uint32_t hold = 0;
   std::uint64_t bytes = 0;    ///< bytes the rank passed
   std::uint64_t shape = 0;    ///< a generalized reduce's participants and receivers (fingerprint)
   /// Readers done with the slot, counting up from 0 for each use.
