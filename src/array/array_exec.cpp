@@ -13,6 +13,7 @@
 
 #include "cairn/runtime/error.hpp"
 #include "runtime/rank_context.hpp"
+#include "transport/copy_bytes.hpp"
 #include "transport/cross_memory.hpp"
 
 namespace cairn::detail {
@@ -26,7 +27,7 @@ inline void copy_run(std::byte* to, const std::byte* from, std::size_t bytes) {
   if (bytes <= 64 && bytes % 8 == 0) {
     for (std::size_t i = 0; i < bytes; i += 8) std::memcpy(to + i, from + i, 8);
   } else {
-    std::memcpy(to, from, bytes);
+    copy_bytes(to, from, bytes);
   }
 }
 

@@ -12,6 +12,7 @@
 #include "coll/shared_memory_group.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
+#include "transport/copy_bytes.hpp"
 
 namespace cairn::detail {
 
@@ -180,7 +181,11 @@ bool coll_advance(rank_context& ctx, request_state* s) {
       } else if (st.kind == coll::step_kind::copy) {
         std::byte* from = e.at(st.from);
         std::byte* to = e.at(st.to);
-        if (from != to && st.bytes) std::memmove(to, from, st.bytes);
+        // Scratch and user buffers may overlap only in place; distinct buffers avoid memmove's
+        // slow case (see copy_bytes).
+        if (from == to || !st.bytes) continue;
+        if (to + st.bytes <= from || from + st.bytes <= to) copy_bytes(to, from, st.bytes);
+        else std::memmove(to, from, st.bytes);
       } else if (st.kind == coll::step_kind::reduce && st.bytes) {
         e.op.combine(e.op.op.get(), e.at(st.from), e.at(st.to), st.bytes / e.op.elem, st.from_is_left);
       }

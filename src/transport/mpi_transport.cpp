@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runtime/rank_context.hpp"
+#include "transport/copy_bytes.hpp"
 #include "transport/cross_memory.hpp"
 
 namespace cairn::detail {
@@ -353,7 +354,7 @@ bool mpi_transport::first_part_arrived(request_state* s, const MPI_Status& st) {
     s->failed = true;
     s->incoming = n;
   } else if (staging && n) {
-    std::memcpy(s->buf, staging, n);
+    copy_bytes(s->buf, staging, n);
   }
   give_buffer(staging);
   s->done.store(1, std::memory_order_relaxed);
@@ -371,7 +372,7 @@ void mpi_transport::take_stashed(request_state* s, stashed& m) {
     s->failed = true;
     s->incoming = m.bytes;
   } else if (m.bytes) {
-    std::memcpy(s->buf, m.data.data(), m.bytes);
+    copy_bytes(s->buf, m.data.data(), m.bytes);
   }
   s->done.store(1, std::memory_order_relaxed);
 }

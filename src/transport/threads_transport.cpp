@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "runtime/rank_context.hpp"
+#include "transport/copy_bytes.hpp"
 
 namespace cairn::detail {
 
@@ -168,7 +169,7 @@ bool threads_transport::ring_put(lane& l, std::uint64_t seq, int tag, msg_contex
   k.cells = static_cast<std::uint16_t>(need);
   k.ctx = static_cast<std::uint8_t>(c);
   k.skip = 0;
-  if (bytes) std::memcpy(record_payload(l, idx), data, bytes);
+  if (bytes) copy_bytes(record_payload(l, idx), data, bytes);
   // seq_cst: pairs with the receiver's announcement that it parks (see parker).
   k.stamp.store(pos + 1, std::memory_order_seq_cst);
   l.tail = pos + need;
@@ -191,7 +192,7 @@ request_state* threads_transport::isend(rank_context& ctx, const char* call, con
   e->size = bytes;
   e->seq = seq;
   if (bytes <= threads_eager_limit) {
-    if (bytes) std::memcpy(e->payload, data, bytes);
+    if (bytes) copy_bytes(e->payload, data, bytes);
     e->data = e->payload;
     push(dest, e);
     fabric_->help(dest);
@@ -294,7 +295,7 @@ bool threads_transport::advance(in_lane& in) {
           r->failed = true;
           r->incoming = k.size;
         } else if (k.size) {
-          std::memcpy(r->buf, payload, k.size);
+          copy_bytes(r->buf, payload, k.size);
         }
         r->st = status{l.src, k.tag, k.size};
         r->done.store(1, std::memory_order_release);
@@ -304,7 +305,7 @@ bool threads_transport::advance(in_lane& in) {
         e->tag = k.tag;
         e->ctx = c;
         e->size = k.size;
-        if (k.size) std::memcpy(e->payload, payload, k.size);
+        if (k.size) copy_bytes(e->payload, payload, k.size);
         e->data = e->payload;
         keep_unexpected(e);
       }
@@ -371,17 +372,17 @@ void threads_transport::deliver_envelope(envelope* e) {
 void threads_transport::deliver(envelope* e, request_state* r) noexcept {
   const bool fits = e->size <= r->capacity;
   if (!e->send_req) {
-    if (fits && e->size) std::memcpy(r->buf, e->data, e->size);
+    if (fits && e->size) copy_bytes(r->buf, e->data, e->size);
   } else {
     int expected = 0;
     if (e->handoff.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
-      if (fits) std::memcpy(r->buf, e->data, e->size);
+      if (fits) copy_bytes(r->buf, e->data, e->size);
       const int owner = e->src;
       e->send_req->done.store(1, std::memory_order_seq_cst);  // the sender may reuse it now
       fabric_->box(owner).park.wake();
       fabric_->help(owner);  // its collective's next round may now go
     } else {  // the sender unwound and left a copy
-      if (fits) std::memcpy(r->buf, e->heap, e->size);
+      if (fits) copy_bytes(r->buf, e->heap, e->size);
       delete[] e->heap;
       e->heap = nullptr;
     }
@@ -435,7 +436,7 @@ void threads_transport::cancel(request_state* s) {
   // A long send whose buffer is about to disappear: leave a copy for the receiver.
   envelope* e = static_cast<envelope*>(s->engine_ptr);
   auto* copy = new std::byte[e->size];
-  std::memcpy(copy, e->data, e->size);
+  copy_bytes(copy, e->data, e->size);
   e->heap = copy;
   int expected = 0;
   if (e->handoff.compare_exchange_strong(expected, 2, std::memory_order_acq_rel)) return;
