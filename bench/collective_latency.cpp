@@ -1,0 +1,240 @@
+// `cairn-bench allreduce | bcast | reduce`: latency of one collective over all ranks (sum of
+// doubles; root 0 for bcast and reduce), cairn's automatic algorithm choice against
+// MPI_Allreduce / MPI_Bcast / MPI_Reduce on the same number of ranks. The message size is the
+// byte size of each rank's vector. Calls run back to back, as an application's loop would
+// issue them; the figure is the median time per call of the slowest rank.
+//
+// Threads engine (plain run): all ranks of the run (`--cairn-ranks=N`, CAIRN_RANKS, else the
+// hardware threads); the baseline comes from a child `mpirun -np N` of this program. MPI engine
+// (under mpirun): cairn and MPI alternate in the same processes.
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "baseline.hpp"
+#include "cairn/cairn.hpp"
+#include "registry.hpp"
+
+#if CAIRN_BENCH_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace cairn::bench {
+
+namespace {
+
+constexpr std::string_view metric = "latency_us";
+constexpr std::string_view better = "lower";
+
+// How long one timed sample should last, and how many samples and rounds a figure takes.
+// Iterations per sample are calibrated at run time rather than derived from the size: an
+// oversubscribed run (more ranks than cores, common here) can be a hundred times slower than
+// a dedicated one, and a fixed count would then take minutes.
+struct plan {
+  double sample_seconds;  // target duration of one timed sample on the slowest rank
+  int samples;            // timed samples per figure (odd: the median is one of them)
+  int rounds;             // figures per size; the median round is reported
+  int max_iters;          // cap on iterations per sample
+};
+
+plan plan_for(bool quick) {
+  return quick ? plan{0.002, 5, 1, 1 << 14} : plan{0.01, 11, 3, 1 << 16};
+}
+
+// The size ladder, keeping only whole vectors of doubles; `dropped` counts the others (only
+// possible with an odd `--sizes`).
+std::vector<std::size_t> double_sizes(const options& opts, std::size_t& dropped) {
+  std::vector<std::size_t> sizes = size_ladder(opts);
+  const auto before = sizes.size();
+  std::erase_if(sizes, [](std::size_t s) { return s % sizeof(double) != 0; });
+  dropped = before - sizes.size();
+  if (sizes.empty())
+    throw std::runtime_error("no message size of --sizes=" + std::to_string(opts.min_size) +
+                             "-" + std::to_string(opts.max_size) +
+                             " is a multiple of 8 bytes (a vector of doubles)");
+  return sizes;
+}
+
+// The collective a subcommand measures, by the subcommand's name.
+enum class collective { allreduce, bcast, reduce };
+constexpr int root = 0;  // of bcast and reduce
+
+collective collective_named(std::string_view name) {
+  if (name == "bcast") return collective::bcast;
+  if (name == "reduce") return collective::reduce;
+  return collective::allreduce;
+}
+
+// Rank r contributes r + i at index i: small integers, so every partial sum is exact in double
+// whatever order an algorithm adds them in, and the expected result is known in closed form.
+std::vector<double> input_of(int rank, std::size_t count) {
+  std::vector<double> in(count);
+  for (std::size_t i = 0; i < count; ++i) in[i] = static_cast<double>(rank) + static_cast<double>(i);
+  return in;
+}
+
+// Throws unless `out` holds what `rank` must hold after the call: the sum over `ranks` ranks of
+// input_of() (ranks * i + ranks(ranks-1)/2) for allreduce and the reduce's root, the root's
+// input for bcast. A reduce's non-roots hold nothing to check.
+void check(collective c, const std::vector<double>& out, int rank, int ranks, const std::string& what) {
+  if (c == collective::reduce && rank != root) return;
+  const double base = static_cast<double>(ranks) * (ranks - 1) / 2;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const double x = static_cast<double>(i);
+    const double want = c == collective::bcast ? static_cast<double>(root) + x : static_cast<double>(ranks) * x + base;
+    if (out[i] != want)
+      throw std::runtime_error(what + ": element " + std::to_string(i) + " of " +
+                               std::to_string(out.size()) + " is " + std::to_string(out[i]) +
+                               ", expected " + std::to_string(want));
+  }
+}
+
+// Before a verified run: outputs hold -1 so that a result left from an earlier call cannot
+// pass, except the bcast root's buffer, which holds the data to send.
+void reset(collective c, int rank, const std::vector<double>& in, std::vector<double>& out) {
+  if (c == collective::bcast && rank == root) std::copy(in.begin(), in.end(), out.begin());
+  else std::fill(out.begin(), out.end(), -1.0);
+}
+
+// Names the run in a verification failure.
+std::string describe(collective c, const char* who, int rank, std::size_t size) {
+  static constexpr const char* names[] = {"allreduce", "bcast", "reduce"};
+  return std::string(names[static_cast<int>(c)]) + " (" + who + ") rank " + std::to_string(rank) + ", " +
+         human_size(size);
+}
+
+// The sampling for one figure: `run(k)` runs k calls, `slowest(x)` is the maximum of x
+// over all ranks (a collective, so every rank takes the same decisions). Batches of 1, 4,
+// 16, ... iterations run until one lasts a tenth of a sample on the slowest rank; that also
+// warms up the buffers and connections.
+template <class Run, class Slowest>
+sampling calibrate(const plan& p, Run&& run, Slowest&& slowest) {
+  int k = 1;
+  while (true) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run(k);
+    const auto t1 = std::chrono::steady_clock::now();
+    const double dt = slowest(std::chrono::duration<double>(t1 - t0).count());
+    if (dt >= p.sample_seconds / 10 || k >= p.max_iters) {
+      const double per_iter = dt / k;
+      const int iters =
+          static_cast<int>(std::clamp(p.sample_seconds / per_iter, 1.0, double(p.max_iters)));
+      return sampling{1, p.samples, iters};
+    }
+    k = std::min(k * 4, p.max_iters);
+  }
+}
+
+// The latency in microseconds of `call(in, out)` for `size` bytes of doubles: the median time per
+// call, maximum over the ranks (`slowest_of`, a collective: the same value on every rank). The
+// result is verified before and after timing.
+template <class Call, class Slowest, class Barrier>
+double latency_us(collective c, int rank, int ranks, std::size_t size, const plan& p, const char* who,
+                  Call&& call, Slowest&& slowest_of, Barrier&& barrier) {
+  const std::size_t count = size / sizeof(double);
+  const std::vector<double> in = input_of(rank, count);
+  std::vector<double> out(count);
+  const std::string what = describe(c, who, rank, size);
+
+  reset(c, rank, in, out);
+  call(in, out);
+  check(c, out, rank, ranks, what);
+
+  auto run = [&](int iters) {
+    for (int i = 0; i < iters; ++i) call(in, out);
+  };
+  const sampling s = calibrate(p, run, slowest_of);
+  reset(c, rank, in, out);
+  const double seconds = median_seconds_per_iter(s, barrier, run);
+  check(c, out, rank, ranks, what + " (after timing)");
+  return slowest_of(seconds) * 1e6;
+}
+
+// cairn's latency on the whole world.
+double cairn_latency(cairn::world& w, collective c, std::size_t size, const plan& p) {
+  auto call = [&w, c](const std::vector<double>& in, std::vector<double>& out) {
+    switch (c) {
+      case collective::allreduce: w.allreduce(in, out, cairn::plus{}); break;
+      case collective::bcast: w.bcast(out, root); break;
+      case collective::reduce: w.reduce(in, out, root, cairn::plus{}); break;
+    }
+  };
+  return latency_us(c, w.rank(), w.size(), size, p, "cairn", call, [&](double x) { return slowest(w, x); },
+                    [&] { w.barrier(); });
+}
+
+#if CAIRN_BENCH_HAVE_MPI
+// The same with MPI's collective on MPI_COMM_WORLD.
+double raw_mpi_latency(collective c, std::size_t size, const plan& p) {
+  int me = 0, ranks = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const int n = static_cast<int>(size / sizeof(double));  // sizes are capped at 1 GiB
+  auto call = [c, n](const std::vector<double>& in, std::vector<double>& out) {
+    switch (c) {
+      case collective::allreduce: MPI_Allreduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+      case collective::bcast: MPI_Bcast(out.data(), n, MPI_DOUBLE, root, MPI_COMM_WORLD); break;
+      case collective::reduce: MPI_Reduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD); break;
+    }
+  };
+  return latency_us(c, me, ranks, size, p, "mpi-raw", call, mpi_slowest, [] { MPI_Barrier(MPI_COMM_WORLD); });
+}
+#endif
+
+// `--raw-mpi-only`: the child of a threads run; prints only the raw MPI figures as JSON.
+int run_raw_only(const invocation& inv, const std::vector<std::size_t>& sizes) {
+  raw_mpi_body body;
+#if CAIRN_BENCH_HAVE_MPI
+  const plan p = plan_for(inv.opts.quick);
+  body = [&](cairn::world& w, report* rep) {
+    for (const std::size_t size : sizes) {
+      std::vector<double> rounds;
+      for (int r = 0; r < p.rounds; ++r) rounds.push_back(raw_mpi_latency(collective_named(inv.name), size, p));
+      if (rep) rep->add(raw_mpi_row(std::string(inv.name), w.size(), size, metric, better, median(rounds)));
+    }
+  };
+#endif
+  return run_raw_mpi_only(inv, body);
+}
+
+// The subcommands.
+int run_collective(const invocation& inv) {
+  const collective c = collective_named(inv.name);
+  std::size_t dropped = 0;
+  const std::vector<std::size_t> sizes = double_sizes(inv.opts, dropped);
+  if (inv.opts.raw_mpi_only) return run_raw_only(inv, sizes);
+
+  // The baseline runs as many processes as the threads run has ranks.
+  cairn::launch_options lo;
+  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads)
+    lo.ranks = threads_run_ranks(inv);
+  const baseline_figures spawned = prepare_baseline(inv, metric, lo.ranks.value_or(0));
+
+  const plan p = plan_for(inv.opts.quick);
+  return cairn::launch(inv.argc, inv.argv, lo, [&](cairn::world& w) {
+    if (w.rank() == 0 && dropped)
+      note(std::string(inv.name) + ": skipping " + std::to_string(dropped) +
+           " size(s) that are not a multiple of 8 bytes (a vector of doubles)");
+    size_kernel raw;
+#if CAIRN_BENCH_HAVE_MPI
+    raw = [&](std::size_t size) { return raw_mpi_latency(c, size, p); };
+#endif
+    measure_sizes(w, inv, metric, better, sizes, p.rounds, spawned,
+                  [&](std::size_t size) { return cairn_latency(w, c, size, p); }, raw);
+  });
+}
+
+const registrar allreduce_reg{{"allreduce",
+                               "allreduce latency, sum of doubles over all ranks, automatic algorithm (us)",
+                               run_collective}};
+const registrar bcast_reg{{"bcast", "bcast latency from rank 0, doubles, automatic algorithm (us)", run_collective}};
+const registrar reduce_reg{{"reduce", "reduce latency to rank 0, sum of doubles, automatic algorithm (us)",
+                            run_collective}};
+
+}  // namespace
+
+}  // namespace cairn::bench
