@@ -10,9 +10,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "baseline.hpp"
@@ -61,12 +63,13 @@ std::vector<std::size_t> double_sizes(const options& opts, std::size_t& dropped)
 
 // The collective a subcommand measures, by the subcommand's name.
 enum class collective { allreduce, bcast, reduce };
+constexpr std::string_view collective_names[] = {"allreduce", "bcast", "reduce"};  // by value
 constexpr int root = 0;  // of bcast and reduce
 
 collective collective_named(std::string_view name) {
-  if (name == "bcast") return collective::bcast;
-  if (name == "reduce") return collective::reduce;
-  return collective::allreduce;
+  const auto* at = std::find(std::begin(collective_names), std::end(collective_names), name);
+  return at == std::end(collective_names) ? collective::allreduce
+                                          : static_cast<collective>(at - std::begin(collective_names));
 }
 
 // Rank r contributes r + i at index i: small integers, so every partial sum is exact in double
@@ -102,8 +105,7 @@ void reset(collective c, int rank, const std::vector<double>& in, std::vector<do
 
 // Names the run in a verification failure.
 std::string describe(collective c, const char* who, int rank, std::size_t size) {
-  static constexpr const char* names[] = {"allreduce", "bcast", "reduce"};
-  return std::string(names[static_cast<int>(c)]) + " (" + who + ") rank " + std::to_string(rank) + ", " +
+  return std::string(collective_names[static_cast<int>(c)]) + " (" + who + ") rank " + std::to_string(rank) + ", " +
          human_size(size);
 }
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
-#include <cstring>
 #include <ostream>
 #include <sstream>
 
