@@ -67,19 +67,13 @@ struct signature_record {
 };
 static_assert(sizeof(signature_record) == coll::signature_record_bytes);
 
-std::uint64_t plan_hash(const std::string& name) {  // FNV-1a: the same in every process
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
-  return h;
-}
-
 // Runs a signature step; false when the verdict is that the ranks' calls differ (e.error set).
 bool signature_step(coll_exec& e, const coll::step& st) {
   signature_record to;
   std::memcpy(&to, e.at(st.to), sizeof to);
   if (st.kind == coll::step_kind::signature) {
     const signature mine{st.bytes, static_cast<std::uint64_t>(static_cast<std::int64_t>(st.peer)),
-                         plan_hash(e.plan->name), static_cast<std::uint64_t>(e.plan->group_rank)};
+                         plan_fingerprint(e.plan->name), static_cast<std::uint64_t>(e.plan->group_rank)};
     to = {mine, mine};
   } else if (st.kind == coll::step_kind::signature_combine) {
     signature_record from;
@@ -117,14 +111,20 @@ int coll_tag(int tag_ub, std::uint64_t group_id, std::uint32_t seq) {
   return static_cast<int>((id << seq_bits) | (seq & ((1u << seq_bits) - 1)));
 }
 
-request start_schedule(coll_target t, const char* call,
-                       std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
-                       op_binding op) {
-  rank_context& ctx = *t.ctx;
-  rank_entry guard(ctx);
+std::uint64_t plan_fingerprint(const std::string& name) noexcept {  // FNV-1a
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  return h ? h : 1;  // 0 means "on the board" in a slot
+}
+
+namespace {
+// A running collective's state for `plan` on `members`, numbered `seq` there.
+coll_exec* bind_exec(rank_context& ctx, std::shared_ptr<const group_members> members,
+                     std::shared_ptr<const coll::schedule> plan, const void* in, void* out, op_binding op,
+                     std::uint32_t seq) {
   coll_exec* e = pool.take();
   e->plan = std::move(plan);
-  e->members = std::move(t.members);
+  e->members = std::move(members);
   e->in = static_cast<const std::byte*>(in);
   e->out = static_cast<std::byte*>(out);
   if (e->plan->temp_bytes > e->temp_capacity) {
@@ -132,13 +132,34 @@ request start_schedule(coll_target t, const char* call,
     e->temp_capacity = e->plan->temp_bytes;
   }
   e->op = std::move(op);
-  e->tag = coll_tag(ctx.tag_ub(), e->members->id, ctx.next_coll_seq(e->members->id));
+  e->tag = coll_tag(ctx.tag_ub(), e->members->id, seq);
+  return e;
+}
+}  // namespace
+
+request start_schedule(coll_target t, const char* call,
+                       std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
+                       op_binding op) {
+  rank_context& ctx = *t.ctx;
+  rank_entry guard(ctx);
+  const std::uint32_t seq = ctx.next_coll_seq(t.members->id);
+  coll_exec* e = bind_exec(ctx, std::move(t.members), std::move(plan), in, out, std::move(op), seq);
   request_state* s =
       ctx.acquire(request_state::kind::schedule, call, -1, e->tag, msg_context::coll, nullptr, 0);
   s->engine_ptr = e;
   ctx.add_coll(s);
   ctx.advance_colls();  // the first round goes out at once
   return request(&ctx, s);
+}
+
+bool continue_as_schedule(rank_context& ctx, request_state* s, board_call& gate,
+                          std::shared_ptr<const group_members> members, std::uint32_t seq) {
+  coll_exec* e =
+      bind_exec(ctx, std::move(members), std::move(gate.then), gate.in, gate.out, std::move(gate.op), seq);
+  s->phase = 0;
+  s->tag = e->tag;
+  s->engine_ptr = e;
+  return coll_advance(ctx, s);
 }
 
 bool coll_advance(rank_context& ctx, request_state* s) {

@@ -3,6 +3,7 @@
 // Every cairn call that tests, waits or progresses advances every running collective of the
 // rank (rank_context::advance_colls), so collectives move while the user waits on anything.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,9 @@ struct group_members;
 request start_schedule(coll_target t, const char* call,
                        std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
                        op_binding op);
+
+/// A fingerprint of an algorithm by its schedule's name, the same in every process.
+std::uint64_t plan_fingerprint(const std::string& name) noexcept;
 
 /// Advances a running collective; true when it is complete (then s->done is set).
 bool coll_advance(rank_context& ctx, request_state* s);

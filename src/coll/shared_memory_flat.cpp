@@ -22,6 +22,11 @@
 // move it straight between the buffers (shared_memory_direct.cpp); such a collective finishes
 // once every rank's `done` word reached it, since peers use its buffers until then.
 // Collectives finish in order, so a park watches the earliest unfinished one's word.
+//
+// A gate (prepared::gate: a collective that runs by messages where another count would have
+// run here) publishes only its signature, marked with its algorithm's fingerprint, and moves
+// no data; once every signature agrees its request becomes the schedule (continue_as_schedule),
+// numbered by the group's message counter, which every board collective advances too.
 #include "coll/shared_memory_flat.hpp"
 
 #include <algorithm>
@@ -55,11 +60,18 @@ struct board_exec : board_call {
   bool completed = false;  // this rank's part is done (for a direct one: if `moved`, peers' may not be)
   bool moved = false;      // a direct one passed the signature check and moved its share
   int arrived = 1;         // peers seen, counted from this rank on (this rank itself is 0)
+  std::shared_ptr<const group_members> members;  // a gate's group (its schedule runs there)
+  std::uint32_t msg_seq = 0;                      // and the schedule's number on it
 
-  void bind(const prepared& p, std::uint64_t s) {
+  void bind(const prepared& p, rank_context& ctx) {
     bind_call(p);
-    seq = s;
-    direct = board_moves_direct(kind, bytes);
+    seq = ++ctx.board_state().started;
+    // Every board collective takes the group's message number too, so that a gate's schedule
+    // (which needs one) and the board collectives of ranks that disagree with it leave every
+    // rank's numbering alike.
+    msg_seq = ctx.next_coll_seq(p.target.members->id);
+    if (then) [[unlikely]] members = p.target.members;
+    direct = !then && board_moves_direct(kind, bytes);
     published = completed = moved = false;
     arrived = 1;
   }
@@ -96,8 +108,9 @@ void publish(rank_context& ctx, const node_board& b, const board_exec& e) {
   mine.kind = static_cast<std::uint32_t>(e.kind);
   mine.root = e.root;
   mine.bytes = e.bytes;
-  const bool carries = e.kind == board_collective::allreduce || e.kind == board_collective::reduce ||
-                       (e.kind == board_collective::bcast && me == e.root);
+  mine.algorithm = e.algorithm;
+  const bool carries = !e.then && (e.kind == board_collective::allreduce || e.kind == board_collective::reduce ||
+                                   (e.kind == board_collective::bcast && me == e.root));
   if (e.direct) {
     publish_buffers(node_board::payload(mine), e);
   } else if (carries && e.bytes) {
@@ -125,11 +138,14 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
   const int n = b.ranks(), me = ctx.rank();
   for (int q = 0; q < n && e.error.empty(); ++q) {
     const board_slot& theirs = b.slot(q, e.seq);
-    if (theirs.kind == static_cast<std::uint32_t>(e.kind) && theirs.bytes == e.bytes && theirs.root == e.root)
+    if (theirs.kind == static_cast<std::uint32_t>(e.kind) && theirs.bytes == e.bytes && theirs.root == e.root &&
+        theirs.algorithm == e.algorithm)
       continue;
-    e.error = board_disagreement(q, theirs.kind, theirs.bytes, theirs.root, e.kind, e.bytes, e.root, e.seq, 0);
+    e.error = board_disagreement(q, {theirs.kind, theirs.bytes, theirs.root, theirs.algorithm},
+                                 {static_cast<std::uint32_t>(e.kind), e.bytes, e.root, e.algorithm}, e.seq, 0);
   }
-  if (e.error.empty() && e.direct) {
+  if (e.then) {  // a gate: the data moves by messages
+  } else if (e.error.empty() && e.direct) {
     thread_local std::vector<direct_buffers> bufs;
     bufs.resize(static_cast<std::size_t>(n));
     for (int q = 0; q < n; ++q)
@@ -197,10 +213,17 @@ board_exec* exec_of(const request_state* s) { return static_cast<board_exec*>(s-
 void recycle(board_exec* e) {
   e->op.op.reset();
   e->error.clear();
+  e->then.reset();
+  e->members.reset();
   pool.give(e);
 }
 
 }  // namespace
+
+void board_call::bind_gate(const prepared& p) {
+  then = p.plan;
+  algorithm = plan_fingerprint(then->name);
+}
 
 const char* board_name(board_collective k) {
   switch (k) {
@@ -214,15 +237,18 @@ const char* board_name(board_collective k) {
   return "?";
 }
 
-std::string board_disagreement(int q, std::uint32_t their_kind, std::uint64_t their_bytes, int their_root,
-                               board_collective kind, std::size_t bytes, int root, std::uint64_t seq,
+std::string board_disagreement(int q, const board_signature& theirs, const board_signature& mine, std::uint64_t seq,
                                std::size_t group_size) {
   std::ostringstream os;
-  os << "ranks disagree on the call: rank " << q << " called " << board_name(static_cast<board_collective>(their_kind))
-     << " with " << their_bytes << " bytes";
-  if (their_root >= 0) os << " and root " << their_root;
-  os << ", this rank " << board_name(kind) << " with " << bytes << " bytes";
-  if (root >= 0) os << " and root " << root;
+  auto say = [&](const board_signature& s, const board_signature& other) {
+    os << board_name(static_cast<board_collective>(s.kind)) << " with " << s.bytes << " bytes";
+    if (s.root >= 0) os << " and root " << s.root;
+    if (s.algorithm) os << " by messages" << (other.algorithm && other.algorithm != s.algorithm ? " (another algorithm)" : "");
+  };
+  os << "ranks disagree on the call: rank " << q << " called ";
+  say(theirs, mine);
+  os << ", this rank ";
+  say(mine, theirs);
   os << " (shared-memory collective #" << seq;
   if (group_size) os << " on a group of " << group_size << " ranks";
   os << "; do all ranks pass the same count and root?)";
@@ -249,7 +275,7 @@ void run_on_board(const prepared& p) {
   rank_entry guard(ctx);
   const node_board& b = *ctx.tp().board();
   board_exec e;
-  e.bind(p, ++ctx.board_state().started);
+  e.bind(p, ctx);
   rank_context::board_wait wait;
   std::uint64_t spins = 0;
   struct clear_watch {  // however the wait ends (abort, watchdog)
@@ -291,7 +317,7 @@ request start_on_board(const prepared& p) {
   rank_context& ctx = *p.target.ctx;
   rank_entry guard(ctx);
   board_exec* e = pool.take();
-  e->bind(p, ++ctx.board_state().started);
+  e->bind(p, ctx);
   return board_request(ctx, p.call, board_phase, e);
 }
 
@@ -314,6 +340,11 @@ bool board_advance(rank_context& ctx, request_state* s) {
     return false;
   }
   ctx.watch_board({});
+  if (e.then && e.error.empty()) {  // a gate passed: its schedule takes over the request
+    const bool done = continue_as_schedule(ctx, s, e, std::move(e.members), e.msg_seq);
+    recycle(&e);
+    return done;
+  }
   s->done.store(1, std::memory_order_release);
   return true;
 }
@@ -331,6 +362,7 @@ std::string board_describe(const request_state* s) {
   const board_exec& e = *exec_of(s);
   std::ostringstream os;
   os << "shared-memory " << board_name(e.kind) << " #" << e.seq << " on the world, ";
+  if (e.then) os << "checking the signatures before " << e.then->name << ", ";
   if (e.completed)
     os << (e.moved ? "moved its share, waiting for the others to move theirs" : "completed, waiting for earlier ones");
   else if (e.published) os << "published, " << e.arrived << " rank(s) seen from this one on";

@@ -5,9 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "cairn/coll/detail.hpp"
+#include "cairn/coll/schedule.hpp"
+#include "coll/executor.hpp"
 #include "runtime/request_state.hpp"
 
 namespace cairn::detail {
@@ -34,6 +37,10 @@ struct board_call {
   int root = -1;
   const char* call = "";
   std::string error;
+  /// A gate (prepared::gate): the schedule that runs by messages once the signatures agree,
+  /// and its fingerprint (what the slot publishes).
+  std::shared_ptr<const coll::schedule> then;
+  std::uint64_t algorithm = 0;
 
   void bind_call(const prepared& p) {
     in = static_cast<const std::byte*>(p.in);
@@ -43,17 +50,34 @@ struct board_call {
     bytes = p.check_bytes;
     root = p.check_root;
     call = p.call;
+    algorithm = 0;
+    if (p.gate) [[unlikely]] bind_gate(p);
+    else if (then) [[unlikely]] then.reset();
   }
+  /// Sets `then` and `algorithm` for a gate (out of line: the board's calls stay short).
+  void bind_gate(const prepared& p);
 };
 
 /// The collective's name in messages ("allreduce", "generalized reduce").
 const char* board_name(board_collective k);
-/// The error of ranks that disagree: world rank `q` passed (their_kind, their_bytes,
-/// their_root), this rank (kind, bytes, root) in board collective number `seq` on the world
-/// (group_size 0) or on a group.
-std::string board_disagreement(int q, std::uint32_t their_kind, std::uint64_t their_bytes, int their_root,
-                               board_collective kind, std::size_t bytes, int root, std::uint64_t seq,
+/// What a rank's slot says of its call: kind (board_collective), bytes, root (-1: none) and
+/// the algorithm's fingerprint if it runs by messages (0: on the board).
+struct board_signature {
+  std::uint32_t kind;
+  std::uint64_t bytes;
+  int root;
+  std::uint64_t algorithm;
+};
+/// The error of ranks that disagree: world rank `q` called `theirs`, this rank `mine`, in board
+/// collective number `seq` on the world (group_size 0) or on a group.
+std::string board_disagreement(int q, const board_signature& theirs, const board_signature& mine, std::uint64_t seq,
                                std::size_t group_size);
+
+/// Turns the request `s` of board gate `gate` whose signatures agreed (prepared::gate) into its
+/// running schedule, numbered `seq` on `members`, and advances it; true when complete. Takes
+/// the schedule and the operation out of `gate`, which the caller then recycles.
+bool continue_as_schedule(rank_context& ctx, request_state* s, board_call& gate,
+                          std::shared_ptr<const group_members> members, std::uint32_t seq);
 
 /// Runs a prepared board collective (p.board) to its end, with no request (a blocking call).
 void run_on_board(const prepared& p);

@@ -32,6 +32,10 @@
 // owner gives its slot's last acknowledgment itself, once all members gave theirs: peers use
 // its buffers until then, and the slot cannot be taken for another collective meanwhile.
 //
+// A gate (prepared::gate) publishes its signature only, marked with its message algorithm's
+// fingerprint, and takes nothing; once all agree, its request becomes the schedule with the
+// gate's number on the group (continue_as_schedule).
+//
 // Waiting: a rank watches its doorbell, rung (seq_cst, then woken) by a writer that published
 // and by the last reader of a slot, so one word covers all its group collectives in flight.
 #include "coll/shared_memory_group.hpp"
@@ -114,7 +118,11 @@ struct group_exec : board_call {
       }
       case board_collective::none: break;
     }
-    direct = board_moves_direct(kind, bytes);
+    if (then) {  // a gate carries and takes nothing: the data moves by messages
+      carries = false;
+      take_first = take_end = 0;
+    }
+    direct = !then && board_moves_direct(kind, bytes);
     slot = -1;
     next = 0;
     acknowledged = moved = false;
@@ -154,6 +162,7 @@ bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
     s.readers = n + (e.direct ? 1 : 0);  // a direct one's owner gives the last itself
     s.bytes = e.bytes;
     s.shape = e.shape;
+    s.algorithm = e.algorithm;
     s.acks.store(0, std::memory_order_relaxed);
     if (e.direct) {
       publish_buffers(node_board::payload(s), e);
@@ -184,8 +193,10 @@ void check(group_exec& e, int q, const group_slot& s) {
   if (!e.error.empty()) return;
   const int w = e.members->world_ranks[static_cast<std::size_t>(q)];
   const std::size_t n = e.members->world_ranks.size();
-  if (s.kind != static_cast<std::uint32_t>(e.kind) || s.bytes != e.bytes || s.root != e.root)
-    e.error = board_disagreement(w, s.kind, s.bytes, s.root, e.kind, e.bytes, e.root, e.seq, n);
+  if (s.kind != static_cast<std::uint32_t>(e.kind) || s.bytes != e.bytes || s.root != e.root ||
+      s.algorithm != e.algorithm)
+    e.error = board_disagreement(w, {s.kind, s.bytes, s.root, s.algorithm},
+                                 {static_cast<std::uint32_t>(e.kind), e.bytes, e.root, e.algorithm}, e.seq, n);
   else if (s.shape != e.shape)
     e.error = "ranks disagree on the call: rank " + std::to_string(w) +
               " passed other participants or receivers to the generalized reduce than this rank "
@@ -232,7 +243,7 @@ bool step(rank_context& ctx, const node_board& b, group_exec& e) {
       // The last reader frees the slot or, for a direct one, lets its owner free it (the owner
       // may wait for that, and may rewrite the header at once: read before acknowledging).
       const std::uint32_t last =
-          s.readers - (board_moves_direct(static_cast<board_collective>(s.kind), s.bytes) ? 1 : 0);
+          s.readers - (!s.algorithm && board_moves_direct(static_cast<board_collective>(s.kind), s.bytes) ? 1 : 0);
       if (s.acks.fetch_add(1, std::memory_order_acq_rel) + 1 == last && w != ctx.rank()) ring(ctx, b, w);
     }
     e.acknowledged = true;
@@ -260,6 +271,7 @@ void recycle(group_exec* e) {
   e->op.op.reset();
   e->members.reset();
   e->error.clear();
+  e->then.reset();
   pool.give(e);
 }
 
@@ -299,8 +311,15 @@ request start_on_group_board(const prepared& p) {
 }
 
 bool group_board_advance(rank_context& ctx, request_state* s) {
-  if (!step(ctx, *ctx.tp().board(), *exec_of(s))) return false;
+  group_exec& e = *exec_of(s);
+  if (!step(ctx, *ctx.tp().board(), e)) return false;
   --ctx.group_board().pending;
+  if (e.then && e.error.empty()) {  // a gate passed: its schedule takes over the request
+    // (numbered as the gate on the group)
+    const bool done = continue_as_schedule(ctx, s, e, std::move(e.members), e.seq);
+    recycle(&e);
+    return done;
+  }
   s->done.store(1, std::memory_order_release);
   return true;
 }
@@ -321,6 +340,7 @@ std::string group_board_describe(const request_state* s) {
   std::ostringstream os;
   os << "shared-memory " << board_name(e.kind) << " #" << e.seq << " on a group of " << e.members->world_ranks.size()
      << " ranks (this rank is " << e.me << "), ";
+  if (e.then) os << "checking the signatures before " << e.then->name << ", ";
   if (e.slot < 0) os << "waiting for a free slot";
   else if (e.next < static_cast<int>(e.members->world_ranks.size()))
     os << "waiting for rank " << e.members->world_ranks[static_cast<std::size_t>(e.next)] << " to publish";

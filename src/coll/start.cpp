@@ -185,6 +185,35 @@ Alg board_or(const coll_target& t, coll_id id, std::size_t bytes, Alg alg, Alg b
   return board_or(t, id, bytes, alg, board, [](int) { return true; });
 }
 
+// True if the call that board_or sent to messages on `t` would run on the board at some other
+// size (the default table's 16 KiB, a CAIRN_COLL range): ranks whose counts lie on either side
+// would wait on different paths. The choice is constant between the ends of the rules, so the
+// board's first size is 0 or one of those ends.
+template <class Alg, class Usable>
+bool board_elsewhere(const coll_target& t, coll_id id, Alg board, Usable usable) {
+  if (count_check_enabled() || !t.ctx->tp().board()) return false;
+  auto board_at = [&](std::size_t s) { return board_or(t, id, s, Alg{}, board, usable) == board; };
+  if (board_at(0)) return true;
+  for (const resolved_rule& r : environment_rules())
+    if (r.which == id && (board_at(r.min_bytes) ||
+                          (r.max_bytes < std::numeric_limits<std::size_t>::max() && board_at(r.max_bytes + 1))))
+      return true;
+  return false;
+}
+
+// A collective that runs by messages, behind a board gate (prepared::gate) where the table
+// chose messages (`automatic`) and another count would run on the board: its ranks first meet
+// the others' signatures there, where a rank whose count put it on the board waits for them.
+template <class Alg, class Usable>
+prepared by_messages(prepared&& r, bool automatic, coll_id id, Alg board, Usable usable) {
+  if (automatic && board_elsewhere(r.target, id, board, usable)) {
+    r.board = board_kind(id);
+    r.gate = true;
+  }
+  return std::move(r);
+}
+constexpr auto any_algorithm = [](int) { return true; };
+
 // A board collective runs on the world's slots (in issue order on the world) or on the keyed
 // ones of groups (and the generalized reduce's roles).
 bool on_world_slots(const prepared& p) {
@@ -212,7 +241,7 @@ request start_prepared(const prepared& p) {
 }
 
 void run_blocking(prepared&& p) {
-  if (p.board == board_collective::none) start_prepared(std::move(p)).wait();
+  if (p.board == board_collective::none || p.gate) start_prepared(std::move(p)).wait();
   else if (on_world_slots(p)) run_on_board(p);
   else run_on_group_board(p);
 }
@@ -230,6 +259,7 @@ prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::s
                        bcast_algorithm alg) {
   check_root(t, call, root);
   const int p = group_size(t), me = t.group_rank;
+  const bool automatic = alg == bcast_algorithm::automatic;
   alg = board_or(t, coll_id::bcast, bytes, alg, bcast_algorithm::shared_memory);
   if (alg == bcast_algorithm::shared_memory)
     return on_board(t, call, board_collective::bcast, buf, buf, {}, bytes, root);
@@ -241,7 +271,8 @@ prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::s
                            [&] { return coll::plan_bcast_scatter_allgather(p, me, root, bytes); })
                   : cached({planner::bcast_binomial, true, p, me, root, bytes, 0},
                            [&] { return coll::plan_bcast_binomial(p, me, root, bytes); });
-  return {t, call, std::move(plan), buf, buf, op_binding{}, bytes, root, true};
+  return by_messages({t, call, std::move(plan), buf, buf, op_binding{}, bytes, root, true}, automatic,
+                     coll_id::bcast, bcast_algorithm::shared_memory, any_algorithm);
 }
 
 prepared prepare_reduce(const coll_target& t, const char* call, const void* in, void* out,
@@ -249,6 +280,7 @@ prepared prepare_reduce(const coll_target& t, const char* call, const void* in, 
   check_root(t, call, root);
   const int p = group_size(t), me = t.group_rank;
   const std::size_t bytes = count * op.elem;
+  const bool automatic = alg == reduce_algorithm::automatic;
   alg = board_or(t, coll_id::reduce, bytes, alg, reduce_algorithm::shared_memory);
   if (alg == reduce_algorithm::shared_memory)
     return on_board(t, call, board_collective::reduce, in, out, op, bytes, root);
@@ -262,7 +294,8 @@ prepared prepare_reduce(const coll_target& t, const char* call, const void* in, 
                     })
                   : cached({planner::reduce_binomial, op.commutative, p, me, root, bytes, 0},
                            [&] { return coll::plan_reduce_binomial(p, me, root, bytes, op.commutative); });
-  return {t, call, std::move(plan), in, out, op, bytes, root, true};
+  return by_messages({t, call, std::move(plan), in, out, op, bytes, root, true}, automatic, coll_id::reduce,
+                     reduce_algorithm::shared_memory, any_algorithm);
 }
 
 prepared prepare_allreduce(const coll_target& t, const char* call, const void* in, void* out,
@@ -271,8 +304,9 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
   const std::size_t bytes = count * op.elem;
   if (alg == allreduce_algorithm::ring && !op.commutative)
     fail(call, t.world_rank, "the ring algorithm needs a commutative operation");
-  alg = board_or(t, coll_id::allreduce, bytes, alg, allreduce_algorithm::shared_memory,
-                 [&](int a) { return op.commutative || a != static_cast<int>(allreduce_algorithm::ring); });
+  const bool automatic = alg == allreduce_algorithm::automatic;
+  auto usable = [&](int a) { return op.commutative || a != static_cast<int>(allreduce_algorithm::ring); };
+  alg = board_or(t, coll_id::allreduce, bytes, alg, allreduce_algorithm::shared_memory, usable);
   if (alg == allreduce_algorithm::shared_memory)
     return on_board(t, call, board_collective::allreduce, in, out, op, bytes, -1);
   if (alg == allreduce_algorithm::automatic) {
@@ -293,7 +327,8 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
     plan = cached({planner::allreduce_recursive_doubling, op.commutative, p, me, 0, bytes, op.elem}, [&] {
       return coll::plan_allreduce_recursive_doubling(p, me, bytes, op.elem, op.commutative);
     });
-  return {t, call, std::move(plan), in, out, op, bytes, -1, true};
+  return by_messages({t, call, std::move(plan), in, out, op, bytes, -1, true}, automatic, coll_id::allreduce,
+                     allreduce_algorithm::shared_memory, usable);
 }
 
 prepared prepare_gather(const coll_target& t, const char* call, const block_buffers& b, int root) {

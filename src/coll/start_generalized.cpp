@@ -100,7 +100,7 @@ struct plan_key_hash {
 };
 struct cached_plan {
   std::shared_ptr<const detail::group_members> members;
-  std::shared_ptr<const std::vector<int>> receivers;  // R, sorted (who takes the board's operands)
+  std::shared_ptr<const std::vector<int>> receivers;  // R, sorted (the board's signature, its takers)
   std::shared_ptr<const coll::schedule> plan;
   coll::generalized_graph graph;  // for the balancer
   int group_rank = 0;
@@ -199,9 +199,8 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call, std:
     const coll::generalized_shape shape = shape_of(key.p, key.r, members);
     const coll::generalized_load load = balancer ? load_of(*balancer, members) : coll::generalized_load{};
     made->group_rank = static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
-    if (key.board) {
-      made->receivers = std::make_shared<const std::vector<int>>(key.r);
-    } else {
+    made->receivers = std::make_shared<const std::vector<int>>(key.r);
+    if (!key.board) {
       made->graph = graph_of(shape, key.balance, &load, key.direct);
       made->plan = std::make_shared<const coll::schedule>(
           coll::plan_reduce_generalized(made->graph, shape, made->group_rank, bytes, key.balance));
@@ -213,8 +212,13 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call, std:
   // Started on the group P ∪ R: its tags and sequence numbers are those of that member list.
   // Every rank computes the same bytes when the call is right: the count check can compare them.
   prepared p(coll_target{t.ctx, c->members, c->group_rank, me}, call, c->plan, in, out, op, bytes, -1, true);
-  if (key.board) {  // the participants are the group's first |P| ranks
+  // Where a smaller count would run on the board, the butterfly first meets the others there
+  // (prepared::gate): ranks on either side of 16 KiB then report the disagreement.
+  const bool gate = !key.board && opt.algorithm == generalized_reduce_algorithm::automatic && !key.balance &&
+                    board_by_default(t, board_collective::reduce_generalized, 0);
+  if (key.board || gate) {  // the participants are the group's first |P| ranks
     p.board = board_collective::reduce_generalized;
+    p.gate = gate;
     p.board_participants = static_cast<std::int32_t>(key.p.size());
     p.board_receivers = c->receivers;
   }

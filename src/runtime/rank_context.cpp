@@ -89,6 +89,11 @@ request_state* rank_context::acquire(request_state::kind k, const char* call, in
   return s;
 }
 
+void rank_context::switch_seq(std::uint64_t id) {
+  last_seq_ = &coll_seq_[id];  // map elements never move
+  last_seq_id_ = id;
+}
+
 void rank_context::release(request_state* s) noexcept {
   if (s->active_prev) s->active_prev->active_next = s->active_next;
   else active_ = s->active_next;

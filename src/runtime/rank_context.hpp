@@ -125,10 +125,7 @@ class rank_context {
   std::uint32_t next_coll_seq(std::uint64_t id) {
     // A rank issues collectives mostly on one group at a time: remember its counter (map
     // elements never move) and skip the hash lookup.
-    if (id != last_seq_id_ || !last_seq_) {
-      last_seq_ = &coll_seq_[id];
-      last_seq_id_ = id;
-    }
+    if (id != last_seq_id_ || !last_seq_) [[unlikely]] switch_seq(id);
     return (*last_seq_)++;
   }
   /// The rank's board collectives (src/coll/shared_memory_flat.cpp), numbered alike on every
@@ -206,6 +203,7 @@ class rank_context {
   void unlock_owner() noexcept;
   bool help_once() noexcept;
   bool advance_locked() noexcept;
+  void switch_seq(std::uint64_t id);  // next_coll_seq on another group than last time
 
   bool helped_ = false;
   int depth_ = 0;                          // rank thread only

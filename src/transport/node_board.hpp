@@ -30,7 +30,9 @@ struct board_slot {
   std::uint32_t kind = 0;   ///< which collective (coll: board_collective)
   std::int32_t root = -1;   ///< its root, -1 for none
   std::uint64_t bytes = 0;  ///< bytes the rank passed
-  std::uint64_t reserved = 0;
+  /// 0 if the collective runs on the board; else it runs by messages and this is a fingerprint
+  /// of its algorithm (the slot only checks the signatures: prepared::gate)
+  std::uint64_t algorithm = 0;
 };
 static_assert(sizeof(board_slot) == 32);
 
@@ -47,6 +49,7 @@ struct group_slot {
   std::uint32_t readers = 0;  ///< acknowledgments that free the slot
   std::uint64_t bytes = 0;    ///< bytes the rank passed
   std::uint64_t shape = 0;    ///< a generalized reduce's participants and receivers (fingerprint)
+  std::uint64_t algorithm = 0;  ///< as board_slot::algorithm
   /// Readers done with the slot, counting up from 0 for each use.
   alignas(64) std::atomic<std::uint64_t> acks{0};
 };

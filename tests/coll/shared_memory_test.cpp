@@ -254,8 +254,8 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
       // Counts on either side of a slot's payload, chosen by the default table: rank 0's 16384
       // bytes go through its slot, the others' 16392 straight between the buffers. Both are
       // board collectives, so the signatures meet: every rank reports it, nothing is written.
-      // (Where the default table keeps long collectives off the board, MPI without
-      // cross-memory copies, such counts meet no check: see README.)
+      // (Where long collectives run by messages instead, their gate meets the board's ranks:
+      // CountsStraddlingTheBoardFailEverywhere.)
       vec probe(2049), probe_out(2049);
       if (w.allreduce_init(probe, probe_out).plan().name == "allreduce/shared_memory") {
         vec sin(me == 0 ? 2048 : 2049, 1), sout(sin.size(), -5);
@@ -365,5 +365,90 @@ TEST(SharedMemory, DirectCopiesAtPageDistances) {
       w.bcast(out, 0);
       ASSERT_EQ(std::count(out.begin(), out.end(), 7), static_cast<std::ptrdiff_t>(n)) << "bcast, shift " << shift;
     }
+  });
+}
+
+// Counts on either side of the board's boundary: one rank's count runs on the board, another's
+// by messages (a CAIRN_COLL range, the 16 KiB slot where processes cannot copy from each other,
+// the generalized reduce past a slot). The messages' ranks first meet the others on the board
+// (prepared::gate), so every rank reports the disagreement, none waits forever, nothing is
+// written, and the group goes on. Registered again with such environments (CMakeLists.txt).
+TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
+  run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    if (p == 1) return;
+    std::vector<int> odd = everyone(p);
+    std::rotate(odd.begin(), odd.begin() + 1, odd.end());  // a group: keyed slots
+    cairn::group whole = w.group(everyone(p)), rotated = w.group(odd);  // the world's slots, keyed ones
+    int straddles = 0;
+    for (cairn::group* g : {&whole, &rotated}) {
+      const int gp = g->size();
+      const int root = gp - 1;
+      // kind 0 bcast, 1 reduce, 2 allreduce: the plan's name at n elements, and the call.
+      auto plan_of = [&](int kind, std::size_t n) {
+        vec a(n), b(n);
+        if (kind == 0) return g->bcast_init(a, root).plan().name;
+        if (kind == 1) return g->reduce_init(a, b, root).plan().name;
+        return g->allreduce_init(a, b).plan().name;
+      };
+      auto call = [&](int kind, vec& in, vec& out, bool blocking) {
+        if (kind == 0 && blocking) g->bcast(in, root);
+        else if (kind == 0) g->ibcast(in, root).wait();
+        else if (kind == 1 && blocking) g->reduce(in, out, root);
+        else if (kind == 1) g->ireduce(in, out, root).wait();
+        else if (blocking) g->allreduce(in, out);
+        else g->iallreduce(in, out).wait();
+      };
+      auto on_board = [](const std::string& name) { return name.ends_with("/shared_memory"); };
+      for (int kind = 0; kind < 3; ++kind)
+        for (const auto& [na, nb] : {std::pair<std::size_t, std::size_t>{127, 128}, {2048, 2049}}) {
+          // One side on the board and the other by messages, or both by messages (the gates
+          // of two counts meet).
+          if (on_board(plan_of(kind, na)) && on_board(plan_of(kind, nb))) continue;
+          ++straddles;
+          for (bool blocking : {true, false}) {
+            const std::size_t n = g->rank() == 0 ? na : nb;
+            vec in(n, me + 100), out(n, -5);
+            const std::string msg = message_of([&] { call(kind, in, out, blocking); });
+            const std::string where = "kind " + std::to_string(kind) + ", " + std::to_string(na) + " / " +
+                                      std::to_string(nb) + " elements, blocking " + std::to_string(blocking);
+            EXPECT_TRUE(has_text(msg, "ranks disagree on the call") && has_text(msg, "by messages")) << where << ": " << msg;
+            EXPECT_EQ(mismatch(in, vec(n, me + 100)), "") << where;
+            EXPECT_EQ(mismatch(out, vec(n, -5)), "") << where;
+            // The numbering stayed alike on every rank: the same call goes through.
+            vec rin(nb, me + 1), rout(nb, -5);
+            call(kind, rin, rout, blocking);
+            const std::int64_t sum = static_cast<std::int64_t>(p) * (p + 1) / 2;
+            const int root_world = g == &whole ? root : odd[static_cast<std::size_t>(root)];
+            const vec& got = kind == 0 ? rin : rout;
+            const std::int64_t want = kind == 0 ? root_world + 1 : sum;
+            if (kind != 1 || g->rank() == root) {
+              EXPECT_EQ(mismatch(got, vec(nb, want)), "") << where;
+            }
+          }
+        }
+    }
+    // The generalized reduce runs on the board up to a slot's 16384 bytes, by messages beyond.
+    const std::vector<int> all = everyone(p), to{p - 1};
+    auto generalized_plan = [&](std::size_t n) {
+      vec a(n), b(n);
+      return w.ireduce_init(all, to, a, b).plan().name;
+    };
+    if (generalized_plan(2048) == "reduce_generalized/shared_memory" &&
+        generalized_plan(2049) != "reduce_generalized/shared_memory") {
+      ++straddles;
+      const std::size_t n = me == 0 ? 2048 : 2049;
+      vec in(n, me + 1), out(n, -5);
+      const std::string msg = message_of([&] { w.reduce(all, to, in, out, cairn::plus{}); });
+      EXPECT_TRUE(has_text(msg, "ranks disagree on the call") && has_text(msg, "by messages")) << msg;
+      EXPECT_EQ(mismatch(out, vec(n, -5)), "");
+      vec rin(2049, me + 1), rout(2049, -5);
+      w.reduce(all, to, rin, rout, cairn::plus{});
+      if (me == p - 1) {
+        EXPECT_EQ(mismatch(rout, vec(2049, static_cast<std::int64_t>(p) * (p + 1) / 2)), "");
+      }
+    }
+    if (me == 0) std::printf("straddling pairs tested: %d\n", straddles);
+    EXPECT_GT(straddles, 0);  // the generalized reduce straddles in every environment
   });
 }

@@ -108,6 +108,10 @@ struct prepared {
   /// Set (with no plan) when the collective runs on the node board; its signature is then
   /// always checked (check_bytes, check_root).
   board_collective board = board_collective::none;
+  /// Set with `board` and a plan: the plan runs by messages once every member's signature met
+  /// on the board (a gate: where counts on either side of a board threshold would put ranks on
+  /// different paths, every rank reports the disagreement instead of waiting forever).
+  bool gate = false;
   /// A generalized reduce on the board: the group's first `board_participants` ranks
   /// contribute, the world ranks in `board_receivers` (sorted) receive.
   std::int32_t board_participants = 0;

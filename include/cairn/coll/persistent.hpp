@@ -24,7 +24,8 @@ class persistent_request {
   persistent_request() = default;
   /// Internal: wraps a prepared collective (see coll::collectives::<name>_init).
   explicit persistent_request(detail::prepared p) : prepared_(std::move(p)) {
-    if (prepared_.board != detail::board_collective::none) detail::describe_board_plan(prepared_);
+    // A board collective has no plan to print (a gate's plan is its messages' schedule).
+    if (prepared_.board != detail::board_collective::none && !prepared_.plan) detail::describe_board_plan(prepared_);
   }
   persistent_request(persistent_request&&) noexcept = default;
   persistent_request& operator=(persistent_request&&) noexcept = default;
