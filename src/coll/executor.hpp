@@ -14,12 +14,19 @@
 namespace cairn::detail {
 
 class rank_context;
+struct board_call;
 struct group_members;
 
 /// Starts `plan` on the group of `t` with the given buffers; returns its request.
 request start_schedule(coll_target t, const char* call,
                        std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
                        op_binding op);
+
+/// Turns the request `s` of board gate `gate` whose signatures agreed (prepared::gate) into its
+/// running schedule, numbered `seq` on `members`, and advances it; true when complete. Takes
+/// the schedule and the operation out of `gate`, which the caller then recycles.
+bool continue_as_schedule(rank_context& ctx, request_state* s, board_call& gate,
+                          std::shared_ptr<const group_members> members, std::uint32_t seq);
 
 /// A fingerprint of an algorithm by its schedule's name, the same in every process.
 std::uint64_t plan_fingerprint(const std::string& name) noexcept;

@@ -144,15 +144,15 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
     e.error = board_disagreement(q, {theirs.kind, theirs.bytes, theirs.root, theirs.algorithm},
                                  {static_cast<std::uint32_t>(e.kind), e.bytes, e.root, e.algorithm}, e.seq, 0);
   }
-  if (e.then) {  // a gate: the data moves by messages
-  } else if (e.error.empty() && e.direct) {
+  const bool moves_here = e.error.empty() && !e.then;  // a gate's data moves by messages
+  if (moves_here && e.direct) {
     thread_local std::vector<direct_buffers> bufs;
     bufs.resize(static_cast<std::size_t>(n));
     for (int q = 0; q < n; ++q)
       bufs[static_cast<std::size_t>(q)] = published_buffers(node_board::payload(b.slot(q, e.seq)));
     e.error = move_direct(ctx, e, ctx.world_group()->world_ranks, me, bufs);
     e.moved = true;
-  } else if (e.error.empty() && e.bytes) {
+  } else if (moves_here && e.bytes) {
     if (e.kind == board_collective::bcast) {
       if (me != e.root) copy_bytes(e.out, node_board::payload(b.slot(e.root, e.seq)), e.bytes);
     } else if (e.kind == board_collective::allreduce || (e.kind == board_collective::reduce && me == e.root)) {

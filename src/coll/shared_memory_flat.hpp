@@ -73,12 +73,6 @@ struct board_signature {
 std::string board_disagreement(int q, const board_signature& theirs, const board_signature& mine, std::uint64_t seq,
                                std::size_t group_size);
 
-/// Turns the request `s` of board gate `gate` whose signatures agreed (prepared::gate) into its
-/// running schedule, numbered `seq` on `members`, and advances it; true when complete. Takes
-/// the schedule and the operation out of `gate`, which the caller then recycles.
-bool continue_as_schedule(rank_context& ctx, request_state* s, board_call& gate,
-                          std::shared_ptr<const group_members> members, std::uint32_t seq);
-
 /// Runs a prepared board collective (p.board) to its end, with no request (a blocking call).
 void run_on_board(const prepared& p);
 /// Starts a prepared board collective; its request is a collective's (kind::schedule) marked
