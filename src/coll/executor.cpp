@@ -31,6 +31,9 @@ struct coll_exec {
   std::vector<request_state*> pending;  // this round's unfinished messages
   std::vector<std::uint32_t> pending_step;
   std::string error;
+  // It continues a gate (continue_as_schedule): a disagreement the rank's board tails found
+  // meanwhile is raised by its wait (rank_context::board_progress::deferred_error).
+  bool after_gate = false;
 
   std::byte* at(const coll::region& r) const {
     switch (r.slot) {
@@ -53,6 +56,7 @@ void recycle(coll_exec* e) {
   e->members.reset();
   e->op.op.reset();
   e->next_round = 0;
+  e->after_gate = false;
   pool.give(e);
 }
 
@@ -156,6 +160,7 @@ bool continue_as_schedule(rank_context& ctx, request_state* s, board_call& gate,
                           std::shared_ptr<const group_members> members, std::uint32_t seq) {
   coll_exec* e =
       bind_exec(ctx, std::move(members), std::move(gate.then), gate.in, gate.out, std::move(gate.op), seq);
+  e->after_gate = true;
   s->phase = 0;
   s->tag = e->tag;
   s->engine_ptr = e;
@@ -188,6 +193,10 @@ bool coll_advance(rank_context& ctx, request_state* s) {
     // After an error the schedule still runs to its end, so that peers waiting for this
     // rank's later messages are not left hanging; the error is raised by wait().
     if (e.next_round == e.plan->rounds()) {
+      if (auto& late = ctx.board_state().deferred_error; e.after_gate && e.error.empty() && !late.empty()) [[unlikely]] {
+        e.error = std::move(late);
+        late.clear();
+      }
       s->done.store(1, std::memory_order_release);  // request::ready() may look from outside
       ctx.note_progress();
       return true;

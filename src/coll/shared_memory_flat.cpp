@@ -59,6 +59,9 @@ struct board_exec : board_call {
   bool published = false;
   bool completed = false;  // this rank's part is done (for a direct one: if `moved`, peers' may not be)
   bool moved = false;      // a direct one passed the signature check and moved its share
+  // Its part needs no other rank's slot, or only the root's (a bcast's): it finishes at once
+  // and leaves a tail (rank_context::board_progress::tail).
+  bool eager = false;
   int arrived = 1;         // peers seen, counted from this rank on (this rank itself is 0)
   std::shared_ptr<const group_members> members;  // a gate's group (its schedule runs there)
   std::uint32_t msg_seq = 0;                      // and the schedule's number on it
@@ -72,10 +75,15 @@ struct board_exec : board_call {
     msg_seq = ctx.next_coll_seq(p.target.members->id);
     if (then) [[unlikely]] members = p.target.members;
     direct = !then && board_moves_direct(kind, bytes);
+    eager = !then && !direct && (kind == board_collective::bcast || (kind == board_collective::reduce && ctx.rank() != root));
     published = completed = moved = false;
     arrived = 1;
   }
+  board_signature signature() const { return {static_cast<std::uint32_t>(kind), bytes, root, algorithm}; }
 };
+
+static_assert(std::size(rank_context::board_progress{}.tails) == node_board::slots,
+              "a rank has at most one tail per slot");
 
 thread_local exec_pool<board_exec> pool;  // non-blocking board collectives
 
@@ -132,18 +140,77 @@ bool all_arrived(const node_board& b, board_exec& e, int me) {
   return true;
 }
 
+// The first slot of collective `seq` whose signature differs from `mine`, as an error; empty
+// if all agree (every slot holds `seq`).
+std::string first_disagreement(const node_board& b, std::uint64_t seq, const board_signature& mine) {
+  for (int q = 0; q < b.ranks(); ++q) {
+    const board_slot& theirs = b.slot(q, seq);
+    if (theirs.kind != mine.kind || theirs.bytes != mine.bytes || theirs.root != mine.root ||
+        theirs.algorithm != mine.algorithm)
+      return board_disagreement(q, {theirs.kind, theirs.bytes, theirs.root, theirs.algorithm}, mine, seq, 0);
+  }
+  return {};
+}
+
+// Publishes that this rank completed collective `seq` (and all before it).
+void publish_done(rank_context& ctx, const node_board& b, std::uint64_t seq) {
+  ctx.board_state().completed = seq;
+  // seq_cst, then wake: a rank may park waiting for this word (slot_free).
+  b.done(ctx.rank()).store(seq, std::memory_order_seq_cst);
+  for (int r = 0; r < b.ranks(); ++r)
+    if (r != ctx.rank()) ctx.tp().wake(r);
+  ctx.note_progress();
+}
+
+// Completes the rank's tails in order as far as the other ranks' slots allow: each once every
+// rank published its collective, checking every signature. True when none is left; else
+// `wait` receives the slot awaited.
+bool drain_tails(rank_context& ctx, const node_board& b, rank_context::board_wait& wait) {
+  auto& st = ctx.board_state();
+  const int n = b.ranks(), me = ctx.rank();
+  while (st.has_tails()) {
+    auto& t = st.tails[st.tails_first % node_board::slots];
+    for (; t.arrived < n; ++t.arrived) {
+      const int q = (me + t.arrived) % n;
+      const board_slot& s = b.slot(q, t.seq);
+      if (s.seq.load(std::memory_order_acquire) != t.seq) {
+        wait = {&s.seq, t.seq, q, board_name(static_cast<board_collective>(t.kind))};
+        return false;
+      }
+    }
+    if (!t.reported && st.deferred_error.empty()) {
+      std::string why = first_disagreement(b, t.seq, {t.kind, t.bytes, t.root, t.algorithm});
+      if (!why.empty())
+        st.deferred_error = why + "; found once every rank's call was visible, after this rank's " +
+                            board_name(static_cast<board_collective>(t.kind)) + " #" + std::to_string(t.seq) +
+                            " had returned (its part needed no other rank's data)";
+    }
+    ++st.tails_first;
+    publish_done(ctx, b, t.seq);
+  }
+  return true;
+}
+
+// Watches what the rank's tails wait for (parks re-check it), or nothing once none is left.
+void watch_tails(rank_context& ctx, const node_board& b) {
+  rank_context::board_wait wait;
+  ctx.watch_board(drain_tails(ctx, b, wait) ? rank_context::board_wait{} : wait);
+}
+
+// Raises the disagreement a tail found, in `call` (a later collective that completed).
+void raise_deferred(rank_context& ctx, const char* call) {
+  auto& st = ctx.board_state();
+  if (st.deferred_error.empty()) [[likely]] return;
+  const std::string why = std::move(st.deferred_error);
+  st.deferred_error.clear();
+  fail(call, ctx.rank(), why);
+}
+
 // Every slot holds e.seq: checks the signatures (every rank reads all of them, so a mismatch
 // is reported on every rank, and nobody waits), writes the output, completes.
 void complete(rank_context& ctx, const node_board& b, board_exec& e) {
   const int n = b.ranks(), me = ctx.rank();
-  for (int q = 0; q < n && e.error.empty(); ++q) {
-    const board_slot& theirs = b.slot(q, e.seq);
-    if (theirs.kind == static_cast<std::uint32_t>(e.kind) && theirs.bytes == e.bytes && theirs.root == e.root &&
-        theirs.algorithm == e.algorithm)
-      continue;
-    e.error = board_disagreement(q, {theirs.kind, theirs.bytes, theirs.root, theirs.algorithm},
-                                 {static_cast<std::uint32_t>(e.kind), e.bytes, e.root, e.algorithm}, e.seq, 0);
-  }
+  if (e.error.empty()) e.error = first_disagreement(b, e.seq, e.signature());
   const bool moves_here = e.error.empty() && !e.then;  // a gate's data moves by messages
   if (moves_here && e.direct) {
     thread_local std::vector<direct_buffers> bufs;
@@ -161,27 +228,54 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
         e.op.combine(e.op.op.get(), node_board::payload(b.slot(q, e.seq)), e.out, e.bytes / e.op.elem, false);
     }
   }
-  ctx.board_state().completed = e.seq;
-  // seq_cst, then wake: a rank may park waiting for this word (slot_free).
-  b.done(me).store(e.seq, std::memory_order_seq_cst);
-  for (int r = 0; r < n; ++r)
-    if (r != me) ctx.tp().wake(r);
-  ctx.note_progress();
+  publish_done(ctx, b, e.seq);
+}
+
+// An eager collective's part: a bcast's non-root takes the root's data once the root's slot
+// holds it and agrees; then the collective finishes, leaving its tail. False while the root
+// has not published.
+bool finish_eager(rank_context& ctx, const node_board& b, board_exec& e, rank_context::board_wait& wait) {
+  auto& st = ctx.board_state();
+  if (e.kind == board_collective::bcast && ctx.rank() != e.root) {
+    board_slot& r = b.slot(e.root, e.seq);
+    if (r.seq.load(std::memory_order_acquire) != e.seq) {
+      wait = {&r.seq, e.seq, e.root, e.call};
+      return false;
+    }
+    if (r.kind != static_cast<std::uint32_t>(e.kind) || r.bytes != e.bytes || r.root != e.root || r.algorithm != e.algorithm)
+      e.error = board_disagreement(e.root, {r.kind, r.bytes, r.root, r.algorithm}, e.signature(), e.seq, 0);
+    else if (e.bytes)
+      copy_bytes(e.out, node_board::payload(r), e.bytes);
+  }
+  auto& t = st.tails[st.tails_end++ % node_board::slots];
+  t = {e.seq, e.bytes, e.algorithm, static_cast<std::uint32_t>(e.kind), e.root, 1, !e.error.empty()};
+  st.finished = e.seq;
+  e.completed = true;
+  return true;
 }
 
 // Moves e on as far as it goes; true when complete. `wait` receives what it waits for.
 bool step(rank_context& ctx, const node_board& b, board_exec& e, rank_context::board_wait& wait) {
   const int me = ctx.rank();
+  auto& st = ctx.board_state();
+  rank_context::board_wait tail_wait;
+  const bool tails_done = !st.has_tails() || drain_tails(ctx, b, tail_wait);
   if (!e.published) {
     int laggard = 0;
     if (!slot_free(ctx, b, e.seq, laggard)) {
-      wait = {&b.done(laggard), e.seq - node_board::slots, laggard, e.call};
+      wait = laggard == me ? tail_wait : rank_context::board_wait{&b.done(laggard), e.seq - node_board::slots, laggard, e.call};
       return false;
     }
     publish(ctx, b, e);
     e.published = true;
   }
-  auto& st = ctx.board_state();
+  if (e.eager) {
+    if (st.finished + 1 != e.seq) {  // this rank's earlier ones first
+      wait = {};
+      return false;
+    }
+    return finish_eager(ctx, b, e, wait);
+  }
   if (!e.completed) {
     if (!all_arrived(b, e, me)) {
       const int q = (me + e.arrived) % b.ranks();
@@ -189,7 +283,7 @@ bool step(rank_context& ctx, const node_board& b, board_exec& e, rank_context::b
       return false;
     }
     if (st.completed + 1 != e.seq) {  // this rank's earlier ones first
-      wait = {};
+      wait = tails_done ? rank_context::board_wait{} : tail_wait;
       return false;
     }
     complete(ctx, b, e);
@@ -280,7 +374,10 @@ void run_on_board(const prepared& p) {
   std::uint64_t spins = 0;
   struct clear_watch {  // however the wait ends (abort, watchdog)
     rank_context& ctx;
-    ~clear_watch() { ctx.watch_board({}); }
+    bool armed = true;
+    ~clear_watch() {
+      if (armed) ctx.watch_board({});
+    }
   } clear{ctx};
   for (unsigned polls = 1; !step(ctx, b, e, wait); ++polls) {
     // The rest of the rank moves meanwhile (its earlier collectives may be what this waits for).
@@ -288,7 +385,12 @@ void run_on_board(const prepared& p) {
     if (wait.word) ctx.watch_board(wait);  // else the earlier collective's own (board_advance)
     ctx.idle(nullptr, spins);
   }
+  if (ctx.board_state().has_tails()) {  // e's own, or earlier ones: a park watches them now
+    watch_tails(ctx, b);
+    clear.armed = false;
+  }
   if (!e.error.empty()) fail(p.call, ctx.rank(), e.error);
+  raise_deferred(ctx, p.call);
 }
 
 void describe_board_plan(prepared& p) {
@@ -339,14 +441,43 @@ bool board_advance(rank_context& ctx, request_state* s) {
     if (e.seq == ctx.board_state().finished + 1) ctx.watch_board(wait);
     return false;
   }
-  ctx.watch_board({});
+  watch_tails(ctx, *ctx.tp().board());
   if (e.then && e.error.empty()) {  // a gate passed: its schedule takes over the request
     const bool done = continue_as_schedule(ctx, s, e, std::move(e.members), e.msg_seq);
     recycle(&e);
     return done;
   }
+  auto& deferred = ctx.board_state().deferred_error;
+  if (e.error.empty() && !deferred.empty()) {  // raised by this request's wait
+    e.error = std::move(deferred);
+    deferred.clear();
+  }
   s->done.store(1, std::memory_order_release);
   return true;
+}
+
+void board_advance_tails(rank_context& ctx) {
+  const node_board& b = *ctx.tp().board();
+  auto& st = ctx.board_state();
+  rank_context::board_wait wait;
+  const bool drained = drain_tails(ctx, b, wait);
+  // With no collective on the world's board in flight, the tails are what a park watches.
+  if (st.started == st.finished) ctx.watch_board(drained ? rank_context::board_wait{} : wait);
+}
+
+void board_finish_tails(rank_context& ctx) {
+  auto& st = ctx.board_state();
+  if (!st.has_tails() && st.deferred_error.empty()) return;
+  rank_entry guard(ctx);
+  const node_board& b = *ctx.tp().board();
+  std::uint64_t spins = 0;
+  for (rank_context::board_wait wait; !drain_tails(ctx, b, wait); wait = {}) {
+    ctx.watch_board(wait);
+    ctx.progress();
+    ctx.idle(nullptr, spins);
+  }
+  ctx.watch_board({});
+  raise_deferred(ctx, "cairn::launch");
 }
 
 bool board_finish(request_state* s, std::string& error) { return finish_pooled<board_exec>(s, error, recycle); }

@@ -84,6 +84,12 @@ request start_on_board(const prepared& p);
 request board_request(rank_context& ctx, const char* call, std::uint8_t phase, void* exec);
 
 inline constexpr std::uint8_t board_phase = 1;
+/// Completes the rank's board tails (rank_context::board_progress) as far as they go, from the
+/// rank's progress engine (rank_context::advance_colls).
+void board_advance_tails(rank_context& ctx);
+/// Completes them all, waiting for the other ranks' calls (the end of the rank's function), and
+/// raises a disagreement one of them found.
+void board_finish_tails(rank_context& ctx);
 /// As coll_advance, coll_finish, coll_cancel and coll_describe (executor.hpp) for board
 /// collectives.
 bool board_advance(rank_context& ctx, request_state* s);

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "coll/shared_memory_flat.hpp"
 #include "runtime/progress_thread.hpp"
 #include "runtime/rank_context.hpp"
 #include "transport/threads_transport.hpp"
@@ -201,6 +202,7 @@ int run_threads(int argc, char** argv, const launch_options& o,
     try {
       world w(contexts[static_cast<std::size_t>(r)]);
       fn(w);
+      detail::board_finish_tails(*contexts[static_cast<std::size_t>(r)]);
     } catch (const detail::run_aborted&) {
     } catch (const std::exception& e) {
       run->fail(r, e.what());
@@ -256,6 +258,7 @@ int run_mpi(const launch_options& o, const std::function<void(world&)>& fn) {
   try {
     world w(c);
     fn(w);
+    detail::board_finish_tails(*c);
     progress_thread.reset();
     c->tp().finish(*c);
   } catch (const detail::run_aborted&) {

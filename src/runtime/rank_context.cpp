@@ -1,6 +1,7 @@
 #include "runtime/rank_context.hpp"
 
 #include "coll/executor.hpp"
+#include "coll/shared_memory_flat.hpp"
 #include "runtime/group_members.hpp"
 
 #include <sched.h>
@@ -157,7 +158,7 @@ bool rank_context::advance_locked() noexcept {
   missed_.store(0, std::memory_order_seq_cst);  // what arrived before this is seen below
   try {
     const bool found = tp_->advance_pending(active_);
-    if (!colls_.empty()) advance_colls();
+    if (has_colls()) advance_colls();
     return found;
   } catch (...) {
     // Errors of a collective are kept in its state and raised by its wait(); what escapes
@@ -169,6 +170,7 @@ bool rank_context::advance_locked() noexcept {
 void rank_context::advance_colls() {
   // Before the checks: a ring after this load keeps a park from sleeping (board_ready).
   if (group_board_.pending) group_board_.seen = group_board_.bell->load(std::memory_order_seq_cst);
+  if (board_.has_tails()) board_advance_tails(*this);
   for (std::size_t i = 0; i < colls_.size();) {
     if (coll_advance(*this, colls_[i])) {
       colls_[i] = colls_.back();

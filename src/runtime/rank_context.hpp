@@ -79,9 +79,11 @@ class rank_context {
   /// Returns a state to the pool.
   void release(request_state* s) noexcept;
 
+  /// True if a collective is running on this rank (or a board collective's tail: board_progress).
+  bool has_colls() const noexcept { return !colls_.empty() || board_.has_tails(); }
   /// Tests once (advancing communication, every running collective and the layers' pollers).
   bool test(request_state* s) {
-    if (!colls_.empty()) advance_colls();
+    if (has_colls()) advance_colls();
     if (!pollers_.empty()) run_pollers();
     if (s->k == request_state::kind::schedule) return s->done.load(std::memory_order_relaxed) != 0;
     return tp_->test(s);
@@ -89,7 +91,7 @@ class rank_context {
   /// Advances communication, every running collective and the layers' pollers, without blocking.
   void progress() {
     tp_->poll();
-    if (!colls_.empty()) advance_colls();
+    if (has_colls()) advance_colls();
     if (!pollers_.empty()) run_pollers();
   }
 
@@ -134,6 +136,25 @@ class rank_context {
   /// moved its data), and a floor under what every rank completed (last seen).
   struct board_progress {
     std::uint64_t started = 0, completed = 0, finished = 0, all_completed = 0;
+    /// Board collectives finished but not completed: a rank whose part needs no other rank's
+    /// slot (a bcast's root, a reduce's non-roots) or only the root's (a bcast's others)
+    /// finishes once that part is done; the rest (every slot's signature, then the `done`
+    /// word) follows, in order, while the rank is in cairn. Their signatures, [first, end)
+    /// mod 8 (at most node_board::slots of them: a slot is reused only once every rank
+    /// completed its last use).
+    struct tail {
+      std::uint64_t seq = 0, bytes = 0, algorithm = 0;
+      std::uint32_t kind = 0;
+      std::int32_t root = -1;
+      int arrived = 1;        // peers seen, counted from this rank on
+      bool reported = false;  // its part already failed (no second report)
+    };
+    tail tails[8];
+    std::uint64_t tails_first = 0, tails_end = 0;
+    /// A disagreement a tail found after its collective finished: raised by the rank's next
+    /// board collective on the world once that completed, or at the end of its function.
+    std::string deferred_error;
+    bool has_tails() const noexcept { return tails_first != tails_end; }
   };
   board_progress& board_state() noexcept { return board_; }
   /// What a board collective waits for: `word` to reach at least `value` (rank `peer`'s).

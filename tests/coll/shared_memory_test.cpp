@@ -412,12 +412,26 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
             const std::string msg = message_of([&] { call(kind, in, out, blocking); });
             const std::string where = "kind " + std::to_string(kind) + ", " + std::to_string(na) + " / " +
                                       std::to_string(nb) + " elements, blocking " + std::to_string(blocking);
-            EXPECT_TRUE(has_text(msg, "ranks disagree on the call") && has_text(msg, "by messages")) << where << ": " << msg;
+            // On the world's slots, a rank whose part needs no other rank's data (a reduce's
+            // non-root) may return before the others' calls are visible: it reports the
+            // disagreement with its next collective there, once that one completed.
+            const bool may_be_late = g == &whole && kind == 1 && g->rank() != root && plan_of(kind, n).ends_with("/shared_memory");
+            const bool late = msg == "no error" && may_be_late;
+            if (!late) {
+              EXPECT_TRUE(has_text(msg, "ranks disagree on the call") && has_text(msg, "by messages")) << where << ": " << msg;
+            }
             EXPECT_EQ(mismatch(in, vec(n, me + 100)), "") << where;
             EXPECT_EQ(mismatch(out, vec(n, -5)), "") << where;
             // The numbering stayed alike on every rank: the same call goes through.
             vec rin(nb, me + 1), rout(nb, -5);
-            call(kind, rin, rout, blocking);
+            const std::string next = message_of([&] { call(kind, rin, rout, blocking); });
+            if (late) {
+              EXPECT_TRUE(has_text(next, "ranks disagree on the call") && has_text(next, "by messages") &&
+                          has_text(next, "had returned"))
+                  << where << ": " << next;
+            } else {
+              EXPECT_EQ(next, "no error") << where;
+            }
             const std::int64_t sum = static_cast<std::int64_t>(p) * (p + 1) / 2;
             const int root_world = g == &whole ? root : odd[static_cast<std::size_t>(root)];
             const vec& got = kind == 0 ? rin : rout;
