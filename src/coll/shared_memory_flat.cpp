@@ -10,6 +10,14 @@
 // right, and every rank gets the same bits), bcast copies the root's. A rank completes its
 // board collectives in order and publishes the last one in its `done` word.
 //
+// Eager ranks: a rank whose part needs no other slot (a bcast's root, a reduce's non-roots) or
+// only the root's (a bcast's others) finishes once that part is done, without waiting for the
+// other ranks; its tail (rank_context::board_progress) then checks every signature and
+// publishes `done`, in order, whenever the rank is in cairn. So the root of a stream of short
+// bcasts runs up to K collectives ahead, as with MPI's eager messages, instead of meeting
+// every rank each time. A disagreement a tail finds is raised by the rank's next board
+// collective, or at the end of its function (board_finish_tails).
+//
 // Reuse: a rank writes slot s mod K again at s + K only once every rank's `done` reached s, so
 // no rank overwrites a slot anyone still reads. The `done` words are read only when the floor
 // seen last is too low: about once per K - 1 collectives when the ranks keep in step.
@@ -41,6 +49,7 @@
 #include "coll/exec_pool.hpp"
 #include "coll/plan_cache.hpp"
 #include "coll/shared_memory_direct.hpp"
+#include "coll/shared_memory_group.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
 #include "transport/copy_bytes.hpp"
@@ -180,10 +189,7 @@ bool drain_tails(rank_context& ctx, const node_board& b, rank_context::board_wai
     }
     if (!t.reported && st.deferred_error.empty()) {
       std::string why = first_disagreement(b, t.seq, {t.kind, t.bytes, t.root, t.algorithm});
-      if (!why.empty())
-        st.deferred_error = why + "; found once every rank's call was visible, after this rank's " +
-                            board_name(static_cast<board_collective>(t.kind)) + " #" + std::to_string(t.seq) +
-                            " had returned (its part needed no other rank's data)";
+      if (!why.empty()) st.deferred_error = board_late(std::move(why), static_cast<board_collective>(t.kind), t.seq);
     }
     ++st.tails_first;
     publish_done(ctx, b, t.seq);
@@ -195,15 +201,6 @@ bool drain_tails(rank_context& ctx, const node_board& b, rank_context::board_wai
 void watch_tails(rank_context& ctx, const node_board& b) {
   rank_context::board_wait wait;
   ctx.watch_board(drain_tails(ctx, b, wait) ? rank_context::board_wait{} : wait);
-}
-
-// Raises the disagreement a tail found, in `call` (a later collective that completed).
-void raise_deferred(rank_context& ctx, const char* call) {
-  auto& st = ctx.board_state();
-  if (st.deferred_error.empty()) [[likely]] return;
-  const std::string why = std::move(st.deferred_error);
-  st.deferred_error.clear();
-  fail(call, ctx.rank(), why);
 }
 
 // Every slot holds e.seq: checks the signatures (every rank reads all of them, so a mismatch
@@ -390,7 +387,7 @@ void run_on_board(const prepared& p) {
     clear.armed = false;
   }
   if (!e.error.empty()) fail(p.call, ctx.rank(), e.error);
-  raise_deferred(ctx, p.call);
+  board_raise_deferred(ctx, p.call);
 }
 
 void describe_board_plan(prepared& p) {
@@ -447,6 +444,7 @@ bool board_advance(rank_context& ctx, request_state* s) {
     recycle(&e);
     return done;
   }
+  if (ctx.group_board().tails) group_board_advance_tails(ctx);
   auto& deferred = ctx.board_state().deferred_error;
   if (e.error.empty() && !deferred.empty()) {  // raised by this request's wait
     e.error = std::move(deferred);
@@ -467,17 +465,31 @@ void board_advance_tails(rank_context& ctx) {
 
 void board_finish_tails(rank_context& ctx) {
   auto& st = ctx.board_state();
-  if (!st.has_tails() && st.deferred_error.empty()) return;
+  auto& g = ctx.group_board();
+  if (!st.has_tails() && !g.tails && st.deferred_error.empty()) return;
   rank_entry guard(ctx);
-  const node_board& b = *ctx.tp().board();
   std::uint64_t spins = 0;
-  for (rank_context::board_wait wait; !drain_tails(ctx, b, wait); wait = {}) {
-    ctx.watch_board(wait);
-    ctx.progress();
+  for (;;) {
+    ctx.progress();  // advances both kinds of tails and watches what they wait for
+    if (!st.has_tails() && !g.tails) break;
     ctx.idle(nullptr, spins);
   }
   ctx.watch_board({});
-  raise_deferred(ctx, "cairn::launch");
+  board_raise_deferred(ctx, "cairn::launch");
+}
+
+void board_raise_deferred(rank_context& ctx, const char* call) {
+  auto& st = ctx.board_state();
+  if (ctx.group_board().tails) group_board_advance_tails(ctx);  // those whose calls are all visible
+  if (st.deferred_error.empty()) [[likely]] return;
+  const std::string why = std::move(st.deferred_error);
+  st.deferred_error.clear();
+  fail(call, ctx.rank(), why);
+}
+
+std::string board_late(std::string why, board_collective kind, std::uint64_t seq) {
+  return why + "; found once every rank's call was visible, after this rank's " + board_name(kind) + " #" +
+         std::to_string(seq) + " had returned (its part needed no other rank's data)";
 }
 
 bool board_finish(request_state* s, std::string& error) { return finish_pooled<board_exec>(s, error, recycle); }

@@ -87,9 +87,13 @@ inline constexpr std::uint8_t board_phase = 1;
 /// Completes the rank's board tails (rank_context::board_progress) as far as they go, from the
 /// rank's progress engine (rank_context::advance_colls).
 void board_advance_tails(rank_context& ctx);
-/// Completes them all, waiting for the other ranks' calls (the end of the rank's function), and
-/// raises a disagreement one of them found.
+/// Completes them all, and those on groups, waiting for the other ranks' calls (the end of the
+/// rank's function), and raises a disagreement one of them found.
 void board_finish_tails(rank_context& ctx);
+/// Raises (in `call`, a later collective that completed) the disagreement a tail found.
+void board_raise_deferred(rank_context& ctx, const char* call);
+/// The text of such a disagreement, found after the rank's `kind` #seq had returned.
+std::string board_late(std::string why, board_collective kind, std::uint64_t seq);
 /// As coll_advance, coll_finish, coll_cancel and coll_describe (executor.hpp) for board
 /// collectives.
 bool board_advance(rank_context& ctx, request_state* s);

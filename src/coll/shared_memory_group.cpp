@@ -27,6 +27,13 @@
 // combine in group order, so every receiver gets the same bits and non-commutative operations
 // are right.
 //
+// A member whose part needs no other member's slot (a bcast's root, a reduce's non-roots, a
+// generalized reduce's participants that receive nothing), or only the root's (a bcast's
+// others), finishes for its caller once that part is done; the rest (finding, checking and
+// acknowledging every other slot) goes on as a tail, advanced whenever the rank is in cairn.
+// Its own slot stays taken until then, so a rank has at most one tail per slot. A disagreement
+// found by a tail is raised by the rank's next board collective (board_raise_deferred).
+//
 // Longer bcasts, reduces and allreduces publish their buffers' addresses instead of data and
 // move it straight between the buffers (shared_memory_direct.cpp) before acknowledging. Their
 // owner gives its slot's last acknowledgment itself, once all members gave theirs: peers use
@@ -80,6 +87,11 @@ struct group_exec : board_call {
   int slot = -1;
   int next = 0;
   bool acknowledged = false, moved = false;
+  // Its part needs no other member's slot, or only the root's (a bcast's non-root): it
+  // finishes once that part is done (`leaves_tail`), and the rest of it, reading and
+  // acknowledging the other slots, becomes a tail (group_tails). `reported`: a tail whose part
+  // already failed.
+  bool eager = false, leaves_tail = false, reported = false;
 
   void bind(const prepared& p, rank_context& ctx) {
     bind_call(p);
@@ -123,6 +135,11 @@ struct group_exec : board_call {
       take_first = take_end = 0;
     }
     direct = !then && board_moves_direct(kind, bytes);
+    // A bcast takes at most the root's slot, a reduce's non-root and a generalized reduce's
+    // participant that receives nothing take none.
+    eager = !then && !direct && (kind == board_collective::bcast || (kind == board_collective::reduce && me != root) ||
+                                 (kind == board_collective::reduce_generalized && take_end == 0));
+    leaves_tail = reported = false;
     slot = -1;
     next = 0;
     acknowledged = moved = false;
@@ -228,6 +245,19 @@ void take(group_exec& e, int q, group_slot& s) {
 // its signature checked before any output is written: a disagreement writes nothing.
 bool step(rank_context& ctx, const node_board& b, group_exec& e) {
   if (e.slot < 0 && !publish(ctx, b, e)) return false;
+  if (e.eager) {  // its part: at most the root's slot, which must agree
+    if (e.take_end > e.take_first) {
+      const int q = e.take_first;
+      group_slot* s = find(b, e.members->world_ranks[static_cast<std::size_t>(q)], e);
+      if (!s) return false;
+      check(e, q, *s);
+      if (e.error.empty()) take(e, q, *s);
+      e.take_first = e.take_end = 0;
+    }
+    e.eager = false;
+    e.leaves_tail = true;
+    return true;
+  }
   const int n = static_cast<int>(e.members->world_ranks.size());
   for (; e.next < n; ++e.next) {
     const group_slot* s = find(b, e.members->world_ranks[static_cast<std::size_t>(e.next)], e);
@@ -267,6 +297,33 @@ void begin(rank_context& ctx, const node_board& b) {
 
 group_exec* exec_of(const request_state* s) { return static_cast<group_exec*>(s->engine_ptr); }
 
+// A rank's group tails: at most one per keyed slot, as each holds its own slot until it
+// acknowledged it.
+struct group_tails {
+  group_exec items[node_board::group_slots];
+  bool used[node_board::group_slots] = {};
+};
+
+// Continues e's collective as a tail (e keeps its error for its caller).
+void hand_to_tail(rank_context& ctx, const group_exec& e) {
+  auto& g = ctx.group_board();
+  if (!g.tail_store) g.tail_store = std::make_shared<group_tails>();
+  auto& store = *static_cast<group_tails*>(g.tail_store.get());
+  for (std::size_t i = 0; i < node_board::group_slots; ++i) {
+    if (store.used[i]) continue;
+    group_exec& t = store.items[i];
+    t = e;
+    t.reported = !t.error.empty();
+    t.error.clear();
+    t.leaves_tail = false;
+    store.used[i] = true;
+    ++g.tails;
+    ++g.pending;  // its doorbell stays watched
+    return;
+  }
+  throw error("cairn: internal error: more group tails than keyed slots");
+}
+
 void recycle(group_exec* e) {
   e->op.op.reset();
   e->members.reset();
@@ -298,7 +355,10 @@ void run_on_group_board(const prepared& p) {
     if (step(ctx, b, e)) break;
     ctx.idle(nullptr, spins);
   }
+  if (e.leaves_tail) hand_to_tail(ctx, e);
+  if (watch.tails) group_board_advance_tails(ctx);  // done at once if every member's call is visible
   if (!e.error.empty()) fail(p.call, ctx.rank(), e.error);
+  board_raise_deferred(ctx, p.call);
 }
 
 request start_on_group_board(const prepared& p) {
@@ -313,6 +373,8 @@ request start_on_group_board(const prepared& p) {
 bool group_board_advance(rank_context& ctx, request_state* s) {
   group_exec& e = *exec_of(s);
   if (!step(ctx, *ctx.tp().board(), e)) return false;
+  if (e.leaves_tail) hand_to_tail(ctx, e);
+  if (ctx.group_board().tails) group_board_advance_tails(ctx);
   --ctx.group_board().pending;
   if (e.then && e.error.empty()) {  // a gate passed: its schedule takes over the request
     // (numbered as the gate on the group)
@@ -320,8 +382,32 @@ bool group_board_advance(rank_context& ctx, request_state* s) {
     recycle(&e);
     return done;
   }
+  auto& deferred = ctx.board_state().deferred_error;
+  if (e.error.empty() && !deferred.empty()) {  // raised by this request's wait
+    e.error = std::move(deferred);
+    deferred.clear();
+  }
   s->done.store(1, std::memory_order_release);
   return true;
+}
+
+void group_board_advance_tails(rank_context& ctx) {
+  auto& g = ctx.group_board();
+  if (!g.tails) return;
+  const node_board& b = *ctx.tp().board();
+  auto& store = *static_cast<group_tails*>(g.tail_store.get());
+  auto& deferred = ctx.board_state().deferred_error;
+  for (std::size_t i = 0; i < node_board::group_slots; ++i) {
+    if (!store.used[i] || !step(ctx, b, store.items[i])) continue;
+    group_exec& t = store.items[i];
+    if (!t.reported && !t.error.empty() && deferred.empty()) deferred = board_late(std::move(t.error), t.kind, t.seq);
+    t.error.clear();
+    t.op.op.reset();
+    t.members.reset();
+    store.used[i] = false;
+    --g.tails;
+    --g.pending;
+  }
 }
 
 bool group_board_finish(request_state* s, std::string& error) {

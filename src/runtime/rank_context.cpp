@@ -2,6 +2,7 @@
 
 #include "coll/executor.hpp"
 #include "coll/shared_memory_flat.hpp"
+#include "coll/shared_memory_group.hpp"
 #include "runtime/group_members.hpp"
 
 #include <sched.h>
@@ -171,6 +172,7 @@ void rank_context::advance_colls() {
   // Before the checks: a ring after this load keeps a park from sleeping (board_ready).
   if (group_board_.pending) group_board_.seen = group_board_.bell->load(std::memory_order_seq_cst);
   if (board_.has_tails()) board_advance_tails(*this);
+  if (group_board_.tails) group_board_advance_tails(*this);
   for (std::size_t i = 0; i < colls_.size();) {
     if (coll_advance(*this, colls_[i])) {
       colls_[i] = colls_.back();
@@ -289,7 +291,8 @@ std::string rank_context::describe_pending() const {
     os << "  " << board_wait_.call << ": shared-memory collective #" << board_wait_.value
        << " on the world, waiting for rank " << board_wait_.peer << "\n";
   if (group_board_.pending)
-    os << "  " << group_board_.pending << " shared-memory collective(s) on groups (listed above if non-blocking)\n";
+    os << "  " << group_board_.pending << " shared-memory collective(s) on groups (listed above if non-blocking; "
+       << group_board_.tails << " returned to their caller, still reading the other members' slots)\n";
   if (n == 0) os << "  (no pending point-to-point operation)\n";
   if (tp_) tp_->describe(os);
   return os.str();

@@ -80,7 +80,7 @@ class rank_context {
   void release(request_state* s) noexcept;
 
   /// True if a collective is running on this rank (or a board collective's tail: board_progress).
-  bool has_colls() const noexcept { return !colls_.empty() || board_.has_tails(); }
+  bool has_colls() const noexcept { return !colls_.empty() || board_.has_tails() || group_board_.tails; }
   /// Tests once (advancing communication, every running collective and the layers' pollers).
   bool test(request_state* s) {
     if (has_colls()) advance_colls();
@@ -151,8 +151,8 @@ class rank_context {
     };
     tail tails[8];
     std::uint64_t tails_first = 0, tails_end = 0;
-    /// A disagreement a tail found after its collective finished: raised by the rank's next
-    /// board collective on the world once that completed, or at the end of its function.
+    /// A disagreement a tail (here or on a group) found after its collective finished: raised
+    /// by the rank's next board collective once that completed, or at the end of its function.
     std::string deferred_error;
     bool has_tails() const noexcept { return tails_first != tails_end; }
   };
@@ -174,6 +174,10 @@ class rank_context {
     const std::atomic<std::uint64_t>* bell = nullptr;
     std::uint64_t seen = 0;
     int pending = 0;
+    /// Of those, the tails (as board_progress::tail): finished for their caller, still reading
+    /// and acknowledging the other members' slots; kept by the group board's `tail_store`.
+    int tails = 0;
+    std::shared_ptr<void> tail_store;
   };
   group_board_watch& group_board() noexcept { return group_board_; }
   /// True if the awaited board word has its value, or the doorbell rang since the rank's group

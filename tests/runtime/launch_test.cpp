@@ -186,3 +186,38 @@ TEST(Launch, UnreceivedMessagesAreReported) {
             std::string::npos)
       << err;
 }
+
+// A board collective whose part needs no other rank's data returns before the others' calls
+// are visible (a bcast's root, a reduce's non-roots); if they disagree and no later collective
+// reports it, the end of the rank's function does, and the run fails. Here nobody reads the
+// other's data (rank 0's bcast from itself meets rank 1's reduce to rank 0), on the world's
+// slots and on a group's keyed ones. Rank 1 calls first, so it learns of it at its end; rank
+// 0, 50 ms later, from its call (which it ignores).
+TEST(Launch, LateBoardDisagreementFailsTheRun) {
+  for (bool on_group : {false, true}) {
+    testing::internal::CaptureStderr();
+    const int rc = launch_threads(2, [&](cairn::world& w) {
+      std::vector<double> in(3, 1.0), out(3);
+      auto g = w.group(std::vector<int>{1, 0});  // group rank 1 is world rank 0
+      const int root = on_group ? 1 : 0;
+      if (w.rank() == 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        try {
+          if (on_group) g.bcast(in, root);
+          else w.bcast(in, root);
+        } catch (const cairn::error&) {
+        }
+      } else {
+        if (on_group) g.reduce(in, out, root);
+        else w.reduce(in, out, root);
+      }
+    });
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, 1) << "on a group: " << on_group;
+    // (On a loaded machine rank 1 may see rank 0's call already, and report from its own.)
+    EXPECT_TRUE(err.find("cairn::launch: rank 1: ranks disagree on the call") != std::string::npos ||
+                err.find("cairn::reduce: rank 1: ranks disagree on the call") != std::string::npos)
+        << err;
+    EXPECT_NE(err.find("had returned"), std::string::npos) << err;
+  }
+}
