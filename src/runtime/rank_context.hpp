@@ -140,7 +140,7 @@ class rank_context {
     /// slot (a bcast's root, a reduce's non-roots) or only the root's (a bcast's others)
     /// finishes once that part is done; the rest (every slot's signature, then the `done`
     /// word) follows, in order, while the rank is in cairn. Their signatures, [first, end)
-    /// mod 8 (at most node_board::slots of them: a slot is reused only once every rank
+    /// modulo node_board::slots (at most that many: a slot is reused only once every rank
     /// completed its last use).
     struct tail {
       std::uint64_t seq = 0, bytes = 0, algorithm = 0;
@@ -149,7 +149,7 @@ class rank_context {
       int arrived = 1;        // peers seen, counted from this rank on
       bool reported = false;  // its part already failed (no second report)
     };
-    tail tails[8];
+    tail tails[32];  // node_board::slots (a static_assert in shared_memory_flat.cpp)
     std::uint64_t tails_first = 0, tails_end = 0;
     /// A disagreement a tail (here or on a group) found after its collective finished: raised
     /// by the rank's next board collective once that completed, or at the end of its function.

@@ -61,7 +61,7 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
 class node_board {
  public:
   /// Board collectives a rank may have started beyond the last one every rank completed.
-  static constexpr std::uint64_t slots = 8;
+  static constexpr std::uint64_t slots = 32;
   /// Longest payload a slot carries.
   static constexpr std::size_t payload_max = 16384;
   /// Bytes between two slots (slack keeps neighbours' cache-line pairs apart).

@@ -168,9 +168,9 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
   run([](cairn::world& w) {
     const int p = w.size(), me = w.rank();
     const auto all = everyone(p);
-    // 20 non-blocking allreduces (the board has 8 slots per rank), every third one past a slot's
-    // payload, waited for in reverse order, with a blocking one in between.
-    constexpr int k = 20;
+    // 40 non-blocking allreduces (the board has 32 slots per rank), every third one past a
+    // slot's payload, waited for in reverse order, with a blocking one in between.
+    constexpr int k = 40;
     std::vector<vec> ins, outs;
     std::vector<cairn::request> reqs;
     ins.reserve(k);
