@@ -193,14 +193,7 @@ bool coll_advance(rank_context& ctx, request_state* s) {
     // After an error the schedule still runs to its end, so that peers waiting for this
     // rank's later messages are not left hanging; the error is raised by wait().
     if (e.next_round == e.plan->rounds()) {
-      if (e.after_gate && e.error.empty()) [[unlikely]] {
-        if (ctx.board_state().has_tails()) board_advance_tails(ctx);
-        if (ctx.group_board().tails) group_board_advance_tails(ctx);
-        if (auto& late = ctx.board_state().deferred_error; !late.empty()) {
-          e.error = std::move(late);
-          late.clear();
-        }
-      }
+      if (e.after_gate) [[unlikely]] board_take_deferred(ctx, e.error);
       s->done.store(1, std::memory_order_release);  // request::ready() may look from outside
       ctx.note_progress();
       return true;

@@ -149,15 +149,20 @@ bool all_arrived(const node_board& b, board_exec& e, int me) {
   return true;
 }
 
+// Empty if rank q's slot of collective `seq` holds the signature `mine`; else the error.
+std::string disagreement_with(const node_board& b, int q, std::uint64_t seq, const board_signature& mine) {
+  const board_slot& theirs = b.slot(q, seq);
+  if (theirs.kind == mine.kind && theirs.bytes == mine.bytes && theirs.root == mine.root &&
+      theirs.algorithm == mine.algorithm) [[likely]]
+    return {};
+  return board_disagreement(q, {theirs.kind, theirs.bytes, theirs.root, theirs.algorithm}, mine, seq, 0);
+}
+
 // The first slot of collective `seq` whose signature differs from `mine`, as an error; empty
 // if all agree (every slot holds `seq`).
 std::string first_disagreement(const node_board& b, std::uint64_t seq, const board_signature& mine) {
-  for (int q = 0; q < b.ranks(); ++q) {
-    const board_slot& theirs = b.slot(q, seq);
-    if (theirs.kind != mine.kind || theirs.bytes != mine.bytes || theirs.root != mine.root ||
-        theirs.algorithm != mine.algorithm)
-      return board_disagreement(q, {theirs.kind, theirs.bytes, theirs.root, theirs.algorithm}, mine, seq, 0);
-  }
+  for (int q = 0; q < b.ranks(); ++q)
+    if (std::string why = disagreement_with(b, q, seq, mine); !why.empty()) return why;
   return {};
 }
 
@@ -239,10 +244,8 @@ bool finish_eager(rank_context& ctx, const node_board& b, board_exec& e, rank_co
       wait = {&r.seq, e.seq, e.root, e.call};
       return false;
     }
-    if (r.kind != static_cast<std::uint32_t>(e.kind) || r.bytes != e.bytes || r.root != e.root || r.algorithm != e.algorithm)
-      e.error = board_disagreement(e.root, {r.kind, r.bytes, r.root, r.algorithm}, e.signature(), e.seq, 0);
-    else if (e.bytes)
-      copy_bytes(e.out, node_board::payload(r), e.bytes);
+    e.error = disagreement_with(b, e.root, e.seq, e.signature());
+    if (e.error.empty() && e.bytes) copy_bytes(e.out, node_board::payload(r), e.bytes);
   }
   auto& t = st.tails[st.tails_end++ % node_board::slots];
   t = {e.seq, e.bytes, e.algorithm, static_cast<std::uint32_t>(e.kind), e.root, 1, !e.error.empty()};
@@ -444,12 +447,7 @@ bool board_advance(rank_context& ctx, request_state* s) {
     recycle(&e);
     return done;
   }
-  if (ctx.group_board().tails) group_board_advance_tails(ctx);
-  auto& deferred = ctx.board_state().deferred_error;
-  if (e.error.empty() && !deferred.empty()) {  // raised by this request's wait
-    e.error = std::move(deferred);
-    deferred.clear();
-  }
+  board_take_deferred(ctx, e.error);  // raised by this request's wait
   s->done.store(1, std::memory_order_release);
   return true;
 }
@@ -478,13 +476,19 @@ void board_finish_tails(rank_context& ctx) {
   board_raise_deferred(ctx, "cairn::launch");
 }
 
+void board_take_deferred(rank_context& ctx, std::string& error) {
+  if (ctx.board_state().has_tails()) board_advance_tails(ctx);  // those whose calls are all visible
+  if (ctx.group_board().tails) group_board_advance_tails(ctx);
+  auto& late = ctx.board_state().deferred_error;
+  if (late.empty() || !error.empty()) [[likely]] return;
+  error = std::move(late);
+  late.clear();
+}
+
 void board_raise_deferred(rank_context& ctx, const char* call) {
-  auto& st = ctx.board_state();
-  if (ctx.group_board().tails) group_board_advance_tails(ctx);  // those whose calls are all visible
-  if (st.deferred_error.empty()) [[likely]] return;
-  const std::string why = std::move(st.deferred_error);
-  st.deferred_error.clear();
-  fail(call, ctx.rank(), why);
+  std::string why;
+  board_take_deferred(ctx, why);
+  if (!why.empty()) fail(call, ctx.rank(), why);
 }
 
 std::string board_late(std::string why, board_collective kind, std::uint64_t seq) {

@@ -90,7 +90,10 @@ void board_advance_tails(rank_context& ctx);
 /// Completes them all, and those on groups, waiting for the other ranks' calls (the end of the
 /// rank's function), and raises a disagreement one of them found.
 void board_finish_tails(rank_context& ctx);
-/// Raises (in `call`, a later collective that completed) the disagreement a tail found.
+/// Advances the rank's tails; then, if `error` is empty, moves into it a disagreement a tail
+/// found (to be raised by a later collective that completed).
+void board_take_deferred(rank_context& ctx, std::string& error);
+/// Raises that disagreement, if any, in `call`.
 void board_raise_deferred(rank_context& ctx, const char* call);
 /// The text of such a disagreement, found after the rank's `kind` #seq had returned.
 std::string board_late(std::string why, board_collective kind, std::uint64_t seq);

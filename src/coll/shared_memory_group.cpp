@@ -382,11 +382,7 @@ bool group_board_advance(rank_context& ctx, request_state* s) {
     recycle(&e);
     return done;
   }
-  auto& deferred = ctx.board_state().deferred_error;
-  if (e.error.empty() && !deferred.empty()) {  // raised by this request's wait
-    e.error = std::move(deferred);
-    deferred.clear();
-  }
+  board_take_deferred(ctx, e.error);  // raised by this request's wait
   s->done.store(1, std::memory_order_release);
   return true;
 }
