@@ -5,10 +5,12 @@
 // sequential references on seeded data; more collectives in flight than the board has slots,
 // on overlapping groups; disagreeing ranks; refusals.
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <random>
 #include <span>
 #include <string>
+#include <thread>
 
 #include "coll_reference.hpp"
 #include "harness.hpp"
@@ -192,6 +194,85 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
                                                                               static_cast<unsigned>(i), all, 0)),
                 "")
           << "iallreduce " << i;
+    }
+    // 70 non-blocking bcasts and reduces whose roots rotate, mixed with allreduces, on the
+    // world's slots: most ranks return from most of them at once (eager), so their tails wrap
+    // around the slots twice; waited for in reverse order, every result right.
+    {
+      constexpr int m = 70;
+      std::vector<vec> bufs, rin, rout, ain, aout;
+      std::vector<cairn::request> rs;
+      for (int i = 0; i < m; ++i) {
+        const int root = i % p;
+        const std::size_t n = static_cast<std::size_t>(1 + i % 5);
+        if (i % 3 == 0) {
+          bufs.emplace_back(n, me == root ? i * 10 + root : -1);
+          rs.push_back(w.ibcast(bufs.back(), root, cairn::bcast_algorithm::shared_memory));
+        } else if (i % 3 == 1) {
+          rin.emplace_back(n, me + i);
+          rout.emplace_back(n, -1);
+          rs.push_back(w.ireduce(rin.back(), rout.back(), root, cairn::plus{}, cairn::reduce_algorithm::shared_memory));
+        } else {
+          ain.emplace_back(n, me * i);
+          aout.emplace_back(n, -1);
+          rs.push_back(w.iallreduce(ain.back(), aout.back(), cairn::plus{}, cairn::allreduce_algorithm::shared_memory));
+        }
+      }
+      for (int i = m; i-- > 0;) rs[static_cast<std::size_t>(i)].wait();
+      std::size_t b = 0, r = 0, a = 0;
+      const std::int64_t ranks = static_cast<std::int64_t>(p) * (p - 1) / 2;
+      for (int i = 0; i < m; ++i) {
+        const int root = i % p;
+        if (i % 3 == 0) {
+          ASSERT_EQ(mismatch(bufs[b], vec(bufs[b].size(), i * 10 + root)), "") << "ibcast " << i;
+          ++b;
+        } else if (i % 3 == 1) {
+          if (me == root) {
+            ASSERT_EQ(mismatch(rout[r], vec(rout[r].size(), ranks + static_cast<std::int64_t>(p) * i)), "") << "ireduce " << i;
+          } else {
+            ASSERT_EQ(mismatch(rout[r], vec(rout[r].size(), -1)), "") << "ireduce " << i << " wrote a non-root";
+          }
+          ++r;
+        } else {
+          ASSERT_EQ(mismatch(aout[a], vec(aout[a].size(), ranks * i)), "") << "iallreduce " << i;
+          ++a;
+        }
+      }
+    }
+    // A root 40 bcasts ahead of ranks that are still asleep, then non-roots 40 reduces ahead
+    // of their root: the early ones return at once until the window of 32 is full, and wait
+    // there for the others to catch up (their tails fill the ring and wrap). In bcast #5 the
+    // non-roots pass one element more: they report it at once; the root, whose tails check
+    // it later, from one of its later calls.
+    if (p > 1) {
+      constexpr int m = 40;
+      auto late_start = [](bool late) {
+        if (late) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      };
+      late_start(me != 0);
+      int reports = 0;
+      for (int i = 0; i < m; ++i) {
+        vec b(i == 5 && me != 0 ? 4 : 3, me == 0 ? 1000 + i : -1);
+        const std::string msg = message_of([&] { w.bcast(b, 0); });
+        if (msg != "no error") {
+          ++reports;
+          EXPECT_TRUE(has_text(msg, "ranks disagree on the call")) << msg;
+          EXPECT_TRUE(me == 0 ? i >= 5 && has_text(msg, "after this rank's bcast #") : i == 5) << "bcast " << i << ": " << msg;
+        }
+        if (i != 5 || me == 0) {
+          ASSERT_EQ(mismatch(b, vec(3, 1000 + i)), "") << "bcast " << i;
+        }
+      }
+      const std::string after = message_of([&] { w.barrier(); });
+      if (after != "no error") ++reports;
+      EXPECT_EQ(reports, 1) << after;
+      late_start(me == 0);
+      for (int i = 0; i < m; ++i) {
+        vec x(2, me * 3 + i), y(2, -1);
+        w.reduce(x, y, 0);
+        const std::int64_t want = 3 * static_cast<std::int64_t>(p) * (p - 1) / 2 + static_cast<std::int64_t>(p) * i;
+        ASSERT_EQ(mismatch(y, vec(2, me == 0 ? want : -1)), "") << "reduce " << i;
+      }
     }
     // Persistent: restarted with new data; the plan names the algorithm.
     vec in(9), out(9), buf(3);
