@@ -22,10 +22,10 @@ request start_on_group_board(const prepared& p);
 inline constexpr std::uint8_t group_board_phase = 2;
 /// As coll_advance, coll_finish, coll_cancel and coll_describe (executor.hpp).
 bool group_board_advance(rank_context& ctx, request_state* s);
-/// Advances the rank's group tails (rank_context::group_board_watch), from its progress engine.
-void group_board_advance_tails(rank_context& ctx);
 bool group_board_finish(request_state* s, std::string& error);
 void group_board_cancel(rank_context& ctx, request_state* s);
 std::string group_board_describe(const request_state* s);
+/// Advances the rank's group tails (rank_context::group_board_watch), from its progress engine.
+void group_board_advance_tails(rank_context& ctx);
 
 }  // namespace cairn::detail
