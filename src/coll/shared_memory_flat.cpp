@@ -202,12 +202,6 @@ bool drain_tails(rank_context& ctx, const node_board& b, rank_context::board_wai
   return true;
 }
 
-// Watches what the rank's tails wait for (parks re-check it), or nothing once none is left.
-void watch_tails(rank_context& ctx, const node_board& b) {
-  rank_context::board_wait wait;
-  ctx.watch_board(drain_tails(ctx, b, wait) ? rank_context::board_wait{} : wait);
-}
-
 // Every slot holds e.seq: checks the signatures (every rank reads all of them, so a mismatch
 // is reported on every rank, and nobody waits), writes the output, completes.
 void complete(rank_context& ctx, const node_board& b, board_exec& e) {
@@ -370,27 +364,22 @@ void run_on_board(const prepared& p) {
   const node_board& b = *ctx.tp().board();
   board_exec e;
   e.bind(p, ctx);
-  rank_context::board_wait wait;
-  std::uint64_t spins = 0;
-  struct clear_watch {  // however the wait ends (abort, watchdog)
-    rank_context& ctx;
-    bool armed = true;
-    ~clear_watch() {
-      if (armed) ctx.watch_board({});
+  {
+    rank_context::board_wait wait;
+    std::uint64_t spins = 0;
+    struct clear_watch {  // however the wait ends (abort, watchdog)
+      rank_context& ctx;
+      ~clear_watch() { ctx.watch_board({}); }
+    } clear{ctx};
+    for (unsigned polls = 1; !step(ctx, b, e, wait); ++polls) {
+      // The rest of the rank moves meanwhile (its earlier collectives may be what this waits for).
+      if (!wait.word || (polls & 63) == 0) ctx.progress();
+      if (wait.word) ctx.watch_board(wait);  // else the earlier collective's own (board_advance)
+      ctx.idle(nullptr, spins);
     }
-  } clear{ctx};
-  for (unsigned polls = 1; !step(ctx, b, e, wait); ++polls) {
-    // The rest of the rank moves meanwhile (its earlier collectives may be what this waits for).
-    if (!wait.word || (polls & 63) == 0) ctx.progress();
-    if (wait.word) ctx.watch_board(wait);  // else the earlier collective's own (board_advance)
-    ctx.idle(nullptr, spins);
   }
-  if (ctx.board_state().has_tails()) {  // e's own, or earlier ones: a park watches them now
-    watch_tails(ctx, b);
-    clear.armed = false;
-  }
+  board_take_deferred(ctx, e.error);  // advances the tails (e's own, earlier ones) and watches them
   if (!e.error.empty()) fail(p.call, ctx.rank(), e.error);
-  board_raise_deferred(ctx, p.call);
 }
 
 void describe_board_plan(prepared& p) {
@@ -441,7 +430,7 @@ bool board_advance(rank_context& ctx, request_state* s) {
     if (e.seq == ctx.board_state().finished + 1) ctx.watch_board(wait);
     return false;
   }
-  watch_tails(ctx, *ctx.tp().board());
+  ctx.watch_board({});
   if (e.then && e.error.empty()) {  // a gate passed: its schedule takes over the request
     const bool done = continue_as_schedule(ctx, s, e, std::move(e.members), e.msg_seq);
     recycle(&e);
@@ -473,7 +462,9 @@ void board_finish_tails(rank_context& ctx) {
     ctx.idle(nullptr, spins);
   }
   ctx.watch_board({});
-  board_raise_deferred(ctx, "cairn::launch");
+  std::string why;
+  board_take_deferred(ctx, why);
+  if (!why.empty()) fail("cairn::launch", ctx.rank(), why);
 }
 
 void board_take_deferred(rank_context& ctx, std::string& error) {
@@ -483,12 +474,6 @@ void board_take_deferred(rank_context& ctx, std::string& error) {
   if (late.empty() || !error.empty()) [[likely]] return;
   error = std::move(late);
   late.clear();
-}
-
-void board_raise_deferred(rank_context& ctx, const char* call) {
-  std::string why;
-  board_take_deferred(ctx, why);
-  if (!why.empty()) fail(call, ctx.rank(), why);
 }
 
 std::string board_late(std::string why, board_collective kind, std::uint64_t seq) {

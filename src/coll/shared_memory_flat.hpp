@@ -90,11 +90,10 @@ void board_advance_tails(rank_context& ctx);
 /// Completes them all, and those on groups, waiting for the other ranks' calls (the end of the
 /// rank's function), and raises a disagreement one of them found.
 void board_finish_tails(rank_context& ctx);
-/// Advances the rank's tails; then, if `error` is empty, moves into it a disagreement a tail
-/// found (to be raised by a later collective that completed).
+/// Advances the rank's tails (watching what they wait for when no collective on the world's
+/// board is in flight); then, if `error` is empty, moves into it a disagreement a tail found
+/// (raised by the later collective that completed, whose error `error` is).
 void board_take_deferred(rank_context& ctx, std::string& error);
-/// Raises that disagreement, if any, in `call`.
-void board_raise_deferred(rank_context& ctx, const char* call);
 /// The text of such a disagreement, found after the rank's `kind` #seq had returned.
 std::string board_late(std::string why, board_collective kind, std::uint64_t seq);
 /// As coll_advance, coll_finish, coll_cancel and coll_describe (executor.hpp) for board

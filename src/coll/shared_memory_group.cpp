@@ -32,7 +32,7 @@
 // others), finishes for its caller once that part is done; the rest (finding, checking and
 // acknowledging every other slot) goes on as a tail, advanced whenever the rank is in cairn.
 // Its own slot stays taken until then, so a rank has at most one tail per slot. A disagreement
-// found by a tail is raised by the rank's next board collective (board_raise_deferred).
+// found by a tail is raised by the rank's next board collective (board_take_deferred).
 //
 // Longer bcasts, reduces and allreduces publish their buffers' addresses instead of data and
 // move it straight between the buffers (shared_memory_direct.cpp) before acknowledging. Their
@@ -304,16 +304,18 @@ struct group_tails {
   bool used[node_board::group_slots] = {};
 };
 
-// Continues e's collective as a tail (e keeps its error for its caller).
-void hand_to_tail(rank_context& ctx, const group_exec& e) {
+// Continues e's collective as a tail, moved out of e (which keeps only its error, for its
+// caller).
+void hand_to_tail(rank_context& ctx, group_exec& e) {
   auto& g = ctx.group_board();
   if (!g.tail_store) g.tail_store = std::make_shared<group_tails>();
   auto& store = *static_cast<group_tails*>(g.tail_store.get());
   for (std::size_t i = 0; i < node_board::group_slots; ++i) {
     if (store.used[i]) continue;
     group_exec& t = store.items[i];
-    t = e;
+    t = std::move(e);
     t.reported = !t.error.empty();
+    e.error = std::move(t.error);
     t.error.clear();
     t.leaves_tail = false;
     store.used[i] = true;
@@ -356,9 +358,8 @@ void run_on_group_board(const prepared& p) {
     ctx.idle(nullptr, spins);
   }
   if (e.leaves_tail) hand_to_tail(ctx, e);
-  if (watch.tails) group_board_advance_tails(ctx);  // done at once if every member's call is visible
+  board_take_deferred(ctx, e.error);  // tails done at once if every member's call is visible
   if (!e.error.empty()) fail(p.call, ctx.rank(), e.error);
-  board_raise_deferred(ctx, p.call);
 }
 
 request start_on_group_board(const prepared& p) {
@@ -374,7 +375,6 @@ bool group_board_advance(rank_context& ctx, request_state* s) {
   group_exec& e = *exec_of(s);
   if (!step(ctx, *ctx.tp().board(), e)) return false;
   if (e.leaves_tail) hand_to_tail(ctx, e);
-  if (ctx.group_board().tails) group_board_advance_tails(ctx);
   --ctx.group_board().pending;
   if (e.then && e.error.empty()) {  // a gate passed: its schedule takes over the request
     // (numbered as the gate on the group)

@@ -180,9 +180,11 @@ Alg board_or(const coll_target& t, coll_id id, std::size_t bytes, Alg alg, Alg b
   }));
   return alg == Alg{} && board_by_default(t, board_kind(id), bytes) ? board : alg;
 }
+// Every algorithm is usable (collectives whose operation rules none out).
+constexpr auto any_algorithm = [](int) { return true; };
 template <class Alg>
 Alg board_or(const coll_target& t, coll_id id, std::size_t bytes, Alg alg, Alg board) {
-  return board_or(t, id, bytes, alg, board, [](int) { return true; });
+  return board_or(t, id, bytes, alg, board, any_algorithm);
 }
 
 // True if the call that board_or sent to messages on `t` would run on the board at some other
@@ -212,7 +214,6 @@ prepared by_messages(prepared&& r, bool automatic, coll_id id, Alg board, Usable
   }
   return std::move(r);
 }
-constexpr auto any_algorithm = [](int) { return true; };
 
 // A board collective runs on the world's slots (in issue order on the world) or on the keyed
 // ones of groups (and the generalized reduce's roles).
