@@ -10,6 +10,7 @@
 #include <cstring>
 #include <algorithm>
 #include <exception>
+#include <thread>
 
 #include "cairn/runtime/error.hpp"
 #include "runtime/rank_context.hpp"
@@ -81,6 +82,39 @@ struct spare_buffer {
 thread_local std::vector<spare_buffer> spare_staging;
 constexpr std::size_t max_spares = 4;
 
+// Offers whose receivers are done with them, kept for this rank's next stages: an offer per
+// receiver and stage would otherwise cost an allocation (0.06-0.1 us per 4 KiB transfer).
+class offer_pool {
+ public:
+  offer_pool() { spare_.reserve(capacity); }
+  ~offer_pool() {
+    for (part_offer* o : spare_) delete o;
+  }
+  part_offer* take(const std::byte* src) {
+    part_offer* o = nullptr;
+    if (spare_.empty()) {
+      o = new part_offer;
+    } else {
+      o = spare_.back();
+      spare_.pop_back();
+      o->state.store(part_offer::offered, std::memory_order_relaxed);
+      o->holders.store(2, std::memory_order_relaxed);
+    }
+    o->src = src;
+    return o;
+  }
+  /// Takes back an offer that only the sender still holds.
+  void give(part_offer* o) noexcept {
+    if (spare_.size() < capacity) spare_.push_back(o);  // within the reserved capacity
+    else delete o;
+  }
+
+ private:
+  static constexpr std::size_t capacity = 64;
+  std::vector<part_offer*> spare_;
+};
+thread_local offer_pool spare_offers;
+
 // True while this rank steps its transfers: a request test inside a step re-enters the
 // runtime's pollers, which must not step them again.
 thread_local bool stepping = false;
@@ -138,6 +172,7 @@ request array_irecv(rank_context& ctx, const char* call, void* data, std::size_t
 }
 
 array_exec::~array_exec() {
+  drop_offers();  // before anything else: receivers may be copying from the local part
   retire();
   // Withdraw pending messages (unwinding only) before their buffer can be reused.
   recvs.clear();
@@ -216,6 +251,7 @@ void array_exec::start_stage() {
   }
   recvs.clear();
   sends.clear();
+  drop_offers();
   stage_direct = direct && (ctx->engine() == cairn::engine::threads || cross_memory_pays(p));
 
   // Staging: packed receives first, then packed sends (message path only).
@@ -243,7 +279,7 @@ void array_exec::start_stage() {
     const plan_peer& pe = p.recvs[i];
     recv_first[i] = recvs.size();
     if (stage_direct) {
-      recvs.push_back(array_irecv(*ctx, call, &addresses[i], sizeof(const std::byte*), pe.world_rank, st.data_tag));
+      recvs.push_back(array_irecv(*ctx, call, &addresses[i], sizeof(void*), pe.world_rank, st.data_tag));
       continue;
     }
     std::byte* base = pe.dst_contiguous ? st.dst + static_cast<std::size_t>(pe.dst_first) * es
@@ -261,12 +297,18 @@ void array_exec::start_stage() {
   // Sends, slab j of every peer before slab j + 1 of any, so every receiver can start early;
   // each slab is sent as soon as it is packed.
   my_src = st.src;
+  const bool offering = stage_direct && ctx->engine() == cairn::engine::threads;
+  if (offering)  // all offers first: each message carries the address of its vector element
+    for (const plan_peer& pe : p.sends)
+      if (pe.world_rank != me) offers.push_back(spare_offers.take(st.src));
   std::int64_t rounds = 0;
+  std::size_t offer = 0;
   for (const plan_peer& pe : p.sends) {
     if (pe.world_rank == me) continue;
     if (stage_direct) {
       sends.push_back(array_irecv(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));
-      sends.push_back(array_isend(*ctx, call, &my_src, sizeof my_src, pe.world_rank, st.data_tag));
+      const void* what = offering ? static_cast<const void*>(&offers[offer++]) : &my_src;
+      sends.push_back(array_isend(*ctx, call, what, sizeof(void*), pe.world_rank, st.data_tag));
     } else {
       rounds = std::max(rounds, p.slabs(pe));
     }
@@ -307,6 +349,18 @@ void array_exec::start_stage() {
   }
 }
 
+void array_exec::drop_offers() noexcept {
+  for (part_offer* o : offers) {
+    int s = part_offer::offered;
+    if (!o->state.compare_exchange_strong(s, part_offer::withdrawn, std::memory_order_acq_rel))
+      while (o->state.load(std::memory_order_acquire) == part_offer::claimed)
+        std::this_thread::yield();  // a receiver is copying; it waits for nobody
+    if (o->holders.load(std::memory_order_acquire) == 1) spare_offers.give(o);  // the receiver let go
+    else o->let_go();
+  }
+  offers.clear();
+}
+
 void array_exec::report_slab(const plan_peer& pe, std::int64_t first, std::int64_t count) {
   if (on_slab && current + 1 == stages.size())
     on_slab(slab_arrival{stages[current].plan.get(), &pe, first, count});
@@ -318,14 +372,28 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
   const plan_peer& pe = p.recvs[i];
   const std::size_t es = p.elem_size;
   if (stage_direct) {
-    const std::byte* from = addresses[i];
+    const bool threads = ctx->engine() == cairn::engine::threads;
+    auto* offer = threads ? static_cast<part_offer*>(addresses[i]) : nullptr;
+    if (offer) {
+      int expected = part_offer::offered;
+      if (!offer->state.compare_exchange_strong(expected, part_offer::claimed, std::memory_order_acq_rel)) {
+        offer->let_go();  // withdrawn: no acknowledgement, nobody awaits it
+        fail(call, ctx->rank(), "rank ", pe.world_rank, " withdrew its local part (",
+             pe.elements * static_cast<std::int64_t>(es),
+             " bytes for this rank) before this rank copied it: its transfer was abandoned while an "
+             "exception unwound it");
+      }
+    }
+    const std::byte* from = offer ? offer->src : static_cast<const std::byte*>(addresses[i]);
     int read_error = 0;
     timed(steps ? &steps->unpack_s : nullptr, [&] {
-      if (ctx->engine() == cairn::engine::threads) {
+      if (threads) {
         p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
           copy_run(st.dst + static_cast<std::size_t>(t) * es, from + static_cast<std::size_t>(s) * es,
                    static_cast<std::size_t>(l) * es);
         });
+        offer->state.store(part_offer::released, std::memory_order_release);
+        offer->let_go();
         return;
       }
       cross_memory_reader& r = peer_reader;

@@ -3,6 +3,7 @@
 // redistribution plan with its source and destination memory) run in order. Reusable: a
 // persistent transfer restarts the same object, keeping plans, buffers and vector capacity.
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <exception>
@@ -22,6 +23,21 @@ struct stage {
   std::byte* dst = nullptr;        ///< this rank's local part of the stage's destination
   int data_tag = 0;                ///< tag of data (or address) messages
   int ack_tag = 0;                 ///< tag of the receivers' acknowledgements (direct copies)
+};
+
+/// Threads engine, direct copies: what a sender offers one receiver instead of a bare address.
+/// The receiver claims it before copying and releases it after; a sender that unwinds withdraws
+/// every offer not yet claimed and waits out a claimed one, so no receiver copies from a local
+/// part that is gone (it reports the withdrawal instead). Both sides hold it; the last frees it.
+struct part_offer {
+  enum : int { offered, claimed, withdrawn, released };
+  const std::byte* src = nullptr;
+  std::atomic<int> state{offered};
+  std::atomic<int> holders{2};
+  /// One side is done with the offer.
+  void let_go() noexcept {
+    if (holders.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
 };
 
 struct array_exec {
@@ -47,12 +63,13 @@ struct array_exec {
   std::size_t recvs_left = 0;  // slabs not yet unpacked
   std::vector<std::size_t> recv_first;     // receives of peer i: [recv_first[i], recv_first[i+1])
   std::vector<std::size_t> recv_next;      // peer i's slabs unpacked so far (in order)
-  std::vector<const std::byte*> addresses;  // direct: senders' local parts
+  std::vector<void*> addresses;  // direct: senders' local parts (threads: their part_offer)
   std::vector<std::size_t> recv_offset;    // packed receives: offset in staging
   std::vector<std::size_t> send_offset;    // packed sends: offset in staging
   std::unique_ptr<std::byte[]> staging;  // packed pieces (uninitialized; see take_staging)
   std::size_t staging_size = 0;
-  const std::byte* my_src = nullptr;  // direct: the address this rank sends
+  const std::byte* my_src = nullptr;  // direct (MPI): the address this rank sends
+  std::vector<part_offer*> offers;    // direct (threads): this stage's offers, one per receiver
 
   // Step timing (only with a record): when the descriptor exchange and the stage began, and
   // the copy time already counted when the stage began.
@@ -90,6 +107,7 @@ struct array_exec {
   void take_staging(std::size_t need);  // makes staging at least `need` bytes
   void give_staging() noexcept;         // returns staging to the rank's spares
   void finish_recv(std::size_t i, std::size_t slab);
+  void drop_offers() noexcept;  // lets go of this stage's offers, withdrawing unclaimed ones
   void report_slab(const plan_peer& pe, std::int64_t first, std::int64_t count);
   bool stage_done();
 };

@@ -65,8 +65,9 @@ struct transfer_options {
   /// between one-rank tasks, more for larger arrays): it saves no descriptor exchange here and
   /// adds two stages. Raise it where messages between tasks are costly (HPF/MPI section 2.3).
   std::size_t centralized_max_bytes = 0;
-  /// Threads engine: receivers copy straight from the senders' memory (no message carries
-  /// the data). False forces messages (what the MPI engine always does).
+  /// Receivers copy straight from the senders' memory (no message carries the data): on the
+  /// threads engine always, on the MPI engine on one node where rows are long and the kernel
+  /// allows cross-memory reads. False forces messages.
   bool direct = true;
   /// Chunked pipelining: each peer's data travels as up to `chunks` messages (slabs of about
   /// equal size, never empty), sent as each is packed and unpacked as each arrives, so both
