@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <new>
 #include <cstdio>
 #include <ostream>
 #include <sstream>
@@ -28,6 +29,20 @@ inline std::byte* record_payload(lane& l, std::uint64_t idx) noexcept {
   return reinterpret_cast<std::byte*>(l.ring.get()) + idx * sizeof(cell) + offsetof_payload;
 }
 }  // namespace
+
+envelope* new_envelope(int cls) {
+  const std::size_t cap = envelope_capacities[cls];
+  void* mem = ::operator new(sizeof(envelope) + cap, std::align_val_t{alignof(envelope)});
+  auto* e = new (mem) envelope;
+  e->capacity = static_cast<std::uint32_t>(cap);
+  return e;
+}
+
+void free_envelope(envelope* e) noexcept {
+  delete[] e->heap;
+  e->~envelope();
+  ::operator delete(static_cast<void*>(e), std::align_val_t{alignof(envelope)});
+}
 
 lane::lane(int s, std::size_t cells)
     : src(s), ncells(cells), ring(std::make_unique<cell[]>(cells)) {}
@@ -54,10 +69,7 @@ threads_fabric::threads_fabric(int ranks)
 
 threads_fabric::~threads_fabric() {
   for (auto& list : envelopes_)
-    for (envelope* e : list) {
-      delete[] e->heap;
-      delete e;
-    }
+    for (envelope* e : list) free_envelope(e);
   for (auto& list : lanes_)
     for (lane* l : list) delete l;
 }
@@ -80,7 +92,8 @@ threads_transport::threads_transport(std::shared_ptr<threads_fabric> fabric, ran
       spin_polls_(oversubscribed ? 32 : 4000),
       oversubscribed_(oversubscribed),
       out_(static_cast<std::size_t>(fabric_->ranks()), nullptr),
-      in_index_(static_cast<std::size_t>(fabric_->ranks()), -1) {
+      in_index_(static_cast<std::size_t>(fabric_->ranks()), -1),
+      unexpected_(static_cast<std::size_t>(fabric_->ranks())) {
   in_.reserve(static_cast<std::size_t>(fabric_->ranks()));  // never reallocates while in use
 }
 
@@ -88,13 +101,23 @@ threads_transport::~threads_transport() = default;
 
 int threads_transport::tag_ub() const { return INT_MAX; }
 
-envelope* threads_transport::alloc_envelope() {
-  if (!free_) free_ = box_.returned.exchange(nullptr, std::memory_order_acquire);
-  envelope* e = free_;
+envelope* threads_transport::alloc_envelope(std::size_t bytes) {
+  const int cls = envelope_class(bytes);
+  if (!free_[cls]) {  // take back what receivers returned, each to its class
+    envelope* back = box_.returned.exchange(nullptr, std::memory_order_acquire);
+    while (back) {
+      envelope* n = back->next;
+      const int k = envelope_class(back->capacity);
+      back->next = free_[k];
+      free_[k] = back;
+      back = n;
+    }
+  }
+  envelope* e = free_[cls];
   if (e) {
-    free_ = e->next;
+    free_[cls] = e->next;
   } else {
-    e = new envelope;
+    e = new_envelope(cls);
     fabric_->envelopes(me_).push_back(e);
   }
   e->k = envelope::kind::message;
@@ -107,8 +130,9 @@ envelope* threads_transport::alloc_envelope() {
 
 void threads_transport::give_back(envelope* e) noexcept {
   if (e->owner == me_) {
-    e->next = free_;
-    free_ = e;
+    envelope*& head = free_[envelope_class(e->capacity)];
+    e->next = head;
+    head = e;
     return;
   }
   // Back to the pool of the rank that allocated it, so a one-way stream does not make the
@@ -134,7 +158,7 @@ lane* threads_transport::out_lane(int dest) {
   if (!l) {
     l = new lane(me_, fabric_->lane_cells());
     fabric_->lanes(me_).push_back(l);
-    envelope* e = alloc_envelope();
+    envelope* e = alloc_envelope(0);
     e->k = envelope::kind::new_lane;
     e->src = me_;
     e->announced = l;
@@ -184,15 +208,15 @@ request_state* threads_transport::isend(rank_context& ctx, const char* call, con
     fabric_->help(dest);
     return nullptr;
   }
-  envelope* e = alloc_envelope();
+  envelope* e = alloc_envelope(bytes <= threads_eager_limit ? bytes : 0);
   e->src = me_;
   e->tag = tag;
   e->ctx = c;
   e->size = bytes;
   e->seq = seq;
   if (bytes <= threads_eager_limit) {
-    if (bytes) copy_bytes(e->payload, data, bytes);
-    e->data = e->payload;
+    if (bytes) copy_bytes(e->payload(), data, bytes);
+    e->data = e->payload();
     push(dest, e);
     fabric_->help(dest);
     return nullptr;
@@ -216,14 +240,9 @@ void threads_transport::send(rank_context& ctx, const char* call, const void* da
 
 void threads_transport::irecv(rank_context&, request_state* r) {
   poll();
-  envelope* prev = nullptr;
-  for (envelope* e = unexpected_head_; e; prev = e, e = e->next) {
-    if (!matches(r, e->src, e->tag, e->ctx)) continue;
-    if (prev) prev->next = e->next;
-    else unexpected_head_ = e->next;
-    if (unexpected_tail_ == e) unexpected_tail_ = prev;
-    --unexpected_count_;
-    deliver(e, r);
+  if (const unexpected_match m = find_unexpected(r->peer, r->tag, r->ctx); m.e) {
+    take_unexpected(m);
+    deliver(m.e, r);
     return;
   }
   r->prev = posted_tail_;
@@ -299,13 +318,13 @@ bool threads_transport::advance(in_lane& in) {
         r->st = status{l.src, k.tag, k.size};
         r->done.store(1, std::memory_order_release);
       } else {
-        envelope* e = alloc_envelope();
+        envelope* e = alloc_envelope(k.size);
         e->src = l.src;
         e->tag = k.tag;
         e->ctx = c;
         e->size = k.size;
-        if (k.size) copy_bytes(e->payload, payload, k.size);
-        e->data = e->payload;
+        if (k.size) copy_bytes(e->payload(), payload, k.size);
+        e->data = e->payload();
         keep_unexpected(e);
       }
       // Continuation cells held payload bytes where a later record's stamp may go: clear them
@@ -356,11 +375,39 @@ bool threads_transport::ring_ready() const noexcept {
 }
 
 void threads_transport::keep_unexpected(envelope* e) noexcept {
+  envelope_queue& q = unexpected_[static_cast<std::size_t>(e->src)];
   e->next = nullptr;
-  if (unexpected_tail_) unexpected_tail_->next = e;
-  else unexpected_head_ = e;
-  unexpected_tail_ = e;
+  e->arrival = ++arrivals_;
+  if (q.tail) q.tail->next = e;
+  else q.head = e;
+  q.tail = e;
   ++unexpected_count_;
+}
+
+threads_transport::unexpected_match threads_transport::find_unexpected(int source, int tag,
+                                                                       msg_context c) const noexcept {
+  unexpected_match best;
+  if (!unexpected_count_) return best;
+  const auto scan = [&](const envelope_queue& q) {
+    envelope* prev = nullptr;
+    for (envelope* e = q.head; e; prev = e, e = e->next)
+      if (matches(source, tag, c, e)) {
+        if (!best.e || e->arrival < best.e->arrival) best = {e, prev};
+        return;
+      }
+  };
+  if (source != any_source) scan(unexpected_[static_cast<std::size_t>(source)]);
+  else
+    for (const envelope_queue& q : unexpected_) scan(q);
+  return best;
+}
+
+void threads_transport::take_unexpected(const unexpected_match& m) noexcept {
+  envelope_queue& q = unexpected_[static_cast<std::size_t>(m.e->src)];
+  if (m.prev) m.prev->next = m.e->next;
+  else q.head = m.e->next;
+  if (q.tail == m.e) q.tail = m.prev;
+  --unexpected_count_;
 }
 
 void threads_transport::deliver_envelope(envelope* e) {
@@ -398,12 +445,9 @@ void threads_transport::deliver(envelope* e, request_state* r) noexcept {
 
 bool threads_transport::iprobe(int source, int tag, msg_context c, status* st) {
   poll();
-  for (envelope* e = unexpected_head_; e; e = e->next)
-    if (matches(source, tag, c, e)) {
-      *st = status{e->src, e->tag, e->size};
-      return true;
-    }
-  return false;
+  const envelope* e = find_unexpected(source, tag, c).e;
+  if (e) *st = status{e->src, e->tag, e->size};
+  return e != nullptr;
 }
 
 void threads_transport::park(request_state* s, double max_s, std::uint64_t round) {
@@ -448,7 +492,9 @@ void threads_transport::cancel(request_state* s) {
 void threads_transport::finish(rank_context& ctx) {
   poll();
   if (!unexpected_count_) return;
-  const envelope* e = unexpected_head_;
+  const envelope* e = nullptr;  // the earliest arrived
+  for (const envelope_queue& q : unexpected_)
+    if (q.head && (!e || q.head->arrival < e->arrival)) e = q.head;
   std::ostringstream os;
   os << "cairn: rank " << ctx.rank() << ": warning: " << unexpected_count_
      << " message(s) sent to this rank were never received (first: from rank " << e->src

@@ -94,6 +94,55 @@ TEST(P2P, NonOvertakingPerSourceAndTag) {
   });
 }
 
+// Many messages from every rank wait unexpected at rank 0, of sizes in every envelope class of
+// the threads engine (and both protocols): a receive by source and tag out of sending order
+// finds its message among them; any-source, any-tag receives then see each source's remaining
+// messages in sending order, and a probe sees the oldest of some source.
+TEST(P2P, ManyUnexpectedMessagesFromEverySource) {
+  run([](cairn::world& w) {
+    const int n = w.size(), me = w.rank();
+    constexpr int per_source = 300, tags = 5;
+    const std::size_t sizes[] = {0, 8, 64, 65, 1000, 1025, 4096, 5000};
+    auto size_of = [&](int src, int i) { return sizes[static_cast<std::size_t>(src + i) % std::size(sizes)]; };
+    auto payload = [&](int src, int i) {
+      return random_values<std::uint8_t>(size_of(src, i), 31, static_cast<unsigned>(src * per_source + i));
+    };
+    std::vector<std::vector<std::uint8_t>> bufs;
+    std::vector<cairn::request> sends;
+    if (me != 0)
+      for (int i = 0; i < per_source; ++i) {
+        bufs.push_back(payload(me, i));
+        sends.push_back(w.isend(bufs.back(), 0, i % tags));
+      }
+    w.barrier();  // every message is on its way before rank 0 receives
+    if (me == 0 && n > 1) {
+      std::vector<std::uint8_t> got(5000);
+      for (int src = n - 1; src >= 1; --src) {
+        const auto st = w.recv(got, src, 3);
+        ASSERT_EQ(st.bytes, size_of(src, 3));  // the first message of tag 3
+        EXPECT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(st.bytes), payload(src, 3).begin()));
+      }
+      const auto probed = w.iprobe(cairn::any_source, cairn::any_tag);
+      ASSERT_TRUE(probed.has_value());
+      EXPECT_EQ(probed->tag, 0);
+      EXPECT_EQ(probed->bytes, size_of(probed->source, 0));
+      std::vector<int> next(static_cast<std::size_t>(n), 0);
+      for (int k = 0; k < (n - 1) * (per_source - 1); ++k) {
+        const auto st = w.recv(got, cairn::any_source, cairn::any_tag);
+        int& i = next[static_cast<std::size_t>(st.source)];
+        if (i == 3) ++i;  // received above
+        ASSERT_EQ(st.tag, i % tags) << "from " << st.source;
+        ASSERT_EQ(st.bytes, size_of(st.source, i)) << "from " << st.source << ", message " << i;
+        ASSERT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(st.bytes),
+                               payload(st.source, i).begin()))
+            << "from " << st.source << ", message " << i;
+        ++i;
+      }
+    }
+    cairn::wait_all(sends);
+  });
+}
+
 TEST(P2P, WildcardSource) {
   run([](cairn::world& w) {
     if (w.rank() != 0) {
