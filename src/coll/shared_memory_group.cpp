@@ -86,6 +86,9 @@ struct group_exec : board_call {
   // slot acknowledged, and (direct) this rank's share moved.
   int slot = -1;
   int next = 0;
+  // The last member slot looked for in vain: its world rank and publication count then.
+  int unseen_rank = -1;
+  std::uint64_t unseen_publications = 0;
   bool acknowledged = false, moved = false;
   // Its part needs no other member's slot, or only the root's (a bcast's non-root): it
   // finishes once that part is done (`leaves_tail`), and the rest of it, reading and
@@ -142,6 +145,7 @@ struct group_exec : board_call {
     leaves_tail = reported = false;
     slot = -1;
     next = 0;
+    unseen_rank = -1;
     acknowledged = moved = false;
   }
 
@@ -187,6 +191,7 @@ bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
       copy_bytes(node_board::payload(s), e.in, e.bytes);
     }
     s.key.store(e.key, std::memory_order_seq_cst);
+    b.publications(me_w).fetch_add(1, std::memory_order_seq_cst);
     e.slot = static_cast<int>(at);
     for (int w : e.members->world_ranks)
       if (w != me_w) ring(ctx, b, w);
@@ -203,6 +208,19 @@ group_slot* find(const node_board& b, int w, const group_exec& e) {
     if (s.key.load(std::memory_order_acquire) == e.key && s.group == e.group && s.seq == e.seq) return &s;
   }
   return nullptr;
+}
+
+// find() for a slot this rank waits for: while w has published nothing since the last look
+// in vain, one load instead of a look at each of its keyed slots.
+group_slot* await_slot(const node_board& b, int w, group_exec& e) {
+  const std::uint64_t c = b.publications(w).load(std::memory_order_acquire);
+  if (w == e.unseen_rank && c == e.unseen_publications) return nullptr;
+  group_slot* s = find(b, w, e);
+  if (!s) {
+    e.unseen_rank = w;
+    e.unseen_publications = c;
+  }
+  return s;
 }
 
 // Checks the signature in group rank q's slot s against this rank's call.
@@ -248,7 +266,7 @@ bool step(rank_context& ctx, const node_board& b, group_exec& e) {
   if (e.eager) {  // its part: at most the root's slot, which must agree
     if (e.take_end > e.take_first) {
       const int q = e.take_first;
-      group_slot* s = find(b, e.members->world_ranks[static_cast<std::size_t>(q)], e);
+      group_slot* s = await_slot(b, e.members->world_ranks[static_cast<std::size_t>(q)], e);
       if (!s) return false;
       check(e, q, *s);
       if (e.error.empty()) take(e, q, *s);
@@ -260,7 +278,7 @@ bool step(rank_context& ctx, const node_board& b, group_exec& e) {
   }
   const int n = static_cast<int>(e.members->world_ranks.size());
   for (; e.next < n; ++e.next) {
-    const group_slot* s = find(b, e.members->world_ranks[static_cast<std::size_t>(e.next)], e);
+    const group_slot* s = await_slot(b, e.members->world_ranks[static_cast<std::size_t>(e.next)], e);
     if (!s) return false;
     check(e, e.next, *s);
   }

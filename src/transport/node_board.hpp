@@ -70,6 +70,9 @@ class node_board {
   static constexpr std::size_t done_stride = 128;
   /// Where the doorbell sits in a region.
   static constexpr std::size_t doorbell_offset = 64;
+  /// Where the count of keyed-slot publications sits (the `done` word's line: both are
+  /// written by the owner only).
+  static constexpr std::size_t publications_offset = 8;
   /// Keyed slots per rank (collectives on groups in flight from one rank).
   static constexpr std::size_t group_slots = 8;
   /// Bytes between two keyed slots.
@@ -95,6 +98,7 @@ class node_board {
   static void format(std::byte* region) noexcept {
     new (region) std::atomic<std::uint64_t>{0};
     new (region + doorbell_offset) std::atomic<std::uint64_t>{0};
+    new (region + publications_offset) std::atomic<std::uint64_t>{0};
     for (std::size_t i = 0; i < slots; ++i) new (region + done_stride + i * slot_stride) board_slot{};
     for (std::size_t i = 0; i < group_slots; ++i) new (region + group_offset + i * group_slot_stride) group_slot{};
   }
@@ -115,6 +119,12 @@ class node_board {
   /// Rank r's doorbell: others add 1 (seq_cst, then wake r) when r may have something to do.
   std::atomic<std::uint64_t>& doorbell(int r) const noexcept {
     return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(bases_[static_cast<std::size_t>(r)] + doorbell_offset));
+  }
+  /// Keyed slots rank r has published so far (it adds 1 after each key, before ringing): a
+  /// reader that found no slot for a collective need not look again until this changes.
+  std::atomic<std::uint64_t>& publications(int r) const noexcept {
+    return *std::launder(
+        reinterpret_cast<std::atomic<std::uint64_t>*>(bases_[static_cast<std::size_t>(r)] + publications_offset));
   }
   /// Rank r's keyed slot i (< group_slots).
   group_slot& keyed(int r, std::size_t i) const noexcept {
