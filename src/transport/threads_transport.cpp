@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <new>
 #include <cstdio>
+#include <new>
 #include <ostream>
 #include <sstream>
 

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <vector>
 
@@ -73,7 +74,7 @@ struct alignas(64) envelope {
 
 /// Payload capacities of the envelope pools: a message takes the smallest that holds it.
 inline constexpr std::size_t envelope_capacities[] = {64, 1024, threads_eager_limit};
-inline constexpr int envelope_classes = 3;
+inline constexpr int envelope_classes = static_cast<int>(std::size(envelope_capacities));
 inline int envelope_class(std::size_t bytes) noexcept {
   return bytes <= envelope_capacities[0] ? 0 : bytes <= envelope_capacities[1] ? 1 : 2;
 }

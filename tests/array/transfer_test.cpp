@@ -403,7 +403,7 @@ TEST(ArrayTransfer, AdvancesWhileTheRankWaitsForOtherThings) {
 // its receiver copied straight from its memory: the receiver reports the withdrawal instead of
 // copying from a local part that is gone (ASan reports a use-after-free without the offers of
 // src/array/array_exec.hpp). Threads engine only: the MPI engine's cross-memory reads have no
-// shared word to withdraw a part by (see the closing note of this work).
+// shared word to withdraw a part by yet.
 TEST(ArrayTransfer, AnAbandonedSenderWithdrawsItsPart) {
   if (cairn::detect_engine(cairn::test::argc, cairn::test::argv) != cairn::engine::threads)
     GTEST_SKIP() << "withdrawing a part read straight from memory is checked on the threads engine";

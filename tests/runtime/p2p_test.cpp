@@ -108,6 +108,7 @@ TEST(P2P, ManyUnexpectedMessagesFromEverySource) {
       return random_values<std::uint8_t>(size_of(src, i), 31, static_cast<unsigned>(src * per_source + i));
     };
     std::vector<std::vector<std::uint8_t>> bufs;
+    bufs.reserve(per_source);  // the sends read from these until they complete
     std::vector<cairn::request> sends;
     if (me != 0)
       for (int i = 0; i < per_source; ++i) {
