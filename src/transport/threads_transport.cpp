@@ -483,9 +483,11 @@ void threads_transport::cancel(request_state* s) {
   e->heap = copy;
   int expected = 0;
   if (e->handoff.compare_exchange_strong(expected, 2, std::memory_order_acq_rel)) return;
-  // The receiver is copying right now; it finishes without waiting for anyone.
+  // The receiver is copying right now; it finishes without waiting for anyone. It never looks
+  // at the copy: take it back, or whoever frees the envelope would free it a second time.
   while (!s->done.load(std::memory_order_acquire)) {
   }
+  e->heap = nullptr;
   delete[] copy;
 }
 
