@@ -3,8 +3,9 @@
 // chunks > 1 each peer's piece travels as slabs, each sent once packed and unpacked once
 // arrived (in order per peer). On the threads engine, and on the MPI engine when every
 // process sits on one node and the kernel allows cross-memory reads (transport/cross_memory.hpp),
-// receivers copy straight from the senders' local parts (the message carries only the address,
-// and an empty acknowledgement tells the sender its part may change again).
+// receivers copy straight from the senders' local parts (the message carries only an offer of
+// the part, which the receiver claims before copying, and an empty acknowledgement tells the
+// sender its part may change again).
 #include "array/array_exec.hpp"
 
 #include <cstring>
@@ -16,6 +17,7 @@
 #include "runtime/rank_context.hpp"
 #include "transport/copy_bytes.hpp"
 #include "transport/cross_memory.hpp"
+#include "transport/node_board.hpp"
 
 namespace cairn::detail {
 
@@ -82,38 +84,26 @@ struct spare_buffer {
 thread_local std::vector<spare_buffer> spare_staging;
 constexpr std::size_t max_spares = 4;
 
-// Offers whose receivers are done with them, kept for this rank's next stages: an offer per
-// receiver and stage would otherwise cost an allocation (0.06-0.1 us per 4 KiB transfer).
-class offer_pool {
- public:
-  offer_pool() { spare_.reserve(capacity); }
-  ~offer_pool() {
-    for (part_offer* o : spare_) delete o;
-  }
-  part_offer* take(const std::byte* src) {
-    part_offer* o = nullptr;
-    if (spare_.empty()) {
-      o = new part_offer;
-    } else {
-      o = spare_.back();
-      spare_.pop_back();
-      o->state.store(part_offer::offered, std::memory_order_relaxed);
-      o->holders.store(2, std::memory_order_relaxed);
-    }
-    o->src = src;
-    return o;
-  }
-  /// Takes back an offer that only the sender still holds.
-  void give(part_offer* o) noexcept {
-    if (spare_.size() < capacity) spare_.push_back(o);  // within the reserved capacity
-    else delete o;
-  }
+// Where this rank's search for a free offer word starts (a rank's words are used in turn).
+thread_local std::size_t offer_cursor = 0;
 
- private:
-  static constexpr std::size_t capacity = 64;
-  std::vector<part_offer*> spare_;
-};
-thread_local offer_pool spare_offers;
+constexpr std::uint64_t offer_word_of(std::uint64_t generation, node_board::offer_state st) {
+  return generation << 2 | st;
+}
+
+// Takes a free offer word of rank `me` and opens it for `src`; generation 0 if all are in use.
+part_offer open_offer(const node_board& b, int me, const std::byte* src) {
+  for (std::size_t n = 0; n < node_board::offer_words; ++n) {
+    const std::size_t i = offer_cursor++ % node_board::offer_words;
+    std::atomic<std::uint64_t>& w = b.offer(me, i);
+    const std::uint64_t v = w.load(std::memory_order_acquire);
+    if ((v & 3) < node_board::offer_released) continue;  // open or being copied
+    const std::uint64_t generation = (v >> 2) + 1;
+    w.store(offer_word_of(generation, node_board::offer_open), std::memory_order_seq_cst);
+    return {src, generation, i};
+  }
+  return {src, 0, 0};
+}
 
 // True while this rank steps its transfers: a request test inside a step re-enters the
 // runtime's pollers, which must not step them again.
@@ -270,7 +260,7 @@ void array_exec::start_stage() {
     }
     take_staging(need);
   }
-  addresses.assign(p.recvs.size(), nullptr);
+  incoming.assign(p.recvs.size(), part_offer{});
 
   // Receives first (every slab of every peer), so that arriving data finds its place.
   recv_first.assign(p.recvs.size() + 1, 0);
@@ -279,7 +269,7 @@ void array_exec::start_stage() {
     const plan_peer& pe = p.recvs[i];
     recv_first[i] = recvs.size();
     if (stage_direct) {
-      recvs.push_back(array_irecv(*ctx, call, &addresses[i], sizeof(void*), pe.world_rank, st.data_tag));
+      recvs.push_back(array_irecv(*ctx, call, &incoming[i], sizeof(part_offer), pe.world_rank, st.data_tag));
       continue;
     }
     std::byte* base = pe.dst_contiguous ? st.dst + static_cast<std::size_t>(pe.dst_first) * es
@@ -296,19 +286,18 @@ void array_exec::start_stage() {
 
   // Sends, slab j of every peer before slab j + 1 of any, so every receiver can start early;
   // each slab is sent as soon as it is packed.
-  my_src = st.src;
-  const bool offering = stage_direct && ctx->engine() == cairn::engine::threads;
-  if (offering)  // all offers first: each message carries the address of its vector element
+  if (stage_direct) {  // all offers first: each message is sent from its vector element
+    board = ctx->tp().board();
     for (const plan_peer& pe : p.sends)
-      if (pe.world_rank != me) offers.push_back(spare_offers.take(st.src));
+      if (pe.world_rank != me) offers.push_back(board ? open_offer(*board, me, st.src) : part_offer{st.src, 0, 0});
+  }
   std::int64_t rounds = 0;
   std::size_t offer = 0;
   for (const plan_peer& pe : p.sends) {
     if (pe.world_rank == me) continue;
     if (stage_direct) {
       sends.push_back(array_irecv(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));
-      const void* what = offering ? static_cast<const void*>(&offers[offer++]) : &my_src;
-      sends.push_back(array_isend(*ctx, call, what, sizeof(void*), pe.world_rank, st.data_tag));
+      sends.push_back(array_isend(*ctx, call, &offers[offer++], sizeof(part_offer), pe.world_rank, st.data_tag));
     } else {
       rounds = std::max(rounds, p.slabs(pe));
     }
@@ -350,13 +339,15 @@ void array_exec::start_stage() {
 }
 
 void array_exec::drop_offers() noexcept {
-  for (part_offer* o : offers) {
-    int s = part_offer::offered;
-    if (!o->state.compare_exchange_strong(s, part_offer::withdrawn, std::memory_order_acq_rel))
-      while (o->state.load(std::memory_order_acquire) == part_offer::claimed)
-        std::this_thread::yield();  // a receiver is copying; it waits for nobody
-    if (o->holders.load(std::memory_order_acquire) == 1) spare_offers.give(o);  // the receiver let go
-    else o->let_go();
+  for (const part_offer& o : offers) {
+    if (!o.generation) continue;
+    std::atomic<std::uint64_t>& w = board->offer(ctx->rank(), o.word);
+    std::uint64_t v = offer_word_of(o.generation, node_board::offer_open);
+    if (w.compare_exchange_strong(v, offer_word_of(o.generation, node_board::offer_withdrawn),
+                                  std::memory_order_acq_rel))
+      continue;
+    while (w.load(std::memory_order_acquire) == offer_word_of(o.generation, node_board::offer_claimed))
+      std::this_thread::yield();  // a receiver is copying; it waits for nobody
   }
   offers.clear();
 }
@@ -372,28 +363,26 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
   const plan_peer& pe = p.recvs[i];
   const std::size_t es = p.elem_size;
   if (stage_direct) {
-    const bool threads = ctx->engine() == cairn::engine::threads;
-    auto* offer = threads ? static_cast<part_offer*>(addresses[i]) : nullptr;
-    if (offer) {
-      int expected = part_offer::offered;
-      if (!offer->state.compare_exchange_strong(expected, part_offer::claimed, std::memory_order_acq_rel)) {
-        offer->let_go();  // withdrawn: no acknowledgement, nobody awaits it
+    const part_offer& o = incoming[i];
+    std::atomic<std::uint64_t>* word = nullptr;
+    if (o.generation) {
+      word = &ctx->tp().board()->offer(pe.world_rank, o.word);
+      std::uint64_t v = offer_word_of(o.generation, node_board::offer_open);
+      if (!word->compare_exchange_strong(v, offer_word_of(o.generation, node_board::offer_claimed),
+                                         std::memory_order_acq_rel))  // no acknowledgement: nobody awaits it
         fail(call, ctx->rank(), "rank ", pe.world_rank, " withdrew its local part (",
              pe.elements * static_cast<std::int64_t>(es),
              " bytes for this rank) before this rank copied it: its transfer was abandoned while an "
              "exception unwound it");
-      }
     }
-    const std::byte* from = offer ? offer->src : static_cast<const std::byte*>(addresses[i]);
+    const std::byte* from = o.src;
     int read_error = 0;
     timed(steps ? &steps->unpack_s : nullptr, [&] {
-      if (threads) {
+      if (ctx->engine() == cairn::engine::threads) {
         p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
           copy_run(st.dst + static_cast<std::size_t>(t) * es, from + static_cast<std::size_t>(s) * es,
                    static_cast<std::size_t>(l) * es);
         });
-        offer->state.store(part_offer::released, std::memory_order_release);
-        offer->let_go();
         return;
       }
       cross_memory_reader& r = peer_reader;
@@ -404,6 +393,8 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
       });
       read_error = r.finish();
     });
+    if (word) word->store(offer_word_of(o.generation, node_board::offer_released), std::memory_order_release);
+    if (steps) ++steps->straight_peers;
     // The sender may go on either way.
     sends.push_back(array_isend(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));
     if (read_error)
@@ -480,6 +471,7 @@ bool array_exec::step() {
   }
   while (current < stages.size()) {
     if (!stage_done()) return false;
+    offers.clear();  // every receiver released its word before acknowledging: nothing to drop
     if (steps)
       steps->transmit_s += seconds_since(stage_t0) - (steps->pack_s + steps->unpack_s - copies_at_stage_start);
     if (++current < stages.size()) start_stage();

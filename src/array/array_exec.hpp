@@ -3,9 +3,9 @@
 // redistribution plan with its source and destination memory) run in order. Reusable: a
 // persistent transfer restarts the same object, keeping plans, buffers and vector capacity.
 
-#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -16,6 +16,8 @@
 
 namespace cairn::detail {
 
+class node_board;
+
 /// One plan to run: this rank's sends and receives between `src` and `dst`.
 struct stage {
   std::shared_ptr<const redistribution_plan> plan;
@@ -25,19 +27,15 @@ struct stage {
   int ack_tag = 0;                 ///< tag of the receivers' acknowledgements (direct copies)
 };
 
-/// Threads engine, direct copies: what a sender offers one receiver instead of a bare address.
-/// The receiver claims it before copying and releases it after; a sender that unwinds withdraws
-/// every offer not yet claimed and waits out a claimed one, so no receiver copies from a local
-/// part that is gone (it reports the withdrawal instead). Both sides hold it; the last frees it.
+/// Direct copies: what a sender sends each receiver instead of the data. The receiver claims
+/// the offer word (in the sender's board region) before copying from `src` and releases it
+/// after; a sender whose transfer unwinds withdraws every offer not yet claimed and waits out
+/// one being copied, so no receiver copies from a local part that is gone (it reports the
+/// withdrawal instead). Generations tell a word's uses apart.
 struct part_offer {
-  enum : int { offered, claimed, withdrawn, released };
-  const std::byte* src = nullptr;
-  std::atomic<int> state{offered};
-  std::atomic<int> holders{2};
-  /// One side is done with the offer.
-  void let_go() noexcept {
-    if (holders.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
-  }
+  const std::byte* src = nullptr;  ///< the sender's local part (in its address space)
+  std::uint64_t generation = 0;    ///< of the offer word; 0: none (every word was in use)
+  std::uint64_t word = 0;          ///< the offer word's index in the sender's region
 };
 
 struct array_exec {
@@ -63,13 +61,13 @@ struct array_exec {
   std::size_t recvs_left = 0;  // slabs not yet unpacked
   std::vector<std::size_t> recv_first;     // receives of peer i: [recv_first[i], recv_first[i+1])
   std::vector<std::size_t> recv_next;      // peer i's slabs unpacked so far (in order)
-  std::vector<void*> addresses;  // direct: senders' local parts (threads: their part_offer)
+  std::vector<part_offer> incoming;  // direct: the senders' offers
   std::vector<std::size_t> recv_offset;    // packed receives: offset in staging
   std::vector<std::size_t> send_offset;    // packed sends: offset in staging
   std::unique_ptr<std::byte[]> staging;  // packed pieces (uninitialized; see take_staging)
   std::size_t staging_size = 0;
-  const std::byte* my_src = nullptr;  // direct (MPI): the address this rank sends
-  std::vector<part_offer*> offers;    // direct (threads): this stage's offers, one per receiver
+  std::vector<part_offer> offers;     // direct: this stage's offers, one per receiver
+  const node_board* board = nullptr;  // direct: where the offer words are
 
   // Step timing (only with a record): when the descriptor exchange and the stage began, and
   // the copy time already counted when the stage began.

@@ -14,6 +14,11 @@
 // of acknowledgments its readers add once done with it, and a payload. A rank's doorbell is
 // the one word of its region that others write: they add to it when they published or
 // acknowledged something it may wait for.
+//
+// Array transfers that copy straight from a sender's memory (src/array/array_exec.cpp) use a
+// rank's `offer_words`: one word per local part offered to a receiver, a generation above a
+// state (offer_state) that the receiver claims before copying and releases after, and that the
+// owner withdraws when its transfer is abandoned.
 
 #include <atomic>
 #include <cstddef>
@@ -79,8 +84,14 @@ class node_board {
   static constexpr std::size_t group_slot_stride = sizeof(group_slot) + payload_max;
   /// Bytes before the first keyed slot.
   static constexpr std::size_t group_offset = done_stride + slots * slot_stride;
+  /// Offer words per rank (direct-copy offers outstanding at once; more go unprotected).
+  static constexpr std::size_t offer_words = 4096;
+  /// Bytes before the first offer word.
+  static constexpr std::size_t offers_offset = group_offset + group_slots * group_slot_stride;
   /// Bytes a rank's region needs (128-byte aligned).
-  static constexpr std::size_t region_bytes = group_offset + group_slots * group_slot_stride;
+  static constexpr std::size_t region_bytes = offers_offset + offer_words * sizeof(std::uint64_t);
+  /// The state of an offer word, in its low two bits (its generation above).
+  enum offer_state : std::uint64_t { offer_open = 0, offer_claimed = 1, offer_released = 2, offer_withdrawn = 3 };
 
   /// The (never 0) key of collective `seq` on the group of identity `group`; readers compare
   /// the header's fields too, so a collision of keys is never mistaken for a match.
@@ -101,6 +112,8 @@ class node_board {
     new (region + publications_offset) std::atomic<std::uint64_t>{0};
     for (std::size_t i = 0; i < slots; ++i) new (region + done_stride + i * slot_stride) board_slot{};
     for (std::size_t i = 0; i < group_slots; ++i) new (region + group_offset + i * group_slot_stride) group_slot{};
+    for (std::size_t i = 0; i < offer_words; ++i)
+      new (region + offers_offset + i * sizeof(std::uint64_t)) std::atomic<std::uint64_t>{offer_released};
   }
 
   /// The last board collective rank r completed, all earlier ones included (release).
@@ -130,6 +143,11 @@ class node_board {
   group_slot& keyed(int r, std::size_t i) const noexcept {
     return *std::launder(reinterpret_cast<group_slot*>(bases_[static_cast<std::size_t>(r)] + group_offset +
                                                        i * group_slot_stride));
+  }
+  /// Rank r's offer word i (< offer_words).
+  std::atomic<std::uint64_t>& offer(int r, std::size_t i) const noexcept {
+    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(bases_[static_cast<std::size_t>(r)] +
+                                                                        offers_offset + i * sizeof(std::uint64_t)));
   }
   /// The payload behind a keyed slot's header.
   static std::byte* payload(group_slot& s) noexcept { return reinterpret_cast<std::byte*>(&s) + sizeof(group_slot); }

@@ -36,6 +36,8 @@ struct transfer_steps {
   double transmit_s = 0;   ///< the rest of the stages: messages in flight, waiting for peers
   double unpack_s = 0;     ///< unpacking into place (threads engine: the direct copies)
   std::int64_t transfers = 0;  ///< transfers completed
+  /// Peers whose parts this rank copied straight from their memory (transfer_options::direct)
+  std::int64_t straight_peers = 0;
 };
 
 /// A slab of an array transfer now in place on its receiver (transfer_options::on_slab): the
