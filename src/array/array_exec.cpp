@@ -121,7 +121,7 @@ void step_running(array_exec* last) {
   stepping_scope guard;
   advance_scratch.assign(running_execs.begin(), running_execs.end());
   for (array_exec* e : advance_scratch)
-    if (e != last && std::find(running_execs.begin(), running_execs.end(), e) != running_execs.end())
+    if (e != last && e->running)
       e->step_safe();
   if (last) last->step_safe();
 }

@@ -444,6 +444,36 @@ TEST(ArrayTransfer, AnAbandonedSenderWithdrawsItsPart) {
   });
 }
 
+// More straight copies outstanding from one rank than it has offer words (4096): the rest go
+// without a word (unprotected), and every transfer still completes with the right elements.
+TEST(ArrayTransfer, MoreOutstandingOffersThanOfferWords) {
+  run([](cairn::world& w) {
+    if (w.size() < 2 || w.rank() > 1) return;
+    constexpr int transfers = 4200;
+    const std::array<std::int64_t, 1> shape{16};
+    cairn::layout<1> from(w.group(std::vector<int>{0}), shape, {cairn::dist::block});
+    cairn::layout<1> to(w.group(std::vector<int>{1}), shape, {cairn::dist::block});
+    std::vector<cairn::darray<double, 1>> src, dst;
+    src.reserve(transfers);
+    dst.reserve(transfers);
+    for (int k = 0; k < transfers; ++k) {
+      src.emplace_back(from);
+      dst.emplace_back(to);
+      src.back().fill([&](const auto& gi) { return value(gi, 100 + static_cast<std::uint64_t>(k)); });
+    }
+    const int go_tag = 32;
+    int go = 1;
+    if (w.rank() == 1) w.recv(&go, 1, 0, go_tag);  // every offer of rank 0 is out first
+    std::vector<cairn::array_request> reqs;
+    for (int k = 0; k < transfers; ++k) reqs.push_back(cairn::iredistribute(src[static_cast<std::size_t>(k)], dst[static_cast<std::size_t>(k)]));
+    if (w.rank() == 0) w.send(&go, 1, 1, go_tag);
+    for (auto& r : reqs) r.wait();
+    if (w.rank() != 1) return;
+    for (int k = 0; k < transfers; ++k)
+      ASSERT_EQ(mismatches(dst[static_cast<std::size_t>(k)], 100 + static_cast<std::uint64_t>(k)), 0) << "transfer " << k;
+  });
+}
+
 TEST(ArrayTransfer, TasksByColorAndCollectives) {
   run([](cairn::world& w) {
     const int tasks_wanted = std::min(3, w.size());
