@@ -12,13 +12,13 @@
 // Collectives on other groups (src/coll/shared_memory_group.cpp) use a rank's `group_slots`
 // keyed slots: a header naming the collective (group identity and sequence number), a count
 // of acknowledgments its readers add once done with it, and a payload. A rank's doorbell is
-// the one word of its region that others write: they add to it when they published or
-// acknowledged something it may wait for.
+// written by others: they add to it when they published or acknowledged something it may wait
+// for.
 //
 // Array transfers that copy straight from a sender's memory (src/array/array_exec.cpp) use a
 // rank's `offer_words`: one word per local part offered to a receiver, a generation above a
 // state (offer_state) that the receiver claims before copying and releases after, and that the
-// owner withdraws when its transfer is abandoned.
+// owner withdraws when its transfer is abandoned. Receivers write these words too.
 
 #include <atomic>
 #include <cstddef>
