@@ -87,10 +87,6 @@ constexpr std::size_t max_spares = 4;
 // Where this rank's search for a free offer word starts (a rank's words are used in turn).
 thread_local std::size_t offer_cursor = 0;
 
-constexpr std::uint64_t offer_word_of(std::uint64_t generation, node_board::offer_state st) {
-  return generation << 2 | st;
-}
-
 // Takes a free offer word of rank `me` and opens it for `src`; generation 0 if all are in use.
 part_offer open_offer(const node_board& b, int me, const std::byte* src) {
   for (std::size_t n = 0; n < node_board::offer_words; ++n) {
@@ -99,7 +95,7 @@ part_offer open_offer(const node_board& b, int me, const std::byte* src) {
     const std::uint64_t v = w.load(std::memory_order_acquire);
     if ((v & 3) < node_board::offer_released) continue;  // open or being copied
     const std::uint64_t generation = (v >> 2) + 1;
-    w.store(offer_word_of(generation, node_board::offer_open), std::memory_order_seq_cst);
+    w.store(node_board::offer_value(generation, node_board::offer_open), std::memory_order_seq_cst);
     return {src, generation, i};
   }
   return {src, 0, 0};
@@ -243,6 +239,7 @@ void array_exec::start_stage() {
   sends.clear();
   drop_offers();
   stage_direct = direct && (ctx->engine() == cairn::engine::threads || cross_memory_pays(p));
+  if (stage_direct) board = ctx->tp().board();  // the offer words of senders and receivers
 
   // Staging: packed receives first, then packed sends (message path only).
   std::size_t need = 0;
@@ -286,18 +283,14 @@ void array_exec::start_stage() {
 
   // Sends, slab j of every peer before slab j + 1 of any, so every receiver can start early;
   // each slab is sent as soon as it is packed.
-  if (stage_direct) {  // all offers first: each message is sent from its vector element
-    board = ctx->tp().board();
-    for (const plan_peer& pe : p.sends)
-      if (pe.world_rank != me) offers.push_back(board ? open_offer(*board, me, st.src) : part_offer{st.src, 0, 0});
-  }
+  if (stage_direct) offers.reserve(p.sends.size());  // never reallocated: messages are sent from it
   std::int64_t rounds = 0;
-  std::size_t offer = 0;
   for (const plan_peer& pe : p.sends) {
     if (pe.world_rank == me) continue;
     if (stage_direct) {
+      offers.push_back(board ? open_offer(*board, me, st.src) : part_offer{st.src, 0, 0});
       sends.push_back(array_irecv(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));
-      sends.push_back(array_isend(*ctx, call, &offers[offer++], sizeof(part_offer), pe.world_rank, st.data_tag));
+      sends.push_back(array_isend(*ctx, call, &offers.back(), sizeof(part_offer), pe.world_rank, st.data_tag));
     } else {
       rounds = std::max(rounds, p.slabs(pe));
     }
@@ -342,11 +335,11 @@ void array_exec::drop_offers() noexcept {
   for (const part_offer& o : offers) {
     if (!o.generation) continue;
     std::atomic<std::uint64_t>& w = board->offer(ctx->rank(), o.word);
-    std::uint64_t v = offer_word_of(o.generation, node_board::offer_open);
-    if (w.compare_exchange_strong(v, offer_word_of(o.generation, node_board::offer_withdrawn),
+    std::uint64_t v = node_board::offer_value(o.generation, node_board::offer_open);
+    if (w.compare_exchange_strong(v, node_board::offer_value(o.generation, node_board::offer_withdrawn),
                                   std::memory_order_acq_rel))
       continue;
-    while (w.load(std::memory_order_acquire) == offer_word_of(o.generation, node_board::offer_claimed))
+    while (w.load(std::memory_order_acquire) == node_board::offer_value(o.generation, node_board::offer_claimed))
       std::this_thread::yield();  // a receiver is copying; it waits for nobody
   }
   offers.clear();
@@ -366,9 +359,9 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
     const part_offer& o = incoming[i];
     std::atomic<std::uint64_t>* word = nullptr;
     if (o.generation) {
-      word = &ctx->tp().board()->offer(pe.world_rank, o.word);
-      std::uint64_t v = offer_word_of(o.generation, node_board::offer_open);
-      if (!word->compare_exchange_strong(v, offer_word_of(o.generation, node_board::offer_claimed),
+      word = &board->offer(pe.world_rank, o.word);
+      std::uint64_t v = node_board::offer_value(o.generation, node_board::offer_open);
+      if (!word->compare_exchange_strong(v, node_board::offer_value(o.generation, node_board::offer_claimed),
                                          std::memory_order_acq_rel))  // no acknowledgement: nobody awaits it
         fail(call, ctx->rank(), "rank ", pe.world_rank, " withdrew its local part (",
              pe.elements * static_cast<std::int64_t>(es),
@@ -393,7 +386,7 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
       });
       read_error = r.finish();
     });
-    if (word) word->store(offer_word_of(o.generation, node_board::offer_released), std::memory_order_release);
+    if (word) word->store(node_board::offer_value(o.generation, node_board::offer_released), std::memory_order_release);
     if (steps) ++steps->straight_peers;
     // The sender may go on either way.
     sends.push_back(array_isend(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));

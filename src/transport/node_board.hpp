@@ -92,6 +92,10 @@ class node_board {
   static constexpr std::size_t region_bytes = offers_offset + offer_words * sizeof(std::uint64_t);
   /// The state of an offer word, in its low two bits (its generation above).
   enum offer_state : std::uint64_t { offer_open = 0, offer_claimed = 1, offer_released = 2, offer_withdrawn = 3 };
+  /// An offer word's value: `generation` in `st`.
+  static constexpr std::uint64_t offer_value(std::uint64_t generation, offer_state st) noexcept {
+    return generation << 2 | st;
+  }
 
   /// The (never 0) key of collective `seq` on the group of identity `group`; readers compare
   /// the header's fields too, so a collision of keys is never mistaken for a match.
@@ -113,7 +117,7 @@ class node_board {
     for (std::size_t i = 0; i < slots; ++i) new (region + done_stride + i * slot_stride) board_slot{};
     for (std::size_t i = 0; i < group_slots; ++i) new (region + group_offset + i * group_slot_stride) group_slot{};
     for (std::size_t i = 0; i < offer_words; ++i)
-      new (region + offers_offset + i * sizeof(std::uint64_t)) std::atomic<std::uint64_t>{offer_released};
+      new (region + offers_offset + i * sizeof(std::uint64_t)) std::atomic<std::uint64_t>{offer_value(0, offer_released)};
   }
 
   /// The last board collective rank r completed, all earlier ones included (release).
