@@ -85,11 +85,14 @@ struct kernel {
 
 struct figures {
   double imb = 0, osu = 0, pure_us = 0, ovrl_us = 0;
+  // Where the overlapped run's time went on the slowest rank (medians): inside the start call,
+  // the compute loop (with its test calls), inside the wait call.
+  double start_us = 0, compute_us = 0, wait_us = 0;
 };
 
 // Runs the measurement protocol on `k`; `poll` chooses the compute loop with test() calls.
 figures measure(const kernel& k, bool poll, int iters) {
-  std::vector<double> pure, cpu, ovrl, tst;
+  std::vector<double> pure, cpu, ovrl, tst, in_start, in_compute, in_wait;
   double sink = 1;
   double rate = spins_per_us() * 1e6;  // compute iterations per second, refined as we go
   for (int i = 0; i < iters + 2; ++i) {  // the first two rounds warm up and calibrate
@@ -105,6 +108,7 @@ figures measure(const kernel& k, bool poll, int iters) {
     double test_s = 0;
     const auto t2 = clock_type::now();
     k.start();
+    const auto t_started = clock_type::now();
     if (!poll) {
       sink = spin_work(work, sink);
     } else {
@@ -119,13 +123,18 @@ figures measure(const kernel& k, bool poll, int iters) {
         }
       }
     }
+    const auto t_computed = clock_type::now();
     k.wait();
-    const double o = k.slowest(seconds_since(t2));
+    const auto t_waited = clock_type::now();
+    const double o = k.slowest(std::chrono::duration<double>(t_waited - t2).count());
     if (i < 2) continue;
     pure.push_back(p);
     cpu.push_back(k.slowest(c));
     ovrl.push_back(o);
     tst.push_back(k.slowest(test_s));
+    in_start.push_back(k.slowest(std::chrono::duration<double>(t_started - t2).count()));
+    in_compute.push_back(k.slowest(std::chrono::duration<double>(t_computed - t_started).count()));
+    in_wait.push_back(k.slowest(std::chrono::duration<double>(t_waited - t_computed).count()));
   }
   k.check();
   if (sink == 0) note("overlap: (unreachable) compute sink is zero");
@@ -138,7 +147,26 @@ figures measure(const kernel& k, bool poll, int iters) {
   f.osu = std::clamp(100 - 100 * (to - ((tc + tt) - tt)) / tp, 0.0, 100.0);
   f.pure_us = tp * 1e6;
   f.ovrl_us = to * 1e6;
+  f.start_us = median(in_start) * 1e6;
+  f.compute_us = median(in_compute) * 1e6;
+  f.wait_us = median(in_wait) * 1e6;
   return f;
+}
+
+// Microseconds with two decimals, for the notes.
+std::string fixed(double us) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(2);
+  os << us;
+  return os.str();
+}
+
+// The times behind a row's overlap figures, for the notes.
+void note_times(const std::string& name, std::size_t size, const std::string& who, const figures& f) {
+  note(name + " " + human_size(size) + ": " + who + " t_pure " + fixed(f.pure_us) + " us, t_ovrl " + fixed(f.ovrl_us) +
+       " us: in start " + fixed(f.start_us) + " us, compute " + fixed(f.compute_us) + " us, in wait " +
+       fixed(f.wait_us) + " us (medians of the slowest rank)");
 }
 
 constexpr std::array<const char*, 3> collectives = {"iallreduce", "ialltoall", "ibcast"};
@@ -348,6 +376,7 @@ int run_overlap(const invocation& inv) {
           for (bool poll : {false, true}) {
             const figures f = mpi_figures(c, size, poll, quick);
             if (!rep) continue;
+            note_times(bench_name(c, poll), size, "MPI_I" + c.substr(1), f);
             rep->add(raw_mpi_row(bench_name(c, poll), w.size(), size, "overlap_imb_pct", "higher", f.imb));
             rep->add(raw_mpi_row(bench_name(c, poll), w.size(), size, "overlap_osu_pct", "higher", f.osu));
           }
@@ -407,8 +436,8 @@ int run_overlap(const invocation& inv) {
                          std::string(mpi_raw_name), baseline_of("overlap_imb_pct", &figures::imb)});
             rep->add(row{name, engine, w.size(), size, "overlap_osu_pct", "higher", f.osu,
                          std::string(mpi_raw_name), baseline_of("overlap_osu_pct", &figures::osu)});
-            note(name + " " + human_size(size) + ": cairn t_pure " + std::to_string(f.pure_us) + " us, t_ovrl " +
-                 std::to_string(f.ovrl_us) + " us");
+            note_times(name, size, "cairn", f);
+            if (base) note_times(name, size, "MPI_I" + c.substr(1), *base);
             if (suffix.empty() && !poll) {
               cairn_buffers pb;
               const auto planned = cairn_kernel(w, c, size, pb).plan();
