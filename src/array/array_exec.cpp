@@ -239,7 +239,7 @@ void array_exec::start_stage() {
   sends.clear();
   drop_offers();
   stage_direct = direct && (ctx->engine() == cairn::engine::threads || cross_memory_pays(p));
-  if (stage_direct) board = ctx->tp().board();  // the offer words of senders and receivers
+  if (stage_direct) board = ctx->board();  // the offer words of senders and receivers
 
   // Staging: packed receives first, then packed sends (message path only).
   std::size_t need = 0;

@@ -346,10 +346,10 @@ std::string board_disagreement(int q, const board_signature& theirs, const board
 const char* board_refusal(const coll_target& t, board_collective kind, std::size_t bytes) {
   if (bytes > node_board::payload_max) {
     if (!board_moves_direct(kind, bytes)) return "needs at most 16384 bytes per rank";
-    if (t.ctx->tp().board() && !t.ctx->reaches_peer_memory())
+    if (t.ctx->board() && !t.ctx->reaches_peer_memory())
       return "needs at most 16384 bytes per rank where processes cannot copy from each other (CAIRN_CMA)";
   }
-  if (!t.ctx->tp().board()) return "needs all ranks on one node";
+  if (!t.ctx->board()) return "needs all ranks on one node";
   return nullptr;
 }
 
@@ -361,7 +361,7 @@ bool board_on_world(const coll_target& t) {
 void run_on_board(const prepared& p) {
   rank_context& ctx = *p.target.ctx;
   rank_entry guard(ctx);
-  const node_board& b = *ctx.tp().board();
+  const node_board& b = *ctx.board();
   board_exec e;
   e.bind(p, ctx);
   {
@@ -424,7 +424,7 @@ request board_request(rank_context& ctx, const char* call, std::uint8_t phase, v
 bool board_advance(rank_context& ctx, request_state* s) {
   board_exec& e = *exec_of(s);
   rank_context::board_wait wait;
-  if (!step(ctx, *ctx.tp().board(), e, wait)) {
+  if (!step(ctx, *ctx.board(), e, wait)) {
     // The earliest unfinished one is what the rank waits for (they finish in order): a park
     // re-checks its word, so a peer's wake cannot slip in between.
     if (e.seq == ctx.board_state().finished + 1) ctx.watch_board(wait);
@@ -442,7 +442,7 @@ bool board_advance(rank_context& ctx, request_state* s) {
 }
 
 void board_advance_tails(rank_context& ctx) {
-  const node_board& b = *ctx.tp().board();
+  const node_board& b = *ctx.board();
   auto& st = ctx.board_state();
   rank_context::board_wait wait;
   const bool drained = drain_tails(ctx, b, wait);

@@ -357,7 +357,7 @@ void recycle(group_exec* e) {
 void run_on_group_board(const prepared& p) {
   rank_context& ctx = *p.target.ctx;
   rank_entry guard(ctx);
-  const node_board& b = *ctx.tp().board();
+  const node_board& b = *ctx.board();
   group_exec e;
   e.bind(p, ctx);
   begin(ctx, b);
@@ -385,13 +385,13 @@ request start_on_group_board(const prepared& p) {
   rank_entry guard(ctx);
   group_exec* e = pool.take();
   e->bind(p, ctx);
-  begin(ctx, *ctx.tp().board());
+  begin(ctx, *ctx.board());
   return board_request(ctx, p.call, group_board_phase, e);
 }
 
 bool group_board_advance(rank_context& ctx, request_state* s) {
   group_exec& e = *exec_of(s);
-  if (!step(ctx, *ctx.tp().board(), e)) return false;
+  if (!step(ctx, *ctx.board(), e)) return false;
   if (e.leaves_tail) hand_to_tail(ctx, e);
   --ctx.group_board().pending;
   if (e.then && e.error.empty()) {  // a gate passed: its schedule takes over the request
@@ -408,7 +408,7 @@ bool group_board_advance(rank_context& ctx, request_state* s) {
 void group_board_advance_tails(rank_context& ctx) {
   auto& g = ctx.group_board();
   if (!g.tails) return;
-  const node_board& b = *ctx.tp().board();
+  const node_board& b = *ctx.board();
   auto& store = *static_cast<group_tails*>(g.tail_store.get());
   auto& deferred = ctx.board_state().deferred_error;
   for (std::size_t i = 0; i < node_board::group_slots; ++i) {

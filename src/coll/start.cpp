@@ -193,7 +193,7 @@ Alg board_or(const coll_target& t, coll_id id, std::size_t bytes, Alg alg, Alg b
 // board's first size is 0 or one of those ends.
 template <class Alg, class Usable>
 bool board_elsewhere(const coll_target& t, coll_id id, Alg board, Usable usable) {
-  if (count_check_enabled() || !t.ctx->tp().board()) return false;
+  if (count_check_enabled() || !t.ctx->board()) return false;
   auto board_at = [&](std::size_t s) { return board_or(t, id, s, Alg{}, board, usable) == board; };
   if (board_at(0)) return true;
   for (const resolved_rule& r : environment_rules())

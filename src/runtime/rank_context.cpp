@@ -183,13 +183,10 @@ void rank_context::advance_colls() {
   }
 }
 
-const std::shared_ptr<const group_members>& rank_context::world_group() {
-  if (!world_group_) {
-    std::vector<int> all(static_cast<std::size_t>(size_));
-    for (int r = 0; r < size_; ++r) all[static_cast<std::size_t>(r)] = r;
-    world_group_ = std::make_shared<const group_members>(std::move(all));
-  }
-  return world_group_;
+void rank_context::make_world_group() {
+  std::vector<int> all(static_cast<std::size_t>(size_));
+  for (int r = 0; r < size_; ++r) all[static_cast<std::size_t>(r)] = r;
+  world_group_ = std::make_shared<const group_members>(std::move(all));
 }
 
 void rank_context::cancel(request_state* s) {

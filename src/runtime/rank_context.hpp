@@ -45,8 +45,12 @@ class rank_context {
 
   void set_transport(std::unique_ptr<transport> t) {
     tp_ = std::move(t);
+    node_board_ = tp_ ? tp_->board() : nullptr;
     if (tp_) tag_ub_ = tp_->tag_ub();
   }
+  /// The transport's node board, null where the ranks share no node (cached: the board
+  /// collectives ask on every call, and a transport keeps its board for life).
+  const node_board* board() const noexcept { return node_board_; }
   /// Largest user tag of the engine (cached: checked on every call).
   int tag_ub() const noexcept { return tag_ub_; }
   transport& tp() noexcept { return *tp_; }
@@ -122,7 +126,10 @@ class rank_context {
   /// Advances every running collective as far as it goes without blocking.
   void advance_colls();
   /// The group of all ranks (made on first use).
-  const std::shared_ptr<const group_members>& world_group();
+  const std::shared_ptr<const group_members>& world_group() {
+    if (!world_group_) [[unlikely]] make_world_group();
+    return world_group_;
+  }
   /// Sequence number of the next collective on the group with identity `id`.
   std::uint32_t next_coll_seq(std::uint64_t id) {
     // A rank issues collectives mostly on one group at a time: remember its counter (map
@@ -246,6 +253,8 @@ class rank_context {
   std::unique_ptr<transport> tp_;
   bool ended_ = false;
   int tag_ub_ = 32767;
+  const node_board* node_board_ = nullptr;
+  void make_world_group();
   std::vector<request_state*> colls_;  // running collectives
   std::shared_ptr<const group_members> world_group_;
   std::unordered_map<std::uint64_t, std::uint32_t> coll_seq_;
