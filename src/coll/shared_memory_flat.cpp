@@ -54,6 +54,7 @@
 #include "runtime/rank_context.hpp"
 #include "transport/copy_bytes.hpp"
 #include "transport/node_board.hpp"
+#include "transport/prefetch.hpp"
 
 namespace cairn::detail {
 
@@ -96,6 +97,8 @@ static_assert(std::size(rank_context::board_progress{}.tails) == node_board::slo
 
 thread_local exec_pool<board_exec> pool;  // non-blocking board collectives
 
+constexpr std::size_t prefetched_payload_max = 128;  // publish(): the next slot's lines
+
 // True if every rank completed collective `upto`; else the first rank that did not, in
 // `laggard`.
 bool all_completed(rank_context& ctx, const node_board& b, std::uint64_t upto, int& laggard) {
@@ -136,6 +139,15 @@ void publish(rank_context& ctx, const node_board& b, const board_exec& e) {
   // seq_cst: a parked rank announced that it sleeps, then re-checks the word it waits for
   // (rank_context::board_ready); wake() reads the announcement after this store.
   mine.seq.store(e.seq, std::memory_order_seq_cst);
+  // The next slot was last read by the peers, whose cores hold its lines: asked for now, while
+  // the peers read this one, rather than by the next publication's stores, which would each
+  // wait for the peers' copies to be invalidated. Measured on 2 ranks: 10-17 % off allreduces
+  // of 8-128 bytes on threads, up to 5 % on MPI; asking for the lines of 256 bytes to 1 KiB
+  // added 3-15 %, so only short ones ask (for the lines this collective's size took).
+  if (e.bytes <= prefetched_payload_max) {
+    const auto* next = reinterpret_cast<const char*>(&b.slot(me, e.seq + 1));
+    for (std::size_t at = 0; at < sizeof(board_slot) + e.bytes; at += 64) prefetch_for_write(next + at);
+  }
   for (int r = 0; r < b.ranks(); ++r)
     if (r != me) ctx.tp().wake(r);
 }
