@@ -5,8 +5,8 @@
 // paper, in the same run: one communicator per set, a blocking reduce then a blocking bcast per
 // reduction, one after the other. "mpi-style" does that with cairn groups and cairn's blocking
 // reduce and bcast (both engines); under mpirun a second row, "mpi-raw", does it with MPI
-// communicators, MPI_Reduce and MPI_Bcast. cairn runs the default algorithm (on one node, up to
-// 16 KiB: the node board, like the mpi-style side's group collectives) and, in the
+// communicators, MPI_Reduce and MPI_Bcast. cairn runs the default algorithm (on one node: the
+// node board, like the mpi-style side's group collectives) and, in the
 // "-butterfly" rows, section 3.2's messages. Time per pair of reductions, slowest rank, median.
 // The two sides of a row run the same inputs and operations into their own outputs, sample by
 // sample in alternating order (on a loaded machine both see the same load), and both are
@@ -136,7 +136,7 @@ int run_concurrent_reduce(const invocation& inv) {
       const std::size_t n = size / sizeof(double);
       buffers mine(me, n), style(me, n);  // the same inputs, each side its own outputs
       // cairn: both generalized reductions in flight at once, with the default algorithm (the
-      // node board on one node up to 16 KiB) or forced onto messages (the butterfly).
+      // node board on one node) or forced onto messages (the butterfly).
       cairn::generalized_reduce_options opt;
       auto concurrent = [&](int iters) {
         for (int i = 0; i < iters; ++i) {

@@ -49,8 +49,8 @@ std::vector<std::string> default_selection() {
       "ranks; recursive_halving otherwise",
       "scan, exscan: recursive_doubling",
       "gatherv, scatterv: linear; allgatherv: ring; alltoallv, reduce_scatter: pairwise",
-      "generalized reduce: shared_memory up to 16384 bytes on one node without load balancing; "
-      "butterfly otherwise (generalized_reduce_options::algorithm)",
+      "generalized reduce: shared_memory on one node without load balancing (past 16384 bytes where "
+      "ranks copy straight between buffers); butterfly otherwise (generalized_reduce_options::algorithm)",
   };
 }
 

@@ -1,6 +1,7 @@
-// The direct board collectives: bcast, reduce and allreduce longer than a slot's payload, run
-// by the node board's protocol (shared_memory_flat.cpp on the world, shared_memory_group.cpp
-// on groups) with the slots carrying each rank's buffer addresses instead of its data.
+// The direct board collectives: bcast, reduce, allreduce and the generalized reduce longer
+// than a slot's payload, run by the node board's protocol (shared_memory_flat.cpp on the
+// world, shared_memory_group.cpp on groups) with the slots carrying each rank's buffer
+// addresses instead of its data.
 //
 // Once every member published, each moves its share straight between the members' buffers —
 // plain copies on the threads engine, cross-memory reads and writes (one system call per peer
@@ -10,6 +11,10 @@
 //   reduce     member q combines element segment q of every input, in group order, and writes
 //              it into the root's output
 //   allreduce  the same, written into every member's output
+//   generalized (Aspen's reduce, on the group P ∪ R whose first ranks are the participants)
+//              member q combines segment q of the participants' inputs and writes it into
+//              every receiver's output: all members share the work, also the receivers that
+//              contribute nothing
 //
 // so a reduction's bytes cross between ranks twice (read in, written out) with no message, no
 // matching and no staging through the slots, and every member reduces 1/n of the data. Member
@@ -22,6 +27,7 @@
 // algorithms.
 #include "coll/shared_memory_direct.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -61,8 +67,9 @@ std::string copy_error(int w, int err, bool write) {
          "'s buffer (cross-memory copy: " + std::strerror(err) + ")";
 }
 
-// Reduce and allreduce: this member's segment of every input, combined in group order, into
-// the root's output (reduce) or every output (allreduce).
+// Reduce, allreduce and the generalized reduce: this member's segment of every input (of the
+// participants'), combined in group order, into the root's output (reduce), every output
+// (allreduce) or the receivers' (generalized).
 std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<const int> members, int me,
                            std::span<const direct_buffers> bufs) {
   const std::size_t n = members.size(), elem = e.op.elem, count = e.bytes / elem;
@@ -71,11 +78,17 @@ std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<con
   const std::size_t off = first * elem, seg = (last - first) * elem;
   if (!seg) return {};
   const bool threads = ctx.engine() == cairn::engine::threads;
-  const bool all = e.kind == board_collective::allreduce;
+  const bool generalized = e.kind == board_collective::reduce_generalized;
+  const std::size_t operands = generalized ? static_cast<std::size_t>(e.participants) : n;
+  // Whether group rank q receives the result.
+  auto receives = [&](std::size_t q) {
+    if (generalized) return std::binary_search(e.receivers->begin(), e.receivers->end(), members[q]);
+    return e.kind == board_collective::allreduce || static_cast<int>(q) == e.root;
+  };
   // Accumulate in this rank's own output where it receives one and it is not its input.
-  const bool own_out = (all || me == e.root) && e.out != e.in;
+  const bool own_out = receives(static_cast<std::size_t>(me)) && e.out != e.in;
   std::byte* acc = own_out ? e.out + off : at_least(accumulator, seg);
-  for (std::size_t q = 0; q < n; ++q) {
+  for (std::size_t q = 0; q < operands; ++q) {
     const int w = members[q];
     const std::byte* operand = nullptr;
     if (static_cast<int>(q) == me) {
@@ -96,7 +109,7 @@ std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<con
   // Write the segment out, starting after this rank so that writers spread over the outputs.
   for (std::size_t i = 1; i <= n; ++i) {
     const std::size_t q = (static_cast<std::size_t>(me) + i) % n;
-    if (!all && static_cast<int>(q) != e.root) continue;
+    if (!receives(q)) continue;
     const int w = members[q];
     if (static_cast<int>(q) == me) {
       if (acc != e.out + off) copy_bytes(e.out + off, acc, seg);
@@ -111,7 +124,8 @@ std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<con
 
 bool board_moves_direct(board_collective kind, std::size_t bytes) noexcept {
   return bytes > node_board::payload_max &&
-         (kind == board_collective::bcast || kind == board_collective::reduce || kind == board_collective::allreduce);
+         (kind == board_collective::bcast || kind == board_collective::reduce || kind == board_collective::allreduce ||
+          kind == board_collective::reduce_generalized);
 }
 
 std::string move_direct(rank_context& ctx, const board_call& e, std::span<const int> members, int me,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cairn/coll/detail.hpp"
 #include "cairn/coll/schedule.hpp"
@@ -41,6 +42,10 @@ struct board_call {
   /// and its fingerprint (what the slot publishes).
   std::shared_ptr<const coll::schedule> then;
   std::uint64_t algorithm = 0;
+  /// A generalized reduce: its participants (the group's first ranks) and receivers (world
+  /// ranks, sorted), as in prepared.
+  std::int32_t participants = 0;
+  std::shared_ptr<const std::vector<int>> receivers;
 
   void bind_call(const prepared& p) {
     in = static_cast<const std::byte*>(p.in);
@@ -53,6 +58,8 @@ struct board_call {
     algorithm = 0;
     if (p.gate) [[unlikely]] bind_gate(p);
     else if (then) [[unlikely]] then.reset();
+    participants = p.board_participants;
+    if (p.board_receivers || receivers) [[unlikely]] receivers = p.board_receivers;
   }
   /// Sets `then` and `algorithm` for a gate (out of line: the board's calls stay short).
   void bind_gate(const prepared& p);

@@ -34,8 +34,9 @@
 // Its own slot stays taken until then, so a rank has at most one tail per slot. A disagreement
 // found by a tail is raised by the rank's next board collective (board_take_deferred).
 //
-// Longer bcasts, reduces and allreduces publish their buffers' addresses instead of data and
-// move it straight between the buffers (shared_memory_direct.cpp) before acknowledging. Their
+// Longer bcasts, reduces, allreduces and generalized reduces publish their buffers' addresses
+// instead of data and move it straight between the buffers (shared_memory_direct.cpp) before
+// acknowledging. Their
 // owner gives its slot's last acknowledgment itself, once all members gave theirs: peers use
 // its buffers until then, and the slot cannot be taken for another collective meanwhile.
 //
@@ -349,6 +350,7 @@ void recycle(group_exec* e) {
   e->members.reset();
   e->error.clear();
   e->then.reset();
+  e->receivers.reset();
   pool.give(e);
 }
 

@@ -212,8 +212,9 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call, std:
   // Started on the group P ∪ R: its tags and sequence numbers are those of that member list.
   // Every rank computes the same bytes when the call is right: the count check can compare them.
   prepared p(coll_target{t.ctx, c->members, c->group_rank, me}, call, c->plan, in, out, op, bytes, -1, true);
-  // Where a smaller count would run on the board, the butterfly first meets the others there
-  // (prepared::gate): ranks on either side of 16 KiB then report the disagreement.
+  // Where a smaller count would run on the board (MPI without cross-memory copies, past 16 KiB),
+  // the butterfly first meets the others there (prepared::gate): ranks on either side of 16 KiB
+  // then report the disagreement.
   const bool gate = !key.board && opt.algorithm == generalized_reduce_algorithm::automatic && !key.balance &&
                     board_by_default(t, board_collective::reduce_generalized, 0);
   if (key.board || gate) {  // the participants are the group's first |P| ranks

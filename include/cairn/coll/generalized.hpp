@@ -65,13 +65,16 @@ class reduce_balancer;
 
 /// Algorithms of the generalized reduce.
 enum class generalized_reduce_algorithm {
-  automatic,      ///< shared_memory up to 16384 bytes when all ranks share one node and no load
-                  ///< balancing is asked for, else butterfly
+  automatic,      ///< shared_memory when all ranks share one node (past 16384 bytes only where
+                  ///< they can copy straight between buffers: threads, MPI with CAIRN_CMA) and
+                  ///< no load balancing is asked for, else butterfly
   butterfly,      ///< section 3.2's messages: fold, halving, pruned butterfly, delivery
                   ///< (src/coll/reduce_generalized.cpp)
-  shared_memory,  ///< up to 16384 bytes on one node: every receiver combines the participants'
-                  ///< inputs from the node board in rank order, no messages
-                  ///< (src/coll/shared_memory_group.cpp)
+  shared_memory,  ///< on one node, no messages: up to 16384 bytes every receiver combines the
+                  ///< participants' inputs from the node board in rank order
+                  ///< (src/coll/shared_memory_group.cpp); past that every member combines a
+                  ///< segment of them straight from the buffers into the receivers' outputs
+                  ///< (src/coll/shared_memory_direct.cpp)
 };
 
 /// Options of the generalized reduce.
