@@ -36,9 +36,9 @@
 //
 // Longer bcasts, reduces, allreduces and generalized reduces publish their buffers' addresses
 // instead of data and move it straight between the buffers (shared_memory_direct.cpp) before
-// acknowledging. Their
-// owner gives its slot's last acknowledgment itself, once all members gave theirs: peers use
-// its buffers until then, and the slot cannot be taken for another collective meanwhile.
+// acknowledging. Their owner gives its slot's last acknowledgment itself, once all members gave
+// theirs: peers use its buffers until then, and the slot cannot be taken for another collective
+// meanwhile.
 //
 // A gate (prepared::gate) publishes its signature only, marked with its message algorithm's
 // fingerprint, and takes nothing; once all agree, its request becomes the schedule with the
