@@ -33,7 +33,9 @@ int main(int argc, char** argv) {
   std::cout << "every collective: i<name> (request), <name> (blocking), <name>_init (persistent)\n"
                "in place (cairn::in_place): allreduce, reduce, gather, scatter, allgather, alltoall,\n"
                "  reduce_scatter_block, scan, exscan\n"
-               "generalized reduce (any receiver set): ireduce(participants, receivers, ...), ireduce_init\n";
+               "generalized reduce (any receiver set): ireduce(participants, receivers, ...), ireduce_init;\n"
+               "  algorithms: butterfly shared_memory (generalized_reduce_options: load_balance, balancer,\n"
+               "  direct_delivery)\n";
   std::cout << "\ndefault selection:\n";
   for (const auto& line : cairn::coll::default_selection()) std::cout << "  " << line << "\n";
   const char* env = std::getenv("CAIRN_COLL");
