@@ -93,8 +93,8 @@ part_offer open_offer(const node_board& b, int me, const std::byte* src) {
     const std::size_t i = offer_cursor++ % node_board::offer_words;
     std::atomic<std::uint64_t>& w = b.offer(me, i);
     const std::uint64_t v = w.load(std::memory_order_acquire);
-    if ((v & 3) < node_board::offer_released) continue;  // open or being copied
-    const std::uint64_t generation = (v >> 2) + 1;
+    if (node_board::offer_state_of(v) < node_board::offer_released) continue;  // open or being copied
+    const std::uint64_t generation = node_board::offer_generation_of(v) + 1;
     w.store(node_board::offer_value(generation, node_board::offer_open), std::memory_order_seq_cst);
     return {src, generation, i};
   }
@@ -335,10 +335,7 @@ void array_exec::drop_offers() noexcept {
   for (const part_offer& o : offers) {
     if (!o.generation) continue;
     std::atomic<std::uint64_t>& w = board->offer(ctx->rank(), o.word);
-    std::uint64_t v = node_board::offer_value(o.generation, node_board::offer_open);
-    if (w.compare_exchange_strong(v, node_board::offer_value(o.generation, node_board::offer_withdrawn),
-                                  std::memory_order_acq_rel))
-      continue;
+    if (node_board::offer_move(w, o.generation, node_board::offer_open, node_board::offer_withdrawn)) continue;
     while (w.load(std::memory_order_acquire) == node_board::offer_value(o.generation, node_board::offer_claimed))
       std::this_thread::yield();  // a receiver is copying; it waits for nobody
   }
@@ -360,9 +357,8 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
     std::atomic<std::uint64_t>* word = nullptr;
     if (o.generation) {
       word = &board->offer(pe.world_rank, o.word);
-      std::uint64_t v = node_board::offer_value(o.generation, node_board::offer_open);
-      if (!word->compare_exchange_strong(v, node_board::offer_value(o.generation, node_board::offer_claimed),
-                                         std::memory_order_acq_rel))  // no acknowledgement: nobody awaits it
+      // Withdrawn: no acknowledgement either, nobody awaits it.
+      if (!node_board::offer_move(*word, o.generation, node_board::offer_open, node_board::offer_claimed))
         fail(call, ctx->rank(), "rank ", pe.world_rank, " withdrew its local part (",
              pe.elements * static_cast<std::int64_t>(es),
              " bytes for this rank) before this rank copied it: its transfer was abandoned while an "

@@ -96,6 +96,16 @@ class node_board {
   static constexpr std::uint64_t offer_value(std::uint64_t generation, offer_state st) noexcept {
     return generation << 2 | st;
   }
+  /// The state and the generation an offer word's value holds.
+  static constexpr offer_state offer_state_of(std::uint64_t value) noexcept { return offer_state(value & 3); }
+  static constexpr std::uint64_t offer_generation_of(std::uint64_t value) noexcept { return value >> 2; }
+  /// Moves offer word `w` from state `from` to `to` within `generation`; false if it was not in
+  /// `from` (another state, or a later generation).
+  static bool offer_move(std::atomic<std::uint64_t>& w, std::uint64_t generation, offer_state from,
+                         offer_state to) noexcept {
+    std::uint64_t v = offer_value(generation, from);
+    return w.compare_exchange_strong(v, offer_value(generation, to), std::memory_order_acq_rel);
+  }
 
   /// The (never 0) key of collective `seq` on the group of identity `group`; readers compare
   /// the header's fields too, so a collision of keys is never mistaken for a match.

@@ -127,6 +127,13 @@ inline std::vector<int> some_roots(int p) {
   return r;
 }
 
+/// Whether board collectives past a slot's 16384 bytes move straight between the ranks' buffers
+/// in this run (not on MPI without cross-memory copies): a long allreduce's plan tells.
+inline bool long_collectives_move_direct(cairn::world& w) {
+  std::vector<std::int64_t> a(2049), b(2049);
+  return w.allreduce_init(a, b).plan().name == "allreduce/shared_memory";
+}
+
 /// Runs body(collectives, members) on the world and, where this rank belongs to it, on a group
 /// of members shuffled by `shuffle_seed` (all ranks but world rank 1 when there are at least
 /// 3): `members` lists the world ranks in group-rank order.

@@ -270,10 +270,7 @@ void overwrite(std::vector<std::int64_t>& to, const std::vector<std::int64_t>& v
 TEST(Generalized, PersistentRepeatedWithChangingData) {
   run([](cairn::world& w) {
     const int p = w.size(), me = w.rank();
-    // Whether long board collectives move straight between the buffers here (not on MPI
-    // without cross-memory copies): an allreduce past a slot's payload tells.
-    std::vector<std::int64_t> a(2049), b(2049);
-    const bool direct = w.allreduce_init(a, b).plan().name == "allreduce/shared_memory";
+    const bool direct = cairn::test::long_collectives_move_direct(w);
     const int trials = w.engine() == cairn::engine::threads ? 60 + 240 / p : 40;
     for (int t = 0; t < trials; ++t) {
       std::mt19937 g(static_cast<unsigned>(t * 131 + p));

@@ -437,7 +437,7 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
     // Past a slot's payload the generalized reduce, forced onto the board, moves its data
     // straight between the buffers where allreduce does; elsewhere (MPI without cross-memory
     // copies) the board refuses it.
-    vec big(2049), res(2049, -1);
+    vec big(2049);
     for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::int64_t>(i) * 5 + me;
     cairn::generalized_reduce_options board;
     board.algorithm = cairn::generalized_reduce_algorithm::shared_memory;
@@ -447,7 +447,7 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
     const std::string msg = participates || receives
                                 ? message_of([&] { w.reduce(first_half, last, gin, gout, cairn::plus{}, board); })
                                 : "no error";  // ranks in neither set do not call
-    if (w.allreduce_init(big, res).plan().name == "allreduce/shared_memory") {
+    if (cairn::test::long_collectives_move_direct(w)) {
       EXPECT_EQ(msg, "no error");
       if (receives) {
         const std::int64_t q = (p + 1) / 2;
@@ -591,8 +591,7 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
     // Some count runs by messages where a CAIRN_COLL range says so, or where long collectives
     // cannot move straight between the buffers (MPI without cross-memory copies); elsewhere the
     // board takes every count and nothing straddles.
-    vec a(2049), b(2049);
-    const bool direct = w.allreduce_init(a, b).plan().name == "allreduce/shared_memory";
-    EXPECT_EQ(straddles > 0, std::getenv("CAIRN_COLL") != nullptr || !direct) << straddles << " straddling pairs";
+    EXPECT_EQ(straddles > 0, std::getenv("CAIRN_COLL") != nullptr || !cairn::test::long_collectives_move_direct(w))
+        << straddles << " straddling pairs";
   });
 }
