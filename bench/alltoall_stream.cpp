@@ -34,7 +34,7 @@ namespace {
 constexpr std::string_view metric = "items_per_s";
 constexpr std::string_view better = "higher";
 constexpr std::string_view baseline_name = "isend-per-item";
-constexpr int window = 64;     // outstanding isends and posted irecvs of the baseline
+constexpr int window = 64;  // outstanding isends and posted irecvs of the baseline
 constexpr int stream_tag = 41;
 
 struct item {
@@ -55,7 +55,9 @@ inline std::uint64_t mix(std::uint64_t x) noexcept {
 }
 
 // Checksum of one item (order-independent when summed).
-inline std::uint64_t digest(const item& x) noexcept { return mix(x.id ^ mix(x.dest ^ mix(x.a + 3 * x.b))); }
+inline std::uint64_t digest(const item& x) noexcept {
+  return mix(x.id ^ mix(x.dest ^ mix(x.a + 3 * x.b)));
+}
 
 // What a rank received.
 struct tally {
@@ -77,7 +79,8 @@ struct workload {
   workload(cairn::world& w, std::uint64_t m) : items(m), dest(m) {
     const int me = w.rank(), p = w.size();
     std::uint64_t s = mix(0x5EED + static_cast<std::uint64_t>(me));
-    std::vector<std::size_t> counts(static_cast<std::size_t>(p), 0), incoming(static_cast<std::size_t>(p), 0);
+    std::vector<std::size_t> counts(static_cast<std::size_t>(p), 0),
+        incoming(static_cast<std::size_t>(p), 0);
     for (std::uint64_t i = 0; i < m; ++i) {
       s = mix(s + i);
       int d = me;
@@ -86,7 +89,8 @@ struct workload {
         if (d >= me) ++d;
       }
       dest[i] = d;
-      items[i] = item{(static_cast<std::uint64_t>(me) << 40) | i, static_cast<std::uint64_t>(d), s, ~s};
+      items[i] =
+          item{(static_cast<std::uint64_t>(me) << 40) | i, static_cast<std::uint64_t>(d), s, ~s};
       sent_sum += digest(items[i]);
       ++counts[static_cast<std::size_t>(d)];
     }
@@ -97,7 +101,9 @@ struct workload {
 
 // Throws unless the received tallies of all ranks match everything sent.
 void check(cairn::world& w, const workload& wl, const tally& got, const std::string& who) {
-  std::array<std::uint64_t, 5> mine{wl.items.size(), wl.sent_sum, got.count, got.sum, got.misrouted}, all{};
+  std::array<std::uint64_t, 5> mine{wl.items.size(), wl.sent_sum, got.count, got.sum,
+                                    got.misrouted},
+      all{};
   w.allreduce(std::span(mine), std::span(all), cairn::plus{});
   if (all[0] != all[2] || all[1] != all[3] || all[4] != 0)
     throw std::runtime_error("alltoall-stream (" + who + "): sent " + std::to_string(all[0]) +
@@ -163,7 +169,8 @@ double isend_run(cairn::world& w, const workload& wl) {
   }
   while (received < wl.expect) poll();
   cairn::wait_all(std::span(sreq));
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   check(w, wl, got, "isend-per-item");
   return slowest(w, seconds);
 }
@@ -186,8 +193,11 @@ int run_stream(const invocation& inv) {
     if (w.rank() != 0) return;
     const double total = static_cast<double>(m) * w.size();
     std::optional<double> base_rate;
-    if (!base.empty()) base_rate = total / median(base);
-    else note(std::string(inv.name) + ": baseline " + std::string(baseline_name) + " skipped (--no-baseline)");
+    if (!base.empty())
+      base_rate = total / median(base);
+    else
+      note(std::string(inv.name) + ": baseline " + std::string(baseline_name) +
+           " skipped (--no-baseline)");
     report rep(inv.opts.json);
     const std::string engine(cairn::to_string(w.engine()));
     auto emit = [&](const std::string& bench, const std::vector<double>& runs) {
@@ -201,10 +211,11 @@ int run_stream(const invocation& inv) {
   });
 }
 
-const registrar reg{{"alltoall-stream",
-                     "32-byte items to random ranks, aggregated (direct/grid/hypercube) vs one isend "
-                     "per item (items/s, all ranks)",
-                     run_stream}};
+const registrar reg{
+    {"alltoall-stream",
+     "32-byte items to random ranks, aggregated (direct/grid/hypercube) vs one isend "
+     "per item (items/s, all ranks)",
+     run_stream}};
 
 }  // namespace
 

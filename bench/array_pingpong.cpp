@@ -48,9 +48,11 @@ int run_array_pingpong(const invocation& inv) {
       const std::int64_t cols = rows * 2;  // 16 x 32 doubles = 4 KiB, 256 x 512 = 1 MiB
       const auto bytes = static_cast<std::size_t>(rows * cols * 8);
       const bool a_side = t.task() == 0;
-      const cairn::layout<2> l = a_side
-          ? cairn::layout<2>(t.my_group(), {rows, cols}, {dist::block, dist::replicated}, {t.my_group().size(), 1})
-          : cairn::layout<2>(t.my_group(), {rows, cols}, {dist::replicated, dist::block}, {1, t.my_group().size()});
+      const cairn::layout<2> l =
+          a_side ? cairn::layout<2>(t.my_group(), {rows, cols}, {dist::block, dist::replicated},
+                                    {t.my_group().size(), 1})
+                 : cairn::layout<2>(t.my_group(), {rows, cols}, {dist::replicated, dist::block},
+                                    {1, t.my_group().size()});
       cairn::darray<double, 2> x(l);
       auto reference = [&](const auto& g) { return static_cast<double>(g[0] * cols + g[1]); };
       if (a_side) x.fill(reference);
@@ -80,16 +82,25 @@ int run_array_pingpong(const invocation& inv) {
       };
       const int iters = bytes <= 4096 ? (inv.opts.quick ? 100 : 1000) : (inv.opts.quick ? 5 : 50);
       const sampling s{2, inv.opts.quick ? 3 : 7, iters};
-      const double plain_s = median_seconds_per_iter(s, [&] { w.barrier(); }, plain) / 2;
-      const double pers_s = median_seconds_per_iter(s, [&] { w.barrier(); }, persistent) / 2;
-      const double cen_s = median_seconds_per_iter(s, [&] { w.barrier(); }, centralized) / 2;
+      const double plain_s = median_seconds_per_iter(
+                                 s, [&] { w.barrier(); }, plain) /
+                             2;
+      const double pers_s = median_seconds_per_iter(
+                                s, [&] { w.barrier(); }, persistent) /
+                            2;
+      const double cen_s = median_seconds_per_iter(
+                               s, [&] { w.barrier(); }, centralized) /
+                           2;
       std::int64_t bad = 0;
       x.for_each([&](const auto& g, double& v) { bad += v != reference(g); });
-      if (bad) throw std::runtime_error("array-pingpong: " + std::to_string(bad) + " wrong elements");
+      if (bad)
+        throw std::runtime_error("array-pingpong: " + std::to_string(bad) + " wrong elements");
       const double a = slowest(w, pers_s), b = slowest(w, plain_s), c = slowest(w, cen_s);
       if (rep) {
-        rep->add(row{"array-pingpong", engine, w.size(), bytes, "one_way_us", "lower", a * 1e6, "non-persistent", b * 1e6});
-        rep->add(row{"array-pingpong", engine, w.size(), bytes, "one_way_us_centralized", "lower", c * 1e6, "parallel", a * 1e6});
+        rep->add(row{"array-pingpong", engine, w.size(), bytes, "one_way_us", "lower", a * 1e6,
+                     "non-persistent", b * 1e6});
+        rep->add(row{"array-pingpong", engine, w.size(), bytes, "one_way_us_centralized", "lower",
+                     c * 1e6, "parallel", a * 1e6});
       }
 
       // Per-step breakdown (HPF/MPI Figure 5's shaded bars), from separate runs with step
@@ -129,7 +140,8 @@ int run_array_pingpong(const invocation& inv) {
         auto total = [](const cairn::transfer_steps& r) {
           return r.exchange_s + r.plan_s + r.pack_s + r.transmit_s + r.unpack_s;
         };
-        std::sort(got.begin(), got.end(), [&](const auto& l, const auto& r) { return total(l) < total(r); });
+        std::sort(got.begin(), got.end(),
+                  [&](const auto& l, const auto& r) { return total(l) < total(r); });
         return got[got.size() / 2];
       };
       const cairn::transfer_steps pm = sampled(ps, true), nm = sampled(ns, false);
@@ -141,30 +153,38 @@ int run_array_pingpong(const invocation& inv) {
           {"step_unpack_us", &cairn::transfer_steps::unpack_s}};
       for (const auto& [metric, field] : steps) {
         const double pv = slowest(w, pm.*field / iters), nv = slowest(w, nm.*field / iters);
-        if (rep) rep->add(row{"array-pingpong", engine, w.size(), bytes, metric, "lower", pv * 1e6, "non-persistent", nv * 1e6});
+        if (rep)
+          rep->add(row{"array-pingpong", engine, w.size(), bytes, metric, "lower", pv * 1e6,
+                       "non-persistent", nv * 1e6});
       }
     }
 
     // The centralized strategy's crossover: persistent one-way times of both strategies for
     // small square arrays (128 B to 32 KiB), alternating sample by sample.
-    for (const std::int64_t n : {std::int64_t{4}, std::int64_t{8}, std::int64_t{16}, std::int64_t{32}, std::int64_t{64}}) {
+    for (const std::int64_t n :
+         {std::int64_t{4}, std::int64_t{8}, std::int64_t{16}, std::int64_t{32}, std::int64_t{64}}) {
       const auto bytes = static_cast<std::size_t>(n * n * 8);
       const bool a_side = t.task() == 0;
-      const cairn::layout<2> l = a_side
-          ? cairn::layout<2>(t.my_group(), {n, n}, {dist::block, dist::replicated}, {t.my_group().size(), 1})
-          : cairn::layout<2>(t.my_group(), {n, n}, {dist::replicated, dist::block}, {1, t.my_group().size()});
+      const cairn::layout<2> l =
+          a_side ? cairn::layout<2>(t.my_group(), {n, n}, {dist::block, dist::replicated},
+                                    {t.my_group().size(), 1})
+                 : cairn::layout<2>(t.my_group(), {n, n}, {dist::replicated, dist::block},
+                                    {1, t.my_group().size()});
       cairn::darray<double, 2> x(l);
       const int other = 1 - t.task();
       std::array<cairn::persistent_transfer, 4> pt;  // parallel out, in; centralized out, in
       for (int k = 0; k < 2; ++k) {
-        const transfer_options o{.strategy = k == 0 ? transfer_strategy::parallel : transfer_strategy::centralized};
+        const transfer_options o{.strategy = k == 0 ? transfer_strategy::parallel
+                                                    : transfer_strategy::centralized};
         const int base = 20 + 2 * k;
         pt[static_cast<std::size_t>(2 * k)] = t.send_init(x, other, a_side ? base : base + 1, o);
-        pt[static_cast<std::size_t>(2 * k + 1)] = t.recv_init(x, other, a_side ? base + 1 : base, o);
+        pt[static_cast<std::size_t>(2 * k + 1)] =
+            t.recv_init(x, other, a_side ? base + 1 : base, o);
       }
       auto round_trips = [&](int which, int iters) {
         for (int i = 0; i < iters; ++i)
-          round_trip(a_side, pt[static_cast<std::size_t>(2 * which)], pt[static_cast<std::size_t>(2 * which + 1)]);
+          round_trip(a_side, pt[static_cast<std::size_t>(2 * which)],
+                     pt[static_cast<std::size_t>(2 * which + 1)]);
       };
       const int iters = inv.opts.quick ? 100 : 1000;
       round_trips(0, 2);
@@ -172,16 +192,25 @@ int run_array_pingpong(const invocation& inv) {
       const sampling one{0, 1, iters};
       std::vector<double> par, cen;
       for (int k = 0; k < (inv.opts.quick ? 5 : 9); ++k) {
-        par.push_back(median_seconds_per_iter(one, [&] { w.barrier(); }, [&](int it) { round_trips(0, it); }) / 2);
-        cen.push_back(median_seconds_per_iter(one, [&] { w.barrier(); }, [&](int it) { round_trips(1, it); }) / 2);
+        par.push_back(median_seconds_per_iter(
+                          one, [&] { w.barrier(); }, [&](int it) { round_trips(0, it); }) /
+                      2);
+        cen.push_back(median_seconds_per_iter(
+                          one, [&] { w.barrier(); }, [&](int it) { round_trips(1, it); }) /
+                      2);
       }
       const double p = slowest(w, median(par)), c = slowest(w, median(cen));
-      if (rep) rep->add(row{"array-pingpong", engine, w.size(), bytes, "one_way_us_centralized", "lower", c * 1e6, "parallel", p * 1e6});
+      if (rep)
+        rep->add(row{"array-pingpong", engine, w.size(), bytes, "one_way_us_centralized", "lower",
+                     c * 1e6, "parallel", p * 1e6});
     }
   });
 }
 
-const registrar reg{{"array-pingpong", "HPF/MPI Figure 5: one-way array transfer between two tasks, persistent vs not", run_array_pingpong}};
+const registrar reg{
+    {"array-pingpong",
+     "HPF/MPI Figure 5: one-way array transfer between two tasks, persistent vs not",
+     run_array_pingpong}};
 
 }  // namespace
 

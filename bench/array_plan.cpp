@@ -40,7 +40,8 @@ std::vector<std::int64_t> elementwise_counts(const layout_desc& s, const layout_
   for (std::int64_t i = 0; i < e0; ++i) {
     const std::int64_t gi = s0.global(i, c[0]);
     const int row_owner = d.dims[0].owner(gi) * d.dims[1].g;
-    for (std::int64_t j = 0; j < e1; ++j) ++count[static_cast<std::size_t>(row_owner + d.dims[1].owner(s1.global(j, c[1])))];
+    for (std::int64_t j = 0; j < e1; ++j)
+      ++count[static_cast<std::size_t>(row_owner + d.dims[1].owner(s1.global(j, c[1])))];
   }
   return count;
 }
@@ -58,7 +59,9 @@ int run_plan(const invocation& inv) {
     const auto naive = elementwise_counts(s, d, r);
     std::vector<std::int64_t> mine(16, 0);
     for (const auto& pe : p->sends) mine[static_cast<std::size_t>(pe.world_rank)] = pe.elements;
-    if (mine != naive) throw std::runtime_error("plan: rank " + std::to_string(r) + "'s plan disagrees with the element-wise schedule");
+    if (mine != naive)
+      throw std::runtime_error("plan: rank " + std::to_string(r) +
+                               "'s plan disagrees with the element-wise schedule");
   }
 
   auto time_of = [&](auto&& body, int iters) {
@@ -73,9 +76,11 @@ int run_plan(const invocation& inv) {
     return median(per);
   };
   std::int64_t sink = 0;
-  const double plan_s = time_of([&](int r) {
-    sink += cairn::detail::compute_plan("plan", r, 8, s, members, d, members)->send_elements();
-  }, 20);
+  const double plan_s = time_of(
+      [&](int r) {
+        sink += cairn::detail::compute_plan("plan", r, 8, s, members, d, members)->send_elements();
+      },
+      20);
   const double naive_s = time_of([&](int r) { sink += elementwise_counts(s, d, r)[0]; }, 1);
   if (sink == 0) note("plan: nothing planned");
 
@@ -85,7 +90,10 @@ int run_plan(const invocation& inv) {
   return 0;
 }
 
-const registrar reg{{"plan", "time to plan a 4096^2 block_cyclic(3) -> block_cyclic(5) redistribution over 16 ranks", run_plan}};
+const registrar reg{
+    {"plan",
+     "time to plan a 4096^2 block_cyclic(3) -> block_cyclic(5) redistribution over 16 ranks",
+     run_plan}};
 
 }  // namespace
 

@@ -73,7 +73,9 @@ arrays make_arrays(cairn::world& w, const config& c) {
 void check(cairn::darray<double, 2>& b, const char* who) {
   std::int64_t bad = 0;
   b.for_each([&](const auto& g, double& v) { bad += v != value_at(g[0], g[1]); });
-  if (bad) throw std::runtime_error(std::string("redistribute (") + who + "): " + std::to_string(bad) + " wrong elements");
+  if (bad)
+    throw std::runtime_error(std::string("redistribute (") + who + "): " + std::to_string(bad) +
+                             " wrong elements");
 }
 
 sampling sampling_for(const config& c, bool quick) {
@@ -86,9 +88,11 @@ double cairn_figure(cairn::world& w, const config& c, bool quick) {
   cairn::redistribute(x.a, x.b);
   check(x.b, "cairn");
   std::fill(x.b.local().begin(), x.b.local().end(), -1.0);
-  const double s = median_seconds_per_iter(sampling_for(c, quick), [&] { w.barrier(); }, [&](int iters) {
-    for (int i = 0; i < iters; ++i) cairn::redistribute(x.a, x.b);
-  });
+  const double s = median_seconds_per_iter(
+      sampling_for(c, quick), [&] { w.barrier(); },
+      [&](int iters) {
+        for (int i = 0; i < iters; ++i) cairn::redistribute(x.a, x.b);
+      });
   check(x.b, "cairn, after timing");
   return static_cast<double>(c.n * c.n * 8) / slowest(w, s) / 1e6;
 }
@@ -96,26 +100,33 @@ double cairn_figure(cairn::world& w, const config& c, bool quick) {
 // Seconds per iteration (slowest rank, median) of `first` and `second`, alternating sample by
 // sample so that machine noise hits both alike.
 template <class A, class B>
-std::pair<double, double> paired_seconds(cairn::world& w, const config& c, bool quick, A&& first, B&& second) {
+std::pair<double, double> paired_seconds(cairn::world& w, const config& c, bool quick, A&& first,
+                                         B&& second) {
   const sampling one{1, 1, c.n >= 4096 ? 1 : 3};
   std::vector<double> a, b;
   for (int sample = 0; sample < (quick ? 7 : 11); ++sample) {
-    a.push_back(median_seconds_per_iter(one, [&] { w.barrier(); }, first));
-    b.push_back(median_seconds_per_iter(one, [&] { w.barrier(); }, second));
+    a.push_back(median_seconds_per_iter(
+        one, [&] { w.barrier(); }, first));
+    b.push_back(median_seconds_per_iter(
+        one, [&] { w.barrier(); }, second));
   }
   return {slowest(w, median(a)), slowest(w, median(b))};
 }
 
 // Unchunked vs each peer's data in `chunks` slabs, through messages (direct copies on the
 // threads engine have nothing to pipeline).
-std::pair<double, double> chunked_seconds(cairn::world& w, arrays& x, const config& c, bool quick, int chunks) {
+std::pair<double, double> chunked_seconds(cairn::world& w, arrays& x, const config& c, bool quick,
+                                          int chunks) {
   const cairn::transfer_options plain{.direct = false}, o{.direct = false, .chunks = chunks};
   std::fill(x.b.local().begin(), x.b.local().end(), -1.0);
-  auto r = paired_seconds(w, c, quick, [&](int n) {
-    for (int i = 0; i < n; ++i) cairn::redistribute(x.a, x.b, plain);
-  }, [&](int n) {
-    for (int i = 0; i < n; ++i) cairn::redistribute(x.a, x.b, o);
-  });
+  auto r = paired_seconds(
+      w, c, quick,
+      [&](int n) {
+        for (int i = 0; i < n; ++i) cairn::redistribute(x.a, x.b, plain);
+      },
+      [&](int n) {
+        for (int i = 0; i < n; ++i) cairn::redistribute(x.a, x.b, o);
+      });
   check(x.b, "cairn, chunked");
   return r;
 }
@@ -123,7 +134,8 @@ std::pair<double, double> chunked_seconds(cairn::world& w, arrays& x, const conf
 // The receiver's work on what arrived — one pass (sum of squares) over each received piece:
 // after the unchunked redistribution completes vs per slab as each lands (on_slab), `chunks`
 // slabs per peer, through messages.
-std::pair<double, double> work_seconds(cairn::world& w, arrays& x, const config& c, bool quick, int chunks) {
+std::pair<double, double> work_seconds(cairn::world& w, arrays& x, const config& c, bool quick,
+                                       int chunks) {
   double sink = 0;
   const double* b = x.b.data();
   cairn::transfer_options o{.direct = false, .chunks = chunks};
@@ -136,16 +148,19 @@ std::pair<double, double> work_seconds(cairn::world& w, arrays& x, const config&
   };
   const cairn::transfer_options plain{.direct = false};
   std::fill(x.b.local().begin(), x.b.local().end(), -1.0);
-  auto r = paired_seconds(w, c, quick, [&](int n) {
-    for (int i = 0; i < n; ++i) {
-      cairn::redistribute(x.a, x.b, plain);
-      double acc = 0;
-      for (const double v : x.b.local()) acc += v * v;
-      sink += acc;
-    }
-  }, [&](int n) {
-    for (int i = 0; i < n; ++i) cairn::redistribute(x.a, x.b, o);
-  });
+  auto r = paired_seconds(
+      w, c, quick,
+      [&](int n) {
+        for (int i = 0; i < n; ++i) {
+          cairn::redistribute(x.a, x.b, plain);
+          double acc = 0;
+          for (const double v : x.b.local()) acc += v * v;
+          sink += acc;
+        }
+      },
+      [&](int n) {
+        for (int i = 0; i < n; ++i) cairn::redistribute(x.a, x.b, o);
+      });
   check(x.b, "cairn, work per slab");
   if (sink < 0) note("redistribute: negative sum of squares");
   return r;
@@ -157,7 +172,8 @@ double memcpy_figure(const config& c, bool quick) {
   // destination starts just after the source modulo a page, which two vectors allocated in turn
   // often do; the baseline is memcpy at its best.
   std::vector<std::byte> storage(2 * bytes + 4096);
-  std::byte* from = storage.data() + (4096 - reinterpret_cast<std::uintptr_t>(storage.data()) % 4096) % 4096;
+  std::byte* from =
+      storage.data() + (4096 - reinterpret_cast<std::uintptr_t>(storage.data()) % 4096) % 4096;
   std::byte* to = from + bytes;
   std::fill(from, to, std::byte{1});
   const double s = median_seconds_per_iter(sampling_for(c, quick), [&](int iters) {
@@ -179,7 +195,8 @@ double textbook_figure(cairn::world& w, const config& c, bool quick) {
   const auto& dd = x.lb.desc();
   auto owners = [&](const cairn::detail::layout_desc& l, int d, int base_stride) {
     std::vector<int> o(static_cast<std::size_t>(c.n));
-    for (std::int64_t i = 0; i < c.n; ++i) o[static_cast<std::size_t>(i)] = l.dims[static_cast<std::size_t>(d)].owner(i) * base_stride;
+    for (std::int64_t i = 0; i < c.n; ++i)
+      o[static_cast<std::size_t>(i)] = l.dims[static_cast<std::size_t>(d)].owner(i) * base_stride;
     return o;
   };
   const auto dst_row = owners(dd, 0, dd.dims[1].g), dst_col = owners(dd, 1, 1);
@@ -194,26 +211,36 @@ double textbook_figure(cairn::world& w, const config& c, bool quick) {
     for (std::int64_t i = 0; i < as[0]; ++i)
       for (std::int64_t j = 0; j < as[1]; ++j) {
         const auto g = x.la.to_global({i, j});
-        ++scount[static_cast<std::size_t>(half + dst_row[static_cast<std::size_t>(g[0])] + dst_col[static_cast<std::size_t>(g[1])])];
+        ++scount[static_cast<std::size_t>(half + dst_row[static_cast<std::size_t>(g[0])] +
+                                          dst_col[static_cast<std::size_t>(g[1])])];
       }
   } else {
     for (std::int64_t i = 0; i < bs[0]; ++i)
       for (std::int64_t j = 0; j < bs[1]; ++j) {
         const auto g = x.lb.to_global({i, j});
-        ++rcount[static_cast<std::size_t>(src_row[static_cast<std::size_t>(g[0])] + src_col[static_cast<std::size_t>(g[1])])];
+        ++rcount[static_cast<std::size_t>(src_row[static_cast<std::size_t>(g[0])] +
+                                          src_col[static_cast<std::size_t>(g[1])])];
       }
   }
   for (int r = 1; r < p; ++r) {
-    sdispl[static_cast<std::size_t>(r)] = sdispl[static_cast<std::size_t>(r - 1)] + scount[static_cast<std::size_t>(r - 1)];
-    rdispl[static_cast<std::size_t>(r)] = rdispl[static_cast<std::size_t>(r - 1)] + rcount[static_cast<std::size_t>(r - 1)];
+    sdispl[static_cast<std::size_t>(r)] =
+        sdispl[static_cast<std::size_t>(r - 1)] + scount[static_cast<std::size_t>(r - 1)];
+    rdispl[static_cast<std::size_t>(r)] =
+        rdispl[static_cast<std::size_t>(r - 1)] + rcount[static_cast<std::size_t>(r - 1)];
   }
   // Global index tables of the local parts (a textbook code has them from its loop bounds).
-  std::vector<std::int64_t> ai(static_cast<std::size_t>(as[0])), aj(static_cast<std::size_t>(as[1]));
-  std::vector<std::int64_t> bi(static_cast<std::size_t>(bs[0])), bj(static_cast<std::size_t>(bs[1]));
-  for (std::int64_t i = 0; i < as[0]; ++i) ai[static_cast<std::size_t>(i)] = x.la.to_global({i, 0})[0];
-  for (std::int64_t j = 0; j < as[1]; ++j) aj[static_cast<std::size_t>(j)] = x.la.to_global({0, j})[1];
-  for (std::int64_t i = 0; i < bs[0]; ++i) bi[static_cast<std::size_t>(i)] = x.lb.to_global({i, 0})[0];
-  for (std::int64_t j = 0; j < bs[1]; ++j) bj[static_cast<std::size_t>(j)] = x.lb.to_global({0, j})[1];
+  std::vector<std::int64_t> ai(static_cast<std::size_t>(as[0])),
+      aj(static_cast<std::size_t>(as[1]));
+  std::vector<std::int64_t> bi(static_cast<std::size_t>(bs[0])),
+      bj(static_cast<std::size_t>(bs[1]));
+  for (std::int64_t i = 0; i < as[0]; ++i)
+    ai[static_cast<std::size_t>(i)] = x.la.to_global({i, 0})[0];
+  for (std::int64_t j = 0; j < as[1]; ++j)
+    aj[static_cast<std::size_t>(j)] = x.la.to_global({0, j})[1];
+  for (std::int64_t i = 0; i < bs[0]; ++i)
+    bi[static_cast<std::size_t>(i)] = x.lb.to_global({i, 0})[0];
+  for (std::int64_t j = 0; j < bs[1]; ++j)
+    bj[static_cast<std::size_t>(j)] = x.lb.to_global({0, j})[1];
   auto once = [&] {
     if (me < half) {
       std::copy(sdispl.begin(), sdispl.end(), pos.begin());
@@ -221,7 +248,8 @@ double textbook_figure(cairn::world& w, const config& c, bool quick) {
       for (std::int64_t i = 0; i < as[0]; ++i) {
         const int ro = half + dst_row[static_cast<std::size_t>(ai[static_cast<std::size_t>(i)])];
         for (std::int64_t j = 0; j < as[1]; ++j)
-          sbuf[static_cast<std::size_t>(pos[static_cast<std::size_t>(ro + dst_col[static_cast<std::size_t>(aj[static_cast<std::size_t>(j)])])]++)] = *a++;
+          sbuf[static_cast<std::size_t>(pos[static_cast<std::size_t>(
+              ro + dst_col[static_cast<std::size_t>(aj[static_cast<std::size_t>(j)])])]++)] = *a++;
       }
     }
     MPI_Alltoallv(sbuf.data(), scount.data(), sdispl.data(), MPI_DOUBLE, rbuf.data(), rcount.data(),
@@ -232,16 +260,19 @@ double textbook_figure(cairn::world& w, const config& c, bool quick) {
       for (std::int64_t i = 0; i < bs[0]; ++i) {
         const int ro = src_row[static_cast<std::size_t>(bi[static_cast<std::size_t>(i)])];
         for (std::int64_t j = 0; j < bs[1]; ++j)
-          *b++ = rbuf[static_cast<std::size_t>(pos[static_cast<std::size_t>(ro + src_col[static_cast<std::size_t>(bj[static_cast<std::size_t>(j)])])]++)];
+          *b++ = rbuf[static_cast<std::size_t>(pos[static_cast<std::size_t>(
+              ro + src_col[static_cast<std::size_t>(bj[static_cast<std::size_t>(j)])])]++)];
       }
     }
   };
   once();
   check(x.b, "textbook");
   std::fill(x.b.local().begin(), x.b.local().end(), -1.0);
-  const double s = median_seconds_per_iter(sampling_for(c, quick), [] { MPI_Barrier(MPI_COMM_WORLD); }, [&](int iters) {
-    for (int i = 0; i < iters; ++i) once();
-  });
+  const double s = median_seconds_per_iter(
+      sampling_for(c, quick), [] { MPI_Barrier(MPI_COMM_WORLD); },
+      [&](int iters) {
+        for (int i = 0; i < iters; ++i) once();
+      });
   check(x.b, "textbook, after timing");
   return static_cast<double>(c.n * c.n * 8) / mpi_slowest(s) / 1e6;
 }
@@ -256,7 +287,9 @@ int run_redistribute(const invocation& inv) {
     body = [&](cairn::world& w, report* rep) {
       for (const config& c : cs) {
         const double v = textbook_figure(w, c, inv.opts.quick);
-        if (rep) rep->add(raw_mpi_row("redistribute", w.size(), static_cast<std::size_t>(c.n * c.n * 8), c.metric, "higher", v));
+        if (rep)
+          rep->add(raw_mpi_row("redistribute", w.size(), static_cast<std::size_t>(c.n * c.n * 8),
+                               c.metric, "higher", v));
       }
     };
 #endif
@@ -286,9 +319,12 @@ int run_redistribute(const invocation& inv) {
       if (under_mpi && inv.opts.baseline) base = textbook_figure(w, c, inv.opts.quick);
 #endif
       if (!under_mpi) base = spawned[c.block_cyclic ? 1 : 0].at(size);
-      if (rep) rep->add(row{"redistribute", engine, w.size(), size, c.metric, "higher", mine, "mpi-alltoallv-textbook", base});
+      if (rep)
+        rep->add(row{"redistribute", engine, w.size(), size, c.metric, "higher", mine,
+                     "mpi-alltoallv-textbook", base});
       if (w.engine() == cairn::engine::threads && rep)
-        rep->add(row{"redistribute", engine, w.size(), size, c.metric, "higher", mine, "memcpy", memcpy_figure(c, inv.opts.quick)});
+        rep->add(row{"redistribute", engine, w.size(), size, c.metric, "higher", mine, "memcpy",
+                     memcpy_figure(c, inv.opts.quick)});
     }
     // Chunked pipelining: each peer's data in k slabs vs the same redistribution unchunked
     // (both through messages), measured back to back per k; ratio = chunked / unchunked time.
@@ -297,19 +333,28 @@ int run_redistribute(const invocation& inv) {
       const auto size = static_cast<std::size_t>(c.n * c.n * 8);
       for (const int k : {1, 2, 4, 8}) {
         const auto [plain, chunked] = chunked_seconds(w, x, c, inv.opts.quick, k);
-        const std::string metric = std::string(c.block_cyclic ? "bc_" : "") + "time_us_chunks" + std::to_string(k);
-        if (rep) rep->add(row{"redistribute", engine, w.size(), size, metric, "lower", chunked * 1e6, "unchunked", plain * 1e6});
+        const std::string metric =
+            std::string(c.block_cyclic ? "bc_" : "") + "time_us_chunks" + std::to_string(k);
+        if (rep)
+          rep->add(row{"redistribute", engine, w.size(), size, metric, "lower", chunked * 1e6,
+                       "unchunked", plain * 1e6});
       }
       for (const int k : {4, 8}) {
         const auto [after, per_slab] = work_seconds(w, x, c, inv.opts.quick, k);
-        const std::string metric = std::string(c.block_cyclic ? "bc_" : "") + "work_time_us_chunks" + std::to_string(k);
-        if (rep) rep->add(row{"redistribute", engine, w.size(), size, metric, "lower", per_slab * 1e6, "unchunked-then-work", after * 1e6});
+        const std::string metric =
+            std::string(c.block_cyclic ? "bc_" : "") + "work_time_us_chunks" + std::to_string(k);
+        if (rep)
+          rep->add(row{"redistribute", engine, w.size(), size, metric, "lower", per_slab * 1e6,
+                       "unchunked-then-work", after * 1e6});
       }
     }
   });
 }
 
-const registrar reg{{"redistribute", "(BLOCK,*) -> (*,BLOCK) and block_cyclic(3) -> (5) between two tasks vs pack + MPI_Alltoallv + unpack, and memcpy", run_redistribute}};
+const registrar reg{{"redistribute",
+                     "(BLOCK,*) -> (*,BLOCK) and block_cyclic(3) -> (5) between two tasks vs pack "
+                     "+ MPI_Alltoallv + unpack, and memcpy",
+                     run_redistribute}};
 
 }  // namespace
 

@@ -34,8 +34,7 @@ sampling bandwidth_plan(std::size_t size, bool quick) {
   const std::size_t budget = quick ? std::size_t{8} << 20 : std::size_t{32} << 20;
   const std::size_t lo = 1;
   const std::size_t hi = quick ? 30 : 100;
-  const int iters =
-      static_cast<int>(std::clamp(budget / (window_for(size) * size), lo, hi));
+  const int iters = static_cast<int>(std::clamp(budget / (window_for(size) * size), lo, hi));
   return sampling{iters, quick ? 5 : 11, iters};
 }
 

@@ -27,8 +27,10 @@ namespace {
 std::string shell_quote(std::string_view s) {
   std::string out = "'";
   for (const char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -110,7 +112,8 @@ std::optional<std::string> json_field(std::string_view line, std::string_view ke
   return std::string(text);
 }
 
-std::string spawn_raw_mpi_rows(const invocation& inv, int processes, std::vector<std::string>& rows) {
+std::string spawn_raw_mpi_rows(const invocation& inv, int processes,
+                               std::vector<std::string>& rows) {
 #if !CAIRN_BENCH_HAVE_MPI
   (void)inv;
   (void)processes;
@@ -142,8 +145,8 @@ std::string spawn_raw_mpi_rows(const invocation& inv, int processes, std::vector
   cmd += " " + shell_quote(*self) + " " + shell_quote(inv.name) + " --raw-mpi-only --json";
   if (inv.opts.quick) cmd += " --quick";
   if (inv.opts.sizes_given)
-    cmd += " --sizes=" + std::to_string(inv.opts.min_size) + "-" +
-           std::to_string(inv.opts.max_size);
+    cmd +=
+        " --sizes=" + std::to_string(inv.opts.min_size) + "-" + std::to_string(inv.opts.max_size);
   cmd += " </dev/null";  // mpirun forwards stdin to rank 0; keep ours out of it
 
   std::fflush(nullptr);  // nothing buffered may be written twice by the child
@@ -175,7 +178,8 @@ baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view 
       const auto size = json_field(line, "size");
       const auto value = json_field(line, "baseline_value");
       if (size && value)
-        out.by_size[std::strtoull(size->c_str(), nullptr, 10)] = std::strtod(value->c_str(), nullptr);
+        out.by_size[std::strtoull(size->c_str(), nullptr, 10)] =
+            std::strtod(value->c_str(), nullptr);
     }
   }
   if (out.why_missing.empty() && out.by_size.empty())
@@ -185,10 +189,11 @@ baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view 
 
 int threads_run_ranks(const invocation& inv) {
   int ranks = 0;
-  const int rc = cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::threads},
-                               [&](cairn::world& w) {
-                                 if (w.rank() == 0) ranks = w.size();
-                               });
+  const int rc =
+      cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::threads},
+                    [&](cairn::world& w) {
+                      if (w.rank() == 0) ranks = w.size();
+                    });
   if (rc != 0) throw std::runtime_error("cannot start a threads run to count its ranks");
   return ranks;
 }
@@ -197,8 +202,10 @@ baseline_figures prepare_baseline(const invocation& inv, std::string_view metric
   baseline_figures spawned;
   const bool threads_run = cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads;
   // A threads run measures its baseline before cairn, so the two never compete for the cores.
-  if (!inv.opts.baseline) spawned.why_missing = "skipped (--no-baseline)";
-  else if (threads_run) spawned = spawn_raw_mpi_baseline(inv, metric, processes);
+  if (!inv.opts.baseline)
+    spawned.why_missing = "skipped (--no-baseline)";
+  else if (threads_run)
+    spawned = spawn_raw_mpi_baseline(inv, metric, processes);
   if (!spawned.why_missing.empty() && !spawned.by_size.empty())
     note(std::string(inv.name) + ": " + spawned.why_missing + "; using the " +
          std::to_string(spawned.by_size.size()) + " " + std::string(mpi_raw_name) +
@@ -208,7 +215,8 @@ baseline_figures prepare_baseline(const invocation& inv, std::string_view metric
 
 void measure_sizes(cairn::world& w, const invocation& inv, std::string_view metric,
                    std::string_view better, const std::vector<std::size_t>& sizes, int rounds,
-                   const baseline_figures& spawned, const size_kernel& mine, const size_kernel& raw) {
+                   const baseline_figures& spawned, const size_kernel& mine,
+                   const size_kernel& raw) {
   const bool inline_raw = w.engine() == cairn::engine::mpi && inv.opts.baseline;
   std::string why_missing = spawned.why_missing;
   if (inline_raw && !raw) why_missing = "this cairn-bench was built without MPI";
@@ -222,13 +230,16 @@ void measure_sizes(cairn::world& w, const invocation& inv, std::string_view metr
       if (inline_raw && raw) base_rounds.push_back(raw(size));
     }
     std::optional<double> base;
-    if (!base_rounds.empty()) base = median(base_rounds);
-    else if (!inline_raw) base = spawned.at(size);
+    if (!base_rounds.empty())
+      base = median(base_rounds);
+    else if (!inline_raw)
+      base = spawned.at(size);
     if (!rep) continue;
     if (!base && !told) {
       note(std::string(inv.name) + ": baseline " + std::string(mpi_raw_name) + " not measured" +
            (why_missing.empty() ? "" : ": " + why_missing) +
-           (spawned.by_size.empty() ? "" : " (first size without a figure: " + human_size(size) + ")"));
+           (spawned.by_size.empty() ? ""
+                                    : " (first size without a figure: " + human_size(size) + ")"));
       told = true;
     }
     rep->add(row{std::string(inv.name), std::string(cairn::to_string(w.engine())), w.size(), size,
@@ -253,16 +264,23 @@ int run_raw_mpi_only(const invocation& inv, const raw_mpi_body& body) {
   }
   return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.engine = cairn::engine::mpi},
                        [&](cairn::world& w) {
-    std::optional<report> rep;
-    if (w.rank() == 0) rep.emplace(true);  // the parent reads JSON lines
-    body(w, rep ? &*rep : nullptr);
-  });
+                         std::optional<report> rep;
+                         if (w.rank() == 0) rep.emplace(true);  // the parent reads JSON lines
+                         body(w, rep ? &*rep : nullptr);
+                       });
 }
 
 row raw_mpi_row(std::string bench, int ranks, std::size_t size, std::string_view metric,
                 std::string_view better, double value) {
-  return row{std::move(bench), "mpi", ranks, size, std::string(metric), std::string(better),
-             std::nullopt, std::string(mpi_raw_name), value};
+  return row{std::move(bench),
+             "mpi",
+             ranks,
+             size,
+             std::string(metric),
+             std::string(better),
+             std::nullopt,
+             std::string(mpi_raw_name),
+             value};
 }
 
 }  // namespace cairn::bench

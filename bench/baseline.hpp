@@ -43,7 +43,8 @@ int threads_run_ranks(const invocation& inv);
 /// Runs this program under `mpirun -np <processes>` in `--raw-mpi-only --json` mode for the
 /// subcommand and options of `inv` and appends every JSON row it prints to `rows`. Returns why
 /// the child failed (empty on success); never throws.
-std::string spawn_raw_mpi_rows(const invocation& inv, int processes, std::vector<std::string>& rows);
+std::string spawn_raw_mpi_rows(const invocation& inv, int processes,
+                               std::vector<std::string>& rows);
 /// The value of `key` in a flat one-line JSON object as produced by to_json(): the string
 /// contents for a string, the text of a number, nullopt for null or a missing key.
 std::optional<std::string> json_field(std::string_view line, std::string_view key);
@@ -62,7 +63,8 @@ using size_kernel = std::function<double(std::size_t size)>;
 /// baseline. Notes once why a baseline is missing.
 void measure_sizes(cairn::world& w, const invocation& inv, std::string_view metric,
                    std::string_view better, const std::vector<std::size_t>& sizes, int rounds,
-                   const baseline_figures& spawned, const size_kernel& mine, const size_kernel& raw);
+                   const baseline_figures& spawned, const size_kernel& mine,
+                   const size_kernel& raw);
 
 /// The largest `x` over the members of `c` (a world or a group; every member calls): the slowest
 /// rank's time.

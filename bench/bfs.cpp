@@ -95,7 +95,8 @@ double levelsync_run(cairn::world& w, const csr& g, vertex root) {
     while (true) {
       for (const std::uint64_t i : frontier) {
         const auto u = static_cast<vertex>(g.first + i);
-        for (std::uint64_t e = g.offsets[i]; e < g.offsets[i + 1]; ++e) ch.send(visit{g.adj[e], u, cur + 1});
+        for (std::uint64_t e = g.offsets[i]; e < g.offsets[i + 1]; ++e)
+          ch.send(visit{g.adj[e], u, cur + 1});
       }
       w.quiesce();
       std::uint64_t size = next.size(), all = 0;
@@ -126,10 +127,12 @@ double async_run(cairn::world& w, const csr& g, vertex root) {
           if (x.dist >= t.level[i]) return;  // `none` is the largest distance
           t.level[i] = x.dist;
           t.parent[i] = x.parent;
-          for (std::uint64_t e = g.offsets[i]; e < g.offsets[i + 1]; ++e) relay(label{g.adj[e], x.v, x.dist + 1});
+          for (std::uint64_t e = g.offsets[i]; e < g.offsets[i + 1]; ++e)
+            relay(label{g.adj[e], x.v, x.dist + 1});
         },
         cairn::route::direct{},
-        cairn::combine::keep_min{[](const label& x) { return x.v; }, [](const label& x) { return x.dist; }},
+        cairn::combine::keep_min{[](const label& x) { return x.v; },
+                                 [](const label& x) { return x.dist; }},
         cairn::channel_options{.queue_local = true, .name = "bfs-async"});
     relay = [&](const label& x) { ch.send(x); };
     w.barrier();
@@ -162,7 +165,8 @@ double mpi_run(cairn::world& w, const csr& g, vertex root) {
   while (true) {
     std::fill(sc.begin(), sc.end(), 0);
     for (const std::uint64_t i : frontier)
-      for (std::uint64_t e = g.offsets[i]; e < g.offsets[i + 1]; ++e) sc[static_cast<std::size_t>(g.owner(g.adj[e]))] += 2;
+      for (std::uint64_t e = g.offsets[i]; e < g.offsets[i + 1]; ++e)
+        sc[static_cast<std::size_t>(g.owner(g.adj[e]))] += 2;
     sd[0] = 0;
     for (std::size_t r = 1; r < nr; ++r) sd[r] = sd[r - 1] + sc[r - 1];
     std::copy(sd.begin(), sd.end(), at.begin());
@@ -196,7 +200,8 @@ double mpi_run(cairn::world& w, const csr& g, vertex root) {
     if (all == 0) break;
     ++cur;
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::uint64_t edges = graph::validate(w, g, root, t, "mpi-levelsync");
   return static_cast<double>(edges) / slowest(w, seconds);
 }
@@ -223,7 +228,9 @@ int run_raw_only(const invocation& inv) {
       const csr g = graph::build(w, kind, s.k);
       std::vector<double> runs;
       for (const vertex root : graph::roots(w, g, s.roots)) runs.push_back(mpi_run(w, g, root));
-      if (rep) rep->add(raw_mpi_row(std::string(inv.name), w.size(), row_size(g), metric, better, median(runs)));
+      if (rep)
+        rep->add(raw_mpi_row(std::string(inv.name), w.size(), row_size(g), metric, better,
+                             median(runs)));
     }
   };
 #endif
@@ -233,7 +240,8 @@ int run_raw_only(const invocation& inv) {
 int run_bfs(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return run_raw_only(inv);
   cairn::launch_options lo;
-  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads) lo.ranks = threads_run_ranks(inv);
+  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads)
+    lo.ranks = threads_run_ranks(inv);
   const baseline_figures spawned = prepare_baseline(inv, metric, lo.ranks.value_or(0));
   const settings s = settings_for(inv.opts);
   return cairn::launch(inv.argc, inv.argv, lo, [&](cairn::world& w) {
@@ -254,9 +262,12 @@ int run_bfs(const invocation& inv) {
       if (!rep) continue;
       std::optional<double> base_teps;
       std::string why = spawned.why_missing;
-      if (!base.empty()) base_teps = median(base);
-      else if (!inline_mpi) base_teps = spawned.at(row_size(g));
-      else why = "this cairn-bench was built without MPI";
+      if (!base.empty())
+        base_teps = median(base);
+      else if (!inline_mpi)
+        base_teps = spawned.at(row_size(g));
+      else
+        why = "this cairn-bench was built without MPI";
       if (!base_teps && !told) {
         note(std::string(inv.name) + ": baseline " + std::string(baseline_name) + " not measured" +
              (why.empty() ? "" : ": " + why));

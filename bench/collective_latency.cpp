@@ -55,8 +55,8 @@ std::vector<std::size_t> double_sizes(const options& opts, std::size_t& dropped)
   std::erase_if(sizes, [](std::size_t s) { return s % sizeof(double) != 0; });
   dropped = before - sizes.size();
   if (sizes.empty())
-    throw std::runtime_error("no message size of --sizes=" + std::to_string(opts.min_size) +
-                             "-" + std::to_string(opts.max_size) +
+    throw std::runtime_error("no message size of --sizes=" + std::to_string(opts.min_size) + "-" +
+                             std::to_string(opts.max_size) +
                              " is a multiple of 8 bytes (a vector of doubles)");
   return sizes;
 }
@@ -68,27 +68,31 @@ constexpr int root = 0;  // of bcast and reduce
 
 collective collective_named(std::string_view name) {
   const auto* at = std::find(std::begin(collective_names), std::end(collective_names), name);
-  return at == std::end(collective_names) ? collective::allreduce
-                                          : static_cast<collective>(at - std::begin(collective_names));
+  return at == std::end(collective_names)
+             ? collective::allreduce
+             : static_cast<collective>(at - std::begin(collective_names));
 }
 
 // Rank r contributes r + i at index i: small integers, so every partial sum is exact in double
 // whatever order an algorithm adds them in, and the expected result is known in closed form.
 std::vector<double> input_of(int rank, std::size_t count) {
   std::vector<double> in(count);
-  for (std::size_t i = 0; i < count; ++i) in[i] = static_cast<double>(rank) + static_cast<double>(i);
+  for (std::size_t i = 0; i < count; ++i)
+    in[i] = static_cast<double>(rank) + static_cast<double>(i);
   return in;
 }
 
 // Throws unless `out` holds what `rank` must hold after the call: the sum over `ranks` ranks of
 // input_of() (ranks * i + ranks(ranks-1)/2) for allreduce and the reduce's root, the root's
 // input for bcast. A reduce's non-roots hold nothing to check.
-void check(collective c, const std::vector<double>& out, int rank, int ranks, const std::string& what) {
+void check(collective c, const std::vector<double>& out, int rank, int ranks,
+           const std::string& what) {
   if (c == collective::reduce && rank != root) return;
   const double base = static_cast<double>(ranks) * (ranks - 1) / 2;
   for (std::size_t i = 0; i < out.size(); ++i) {
     const double x = static_cast<double>(i);
-    const double want = c == collective::bcast ? static_cast<double>(root) + x : static_cast<double>(ranks) * x + base;
+    const double want = c == collective::bcast ? static_cast<double>(root) + x
+                                               : static_cast<double>(ranks) * x + base;
     if (out[i] != want)
       throw std::runtime_error(what + ": element " + std::to_string(i) + " of " +
                                std::to_string(out.size()) + " is " + std::to_string(out[i]) +
@@ -99,14 +103,16 @@ void check(collective c, const std::vector<double>& out, int rank, int ranks, co
 // Before a verified run: outputs hold -1 so that a result left from an earlier call cannot
 // pass, except the bcast root's buffer, which holds the data to send.
 void reset(collective c, int rank, const std::vector<double>& in, std::vector<double>& out) {
-  if (c == collective::bcast && rank == root) std::copy(in.begin(), in.end(), out.begin());
-  else std::fill(out.begin(), out.end(), -1.0);
+  if (c == collective::bcast && rank == root)
+    std::copy(in.begin(), in.end(), out.begin());
+  else
+    std::fill(out.begin(), out.end(), -1.0);
 }
 
 // Names the run in a verification failure.
 std::string describe(collective c, const char* who, int rank, std::size_t size) {
-  return std::string(collective_names[static_cast<int>(c)]) + " (" + who + ") rank " + std::to_string(rank) + ", " +
-         human_size(size);
+  return std::string(collective_names[static_cast<int>(c)]) + " (" + who + ") rank " +
+         std::to_string(rank) + ", " + human_size(size);
 }
 
 // The sampling for one figure: `run(k)` runs k calls, `slowest(x)` is the maximum of x
@@ -135,8 +141,8 @@ sampling calibrate(const plan& p, Run&& run, Slowest&& slowest) {
 // call, maximum over the ranks (`slowest_of`, a collective: the same value on every rank). The
 // result is verified before and after timing.
 template <class Call, class Slowest, class Barrier>
-double latency_us(collective c, int rank, int ranks, std::size_t size, const plan& p, const char* who,
-                  Call&& call, Slowest&& slowest_of, Barrier&& barrier) {
+double latency_us(collective c, int rank, int ranks, std::size_t size, const plan& p,
+                  const char* who, Call&& call, Slowest&& slowest_of, Barrier&& barrier) {
   const std::size_t count = size / sizeof(double);
   const std::vector<double> in = input_of(rank, count);
   std::vector<double> out(count);
@@ -165,8 +171,9 @@ double cairn_latency(cairn::world& w, collective c, std::size_t size, const plan
       case collective::reduce: w.reduce(in, out, root, cairn::plus{}); break;
     }
   };
-  return latency_us(c, w.rank(), w.size(), size, p, "cairn", call, [&](double x) { return slowest(w, x); },
-                    [&] { w.barrier(); });
+  return latency_us(
+      c, w.rank(), w.size(), size, p, "cairn", call, [&](double x) { return slowest(w, x); },
+      [&] { w.barrier(); });
 }
 
 #if CAIRN_BENCH_HAVE_MPI
@@ -178,12 +185,17 @@ double raw_mpi_latency(collective c, std::size_t size, const plan& p) {
   const int n = static_cast<int>(size / sizeof(double));  // sizes are capped at 1 GiB
   auto call = [c, n](const std::vector<double>& in, std::vector<double>& out) {
     switch (c) {
-      case collective::allreduce: MPI_Allreduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+      case collective::allreduce:
+        MPI_Allreduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        break;
       case collective::bcast: MPI_Bcast(out.data(), n, MPI_DOUBLE, root, MPI_COMM_WORLD); break;
-      case collective::reduce: MPI_Reduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD); break;
+      case collective::reduce:
+        MPI_Reduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
+        break;
     }
   };
-  return latency_us(c, me, ranks, size, p, "mpi-raw", call, mpi_slowest, [] { MPI_Barrier(MPI_COMM_WORLD); });
+  return latency_us(c, me, ranks, size, p, "mpi-raw", call, mpi_slowest,
+                    [] { MPI_Barrier(MPI_COMM_WORLD); });
 }
 #endif
 
@@ -195,8 +207,11 @@ int run_raw_only(const invocation& inv, const std::vector<std::size_t>& sizes) {
   body = [&](cairn::world& w, report* rep) {
     for (const std::size_t size : sizes) {
       std::vector<double> rounds;
-      for (int r = 0; r < p.rounds; ++r) rounds.push_back(raw_mpi_latency(collective_named(inv.name), size, p));
-      if (rep) rep->add(raw_mpi_row(std::string(inv.name), w.size(), size, metric, better, median(rounds)));
+      for (int r = 0; r < p.rounds; ++r)
+        rounds.push_back(raw_mpi_latency(collective_named(inv.name), size, p));
+      if (rep)
+        rep->add(
+            raw_mpi_row(std::string(inv.name), w.size(), size, metric, better, median(rounds)));
     }
   };
 #endif
@@ -225,16 +240,19 @@ int run_collective(const invocation& inv) {
 #if CAIRN_BENCH_HAVE_MPI
     raw = [&](std::size_t size) { return raw_mpi_latency(c, size, p); };
 #endif
-    measure_sizes(w, inv, metric, better, sizes, p.rounds, spawned,
-                  [&](std::size_t size) { return cairn_latency(w, c, size, p); }, raw);
+    measure_sizes(
+        w, inv, metric, better, sizes, p.rounds, spawned,
+        [&](std::size_t size) { return cairn_latency(w, c, size, p); }, raw);
   });
 }
 
-const registrar allreduce_reg{{"allreduce",
-                               "allreduce latency, sum of doubles over all ranks, automatic algorithm (us)",
-                               run_collective}};
-const registrar bcast_reg{{"bcast", "bcast latency from rank 0, doubles, automatic algorithm (us)", run_collective}};
-const registrar reduce_reg{{"reduce", "reduce latency to rank 0, sum of doubles, automatic algorithm (us)",
+const registrar allreduce_reg{
+    {"allreduce", "allreduce latency, sum of doubles over all ranks, automatic algorithm (us)",
+     run_collective}};
+const registrar bcast_reg{
+    {"bcast", "bcast latency from rank 0, doubles, automatic algorithm (us)", run_collective}};
+const registrar reduce_reg{{"reduce",
+                            "reduce latency to rank 0, sum of doubles, automatic algorithm (us)",
                             run_collective}};
 
 }  // namespace

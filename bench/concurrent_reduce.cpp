@@ -37,15 +37,21 @@ constexpr std::string_view better = "lower";
 
 // Exact inputs: r1 sums r + i (small integers), r2 multiplies 2 + i % 3 (rank 1) by 0.5
 // (rank 2), which is exactly 1 + (i % 3) / 2.
-double r1_input(int rank, std::size_t i) { return static_cast<double>(rank) + static_cast<double>(i % 1024); }
-double r2_input(int rank, std::size_t i) { return rank == 1 ? 2.0 + static_cast<double>(i % 3) : 0.5; }
+double r1_input(int rank, std::size_t i) {
+  return static_cast<double>(rank) + static_cast<double>(i % 1024);
+}
+double r2_input(int rank, std::size_t i) {
+  return rank == 1 ? 2.0 + static_cast<double>(i % 3) : 0.5;
+}
 
 void check(const std::vector<double>& out, bool sum, const std::string& what) {
   for (std::size_t i = 0; i < out.size(); ++i) {
-    const double want = sum ? 6.0 + 4.0 * static_cast<double>(i % 1024) : 1.0 + static_cast<double>(i % 3) / 2;
+    const double want =
+        sum ? 6.0 + 4.0 * static_cast<double>(i % 1024) : 1.0 + static_cast<double>(i % 3) / 2;
     if (out[i] != want)
-      throw std::runtime_error("concurrent-reduce (" + what + "): element " + std::to_string(i) + " is " +
-                               std::to_string(out[i]) + ", expected " + std::to_string(want));
+      throw std::runtime_error("concurrent-reduce (" + what + "): element " + std::to_string(i) +
+                               " is " + std::to_string(out[i]) + ", expected " +
+                               std::to_string(want));
   }
 }
 
@@ -78,14 +84,15 @@ struct buffers {
 // samples (2000 iterations: 3-7x the time per pair measured, both sides) measure those queues
 // rather than the reductions; more, shorter samples instead.
 int iterations_for(std::size_t bytes) {
-  return static_cast<int>(std::clamp<std::size_t>((std::size_t{2} << 20) / std::max<std::size_t>(bytes, 1), 1, 50));
+  return static_cast<int>(
+      std::clamp<std::size_t>((std::size_t{2} << 20) / std::max<std::size_t>(bytes, 1), 1, 50));
 }
 
 // Median seconds per pair of `a` and of `b` on the slowest of ranks 0-3 (all of them call it):
 // warm-up, then samples alternating a, b / b, a, each after a barrier.
 template <class A, class B, class Barrier, class Slowest>
-std::pair<double, double> time_both(const options& o, std::size_t bytes, A&& a, B&& b, Barrier&& barrier,
-                                    Slowest&& slowest) {
+std::pair<double, double> time_both(const options& o, std::size_t bytes, A&& a, B&& b,
+                                    Barrier&& barrier, Slowest&& slowest) {
   const int samples = o.quick ? 15 : 61;
   const int iters = iterations_for(bytes);
   a(2);
@@ -95,7 +102,8 @@ std::pair<double, double> time_both(const options& o, std::size_t bytes, A&& a, 
     barrier();
     const auto t0 = std::chrono::steady_clock::now();
     body(iters);
-    into.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters);
+    into.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                   iters);
   };
   for (int i = 0; i < samples; ++i) {
     if (i % 2 == 0) {
@@ -117,7 +125,8 @@ int run_concurrent_reduce(const invocation& inv) {
   std::vector<std::size_t> sizes = size_ladder(inv.opts);
   std::erase_if(sizes, [](std::size_t s) { return s % sizeof(double) != 0; });
   cairn::launch_options lo;
-  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads) lo.ranks = 4;  // the figure's 4 ranks
+  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads)
+    lo.ranks = 4;  // the figure's 4 ranks
   return cairn::launch(inv.argc, inv.argv, lo, [&](cairn::world& w) {
     if (w.size() < 4) {
       if (w.rank() == 0) note(std::string(inv.name) + ": needs 4 ranks (mpirun -np 4)");
@@ -140,9 +149,11 @@ int run_concurrent_reduce(const invocation& inv) {
       cairn::generalized_reduce_options opt;
       auto concurrent = [&](int iters) {
         for (int i = 0; i < iters; ++i) {
-          cairn::request r1 = w.ireduce({0, 1, 2, 3}, {0, 2}, mine.in1, mine.out1, cairn::plus{}, opt);
+          cairn::request r1 =
+              w.ireduce({0, 1, 2, 3}, {0, 2}, mine.in1, mine.out1, cairn::plus{}, opt);
           cairn::request r2 =
-              me == 0 ? cairn::request{} : w.ireduce({1, 2}, {3}, mine.in2, mine.out2, cairn::multiplies{}, opt);
+              me == 0 ? cairn::request{}
+                      : w.ireduce({1, 2}, {3}, mine.in2, mine.out2, cairn::multiplies{}, opt);
           r1.wait();
           r2.wait();
         }
@@ -152,32 +163,39 @@ int run_concurrent_reduce(const invocation& inv) {
       std::vector<double> ones(me == 3 ? n : 0, 1.0), scratch(n);
       auto mpi_style = [&](int iters) {
         for (int i = 0; i < iters; ++i) {
-          quad.reduce(style.in1, me == 0 ? std::span<double>(style.out1) : std::span<double>(scratch).first(0), 0,
-                      cairn::plus{});
+          quad.reduce(style.in1,
+                      me == 0 ? std::span<double>(style.out1) : std::span<double>(scratch).first(0),
+                      0, cairn::plus{});
           if (me == 0 || me == 2) r1_receivers.bcast(style.out1, 0);
           if (me >= 1) {
             const std::vector<double>& in = me == 3 ? ones : style.in2;
-            r2_set.reduce(in, me == 3 ? std::span<double>(style.out2) : std::span<double>(scratch).first(0), 2,
-                          cairn::multiplies{});
+            r2_set.reduce(
+                in, me == 3 ? std::span<double>(style.out2) : std::span<double>(scratch).first(0),
+                2, cairn::multiplies{});
           }
         }
       };
       mpi_style(1);
       style.verify(me, "mpi-style");
-      for (const auto alg : {cairn::generalized_reduce_algorithm::automatic, cairn::generalized_reduce_algorithm::butterfly}) {
+      for (const auto alg : {cairn::generalized_reduce_algorithm::automatic,
+                             cairn::generalized_reduce_algorithm::butterfly}) {
         opt.algorithm = alg;
-        const std::string name = std::string(inv.name) + (alg == cairn::generalized_reduce_algorithm::butterfly ? "-butterfly" : "");
+        const std::string name =
+            std::string(inv.name) +
+            (alg == cairn::generalized_reduce_algorithm::butterfly ? "-butterfly" : "");
         mine.clear();
         concurrent(1);
         mine.verify(me, name);
         mine.clear();
         style.clear();
-        const auto [mine_s, style_s] = time_both(inv.opts, size, concurrent, mpi_style, barrier, slowest);
+        const auto [mine_s, style_s] =
+            time_both(inv.opts, size, concurrent, mpi_style, barrier, slowest);
         mine.verify(me, name + ", after timing");
         style.verify(me, "mpi-style, after timing");
         if (rep)
-          rep->add(row{name, w.engine() == cairn::engine::mpi ? "mpi" : "threads", 4, size, std::string(metric),
-                       std::string(better), mine_s * 1e6, "mpi-style", style_s * 1e6});
+          rep->add(row{name, w.engine() == cairn::engine::mpi ? "mpi" : "threads", 4, size,
+                       std::string(metric), std::string(better), mine_s * 1e6, "mpi-style",
+                       style_s * 1e6});
       }
       opt.algorithm = cairn::generalized_reduce_algorithm::automatic;
 #if CAIRN_BENCH_HAVE_MPI
@@ -190,11 +208,12 @@ int run_concurrent_reduce(const invocation& inv) {
         const int cnt = static_cast<int>(n);
         auto raw = [&](int iters) {
           for (int i = 0; i < iters; ++i) {
-            MPI_Reduce(style.in1.data(), me == 0 ? style.out1.data() : nullptr, cnt, MPI_DOUBLE, MPI_SUM, 0, c_quad);
+            MPI_Reduce(style.in1.data(), me == 0 ? style.out1.data() : nullptr, cnt, MPI_DOUBLE,
+                       MPI_SUM, 0, c_quad);
             if (me == 0 || me == 2) MPI_Bcast(style.out1.data(), cnt, MPI_DOUBLE, 0, c_recv);
             if (me >= 1)
-              MPI_Reduce(me == 3 ? ones.data() : style.in2.data(), me == 3 ? style.out2.data() : nullptr, cnt,
-                         MPI_DOUBLE, MPI_PROD, 2, c_r2);
+              MPI_Reduce(me == 3 ? ones.data() : style.in2.data(),
+                         me == 3 ? style.out2.data() : nullptr, cnt, MPI_DOUBLE, MPI_PROD, 2, c_r2);
           }
         };
         style.clear();
@@ -203,25 +222,26 @@ int run_concurrent_reduce(const invocation& inv) {
         mine.clear();
         style.clear();
         // Both barriers are MPI's here, so that the two sides start their samples alike.
-        const auto [mine2, raw_s] =
-            time_both(inv.opts, size, concurrent, raw, [&] { MPI_Barrier(c_quad); }, slowest);
+        const auto [mine2, raw_s] = time_both(
+            inv.opts, size, concurrent, raw, [&] { MPI_Barrier(c_quad); }, slowest);
         mine.verify(me, "cairn, after timing");
         style.verify(me, "mpi-raw, after timing");
         MPI_Comm_free(&c_quad);
         if (c_recv != MPI_COMM_NULL) MPI_Comm_free(&c_recv);
         if (c_r2 != MPI_COMM_NULL) MPI_Comm_free(&c_r2);
         if (rep)
-          rep->add(row{std::string(inv.name), "mpi", 4, size, std::string(metric), std::string(better), mine2 * 1e6,
-                       "mpi-raw", raw_s * 1e6});
+          rep->add(row{std::string(inv.name), "mpi", 4, size, std::string(metric),
+                       std::string(better), mine2 * 1e6, "mpi-raw", raw_s * 1e6});
       }
 #endif
     }
   });
 }
 
-const registrar reg{{"concurrent-reduce",
-                     "Aspen Fig. 12: two overlapping reductions, cairn concurrent vs MPI-style reduce+bcast (us)",
-                     run_concurrent_reduce}};
+const registrar reg{
+    {"concurrent-reduce",
+     "Aspen Fig. 12: two overlapping reductions, cairn concurrent vs MPI-style reduce+bcast (us)",
+     run_concurrent_reduce}};
 
 }  // namespace
 

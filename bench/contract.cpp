@@ -40,8 +40,11 @@ std::string json_string(std::string_view s) {
 std::string table_number(std::optional<double> v) {
   if (!v || !std::isfinite(*v)) return "n/a";
   const double a = std::fabs(*v);
-  const char* fmt = a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : a >= 1 ? "%.3f"
-                                                                                        : "%.4f";
+  const char* fmt = a >= 1000  ? "%.0f"
+                    : a >= 100 ? "%.1f"
+                    : a >= 10  ? "%.2f"
+                    : a >= 1   ? "%.3f"
+                               : "%.4f";
   std::array<char, 64> buf{};
   std::snprintf(buf.data(), buf.size(), fmt, *v);
   return buf.data();
@@ -70,9 +73,18 @@ std::optional<std::size_t> parse_size(std::string_view text) {
   std::size_t shift = 0;
   if (i < text.size()) {
     switch (std::tolower(static_cast<unsigned char>(text[i]))) {
-      case 'k': shift = 10; ++i; break;
-      case 'm': shift = 20; ++i; break;
-      case 'g': shift = 30; ++i; break;
+      case 'k':
+        shift = 10;
+        ++i;
+        break;
+      case 'm':
+        shift = 20;
+        ++i;
+        break;
+      case 'g':
+        shift = 30;
+        ++i;
+        break;
       default: break;
     }
     if (shift && i < text.size() && text[i] == 'i') ++i;  // KiB
@@ -162,8 +174,8 @@ void report::finish() {
   constexpr std::size_t columns = 10;
   using line = std::array<std::string, columns>;
   // Numbers are right-aligned, names left-aligned.
-  constexpr std::array<bool, columns> right{false, false, true, true, false,
-                                            false, true, false, true, true};
+  constexpr std::array<bool, columns> right{false, false, true,  true, false,
+                                            false, true,  false, true, true};
   std::vector<line> lines;
   lines.push_back({"bench", "engine", "ranks", "size", "metric", "better", "cairn", "baseline",
                    "baseline_value", "ratio"});
@@ -198,12 +210,11 @@ void note(std::string_view text) {
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
   const std::size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid),
-                   values.end());
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
   if (values.size() % 2) return values[mid];
   const double upper = values[mid];
-  const double lower = *std::max_element(values.begin(),
-                                         values.begin() + static_cast<std::ptrdiff_t>(mid));
+  const double lower =
+      *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
   return (lower + upper) / 2;
 }
 

@@ -15,13 +15,13 @@ namespace cairn::bench {
 
 /// Options common to all subcommands (parsed by main.cpp).
 struct options {
-  bool json = false;           ///< one JSON object per line instead of the table
-  bool quick = false;          ///< fewer sizes and iterations (a few seconds per run)
-  bool baseline = true;        ///< measure the mpi-raw baseline (`--no-baseline` turns it off)
-  bool raw_mpi_only = false;   ///< internal: only measure raw MPI and print it as JSON lines
-  std::size_t min_size = 8;                ///< smallest message size in bytes (`--sizes=a-b`)
+  bool json = false;          ///< one JSON object per line instead of the table
+  bool quick = false;         ///< fewer sizes and iterations (a few seconds per run)
+  bool baseline = true;       ///< measure the mpi-raw baseline (`--no-baseline` turns it off)
+  bool raw_mpi_only = false;  ///< internal: only measure raw MPI and print it as JSON lines
+  std::size_t min_size = 8;   ///< smallest message size in bytes (`--sizes=a-b`)
   std::size_t max_size = std::size_t{4} << 20;  ///< largest message size in bytes
-  bool sizes_given = false;    ///< `--sizes` was on the command line (forwarded to children)
+  bool sizes_given = false;  ///< `--sizes` was on the command line (forwarded to children)
 };
 
 /// Largest message size `--sizes` accepts; keeps every count within MPI's `int`.
@@ -52,8 +52,8 @@ struct row {
   std::string better;    ///< "lower" or "higher"
   /// cairn's figure; absent only in `--raw-mpi-only` rows, which carry just the baseline.
   std::optional<double> cairn;
-  std::string baseline;                 ///< baseline name, e.g. "mpi-raw"
-  std::optional<double> baseline_value; ///< absent when the baseline could not be measured
+  std::string baseline;                  ///< baseline name, e.g. "mpi-raw"
+  std::optional<double> baseline_value;  ///< absent when the baseline could not be measured
 
   /// cairn / baseline_value, when both exist and the baseline is non-zero.
   [[nodiscard]] std::optional<double> ratio() const;
@@ -120,7 +120,8 @@ double median_seconds_per_iter(const sampling& s, Prepare&& prepare, Body&& body
 /// As above without a `prepare` step.
 template <class Body>
 double median_seconds_per_iter(const sampling& s, Body&& body) {
-  return median_seconds_per_iter(s, [] {}, std::forward<Body>(body));
+  return median_seconds_per_iter(
+      s, [] {}, std::forward<Body>(body));
 }
 
 }  // namespace cairn::bench

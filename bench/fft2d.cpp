@@ -6,12 +6,13 @@
 // and B receives dataset i+1 while it transforms dataset i. The baseline in the same run is the
 // pure data-parallel version: all ranks do row FFTs on (BLOCK,*), redistribute to (*,BLOCK)
 // (the transpose), column FFTs. Figure: time per dataset (1 / throughput), N = 64 ... 1024
-// (--quick: 64, 256; --sizes=a-b keeps the N whose dataset size N²·16 B is in [a, b]). Both versions use the same FFTW_MEASURE plans (rows: stride 1; columns:
-// FFTW's advanced interface on the row-major local block) and get each dataset by copying one
-// of two precomputed input blocks (so producing the input costs the same memcpy in both, and
-// the timing is not dominated by sin/cos). Verified: the first two datasets (both buffers) of
-// each version are checked against a sequential 2-D FFT (FFTW). CAIRN_FFT2D_DEBUG=1 prints, per
-// rank of the pipeline, its time per dataset in FFTs, input copy and transfer start/test/wait.
+// (--quick: 64, 256; --sizes=a-b keeps the N whose dataset size N²·16 B is in [a, b]). Both
+// versions use the same FFTW_MEASURE plans (rows: stride 1; columns: FFTW's advanced interface on
+// the row-major local block) and get each dataset by copying one of two precomputed input blocks
+// (so producing the input costs the same memcpy in both, and the timing is not dominated by
+// sin/cos). Verified: the first two datasets (both buffers) of each version are checked against a
+// sequential 2-D FFT (FFTW). CAIRN_FFT2D_DEBUG=1 prints, per rank of the pipeline, its time per
+// dataset in FFTs, input copy and transfer start/test/wait.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -54,8 +55,10 @@ struct fft_batch {
     if (count == 0 || n == 0) return;
     std::lock_guard lock(fftw_planner_lock());
     auto* d = reinterpret_cast<fftw_complex*>(data);
-    plan = columns ? fftw_plan_many_dft(1, &n, count, d, nullptr, count, 1, d, nullptr, count, 1, FFTW_FORWARD, FFTW_MEASURE)
-                   : fftw_plan_many_dft(1, &n, count, d, nullptr, 1, n, d, nullptr, 1, n, FFTW_FORWARD, FFTW_MEASURE);
+    plan = columns ? fftw_plan_many_dft(1, &n, count, d, nullptr, count, 1, d, nullptr, count, 1,
+                                        FFTW_FORWARD, FFTW_MEASURE)
+                   : fftw_plan_many_dft(1, &n, count, d, nullptr, 1, n, d, nullptr, 1, n,
+                                        FFTW_FORWARD, FFTW_MEASURE);
     if (!plan) throw std::runtime_error("fft2d: FFTW could not plan");
   }
   fft_batch(const fft_batch&) = delete;
@@ -74,10 +77,12 @@ struct fft_batch {
 std::vector<cplx> reference(std::int64_t n, int dataset) {
   std::vector<cplx> r(static_cast<std::size_t>(n * n));
   for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < n; ++j) r[static_cast<std::size_t>(i * n + j)] = input(i, j, dataset);
+    for (std::int64_t j = 0; j < n; ++j)
+      r[static_cast<std::size_t>(i * n + j)] = input(i, j, dataset);
   std::lock_guard lock(fftw_planner_lock());
   auto* d = reinterpret_cast<fftw_complex*>(r.data());
-  fftw_plan p = fftw_plan_dft_2d(static_cast<int>(n), static_cast<int>(n), d, d, FFTW_FORWARD, FFTW_ESTIMATE);
+  fftw_plan p =
+      fftw_plan_dft_2d(static_cast<int>(n), static_cast<int>(n), d, d, FFTW_FORWARD, FFTW_ESTIMATE);
   fftw_execute(p);
   fftw_destroy_plan(p);
   return r;
@@ -87,10 +92,13 @@ using refs = std::array<std::vector<cplx>, 2>;
 
 void check(arr& b, const std::vector<cplx>& ref, std::int64_t n, const char* who, int dataset) {
   double worst = 0;
-  b.for_each([&](const auto& g, cplx& v) { worst = std::max(worst, std::abs(v - ref[static_cast<std::size_t>(g[0] * n + g[1])])); });
+  b.for_each([&](const auto& g, cplx& v) {
+    worst = std::max(worst, std::abs(v - ref[static_cast<std::size_t>(g[0] * n + g[1])]));
+  });
   if (worst > 1e-8 * static_cast<double>(n * n))
-    throw std::runtime_error(std::string("fft2d (") + who + "): error " + std::to_string(worst) + " at N = " + std::to_string(n) +
-                             ", dataset " + std::to_string(dataset));
+    throw std::runtime_error(std::string("fft2d (") + who + "): error " + std::to_string(worst) +
+                             " at N = " + std::to_string(n) + ", dataset " +
+                             std::to_string(dataset));
 }
 
 // The two input datasets of a layout, precomputed; dataset d of the stream is a copy of d % 2.
@@ -104,7 +112,9 @@ std::array<std::vector<cplx>, 2> inputs(const cairn::layout<2>& l) {
   return in;
 }
 
-void load(arr& a, const std::vector<cplx>& from) { std::copy(from.begin(), from.end(), a.local().begin()); }
+void load(arr& a, const std::vector<cplx>& from) {
+  std::copy(from.begin(), from.end(), a.local().begin());
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -141,16 +151,19 @@ double pipeline(cairn::world& w, std::int64_t n, int datasets, const refs& ref) 
   const int half = w.size() / 2;
   cairn::tasks t(w, {half, w.size() - half});
   const bool rows_task = t.task() == 0;
-  const cairn::layout<2> l = rows_task
-      ? cairn::layout<2>(t.my_group(), {n, n}, {dist::block, dist::replicated}, {half, 1})
-      : cairn::layout<2>(t.my_group(), {n, n}, {dist::replicated, dist::block}, {1, w.size() - half});
+  const cairn::layout<2> l =
+      rows_task ? cairn::layout<2>(t.my_group(), {n, n}, {dist::block, dist::replicated}, {half, 1})
+                : cairn::layout<2>(t.my_group(), {n, n}, {dist::replicated, dist::block},
+                                   {1, w.size() - half});
   std::array<arr, 2> x{arr(l), arr(l)};
   std::array<std::optional<fft_batch>, 2> fft;
   std::array<cairn::persistent_transfer, 2> link;
   for (std::size_t k = 0; k < 2; ++k) {
     fft[k].emplace(x[k].data(), static_cast<int>(n),
-                   static_cast<int>(rows_task ? x[k].local_shape()[0] : x[k].local_shape()[1]), !rows_task);
-    link[k] = rows_task ? t.send_init(x[k], 1, static_cast<int>(k)) : t.recv_init(x[k], 0, static_cast<int>(k));
+                   static_cast<int>(rows_task ? x[k].local_shape()[0] : x[k].local_shape()[1]),
+                   !rows_task);
+    link[k] = rows_task ? t.send_init(x[k], 1, static_cast<int>(k))
+                        : t.recv_init(x[k], 0, static_cast<int>(k));
   }
   std::array<std::vector<cplx>, 2> in;
   if (rows_task) in = inputs(l);
@@ -205,16 +218,19 @@ double pipeline(cairn::world& w, std::int64_t n, int datasets, const refs& ref) 
   w.barrier();
   const double per = seconds_since(t0) / datasets;
   if (std::getenv("CAIRN_FFT2D_DEBUG"))
-    note("fft2d N=" + std::to_string(n) + " rank " + std::to_string(w.rank()) + (rows_task ? " A" : " B") + ": fft " +
-         std::to_string(t_fft / datasets * 1e6) + " us, copy " + std::to_string(t_copy / datasets * 1e6) + " us, comm " +
-         std::to_string(t_comm / datasets * 1e6) + " us per dataset; total " + std::to_string(per * 1e6));
+    note("fft2d N=" + std::to_string(n) + " rank " + std::to_string(w.rank()) +
+         (rows_task ? " A" : " B") + ": fft " + std::to_string(t_fft / datasets * 1e6) +
+         " us, copy " + std::to_string(t_copy / datasets * 1e6) + " us, comm " +
+         std::to_string(t_comm / datasets * 1e6) + " us per dataset; total " +
+         std::to_string(per * 1e6));
   return per;
 }
 
 int run_fft2d(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return 0;  // both versions are cairn's
-  std::vector<std::int64_t> sizes = inv.opts.quick ? std::vector<std::int64_t>{64, 256}
-                                                   : std::vector<std::int64_t>{64, 128, 256, 512, 1024};
+  std::vector<std::int64_t> sizes = inv.opts.quick
+                                        ? std::vector<std::int64_t>{64, 256}
+                                        : std::vector<std::int64_t>{64, 128, 256, 512, 1024};
   if (inv.opts.sizes_given)  // --sizes=a-b keeps the N whose dataset (N² · 16 bytes) is in [a, b]
     std::erase_if(sizes, [&](std::int64_t n) {
       const auto bytes = static_cast<std::size_t>(n * n * 16);
@@ -226,15 +242,18 @@ int run_fft2d(const invocation& inv) {
     if (w.rank() == 0) rep.emplace(inv.opts.json);
     for (const std::int64_t n : sizes) {
       const refs ref{reference(n, 0), reference(n, 1)};
-      const int datasets = static_cast<int>(std::max<std::int64_t>(inv.opts.quick ? 8 : 16, (inv.opts.quick ? 1 << 20 : 1 << 23) / (n * n)));
+      const int datasets = static_cast<int>(std::max<std::int64_t>(
+          inv.opts.quick ? 8 : 16, (inv.opts.quick ? 1 << 20 : 1 << 23) / (n * n)));
       std::vector<double> pipe, par;
-      for (int round = 0; round < (inv.opts.quick ? 1 : 5); ++round) {  // alternated, so drifting load hits both alike
+      for (int round = 0; round < (inv.opts.quick ? 1 : 5);
+           ++round) {  // alternated, so drifting load hits both alike
         pipe.push_back(pipeline(w, n, datasets, ref));
         par.push_back(data_parallel(w, n, datasets, ref));
       }
       if (rep)
-        rep->add(row{"fft2d", std::string(to_string(w.engine())), w.size(), static_cast<std::size_t>(n * n * 16),
-                     "dataset_us", "lower", median(pipe) * 1e6, "data-parallel", median(par) * 1e6});
+        rep->add(row{"fft2d", std::string(to_string(w.engine())), w.size(),
+                     static_cast<std::size_t>(n * n * 16), "dataset_us", "lower",
+                     median(pipe) * 1e6, "data-parallel", median(par) * 1e6});
     }
   });
 }
@@ -245,7 +264,8 @@ int run_fft2d(const invocation&) {
 }
 #endif
 
-const registrar reg{{"fft2d", "HPF/MPI 2-D FFT: two-task pipeline vs data-parallel, time per dataset", run_fft2d}};
+const registrar reg{
+    {"fft2d", "HPF/MPI 2-D FFT: two-task pipeline vs data-parallel, time per dataset", run_fft2d}};
 
 }  // namespace
 

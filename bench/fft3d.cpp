@@ -56,7 +56,8 @@ double since(clock_type::time_point t0) {
 }
 
 cplx input(std::int64_t z, std::int64_t y, std::int64_t x) {
-  const double v = static_cast<double>(z) * 0.71 + static_cast<double>(y) * 0.37 + static_cast<double>(x) * 0.13;
+  const double v =
+      static_cast<double>(z) * 0.71 + static_cast<double>(y) * 0.37 + static_cast<double>(x) * 0.13;
   return {std::sin(v), std::cos(1.7 * v)};
 }
 
@@ -64,7 +65,9 @@ cplx input(std::int64_t z, std::int64_t y, std::int64_t x) {
 struct buffer {
   cplx* p = nullptr;
   std::size_t n = 0;
-  explicit buffer(std::size_t count) : p(reinterpret_cast<cplx*>(fftw_malloc(sizeof(cplx) * std::max<std::size_t>(1, count)))), n(count) {
+  explicit buffer(std::size_t count)
+      : p(reinterpret_cast<cplx*>(fftw_malloc(sizeof(cplx) * std::max<std::size_t>(1, count)))),
+        n(count) {
     if (!p) throw std::bad_alloc();
   }
   ~buffer() { fftw_free(p); }
@@ -107,8 +110,16 @@ void plan_everywhere(cairn::world& w, Plan&& plan) {
 class fft3d {
  public:
   fft3d(cairn::world& w, int n, int depth, int group)
-      : w_(w), n_(n), p_(w.size()), b_(n / w.size()), depth_(depth), group_(std::clamp(group, 1, n / w.size())),
-        slab_(static_cast<std::size_t>(b_) * n * n), a_(slab_), send_(slab_), r_(slab_) {
+      : w_(w),
+        n_(n),
+        p_(w.size()),
+        b_(n / w.size()),
+        depth_(depth),
+        group_(std::clamp(group, 1, n / w.size())),
+        slab_(static_cast<std::size_t>(b_) * n * n),
+        a_(slab_),
+        send_(slab_),
+        r_(slab_) {
     // Message k of the pipeline carries planes [k·g, k·g + g') (g' = g but for the last one):
     // b·N·g' elements per peer, sent from [d][plane][yl][x] (from place when g = 1, else packed
     // in send_) and received at R's planes z = s·b + k·g ... (contiguous in R).
@@ -119,7 +130,8 @@ class fft3d {
       msgs_.push_back({z0, static_cast<int>(g), std::vector<std::size_t>(ps, g * block), {}, {}});
       for (std::size_t d = 0; d < ps; ++d) {
         msgs_.back().sdispls.push_back(d * g * block);
-        msgs_.back().rdispls.push_back((d * static_cast<std::size_t>(b_) + static_cast<std::size_t>(z0)) * block);
+        msgs_.back().rdispls.push_back(
+            (d * static_cast<std::size_t>(b_) + static_cast<std::size_t>(z0)) * block);
       }
     }
     plan_everywhere(w, [&] {
@@ -129,7 +141,8 @@ class fft3d {
       auto* r = fc(r_.p);
       const int len = n;
       const int lines = b_ * n;
-      lines_ = fftw_plan_many_dft(1, &len, lines, r, nullptr, lines, 1, r, nullptr, lines, 1, FFTW_FORWARD, FFTW_MEASURE);
+      lines_ = fftw_plan_many_dft(1, &len, lines, r, nullptr, lines, 1, r, nullptr, lines, 1,
+                                  FFTW_FORWARD, FFTW_MEASURE);
     });
     if (!plane_ || !lines_) throw std::runtime_error("fft3d: FFTW could not plan");
   }
@@ -151,7 +164,8 @@ class fft3d {
   breakdown run(bool pipelined) {
     breakdown t;
     const auto t0 = clock_type::now();
-    const std::size_t plane = static_cast<std::size_t>(n_) * n_, block = static_cast<std::size_t>(b_) * n_;
+    const std::size_t plane = static_cast<std::size_t>(n_) * n_,
+                      block = static_cast<std::size_t>(b_) * n_;
     if (!pipelined) {
       for (int zl = 0; zl < b_; ++zl) {
         auto t1 = clock_type::now();
@@ -163,7 +177,8 @@ class fft3d {
       for (int d = 0; d < p_; ++d)
         for (int zl = 0; zl < b_; ++zl)
           std::memcpy(send_.p + (static_cast<std::size_t>(d) * b_ + zl) * block,
-                      a_.p + zl * plane + static_cast<std::size_t>(d) * block, block * sizeof(cplx));
+                      a_.p + zl * plane + static_cast<std::size_t>(d) * block,
+                      block * sizeof(cplx));
       t.copy += since(t1);
       t1 = clock_type::now();
       // Block s of R is [zl][yl][x] from source s: R[z][yl][x] with z = s·b + zl.
@@ -192,13 +207,15 @@ class fft3d {
           for (int d = 0; d < p_; ++d)
             for (int k = 0; k < msg.g; ++k)
               std::memcpy(to + (static_cast<std::size_t>(d) * msg.g + k) * block,
-                          a_.p + (msg.z0 + k) * plane + static_cast<std::size_t>(d) * block, block * sizeof(cplx));
+                          a_.p + (msg.z0 + k) * plane + static_cast<std::size_t>(d) * block,
+                          block * sizeof(cplx));
           from = send_.part(msg.z0 * plane, msg.g * plane);
           t.copy += since(t1);
         }
         auto t1 = clock_type::now();
         while (m - oldest >= limit) pending[oldest++].wait();  // keep at most `limit` in flight
-        pending[m] = w_.ialltoallv(from, msg.counts, msg.sdispls, r_.all(), msg.counts, msg.rdispls);
+        pending[m] =
+            w_.ialltoallv(from, msg.counts, msg.sdispls, r_.all(), msg.counts, msg.rdispls);
         // Drive the earlier messages (test() also advances every other outstanding operation).
         while (oldest < m && pending[oldest].test()) ++oldest;
         t.comm += since(t1);
@@ -224,7 +241,8 @@ class fft3d {
     buffer ref(total);
     for (int z = 0; z < n_; ++z)
       for (int y = 0; y < n_; ++y)
-        for (int x = 0; x < n_; ++x) ref.p[(static_cast<std::size_t>(z) * n_ + y) * n_ + x] = input(z, y, x);
+        for (int x = 0; x < n_; ++x)
+          ref.p[(static_cast<std::size_t>(z) * n_ + y) * n_ + x] = input(z, y, x);
     {
       std::lock_guard lock(fftw_planner_lock());
       auto* d = reinterpret_cast<fftw_complex*>(ref.p);
@@ -245,13 +263,15 @@ class fft3d {
         for (int yl = 0; yl < b_; ++yl)
           for (int x = 0; x < n_; ++x) {
             const cplx want = ref.p[(static_cast<std::size_t>(z) * n_ + (s * b_ + yl)) * n_ + x];
-            worst = std::max(worst, std::abs(got[(static_cast<std::size_t>(z) * b_ + yl) * n_ + x] - want));
+            worst = std::max(
+                worst, std::abs(got[(static_cast<std::size_t>(z) * b_ + yl) * n_ + x] - want));
             scale = std::max(scale, std::abs(want));
           }
     }
     if (!(worst <= 1e-9 * scale))
-      throw std::runtime_error(std::string("fft3d (") + what + "): max error " + std::to_string(worst) +
-                               " against the sequential FFT (scale " + std::to_string(scale) + ")");
+      throw std::runtime_error(std::string("fft3d (") + what + "): max error " +
+                               std::to_string(worst) + " against the sequential FFT (scale " +
+                               std::to_string(scale) + ")");
   }
 
  private:
@@ -282,7 +302,8 @@ breakdown slowest(cairn::world& w, const breakdown& t) {
 int run_fft3d(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return 0;  // the baseline is cairn's blocking transpose, same run
   std::vector<int> sizes = inv.opts.quick ? std::vector<int>{64} : std::vector<int>{128, 256};
-  if (inv.opts.sizes_given)  // --sizes=a-b: the N of {32, 64, 128, 256} whose box (N³ · 16 bytes) is in [a, b]
+  if (inv.opts.sizes_given)  // --sizes=a-b: the N of {32, 64, 128, 256} whose box (N³ · 16 bytes)
+                             // is in [a, b]
     sizes = [&] {
       std::vector<int> v;
       for (const int n : {32, 64, 128, 256}) {
@@ -300,7 +321,8 @@ int run_fft3d(const invocation& inv) {
     if (w.rank() == 0) rep.emplace(inv.opts.json);
     for (const int n : sizes) {
       if (n % w.size() != 0) {
-        if (w.rank() == 0) note("fft3d: N = " + std::to_string(n) + " is not a multiple of the ranks; skipped");
+        if (w.rank() == 0)
+          note("fft3d: N = " + std::to_string(n) + " is not a multiple of the ranks; skipped");
         continue;
       }
       fft3d f(w, n, depth, group);
@@ -323,8 +345,8 @@ int run_fft3d(const invocation& inv) {
       }
       if (!rep) continue;
       const std::size_t bytes = static_cast<std::size_t>(n) * n * n * sizeof(cplx);
-      rep->add(row{"fft3d", std::string(to_string(w.engine())), w.size(), bytes, "transform_ms", "lower",
-                   median(pip) * 1e3, "blocking-alltoall", median(blk) * 1e3});
+      rep->add(row{"fft3d", std::string(to_string(w.engine())), w.size(), bytes, "transform_ms",
+                   "lower", median(pip) * 1e3, "blocking-alltoall", median(blk) * 1e3});
       // Each part: median over the repetitions of the slowest rank's time.
       auto describe = [](const std::vector<breakdown>& v) {
         auto med = [&](double breakdown::*m) {
@@ -332,25 +354,29 @@ int run_fft3d(const invocation& inv) {
           for (const auto& b : v) x.push_back(b.*m * 1e3);
           return std::to_string(median(std::move(x)));
         };
-        return "fft-xy " + med(&breakdown::fft_xy) + " ms, fft-z " + med(&breakdown::fft_z) + " ms, copy " +
-               med(&breakdown::copy) + " ms, alltoall/wait " + med(&breakdown::comm) + " ms, total " +
-               med(&breakdown::total) + " ms";
+        return "fft-xy " + med(&breakdown::fft_xy) + " ms, fft-z " + med(&breakdown::fft_z) +
+               " ms, copy " + med(&breakdown::copy) + " ms, alltoall/wait " +
+               med(&breakdown::comm) + " ms, total " + med(&breakdown::total) + " ms";
       };
-      note("fft3d " + std::string(to_string(w.engine())) + " P=" + std::to_string(w.size()) + " N=" + std::to_string(n) +
-           " blocking: " + describe(blk_parts) + "; pipelined: " + describe(pip_parts) +
-           " (medians over " + std::to_string(reps) + " repetitions of the slowest rank per part)");
+      note("fft3d " + std::string(to_string(w.engine())) + " P=" + std::to_string(w.size()) +
+           " N=" + std::to_string(n) + " blocking: " + describe(blk_parts) +
+           "; pipelined: " + describe(pip_parts) + " (medians over " + std::to_string(reps) +
+           " repetitions of the slowest rank per part)");
     }
   });
 }
 #else
 int run_fft3d(const invocation&) {
-  note("fft3d: this cairn-bench was built without FFTW (scripts/install-deps installs libfftw3-dev)");
+  note(
+      "fft3d: this cairn-bench was built without FFTW (scripts/install-deps installs "
+      "libfftw3-dev)");
   return 2;
 }
 #endif
 
 const registrar reg{{"fft3d",
-                     "LibNBC 3-D FFT in xy-slabs: pipelined ialltoall per plane vs one blocking alltoall (ms per transform)",
+                     "LibNBC 3-D FFT in xy-slabs: pipelined ialltoall per plane vs one blocking "
+                     "alltoall (ms per transform)",
                      run_fft3d}};
 
 }  // namespace

@@ -56,18 +56,20 @@ inline vertex scramble(std::uint64_t x, int bits) noexcept {
 /// This rank's part of an undirected graph (each edge stored at both endpoints), CSR.
 struct csr {
   kind family = kind::erdos_renyi;
-  int scale = 0;               ///< n = 2^scale vertices
-  std::uint64_t n = 0;         ///< vertices
-  std::uint64_t edges = 0;     ///< generated edges (edge_factor · n), self loops included
+  int scale = 0;            ///< n = 2^scale vertices
+  std::uint64_t n = 0;      ///< vertices
+  std::uint64_t edges = 0;  ///< generated edges (edge_factor · n), self loops included
   cairn::block_distribution dist{1, 1};
-  std::uint64_t first = 0;     ///< first local vertex
-  std::uint64_t local = 0;     ///< local vertices
+  std::uint64_t first = 0;             ///< first local vertex
+  std::uint64_t local = 0;             ///< local vertices
   std::vector<std::uint64_t> offsets;  ///< local + 1 entries
   std::vector<vertex> adj;             ///< neighbours (global ids), self loops left out
 
   [[nodiscard]] int owner(vertex v) const noexcept { return dist.owner(v); }
   [[nodiscard]] std::uint64_t index(vertex v) const noexcept { return dist.local_index(v); }
-  [[nodiscard]] std::uint64_t degree(std::uint64_t li) const noexcept { return offsets[li + 1] - offsets[li]; }
+  [[nodiscard]] std::uint64_t degree(std::uint64_t li) const noexcept {
+    return offsets[li + 1] - offsets[li];
+  }
 };
 
 /// Generates edge `e` of the graph.
@@ -181,7 +183,8 @@ struct tree {
 /// vertices whose levels differ by at most one; unreached vertices have no parent. Levels of
 /// remote vertices come from one allgatherv. Returns the edges traversed (input edges, self
 /// loops left out, with both endpoints in the root's component), the numerator of TEPS.
-inline std::uint64_t validate(cairn::world& w, const csr& g, vertex root, const tree& t, const std::string& who) {
+inline std::uint64_t validate(cairn::world& w, const csr& g, vertex root, const tree& t,
+                              const std::string& who) {
   const auto nr = static_cast<std::size_t>(w.size());
   std::vector<std::size_t> counts(nr);
   for (std::size_t r = 0; r < nr; ++r) counts[r] = g.dist.local_size(static_cast<int>(r));
@@ -194,28 +197,36 @@ inline std::uint64_t validate(cairn::world& w, const csr& g, vertex root, const 
     const vertex p = t.parent[i], l = t.level[i];
     const std::string at = "vertex " + std::to_string(v);
     if (v == root) {
-      if (p != root || l != 0) problem = "root " + std::to_string(root) + " has parent " + std::to_string(p) + ", level " + std::to_string(l);
+      if (p != root || l != 0)
+        problem = "root " + std::to_string(root) + " has parent " + std::to_string(p) + ", level " +
+                  std::to_string(l);
     } else if (l == none) {
       if (p != none) problem = at + " is unreached but has parent " + std::to_string(p);
     } else if (p == none || p >= g.n || lv[p] == none || lv[p] + 1 != l) {
-      problem = at + " at level " + std::to_string(l) + " has parent " + std::to_string(p) + " that is not one level up" + " (root " + std::to_string(root) + ", parent level " + (p < g.n ? std::to_string(lv[p]) : std::string("?")) + ")";
+      problem = at + " at level " + std::to_string(l) + " has parent " + std::to_string(p) +
+                " that is not one level up" + " (root " + std::to_string(root) + ", parent level " +
+                (p < g.n ? std::to_string(lv[p]) : std::string("?")) + ")";
     } else if (std::find(g.adj.begin() + static_cast<std::ptrdiff_t>(g.offsets[i]),
-                         g.adj.begin() + static_cast<std::ptrdiff_t>(g.offsets[i + 1]), p) ==
-               g.adj.begin() + static_cast<std::ptrdiff_t>(g.offsets[i + 1])) {
+                         g.adj.begin() + static_cast<std::ptrdiff_t>(g.offsets[i + 1]),
+                         p) == g.adj.begin() + static_cast<std::ptrdiff_t>(g.offsets[i + 1])) {
       problem = at + "'s parent " + std::to_string(p) + " is not a neighbour";
     }
     for (std::uint64_t e = g.offsets[i]; e < g.offsets[i + 1] && problem.empty(); ++e) {
       const vertex u = g.adj[e], lu = lv[u];
       if ((l == none) != (lu == none))
-        problem = "edge " + std::to_string(v) + "-" + std::to_string(u) + " joins a reached and an unreached vertex";
+        problem = "edge " + std::to_string(v) + "-" + std::to_string(u) +
+                  " joins a reached and an unreached vertex";
       else if (l != none && (l > lu + 1 || lu > l + 1))
-        problem = "edge " + std::to_string(v) + "-" + std::to_string(u) + " spans levels " + std::to_string(l) + " and " + std::to_string(lu);
+        problem = "edge " + std::to_string(v) + "-" + std::to_string(u) + " spans levels " +
+                  std::to_string(l) + " and " + std::to_string(lu);
     }
     if (l != none) degree_sum += g.degree(i);
   }
   std::array<std::uint64_t, 2> mine{problem.empty() ? 0u : 1u, degree_sum}, all{};
   w.allreduce(std::span(mine), std::span(all), cairn::plus{});
-  if (!problem.empty()) throw std::runtime_error("bfs (" + who + "): rank " + std::to_string(w.rank()) + ": " + problem);
+  if (!problem.empty())
+    throw std::runtime_error("bfs (" + who + "): rank " + std::to_string(w.rank()) + ": " +
+                             problem);
   if (all[0] != 0) throw std::runtime_error("bfs (" + who + "): validation failed on another rank");
   return all[1] / 2;
 }

@@ -93,7 +93,8 @@ int run_histogram(const invocation& inv) {
       std::vector<double> seq;
       for (int s = 0; s < samples; ++s) {
         w.barrier();
-        seq.push_back(slowest(w, sequential_seconds(t, updates, 7 + static_cast<std::uint64_t>(w.rank()))));
+        seq.push_back(
+            slowest(w, sequential_seconds(t, updates, 7 + static_cast<std::uint64_t>(w.rank()))));
       }
       const double seq_rate = static_cast<double>(updates) / median(seq);
       auto emit = [&](const std::string& bench, double seconds) {
@@ -113,9 +114,10 @@ int run_histogram(const invocation& inv) {
   });
 }
 
-const registrar reg{{"histogram",
-                     "aggregated 8-byte updates to T = 1000 and 2^20 counters per rank (updates/s, all ranks)",
-                     run_histogram}};
+const registrar reg{
+    {"histogram",
+     "aggregated 8-byte updates to T = 1000 and 2^20 counters per rank (updates/s, all ranks)",
+     run_histogram}};
 
 }  // namespace
 

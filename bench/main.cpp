@@ -68,11 +68,16 @@ int main(int argc, char** argv) {
       print_help(stdout);
       return 0;
     }
-    if (arg == "--json") inv.opts.json = true;
-    else if (arg == "--quick") inv.opts.quick = true;
-    else if (arg == "--baseline-mpi") inv.opts.baseline = true;
-    else if (arg == "--no-baseline") inv.opts.baseline = false;
-    else if (arg == "--raw-mpi-only") inv.opts.raw_mpi_only = true;
+    if (arg == "--json")
+      inv.opts.json = true;
+    else if (arg == "--quick")
+      inv.opts.quick = true;
+    else if (arg == "--baseline-mpi")
+      inv.opts.baseline = true;
+    else if (arg == "--no-baseline")
+      inv.opts.baseline = false;
+    else if (arg == "--raw-mpi-only")
+      inv.opts.raw_mpi_only = true;
     else if (arg.starts_with("--sizes=")) {
       const std::string err = cairn::bench::parse_size_range(arg.substr(8), inv.opts);
       if (!err.empty()) return usage_error(err);

@@ -79,7 +79,7 @@ struct kernel {
   std::function<bool()> test;
   std::function<void()> wait;
   std::function<void()> check;
-  std::function<double(double)> slowest;  // max over ranks
+  std::function<double(double)> slowest;            // max over ranks
   std::function<cairn::persistent_request()> plan;  // cairn: the same call, planned only
 };
 
@@ -95,7 +95,7 @@ struct figures {
 figures measure(const kernel& k, bool poll, int iters) {
   std::vector<double> pure, cpu, ovrl, tst, in_start, in_compute, in_wait;
   double sink = 1;
-  double rate = spins_per_us() * 1e6;  // compute iterations per second, refined as we go
+  double rate = spins_per_us() * 1e6;    // compute iterations per second, refined as we go
   for (int i = 0; i < iters + 2; ++i) {  // the first two rounds warm up and calibrate
     const auto t0 = clock_type::now();
     k.start();
@@ -165,14 +165,17 @@ std::string fixed(double us) {
 }
 
 // The times behind a row's overlap figures, for the notes.
-void note_times(const std::string& name, std::size_t size, const std::string& who, const figures& f) {
-  std::string text = name + " " + human_size(size) + ": " + who + " t_pure " + fixed(f.pure_us) + " us, t_ovrl " +
-                     fixed(f.ovrl_us) + " us: in start " + fixed(f.start_us) + " us, compute " +
-                     fixed(f.compute_us) + " us, in wait " + fixed(f.wait_us) + " us (medians of the slowest rank)";
+void note_times(const std::string& name, std::size_t size, const std::string& who,
+                const figures& f) {
+  std::string text = name + " " + human_size(size) + ": " + who + " t_pure " + fixed(f.pure_us) +
+                     " us, t_ovrl " + fixed(f.ovrl_us) + " us: in start " + fixed(f.start_us) +
+                     " us, compute " + fixed(f.compute_us) + " us, in wait " + fixed(f.wait_us) +
+                     " us (medians of the slowest rank)";
   // The compute loop is sized to last t_pure. A progress thread sharing the cores can slow it
   // when measured alone (its sweeps preempt a rank): IMB's t_cpu then overstates the overlap.
   if (f.cpu_us > 1.5 * std::min(f.compute_us, f.pure_us))
-    text += "; t_cpu alone " + fixed(f.cpu_us) + " us, longer than the overlapped run's compute or t_pure: the IMB "
+    text += "; t_cpu alone " + fixed(f.cpu_us) +
+            " us, longer than the overlapped run's compute or t_pure: the IMB "
             "figure overstates";
   note(text);
 }
@@ -215,7 +218,8 @@ kernel cairn_kernel(cairn::world& w, const std::string& c, std::size_t size, cai
   } else if (c == "ialltoall") {
     const std::size_t block = std::max<std::size_t>(1, size / static_cast<std::size_t>(p));
     buf.a.resize(block * static_cast<std::size_t>(p));
-    for (std::size_t i = 0; i < buf.a.size(); ++i) buf.a[i] = static_cast<std::uint8_t>(me * 31 + i / block);
+    for (std::size_t i = 0; i < buf.a.size(); ++i)
+      buf.a[i] = static_cast<std::uint8_t>(me * 31 + i / block);
     buf.b.assign(buf.a.size(), 0);
     k.start = [&w, &buf] { buf.req = w.ialltoall(buf.a, buf.b); };
     k.plan = [&w, &buf] { return w.alltoall_init(buf.a, buf.b); };
@@ -260,21 +264,23 @@ kernel mpi_kernel(const std::string& c, std::size_t size, mpi_buffers& buf) {
     buf.in.assign(n, me + 1.0);
     buf.out.assign(n, 0.0);
     k.start = [&buf] {
-      MPI_Iallreduce(buf.in.data(), buf.out.data(), static_cast<int>(buf.in.size()), MPI_DOUBLE, MPI_SUM,
-                     MPI_COMM_WORLD, &buf.req);
+      MPI_Iallreduce(buf.in.data(), buf.out.data(), static_cast<int>(buf.in.size()), MPI_DOUBLE,
+                     MPI_SUM, MPI_COMM_WORLD, &buf.req);
     };
     k.check = [&buf, p] {
       for (double v : buf.out)
-        if (v != p * (p + 1) / 2.0) throw std::runtime_error("overlap: MPI_Iallreduce result wrong");
+        if (v != p * (p + 1) / 2.0)
+          throw std::runtime_error("overlap: MPI_Iallreduce result wrong");
     };
   } else if (c == "ialltoall") {
     const std::size_t block = std::max<std::size_t>(1, size / static_cast<std::size_t>(p));
     buf.a.resize(block * static_cast<std::size_t>(p));
-    for (std::size_t i = 0; i < buf.a.size(); ++i) buf.a[i] = static_cast<std::uint8_t>(me * 31 + i / block);
+    for (std::size_t i = 0; i < buf.a.size(); ++i)
+      buf.a[i] = static_cast<std::uint8_t>(me * 31 + i / block);
     buf.b.assign(buf.a.size(), 0);
     k.start = [&buf, block] {
-      MPI_Ialltoall(buf.a.data(), static_cast<int>(block), MPI_BYTE, buf.b.data(), static_cast<int>(block),
-                    MPI_BYTE, MPI_COMM_WORLD, &buf.req);
+      MPI_Ialltoall(buf.a.data(), static_cast<int>(block), MPI_BYTE, buf.b.data(),
+                    static_cast<int>(block), MPI_BYTE, MPI_COMM_WORLD, &buf.req);
     };
     k.check = [&buf, block, me] {
       for (std::size_t i = 0; i < buf.b.size(); ++i)
@@ -284,7 +290,8 @@ kernel mpi_kernel(const std::string& c, std::size_t size, mpi_buffers& buf) {
   } else {
     buf.a.assign(size, me == 0 ? 7 : 0);
     k.start = [&buf] {
-      MPI_Ibcast(buf.a.data(), static_cast<int>(buf.a.size()), MPI_BYTE, 0, MPI_COMM_WORLD, &buf.req);
+      MPI_Ibcast(buf.a.data(), static_cast<int>(buf.a.size()), MPI_BYTE, 0, MPI_COMM_WORLD,
+                 &buf.req);
     };
     k.check = [&buf] {
       for (auto v : buf.a)
@@ -328,7 +335,10 @@ std::string breakdown(const cairn::coll::schedule& plan, double t_pure_us, bool 
     const std::size_t n = st.bytes / sizeof(double);
     if (st.kind == cairn::coll::step_kind::copy) {
       copy_bytes += st.bytes;
-      copy_us += time_us([&] { std::memcpy(b.data(), a.data(), st.bytes); asm volatile("" ::: "memory"); });
+      copy_us += time_us([&] {
+        std::memcpy(b.data(), a.data(), st.bytes);
+        asm volatile("" ::: "memory");
+      });
     } else if (st.kind == cairn::coll::step_kind::reduce) {
       reduce_bytes += st.bytes;
       reduce_us += time_us([&] {
@@ -341,18 +351,23 @@ std::string breakdown(const cairn::coll::schedule& plan, double t_pure_us, bool 
       message_bytes += st.bytes;
       const int copies = threads_engine ? (st.bytes > 4096 ? 1 : 2) : 0;
       for (int c = 0; c < copies; ++c)
-        message_copy_us += time_us([&] { std::memcpy(b.data(), a.data(), st.bytes); asm volatile("" ::: "memory"); });
+        message_copy_us += time_us([&] {
+          std::memcpy(b.data(), a.data(), st.bytes);
+          asm volatile("" ::: "memory");
+        });
     }
   }
   std::ostringstream os;
   os.setf(std::ios::fixed);
   os.precision(1);
-  os << plan.name << " (" << plan.message_rounds() << " message rounds): t_pure " << t_pure_us << " us = local copies "
-     << copy_us << " us (" << human_size(copy_bytes) << ") + reductions " << reduce_us << " us ("
-     << human_size(reduce_bytes) << ") + sent " << human_size(sent_bytes) << ", received " << human_size(message_bytes);
+  os << plan.name << " (" << plan.message_rounds() << " message rounds): t_pure " << t_pure_us
+     << " us = local copies " << copy_us << " us (" << human_size(copy_bytes) << ") + reductions "
+     << reduce_us << " us (" << human_size(reduce_bytes) << ") + sent " << human_size(sent_bytes)
+     << ", received " << human_size(message_bytes);
   if (threads_engine) os << ", copied in " << message_copy_us << " us";
   os << " + the rest " << t_pure_us - copy_us - reduce_us - message_copy_us
-     << " us (waiting for the peer, engine overhead" << (threads_engine ? "" : ", MPI's copies") << ")";
+     << " us (waiting for the peer, engine overhead" << (threads_engine ? "" : ", MPI's copies")
+     << ")";
   return os.str();
 }
 
@@ -385,8 +400,10 @@ int run_overlap(const invocation& inv) {
             const figures f = mpi_figures(c, size, poll, quick);
             if (!rep) continue;
             note_times(bench_name(c, poll), size, "MPI_I" + c.substr(1), f);
-            rep->add(raw_mpi_row(bench_name(c, poll), w.size(), size, "overlap_imb_pct", "higher", f.imb));
-            rep->add(raw_mpi_row(bench_name(c, poll), w.size(), size, "overlap_osu_pct", "higher", f.osu));
+            rep->add(raw_mpi_row(bench_name(c, poll), w.size(), size, "overlap_imb_pct", "higher",
+                                 f.imb));
+            rep->add(raw_mpi_row(bench_name(c, poll), w.size(), size, "overlap_osu_pct", "higher",
+                                 f.osu));
           }
     };
 #endif
@@ -399,8 +416,8 @@ int run_overlap(const invocation& inv) {
     std::vector<std::string> rows;
     why_missing = spawn_raw_mpi_rows(inv, threads_run_ranks(inv), rows);
     for (const auto& line : rows) {
-      const auto b = json_field(line, "bench"), m = json_field(line, "metric"), s = json_field(line, "size"),
-                 v = json_field(line, "baseline_value");
+      const auto b = json_field(line, "bench"), m = json_field(line, "metric"),
+                 s = json_field(line, "size"), v = json_field(line, "baseline_value");
       if (b && m && s && v) spawned[{*b, *m, std::stoull(*s)}] = std::stod(*v);
     }
   }
@@ -409,56 +426,66 @@ int run_overlap(const invocation& inv) {
   // CAIRN_PROGRESS — scripts/bench runs the MPI engine once per mode.
   std::vector<std::optional<cairn::progress_mode>> modes{std::nullopt};
   if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads)
-    modes = {cairn::progress_mode::calls, cairn::progress_mode::peers, cairn::progress_mode::thread};
+    modes = {cairn::progress_mode::calls, cairn::progress_mode::peers,
+             cairn::progress_mode::thread};
   int rc = 0;
   for (const auto& mode : modes) {
     cairn::launch_options lo;
     lo.progress = mode;
     rc = std::max(rc, cairn::launch(inv.argc, inv.argv, lo, [&](cairn::world& w) {
-      std::optional<report> rep;
-      if (w.rank() == 0) rep.emplace(inv.opts.json);
-      const std::string engine(to_string(w.engine()));
-      const std::string suffix = progress_suffix(mode);
-      if (w.rank() == 0 && !why_missing.empty() && suffix.empty()) note("overlap: no mpi-raw baseline: " + why_missing);
-      for (const std::string c : collectives)
-        for (std::size_t size : overlap_sizes(quick))
-          // With a progress mode, what matters is the run without polling.
-          for (bool poll : suffix.empty() ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
-            cairn_buffers buf;
-            const figures f = measure(cairn_kernel(w, c, size, buf), poll, iterations(size, quick));
-            std::optional<figures> base;
+                    std::optional<report> rep;
+                    if (w.rank() == 0) rep.emplace(inv.opts.json);
+                    const std::string engine(to_string(w.engine()));
+                    const std::string suffix = progress_suffix(mode);
+                    if (w.rank() == 0 && !why_missing.empty() && suffix.empty())
+                      note("overlap: no mpi-raw baseline: " + why_missing);
+                    for (const std::string c : collectives)
+                      for (std::size_t size : overlap_sizes(quick))
+                        // With a progress mode, what matters is the run without polling.
+                        for (bool poll : suffix.empty() ? std::vector<bool>{false, true}
+                                                        : std::vector<bool>{false}) {
+                          cairn_buffers buf;
+                          const figures f =
+                              measure(cairn_kernel(w, c, size, buf), poll, iterations(size, quick));
+                          std::optional<figures> base;
 #if CAIRN_BENCH_HAVE_MPI
-            if (w.engine() == cairn::engine::mpi && inv.opts.baseline) base = mpi_figures(c, size, poll, quick);
+                          if (w.engine() == cairn::engine::mpi && inv.opts.baseline)
+                            base = mpi_figures(c, size, poll, quick);
 #endif
-            if (!rep) continue;
-            // The baseline of a progress-mode row is MPI's run without polling.
-            const std::string base_name = bench_name(c, poll);
-            const std::string name = base_name + suffix;
-            auto baseline_of = [&](const char* metric, double figures::*field) -> std::optional<double> {
-              if (base) return (*base).*field;
-              const auto it = spawned.find({base_name, metric, size});
-              if (it == spawned.end()) return std::nullopt;
-              return it->second;
-            };
-            rep->add(row{name, engine, w.size(), size, "overlap_imb_pct", "higher", f.imb,
-                         std::string(mpi_raw_name), baseline_of("overlap_imb_pct", &figures::imb)});
-            rep->add(row{name, engine, w.size(), size, "overlap_osu_pct", "higher", f.osu,
-                         std::string(mpi_raw_name), baseline_of("overlap_osu_pct", &figures::osu)});
-            note_times(name, size, "cairn", f);
-            if (base) note_times(name, size, "MPI_I" + c.substr(1), *base);
-            if (suffix.empty() && !poll) {
-              cairn_buffers pb;
-              const auto planned = cairn_kernel(w, c, size, pb).plan();
-              note("  breakdown " + breakdown(planned.plan(), f.pure_us, w.engine() == cairn::engine::threads));
-            }
-          }
-    }));
+                          if (!rep) continue;
+                          // The baseline of a progress-mode row is MPI's run without polling.
+                          const std::string base_name = bench_name(c, poll);
+                          const std::string name = base_name + suffix;
+                          auto baseline_of = [&](const char* metric,
+                                                 double figures::*field) -> std::optional<double> {
+                            if (base) return (*base).*field;
+                            const auto it = spawned.find({base_name, metric, size});
+                            if (it == spawned.end()) return std::nullopt;
+                            return it->second;
+                          };
+                          rep->add(row{name, engine, w.size(), size, "overlap_imb_pct", "higher",
+                                       f.imb, std::string(mpi_raw_name),
+                                       baseline_of("overlap_imb_pct", &figures::imb)});
+                          rep->add(row{name, engine, w.size(), size, "overlap_osu_pct", "higher",
+                                       f.osu, std::string(mpi_raw_name),
+                                       baseline_of("overlap_osu_pct", &figures::osu)});
+                          note_times(name, size, "cairn", f);
+                          if (base) note_times(name, size, "MPI_I" + c.substr(1), *base);
+                          if (suffix.empty() && !poll) {
+                            cairn_buffers pb;
+                            const auto planned = cairn_kernel(w, c, size, pb).plan();
+                            note("  breakdown " + breakdown(planned.plan(), f.pure_us,
+                                                            w.engine() == cairn::engine::threads));
+                          }
+                        }
+                  }));
   }
   return rc;
 }
 
 const registrar reg{{"overlap",
-                     "overlap % (IMB-NBC and OSU formulas) of iallreduce, ialltoall, ibcast with and without polling",
+                     "overlap % (IMB-NBC and OSU formulas) of iallreduce, ialltoall, ibcast with "
+                     "and without polling",
                      run_overlap}};
 
 }  // namespace

@@ -76,7 +76,7 @@ struct pair {
 struct problem {
   std::uint64_t n, l, first;
   cairn::block_distribution dist;
-  bijection data_of, perm_of;  // data[i] = data_of(i); perm[j] = perm_of(j)
+  bijection data_of, perm_of;       // data[i] = data_of(i); perm[j] = perm_of(j)
   std::vector<std::uint64_t> perm;  // this rank's block of perm
 
   problem(std::uint64_t per_rank, int me, int ranks)
@@ -146,9 +146,9 @@ double cairn_run(cairn::world& w, const problem& p, Route route, const std::stri
 
 #if CAIRN_BENCH_HAVE_MPI
 // One bulk exchange of pairs by owner: counts by MPI_Alltoall, pairs by MPI_Alltoallv.
-void exchange(const problem& p, int ranks, const std::vector<pair>& items, std::vector<pair>& sorted,
-              std::vector<pair>& in, std::vector<int>& sc, std::vector<int>& sd, std::vector<int>& rc,
-              std::vector<int>& rd) {
+void exchange(const problem& p, int ranks, const std::vector<pair>& items,
+              std::vector<pair>& sorted, std::vector<pair>& in, std::vector<int>& sc,
+              std::vector<int>& sd, std::vector<int>& rc, std::vector<int>& rd) {
   const auto nr = static_cast<std::size_t>(ranks);
   std::fill(sc.begin(), sc.end(), 0);
   for (const pair& x : items) sc[static_cast<std::size_t>(p.dist.owner(x.key))] += 2;
@@ -181,12 +181,14 @@ double mpi_run(cairn::world& w, const problem& p) {
   for (std::uint64_t k = 0; k < p.l; ++k) items[k] = pair{p.data_of(p.first + k), p.first + k};
   exchange(p, w.size(), items, sorted, in, sc, sd, rc, rd);
   items.resize(in.size());
-  for (std::size_t k = 0; k < in.size(); ++k) items[k] = pair{p.perm[p.dist.local_index(in[k].key)], in[k].value};
+  for (std::size_t k = 0; k < in.size(); ++k)
+    items[k] = pair{p.perm[p.dist.local_index(in[k].key)], in[k].value};
   permutes = in.size();
   exchange(p, w.size(), items, sorted, in, sc, sd, rc, rd);
   for (const pair& x : in) out[p.dist.local_index(x.key)] = x.value;
   puts = in.size();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   verify(w, p, out, permutes, puts, "mpi-alltoallv");
   return slowest(w, seconds);
 }
@@ -209,8 +211,8 @@ int run_raw_only(const invocation& inv) {
     std::vector<double> runs;
     for (int r = 0; r < s.rounds; ++r) runs.push_back(mpi_run(w, p));
     if (rep)
-      rep->add(raw_mpi_row(std::string(inv.name), w.size(), static_cast<std::size_t>(p.l * 8), metric,
-                           better, static_cast<double>(p.n) / median(runs)));
+      rep->add(raw_mpi_row(std::string(inv.name), w.size(), static_cast<std::size_t>(p.l * 8),
+                           metric, better, static_cast<double>(p.n) / median(runs)));
   };
 #endif
   return run_raw_mpi_only(inv, body);
@@ -219,7 +221,8 @@ int run_raw_only(const invocation& inv) {
 int run_permutation(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return run_raw_only(inv);
   cairn::launch_options lo;
-  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads) lo.ranks = threads_run_ranks(inv);
+  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads)
+    lo.ranks = threads_run_ranks(inv);
   const baseline_figures spawned = prepare_baseline(inv, metric, lo.ranks.value_or(0));
   const settings s = settings_for(inv.opts);
   return cairn::launch(inv.argc, inv.argv, lo, [&](cairn::world& w) {
@@ -237,9 +240,12 @@ int run_permutation(const invocation& inv) {
     const auto size = static_cast<std::size_t>(p.l * 8);
     std::optional<double> base_rate;
     std::string why = spawned.why_missing;
-    if (!base.empty()) base_rate = static_cast<double>(p.n) / median(base);
-    else if (!inline_mpi) base_rate = spawned.at(size);
-    else why = "this cairn-bench was built without MPI";
+    if (!base.empty())
+      base_rate = static_cast<double>(p.n) / median(base);
+    else if (!inline_mpi)
+      base_rate = spawned.at(size);
+    else
+      why = "this cairn-bench was built without MPI";
     if (!base_rate)
       note(std::string(inv.name) + ": baseline " + std::string(baseline_name) + " not measured" +
            (why.empty() ? "" : ": " + why));

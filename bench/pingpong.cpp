@@ -129,8 +129,8 @@ int run_pingpong(const invocation& inv) {
   return run_two_rank(inv, spec);
 }
 
-const registrar reg{{"pingpong", "one-way latency rank 0 <-> 1, blocking send/recv (us)",
-                     run_pingpong}};
+const registrar reg{
+    {"pingpong", "one-way latency rank 0 <-> 1, blocking send/recv (us)", run_pingpong}};
 
 }  // namespace
 

@@ -53,17 +53,21 @@ struct ring {
     std::uint64_t s = 0x853C49E6748FEA9BULL;
     for (int i = ranks - 1; i > 0; --i) {
       s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-      std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>((s >> 33) % static_cast<std::uint64_t>(i + 1))]);
+      std::swap(order[static_cast<std::size_t>(i)],
+                order[static_cast<std::size_t>((s >> 33) % static_cast<std::uint64_t>(i + 1))]);
     }
     start = order[0];
     for (int i = 0; i < ranks; ++i)
-      if (order[static_cast<std::size_t>(i)] == me) next = order[static_cast<std::size_t>((i + 1) % ranks)];
+      if (order[static_cast<std::size_t>(i)] == me)
+        next = order[static_cast<std::size_t>((i + 1) % ranks)];
   }
 };
 
 // Throws unless every rank relayed R times and the final token counted R · P hops.
-void verify(cairn::world& w, std::uint64_t relayed, std::uint64_t final_hops, int rounds, const std::string& who) {
-  const std::uint64_t r = static_cast<std::uint64_t>(rounds), p = static_cast<std::uint64_t>(w.size());
+void verify(cairn::world& w, std::uint64_t relayed, std::uint64_t final_hops, int rounds,
+            const std::string& who) {
+  const std::uint64_t r = static_cast<std::uint64_t>(rounds),
+                      p = static_cast<std::uint64_t>(w.size());
   std::array<std::uint64_t, 3> mine{relayed == r ? 0u : 1u, final_hops, 0}, all{};
   w.allreduce(std::span(mine), std::span(all), cairn::plus{});
   if (all[0] != 0 || all[1] != r * p)
@@ -131,7 +135,8 @@ double mpi_run(cairn::world& w, int rounds) {
       MPI_Send(&t, 2, MPI_UINT32_T, g.next, 7, MPI_COMM_WORLD);
     }
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (me != g.start) final_hops = 0;
   verify(w, relayed, final_hops, rounds, "mpi-recv-send");
   return slowest(w, seconds) / (static_cast<double>(rounds) * w.size()) * 1e6;
@@ -146,8 +151,11 @@ int run_raw_only(const invocation& inv) {
 #if CAIRN_BENCH_HAVE_MPI
   body = [&](cairn::world& w, report* rep) {
     std::vector<double> runs;
-    for (int r = 0; r < samples_for(inv.opts); ++r) runs.push_back(mpi_run(w, rounds_for(inv.opts)));
-    if (rep) rep->add(raw_mpi_row(std::string(inv.name), w.size(), sizeof(token), metric, better, median(runs)));
+    for (int r = 0; r < samples_for(inv.opts); ++r)
+      runs.push_back(mpi_run(w, rounds_for(inv.opts)));
+    if (rep)
+      rep->add(raw_mpi_row(std::string(inv.name), w.size(), sizeof(token), metric, better,
+                           median(runs)));
   };
 #endif
   return run_raw_mpi_only(inv, body);
@@ -156,7 +164,8 @@ int run_raw_only(const invocation& inv) {
 int run_pointerchase(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return run_raw_only(inv);
   cairn::launch_options lo;
-  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads) lo.ranks = threads_run_ranks(inv);
+  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads)
+    lo.ranks = threads_run_ranks(inv);
   const baseline_figures spawned = prepare_baseline(inv, metric, lo.ranks.value_or(0));
   return cairn::launch(inv.argc, inv.argv, lo, [&](cairn::world& w) {
     const bool inline_mpi = w.engine() == cairn::engine::mpi && inv.opts.baseline;
@@ -170,9 +179,12 @@ int run_pointerchase(const invocation& inv) {
     if (w.rank() != 0) return;
     std::optional<double> base_us;
     std::string why = spawned.why_missing;
-    if (!base.empty()) base_us = median(base);
-    else if (!inline_mpi) base_us = spawned.at(sizeof(token));
-    else why = "this cairn-bench was built without MPI";
+    if (!base.empty())
+      base_us = median(base);
+    else if (!inline_mpi)
+      base_us = spawned.at(sizeof(token));
+    else
+      why = "this cairn-bench was built without MPI";
     if (!base_us)
       note(std::string(inv.name) + ": baseline " + std::string(baseline_name) + " not measured" +
            (why.empty() ? "" : ": " + why));

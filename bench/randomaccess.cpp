@@ -98,8 +98,8 @@ void check_generator() {
 
 // The problem on one rank.
 struct problem {
-  std::uint64_t n = 0;        // global table words (a power of two)
-  std::uint64_t mask = 0;     // n - 1
+  std::uint64_t n = 0;     // global table words (a power of two)
+  std::uint64_t mask = 0;  // n - 1
   cairn::block_distribution dist{1, 1};
   std::uint64_t first = 0;    // global index of this rank's first word
   std::uint64_t local = 0;    // words on this rank
@@ -112,7 +112,8 @@ struct problem {
     n = std::uint64_t{1} << (k + log_p);
     mask = n - 1;
     dist = cairn::block_distribution(n, ranks);
-    const std::uint64_t b = (n + static_cast<std::uint64_t>(ranks) - 1) / static_cast<std::uint64_t>(ranks);
+    const std::uint64_t b =
+        (n + static_cast<std::uint64_t>(ranks) - 1) / static_cast<std::uint64_t>(ranks);
     first = std::min(n, b * static_cast<std::uint64_t>(me));
     local = dist.local_size(me);
     updates = 4 * local;
@@ -120,7 +121,9 @@ struct problem {
   }
   [[nodiscard]] std::uint64_t start() const { return hpcc_starts(4 * first); }
   [[nodiscard]] int owner(std::uint64_t ran) const { return dist.owner(ran & mask); }
-  [[nodiscard]] std::uint64_t index(std::uint64_t ran) const { return dist.local_index(ran & mask); }
+  [[nodiscard]] std::uint64_t index(std::uint64_t ran) const {
+    return dist.local_index(ran & mask);
+  }
 };
 
 void init_table(std::vector<std::uint64_t>& table, const problem& p) {
@@ -247,7 +250,8 @@ double mpi_run(cairn::world& w, const problem& p) {
     for (std::size_t r = 1; r < nr; ++r) sdispl[r] = sdispl[r - 1] + scount[r - 1];
     std::copy(sdispl.begin(), sdispl.end(), at.begin());
     for (std::size_t i = 0; i < m; ++i)
-      if (owner[i] >= 0) sendbuf[static_cast<std::size_t>(at[static_cast<std::size_t>(owner[i])]++)] = gen[i];
+      if (owner[i] >= 0)
+        sendbuf[static_cast<std::size_t>(at[static_cast<std::size_t>(owner[i])]++)] = gen[i];
     MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, MPI_COMM_WORLD);
     for (std::size_t r = 1; r < nr; ++r) rdispl[r] = rdispl[r - 1] + rcount[r - 1];
     MPI_Alltoallv(sendbuf.data(), scount.data(), sdispl.data(), MPI_UINT64_T, recvbuf.data(),
@@ -265,15 +269,19 @@ double mpi_run(cairn::world& w, const problem& p) {
 #endif
 
 struct settings {
-  int k;        // log2 of the table words per rank
-  int rounds;   // timed runs per figure (median)
+  int k;       // log2 of the table words per rank
+  int rounds;  // timed runs per figure (median)
 };
 
 settings settings_for(const options& o) { return o.quick ? settings{16, 1} : settings{19, 3}; }
 
-double gups(const problem& p, double seconds) { return 4.0 * static_cast<double>(p.n) / seconds / 1e9; }
+double gups(const problem& p, double seconds) {
+  return 4.0 * static_cast<double>(p.n) / seconds / 1e9;
+}
 
-std::size_t row_size(const problem& p) { return static_cast<std::size_t>(p.dist.local_size(0) * 8); }
+std::size_t row_size(const problem& p) {
+  return static_cast<std::size_t>(p.dist.local_size(0) * 8);
+}
 
 // `--raw-mpi-only`: the baseline alone, as JSON rows for the parent threads run.
 int run_raw_only(const invocation& inv) {
@@ -284,7 +292,9 @@ int run_raw_only(const invocation& inv) {
     const problem p(s.k, w.rank(), w.size());
     std::vector<double> runs;
     for (int r = 0; r < s.rounds; ++r) runs.push_back(mpi_run(w, p));
-    if (rep) rep->add(raw_mpi_row(std::string(inv.name), w.size(), row_size(p), metric, better, gups(p, median(runs))));
+    if (rep)
+      rep->add(raw_mpi_row(std::string(inv.name), w.size(), row_size(p), metric, better,
+                           gups(p, median(runs))));
   };
 #endif
   return run_raw_mpi_only(inv, body);
@@ -294,7 +304,8 @@ int run_randomaccess(const invocation& inv) {
   check_generator();
   if (inv.opts.raw_mpi_only) return run_raw_only(inv);
   cairn::launch_options lo;
-  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads) lo.ranks = threads_run_ranks(inv);
+  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads)
+    lo.ranks = threads_run_ranks(inv);
   const baseline_figures spawned = prepare_baseline(inv, metric, lo.ranks.value_or(0));
   const settings s = settings_for(inv.opts);
 
@@ -316,9 +327,12 @@ int run_randomaccess(const invocation& inv) {
     if (w.rank() != 0) return;
     std::optional<double> base_gups;
     std::string why = spawned.why_missing;
-    if (!base.empty()) base_gups = gups(p, median(base));
-    else if (!inline_mpi) base_gups = spawned.at(row_size(p));
-    else why = "this cairn-bench was built without MPI";
+    if (!base.empty())
+      base_gups = gups(p, median(base));
+    else if (!inline_mpi)
+      base_gups = spawned.at(row_size(p));
+    else
+      why = "this cairn-bench was built without MPI";
     if (!base_gups)
       note(std::string(inv.name) + ": baseline " + std::string(baseline_name) + " not measured" +
            (why.empty() ? "" : ": " + why));
@@ -335,10 +349,11 @@ int run_randomaccess(const invocation& inv) {
   });
 }
 
-const registrar reg{{"randomaccess",
-                     "HPCC RandomAccess, <= 1024 updates buffered per rank, direct/grid/hypercube vs "
-                     "MPI_Alltoallv batches (GUP/s)",
-                     run_randomaccess}};
+const registrar reg{
+    {"randomaccess",
+     "HPCC RandomAccess, <= 1024 updates buffered per rank, direct/grid/hypercube vs "
+     "MPI_Alltoallv batches (GUP/s)",
+     run_randomaccess}};
 
 }  // namespace
 

@@ -26,9 +26,9 @@ namespace cairn::bench {
 namespace {
 
 struct outcome {
-  double seconds = 0;          // slowest rank, send start to quiesce end
-  std::uint64_t hops = 0;      // item-hops over all ranks
-  std::uint64_t forwarded = 0; // forwarded items over all ranks
+  double seconds = 0;           // slowest rank, send start to quiesce end
+  std::uint64_t hops = 0;       // item-hops over all ranks
+  std::uint64_t forwarded = 0;  // forwarded items over all ranks
 };
 
 template <class Route>
@@ -63,8 +63,11 @@ int run_route_overhead(const invocation& inv) {
   return cairn::launch(inv.argc, inv.argv, [&](cairn::world& w) {
     std::optional<report> rep;
     if (w.rank() == 0) rep.emplace(inv.opts.json);
-    const double cores = std::min<double>(w.size(), std::max(1u, std::thread::hardware_concurrency()));
-    auto ns_per_hop = [&](const outcome& o) { return o.seconds * cores * 1e9 / static_cast<double>(o.hops); };
+    const double cores =
+        std::min<double>(w.size(), std::max(1u, std::thread::hardware_concurrency()));
+    auto ns_per_hop = [&](const outcome& o) {
+      return o.seconds * cores * 1e9 / static_cast<double>(o.hops);
+    };
     auto measure = [&](auto route) {
       std::vector<double> ns;
       outcome last;
@@ -77,10 +80,11 @@ int run_route_overhead(const invocation& inv) {
     const auto [direct_ns, direct] = measure(cairn::route::direct{});
     auto emit = [&](const std::string& name, double ns, const outcome& o) {
       if (!rep) return;
-      rep->add(row{name, std::string(to_string(w.engine())), w.size(), 8, "ns_per_item_hop", "lower", ns,
-                   "direct", direct_ns});
-      const double extra = (ns * static_cast<double>(o.hops) - direct_ns * static_cast<double>(direct.hops)) /
-                           std::max<double>(1.0, static_cast<double>(o.forwarded));
+      rep->add(row{name, std::string(to_string(w.engine())), w.size(), 8, "ns_per_item_hop",
+                   "lower", ns, "direct", direct_ns});
+      const double extra =
+          (ns * static_cast<double>(o.hops) - direct_ns * static_cast<double>(direct.hops)) /
+          std::max<double>(1.0, static_cast<double>(o.forwarded));
       note(name + ": " + std::to_string(o.forwarded) + " of " + std::to_string(o.hops) +
            " item-hops were forwards; extra_ns_per_forward = " + std::to_string(extra));
     };

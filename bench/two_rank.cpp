@@ -31,7 +31,8 @@ int run_raw_only(const invocation& inv, const two_rank_spec& spec,
       require_two_ranks(w, inv.name);
       for (const std::size_t size : sizes) {
         const double v = spec.raw_mpi_kernel(size, inv.opts.quick);
-        if (rep) rep->add(raw_mpi_row(std::string(inv.name), w.size(), size, spec.metric, spec.better, v));
+        if (rep)
+          rep->add(raw_mpi_row(std::string(inv.name), w.size(), size, spec.metric, spec.better, v));
       }
     };
   return run_raw_mpi_only(inv, body);
@@ -45,14 +46,15 @@ int run_two_rank(const invocation& inv, const two_rank_spec& spec) {
 
   const baseline_figures spawned = prepare_baseline(inv, spec.metric, 2);
   // Two ranks on the threads engine; the MPI engine ignores it (mpirun decides).
-  return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.ranks = 2},
-                       [&](cairn::world& w) {
+  return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.ranks = 2}, [&](cairn::world& w) {
     require_two_ranks(w, inv.name);
     const bool quick = inv.opts.quick;
     size_kernel raw;
-    if (spec.raw_mpi_kernel) raw = [&](std::size_t size) { return spec.raw_mpi_kernel(size, quick); };
-    measure_sizes(w, inv, spec.metric, spec.better, sizes, quick ? 1 : 3, spawned,
-                  [&](std::size_t size) { return spec.cairn_kernel(w, size, quick); }, raw);
+    if (spec.raw_mpi_kernel)
+      raw = [&](std::size_t size) { return spec.raw_mpi_kernel(size, quick); };
+    measure_sizes(
+        w, inv, spec.metric, spec.better, sizes, quick ? 1 : 3, spawned,
+        [&](std::size_t size) { return spec.cairn_kernel(w, size, quick); }, raw);
   });
 }
 

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
     std::vector<double> token(1000, w.rank());
     std::vector<double> from_left(1000);
     cairn::request r = w.irecv(from_left, left, /*tag=*/0);  // non-blocking receive
-    w.send(token, right, /*tag=*/0);                          // blocking send
+    w.send(token, right, /*tag=*/0);                         // blocking send
     cairn::status st = r.wait();
 
     std::printf("rank %d of %d (%s engine, node %d): got %zu doubles from rank %d, value %g\n",

@@ -33,7 +33,9 @@ int main(int argc, char** argv) {
     auto key = [](const count& c) { return c.key; };
     auto cnt = cairn::make_channel<count>(
         w, dist.of(key), [&](const count& c) { table[dist.local_index(c.key)] += c.n; },
-        cairn::route::grid{}, cairn::combine::sum(key, [](auto& c) -> auto& { return c.n; }, 1024));
+        cairn::route::grid{},
+        cairn::combine::sum(
+            key, [](auto& c) -> auto& { return c.n; }, 1024));
     for (int i = 0; i < 100000; ++i) cnt.send(count{gen() % n, 1});
     w.quiesce();
 
@@ -41,12 +43,12 @@ int main(int argc, char** argv) {
     for (auto c : table) mine += c;
     w.allreduce(std::span(&mine, 1), std::span(&total, 1), cairn::plus{});
     if (w.rank() == 0)
-      std::printf("%d ranks (%s engine): %llu updates counted (expected %llu); route %s merged "
-                  "%llu items on rank 0\n",
-                  w.size(), cairn::to_string(w.engine()).data(),
-                  static_cast<unsigned long long>(total),
-                  static_cast<unsigned long long>(200000ull * static_cast<unsigned>(w.size())),
-                  cnt.router().describe().c_str(),
-                  static_cast<unsigned long long>(cnt.stats().combined_source + cnt.stats().combined_hops));
+      std::printf(
+          "%d ranks (%s engine): %llu updates counted (expected %llu); route %s merged "
+          "%llu items on rank 0\n",
+          w.size(), cairn::to_string(w.engine()).data(), static_cast<unsigned long long>(total),
+          static_cast<unsigned long long>(200000ull * static_cast<unsigned>(w.size())),
+          cnt.router().describe().c_str(),
+          static_cast<unsigned long long>(cnt.stats().combined_source + cnt.stats().combined_hops));
   });
 }

@@ -19,31 +19,40 @@ std::string range_text(const cairn::coll::selection_rule& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::cout << "engines: threads" << (cairn::mpi_available() ? ", mpi" : "") << " (this run would use "
-            << (cairn::detect_engine(argc, argv) == cairn::engine::mpi ? "mpi" : "threads") << ")\n";
+  std::cout << "engines: threads" << (cairn::mpi_available() ? ", mpi" : "")
+            << " (this run would use "
+            << (cairn::detect_engine(argc, argv) == cairn::engine::mpi ? "mpi" : "threads")
+            << ")\n";
   const char* progress = std::getenv("CAIRN_PROGRESS");
   std::cout << "progress modes: calls (default), peers (threads engine), thread; CAIRN_PROGRESS"
-            << (progress ? " = \"" + std::string(progress) + "\"" : std::string(" is not set")) << "\n\n";
+            << (progress ? " = \"" + std::string(progress) + "\"" : std::string(" is not set"))
+            << "\n\n";
   std::cout << "collectives and algorithms (size measured for the selection table):\n";
   for (const auto& c : cairn::coll::algorithm_catalog()) {
     std::cout << "  " << c.collective << ":";
     for (const auto& a : c.algorithms) std::cout << " " << a;
     std::cout << "  [" << c.size_meaning << "]\n";
   }
-  std::cout << "every collective: i<name> (request), <name> (blocking), <name>_init (persistent)\n"
-               "in place (cairn::in_place): allreduce, reduce, gather, scatter, allgather, alltoall,\n"
-               "  reduce_scatter_block, scan, exscan\n"
-               "generalized reduce (any receiver set): ireduce(participants, receivers, ...), ireduce_init;\n"
-               "  algorithms: butterfly shared_memory (generalized_reduce_options: load_balance, balancer,\n"
-               "  direct_delivery)\n";
+  std::cout
+      << "every collective: i<name> (request), <name> (blocking), <name>_init (persistent)\n"
+         "in place (cairn::in_place): allreduce, reduce, gather, scatter, allgather, alltoall,\n"
+         "  reduce_scatter_block, scan, exscan\n"
+         "generalized reduce (any receiver set): ireduce(participants, receivers, ...), "
+         "ireduce_init;\n"
+         "  algorithms: butterfly shared_memory (generalized_reduce_options: load_balance, "
+         "balancer,\n"
+         "  direct_delivery)\n";
   std::cout << "\ndefault selection:\n";
   for (const auto& line : cairn::coll::default_selection()) std::cout << "  " << line << "\n";
   const char* env = std::getenv("CAIRN_COLL");
-  std::cout << "\nCAIRN_COLL" << (env ? " = \"" + std::string(env) + "\"" : std::string(" is not set")) << "\n";
+  std::cout << "\nCAIRN_COLL"
+            << (env ? " = \"" + std::string(env) + "\"" : std::string(" is not set")) << "\n";
   try {
     const auto& rules = cairn::coll::environment_selection();
-    if (!rules.empty()) std::cout << "overrides (first matching rule wins; per-call algorithms win over them):\n";
-    for (const auto& r : rules) std::cout << "  " << r.collective << "=" << r.algorithm << " " << range_text(r) << "\n";
+    if (!rules.empty())
+      std::cout << "overrides (first matching rule wins; per-call algorithms win over them):\n";
+    for (const auto& r : rules)
+      std::cout << "  " << r.collective << "=" << r.algorithm << " " << range_text(r) << "\n";
   } catch (const cairn::error& e) {
     std::cerr << e.what() << "\n";
     return 1;

@@ -8,8 +8,8 @@
 // sender its part may change again).
 #include "array/array_exec.hpp"
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <thread>
 
@@ -93,7 +93,8 @@ part_offer open_offer(const node_board& b, int me, const std::byte* src) {
     const std::size_t i = offer_cursor++ % node_board::offer_words;
     std::atomic<std::uint64_t>& w = b.offer(me, i);
     const std::uint64_t v = w.load(std::memory_order_acquire);
-    if (node_board::offer_state_of(v) < node_board::offer_released) continue;  // open or being copied
+    if (node_board::offer_state_of(v) < node_board::offer_released)
+      continue;  // open or being copied
     const std::uint64_t generation = node_board::offer_generation_of(v) + 1;
     w.store(node_board::offer_value(generation, node_board::offer_open), std::memory_order_seq_cst);
     return {src, generation, i};
@@ -117,8 +118,7 @@ void step_running(array_exec* last) {
   stepping_scope guard;
   advance_scratch.assign(running_execs.begin(), running_execs.end());
   for (array_exec* e : advance_scratch)
-    if (e != last && e->running)
-      e->step_safe();
+    if (e != last && e->running) e->step_safe();
   if (last) last->step_safe();
 }
 
@@ -142,18 +142,21 @@ request array_isend(rank_context& ctx, const char* call, const void* data, std::
                     int dest, int tag, bool exact) {
   if (bytes == 0) data = &empty_payload;
   transport& tp = ctx.tp();
-  if (request_state* s = exact ? tp.isend_exact(ctx, call, data, bytes, dest, tag, msg_context::array)
-                               : tp.isend(ctx, call, data, bytes, dest, tag, msg_context::array))
+  if (request_state* s = exact
+                             ? tp.isend_exact(ctx, call, data, bytes, dest, tag, msg_context::array)
+                             : tp.isend(ctx, call, data, bytes, dest, tag, msg_context::array))
     return request(&ctx, s);
   return request::completed(status{dest, tag, bytes});
 }
 
-request array_irecv(rank_context& ctx, const char* call, void* data, std::size_t bytes,
-                    int source, int tag, bool exact) {
+request array_irecv(rank_context& ctx, const char* call, void* data, std::size_t bytes, int source,
+                    int tag, bool exact) {
   request_state* s =
       ctx.acquire(request_state::kind::recv, call, source, tag, msg_context::array, data, bytes);
-  if (exact) ctx.tp().irecv_exact(ctx, s);
-  else ctx.tp().irecv(ctx, s);
+  if (exact)
+    ctx.tp().irecv_exact(ctx, s);
+  else
+    ctx.tp().irecv(ctx, s);
   return request(&ctx, s);
 }
 
@@ -170,8 +173,9 @@ void array_exec::give_staging() noexcept {
   if (!staging) return;
   try {
     if (spare_staging.size() == max_spares) {  // keep the largest
-      auto smallest = std::min_element(spare_staging.begin(), spare_staging.end(),
-                                       [](const auto& a, const auto& b) { return a.size < b.size; });
+      auto smallest =
+          std::min_element(spare_staging.begin(), spare_staging.end(),
+                           [](const auto& a, const auto& b) { return a.size < b.size; });
       if (smallest->size >= staging_size) {
         staging.reset();
         staging_size = 0;
@@ -253,7 +257,8 @@ void array_exec::start_stage() {
     for (std::size_t k = 0; k < p.sends.size(); ++k) {
       const plan_peer& pe = p.sends[k];
       send_offset[k] = need;
-      if (pe.world_rank != me && !pe.src_contiguous) need += static_cast<std::size_t>(pe.elements) * es;
+      if (pe.world_rank != me && !pe.src_contiguous)
+        need += static_cast<std::size_t>(pe.elements) * es;
     }
     take_staging(need);
   }
@@ -266,7 +271,8 @@ void array_exec::start_stage() {
     const plan_peer& pe = p.recvs[i];
     recv_first[i] = recvs.size();
     if (stage_direct) {
-      recvs.push_back(array_irecv(*ctx, call, &incoming[i], sizeof(part_offer), pe.world_rank, st.data_tag));
+      recvs.push_back(
+          array_irecv(*ctx, call, &incoming[i], sizeof(part_offer), pe.world_rank, st.data_tag));
       continue;
     }
     std::byte* base = pe.dst_contiguous ? st.dst + static_cast<std::size_t>(pe.dst_first) * es
@@ -275,7 +281,8 @@ void array_exec::start_stage() {
     for (std::int64_t j = 0; j < n; ++j) {
       const std::int64_t b = p.slab_begin(pe, j), e = p.slab_begin(pe, j + 1);
       recvs.push_back(array_irecv(*ctx, call, base + static_cast<std::size_t>(b) * es,
-                                  static_cast<std::size_t>(e - b) * es, pe.world_rank, st.data_tag, true));
+                                  static_cast<std::size_t>(e - b) * es, pe.world_rank, st.data_tag,
+                                  true));
     }
   }
   recv_first[p.recvs.size()] = recvs.size();
@@ -290,7 +297,8 @@ void array_exec::start_stage() {
     if (stage_direct) {
       offers.push_back(board ? open_offer(*board, me, st.src) : part_offer{st.src, 0, 0});
       sends.push_back(array_irecv(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));
-      sends.push_back(array_isend(*ctx, call, &offers.back(), sizeof(part_offer), pe.world_rank, st.data_tag));
+      sends.push_back(
+          array_isend(*ctx, call, &offers.back(), sizeof(part_offer), pe.world_rank, st.data_tag));
     } else {
       rounds = std::max(rounds, p.slabs(pe));
     }
@@ -302,7 +310,8 @@ void array_exec::start_stage() {
       const std::int64_t b = p.slab_begin(pe, j), e = p.slab_begin(pe, j + 1);
       const std::size_t bytes = static_cast<std::size_t>(e - b) * es;
       if (pe.src_contiguous) {
-        sends.push_back(array_isend(*ctx, call, st.src + static_cast<std::size_t>(pe.src_first + b) * es, bytes,
+        sends.push_back(array_isend(*ctx, call,
+                                    st.src + static_cast<std::size_t>(pe.src_first + b) * es, bytes,
                                     pe.world_rank, st.data_tag, true));
         continue;
       }
@@ -323,8 +332,8 @@ void array_exec::start_stage() {
     if (pe.world_rank != me) continue;
     timed(steps ? &steps->pack_s : nullptr, [&] {
       p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
-        copy_run(st.dst + static_cast<std::size_t>(t) * es, st.src + static_cast<std::size_t>(s) * es,
-                 static_cast<std::size_t>(l) * es);
+        copy_run(st.dst + static_cast<std::size_t>(t) * es,
+                 st.src + static_cast<std::size_t>(s) * es, static_cast<std::size_t>(l) * es);
       });
     });
     report_slab(pe, 0, pe.elements);
@@ -335,8 +344,11 @@ void array_exec::drop_offers() noexcept {
   for (const part_offer& o : offers) {
     if (!o.generation) continue;
     std::atomic<std::uint64_t>& w = board->offer(ctx->rank(), o.word);
-    if (node_board::offer_move(w, o.generation, node_board::offer_open, node_board::offer_withdrawn)) continue;
-    while (w.load(std::memory_order_acquire) == node_board::offer_value(o.generation, node_board::offer_claimed))
+    if (node_board::offer_move(w, o.generation, node_board::offer_open,
+                               node_board::offer_withdrawn))
+      continue;
+    while (w.load(std::memory_order_acquire) ==
+           node_board::offer_value(o.generation, node_board::offer_claimed))
       std::this_thread::yield();  // a receiver is copying; it waits for nobody
   }
   offers.clear();
@@ -358,19 +370,21 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
     if (o.generation) {
       word = &board->offer(pe.world_rank, o.word);
       // Withdrawn: no acknowledgement either, nobody awaits it.
-      if (!node_board::offer_move(*word, o.generation, node_board::offer_open, node_board::offer_claimed))
-        fail(call, ctx->rank(), "rank ", pe.world_rank, " withdrew its local part (",
-             pe.elements * static_cast<std::int64_t>(es),
-             " bytes for this rank) before this rank copied it: its transfer was abandoned while an "
-             "exception unwound it");
+      if (!node_board::offer_move(*word, o.generation, node_board::offer_open,
+                                  node_board::offer_claimed))
+        fail(
+            call, ctx->rank(), "rank ", pe.world_rank, " withdrew its local part (",
+            pe.elements * static_cast<std::int64_t>(es),
+            " bytes for this rank) before this rank copied it: its transfer was abandoned while an "
+            "exception unwound it");
     }
     const std::byte* from = o.src;
     int read_error = 0;
     timed(steps ? &steps->unpack_s : nullptr, [&] {
       if (ctx->engine() == cairn::engine::threads) {
         p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
-          copy_run(st.dst + static_cast<std::size_t>(t) * es, from + static_cast<std::size_t>(s) * es,
-                   static_cast<std::size_t>(l) * es);
+          copy_run(st.dst + static_cast<std::size_t>(t) * es,
+                   from + static_cast<std::size_t>(s) * es, static_cast<std::size_t>(l) * es);
         });
         return;
       }
@@ -382,13 +396,16 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
       });
       read_error = r.finish();
     });
-    if (word) word->store(node_board::offer_value(o.generation, node_board::offer_released), std::memory_order_release);
+    if (word)
+      word->store(node_board::offer_value(o.generation, node_board::offer_released),
+                  std::memory_order_release);
     if (steps) ++steps->straight_peers;
     // The sender may go on either way.
     sends.push_back(array_isend(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));
     if (read_error)
-      fail(call, ctx->rank(), "reading ", pe.elements * static_cast<std::int64_t>(es), " bytes of rank ",
-           pe.world_rank, "'s local part straight from its memory failed: ", std::strerror(read_error),
+      fail(call, ctx->rank(), "reading ", pe.elements * static_cast<std::int64_t>(es),
+           " bytes of rank ", pe.world_rank,
+           "'s local part straight from its memory failed: ", std::strerror(read_error),
            " (CAIRN_CMA=0 moves array data through messages instead)");
     report_slab(pe, 0, pe.elements);
   } else {
@@ -462,7 +479,8 @@ bool array_exec::step() {
     if (!stage_done()) return false;
     offers.clear();  // every receiver released its word before acknowledging: nothing to drop
     if (steps)
-      steps->transmit_s += seconds_since(stage_t0) - (steps->pack_s + steps->unpack_s - copies_at_stage_start);
+      steps->transmit_s +=
+          seconds_since(stage_t0) - (steps->pack_s + steps->unpack_s - copies_at_stage_start);
     if (++current < stages.size()) start_stage();
   }
   running = false;

@@ -55,15 +55,15 @@ struct array_exec {
 
   // Running state.
   bool running = false;
-  std::size_t current = 0;  // stage being run
-  std::vector<request> recvs;  // one per slab (direct: one address per peer), peer by peer
-  std::vector<request> sends;  // data sends, and (direct) the acknowledgements awaited
-  std::size_t recvs_left = 0;  // slabs not yet unpacked
-  std::vector<std::size_t> recv_first;     // receives of peer i: [recv_first[i], recv_first[i+1])
-  std::vector<std::size_t> recv_next;      // peer i's slabs unpacked so far (in order)
-  std::vector<part_offer> incoming;  // direct: the senders' offers
-  std::vector<std::size_t> recv_offset;    // packed receives: offset in staging
-  std::vector<std::size_t> send_offset;    // packed sends: offset in staging
+  std::size_t current = 0;              // stage being run
+  std::vector<request> recvs;           // one per slab (direct: one address per peer), peer by peer
+  std::vector<request> sends;           // data sends, and (direct) the acknowledgements awaited
+  std::size_t recvs_left = 0;           // slabs not yet unpacked
+  std::vector<std::size_t> recv_first;  // receives of peer i: [recv_first[i], recv_first[i+1])
+  std::vector<std::size_t> recv_next;   // peer i's slabs unpacked so far (in order)
+  std::vector<part_offer> incoming;     // direct: the senders' offers
+  std::vector<std::size_t> recv_offset;  // packed receives: offset in staging
+  std::vector<std::size_t> send_offset;  // packed sends: offset in staging
   std::unique_ptr<std::byte[]> staging;  // packed pieces (uninitialized; see take_staging)
   std::size_t staging_size = 0;
   std::vector<part_offer> offers;     // direct: this stage's offers, one per receiver
@@ -99,8 +99,8 @@ struct array_exec {
   void step_safe();
 
  private:
-  bool step();      // advances this transfer alone; true when complete
-  void retire();    // leaves the running list
+  bool step();    // advances this transfer alone; true when complete
+  void retire();  // leaves the running list
   void start_stage();
   void take_staging(std::size_t need);  // makes staging at least `need` bytes
   void give_staging() noexcept;         // returns staging to the rank's spares
@@ -122,7 +122,7 @@ int array_tag(int tag_ub, std::uint64_t key, int kind);
 /// message whose size both sides computed from one plan (transport::isend_exact).
 request array_isend(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
                     int dest, int tag, bool exact = false);
-request array_irecv(rank_context& ctx, const char* call, void* data, std::size_t bytes,
-                    int source, int tag, bool exact = false);
+request array_irecv(rank_context& ctx, const char* call, void* data, std::size_t bytes, int source,
+                    int tag, bool exact = false);
 
 }  // namespace cairn::detail

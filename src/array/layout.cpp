@@ -61,7 +61,8 @@ layout_desc make_layout_desc(const char* call, int rank, int group_size, int ndi
   } else {
     long long prod = 1;
     for (int d = 0; d < ndim; ++d) {
-      if (grid[d] < 1) fail(call, rank, "grid extent ", grid[d], " in dimension ", d, " (must be >= 1)");
+      if (grid[d] < 1)
+        fail(call, rank, "grid extent ", grid[d], " in dimension ", d, " (must be >= 1)");
       g[d] = grid[d];
       prod *= grid[d];
       if (prod > group_size) break;
@@ -101,8 +102,7 @@ layout_desc make_layout_desc(const char* call, int rank, int group_size, int ndi
         m.k = whole;
         m.rep = true;
         break;
-      default:
-        fail(call, rank, "unknown distribution in dimension ", d);
+      default: fail(call, rank, "unknown distribution in dimension ", d);
     }
   }
   return out;
@@ -119,19 +119,19 @@ bool operator==(const layout_desc& a, const layout_desc& b) noexcept {
 
 std::ostream& operator<<(std::ostream& os, const layout_desc& l) {
   os << '[';
-  for (std::size_t d = 0; d < static_cast<std::size_t>(l.ndim); ++d) os << (d ? " x " : "") << l.dims[d].n;
+  for (std::size_t d = 0; d < static_cast<std::size_t>(l.ndim); ++d)
+    os << (d ? " x " : "") << l.dims[d].n;
   os << "] (";
   for (std::size_t d = 0; d < static_cast<std::size_t>(l.ndim); ++d) {
     os << (d ? ", " : "") << kind_name(l.dims[d].d.k);
     if (l.dims[d].d.k == dim_dist::kind::block_cyclic) os << '(' << l.dims[d].d.size << ')';
   }
   os << ") on grid ";
-  for (std::size_t d = 0; d < static_cast<std::size_t>(l.ndim); ++d) os << (d ? "x" : "") << l.dims[d].g;
+  for (std::size_t d = 0; d < static_cast<std::size_t>(l.ndim); ++d)
+    os << (d ? "x" : "") << l.dims[d].g;
   return os;
 }
 
-int caller_rank(const cairn::group& g) {
-  return g.rank() >= 0 ? g.world_rank(g.rank()) : -1;
-}
+int caller_rank(const cairn::group& g) { return g.rank() >= 0 ? g.world_rank(g.rank()) : -1; }
 
 }  // namespace cairn::detail

@@ -36,7 +36,9 @@ bool contiguous(const redistribution_plan& p, const plan_peer& pe, const std::in
     const auto ku = static_cast<std::size_t>(k);
     return (src_side ? p.dims[ku].src_one : p.dims[ku].dst_one)[pe.pair[ku]] != 0;
   };
-  auto total = [&](int k) { return p.dims[static_cast<std::size_t>(k)].total[pe.pair[static_cast<std::size_t>(k)]]; };
+  auto total = [&](int k) {
+    return p.dims[static_cast<std::size_t>(k)].total[pe.pair[static_cast<std::size_t>(k)]];
+  };
   while (d > 0 && one(d) && total(d) == ext[d]) --d;
   if (!one(d)) return false;
   for (int k = 0; k < d; ++k)
@@ -69,20 +71,18 @@ bool finish_peer(const redistribution_plan& p, plan_peer& pe, const std::int64_t
 std::string shape_text(const layout_desc& l) {
   std::ostringstream s;
   s << '[';
-  for (std::size_t d = 0; d < static_cast<std::size_t>(l.ndim); ++d) s << (d ? " x " : "") << l.dims[d].n;
+  for (std::size_t d = 0; d < static_cast<std::size_t>(l.ndim); ++d)
+    s << (d ? " x " : "") << l.dims[d].n;
   s << ']';
   return s.str();
 }
 
 }  // namespace
 
-std::shared_ptr<const redistribution_plan> compute_plan(const char* call, int world_rank,
-                                                        std::size_t elem_size,
-                                                        const layout_desc& src,
-                                                        const std::vector<int>& src_members,
-                                                        const layout_desc& dst,
-                                                        const std::vector<int>& dst_members,
-                                                        int chunks) {
+std::shared_ptr<const redistribution_plan> compute_plan(
+    const char* call, int world_rank, std::size_t elem_size, const layout_desc& src,
+    const std::vector<int>& src_members, const layout_desc& dst,
+    const std::vector<int>& dst_members, int chunks) {
   check_chunks(call, world_rank, chunks);
   bool same_shape = src.ndim == dst.ndim;
   for (std::size_t d = 0; same_shape && d < static_cast<std::size_t>(src.ndim); ++d)
@@ -145,13 +145,10 @@ std::shared_ptr<const redistribution_plan> compute_plan(const char* call, int wo
   return p;
 }
 
-std::shared_ptr<const redistribution_plan> cached_plan(const char* call, int world_rank,
-                                                       std::size_t elem_size,
-                                                       const layout_desc& src,
-                                                       const std::vector<int>& src_members,
-                                                       const layout_desc& dst,
-                                                       const std::vector<int>& dst_members,
-                                                       int chunks) {
+std::shared_ptr<const redistribution_plan> cached_plan(
+    const char* call, int world_rank, std::size_t elem_size, const layout_desc& src,
+    const std::vector<int>& src_members, const layout_desc& dst,
+    const std::vector<int>& dst_members, int chunks) {
   check_chunks(call, world_rank, chunks);
   // Key: everything the plan depends on, as bytes (layout descriptions are plain values).
   struct entry {
@@ -228,15 +225,16 @@ std::ostream& operator<<(std::ostream& os, const redistribution_plan& p) {
   members(p.dst_members);
   os << "\n  chunks: " << p.chunks << " (slabs per peer, at most)";
   os << "\n  per dimension: ";
-  for (std::size_t d = 0; d < p.dims.size(); ++d) os << (d ? ", " : "") << p.dims[d].runs.size() << " runs";
+  for (std::size_t d = 0; d < p.dims.size(); ++d)
+    os << (d ? ", " : "") << p.dims[d].runs.size() << " runs";
   auto peers = [&](const char* what, const std::vector<plan_peer>& v) {
     os << "\n  " << what << ": " << v.size() << " peers";
     for (const plan_peer& e : v) {
       std::int64_t runs = 0;
       p.for_each_run(e, [&](std::int64_t, std::int64_t, std::int64_t) { ++runs; });
       os << "\n    rank " << e.world_rank << ": " << e.elements << " elements, "
-         << e.elements * static_cast<std::int64_t>(p.elem_size) << " bytes, " << runs << " runs, source "
-         << (e.src_contiguous ? "contiguous" : "strided") << ", destination "
+         << e.elements * static_cast<std::int64_t>(p.elem_size) << " bytes, " << runs
+         << " runs, source " << (e.src_contiguous ? "contiguous" : "strided") << ", destination "
          << (e.dst_contiguous ? "contiguous" : "strided") << ", " << p.slabs(e)
          << (p.slabs(e) == 1 ? " slab" : " slabs");
     }

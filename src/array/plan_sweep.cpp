@@ -19,7 +19,9 @@ struct segment {
 };
 
 // Length of the repeating pattern of one side (a replicated side never repeats within n).
-std::int64_t period_of(const dim_map& m) { return m.rep ? std::max<std::int64_t>(m.n, 1) : m.k * m.g; }
+std::int64_t period_of(const dim_map& m) {
+  return m.rep ? std::max<std::int64_t>(m.n, 1) : m.k * m.g;
+}
 
 }  // namespace
 
@@ -75,7 +77,8 @@ dim_plan sweep_dimension(const dim_map& s, const dim_map& d) {
       for (std::uint32_t i = first[p]; i < first[p + 1]; ++i) {
         const segment& g = by_pair[i];
         if (base + g.a >= n) break;
-        const dim_run run{g.src + r * shift_s, g.dst + r * shift_d, std::min(base + g.b, n) - base - g.a};
+        const dim_run run{g.src + r * shift_s, g.dst + r * shift_d,
+                          std::min(base + g.b, n) - base - g.a};
         out.total[p] += run.len;
         if (out.runs.size() > begin) {
           dim_run& last = out.runs.back();

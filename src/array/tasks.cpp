@@ -49,7 +49,8 @@ wire_desc to_wire(const layout_desc& d, std::size_t elem, const transfer_options
 }
 
 layout_desc from_wire(const char* call, int rank, const wire_desc& w, int group_size) {
-  if (w.ndim < 1 || w.ndim > max_dims) fail(call, rank, "corrupt array descriptor (", w.ndim, " dimensions)");
+  if (w.ndim < 1 || w.ndim > max_dims)
+    fail(call, rank, "corrupt array descriptor (", w.ndim, " dimensions)");
   dim_dist dists[max_dims];
   for (int i = 0; i < w.ndim; ++i) dists[i] = {static_cast<dim_dist::kind>(w.kind[i]), w.bsize[i]};
   return make_layout_desc(call, rank, group_size, w.ndim, w.n, dists, w.g);
@@ -73,7 +74,8 @@ void post_descriptors(array_exec& e, const std::shared_ptr<exchange_state>& x) {
   const int me = a.w.rank();
   const int mine = static_cast<int>(a.my_members.size());
   const int other = static_cast<int>(a.peer_members.size());
-  const int i = static_cast<int>(std::find(a.my_members.begin(), a.my_members.end(), me) - a.my_members.begin());
+  const int i = static_cast<int>(std::find(a.my_members.begin(), a.my_members.end(), me) -
+                                 a.my_members.begin());
   const int tag = array_tag(e.ctx->tag_ub(), x->key, 2);
   e.pre.push_back(array_irecv(*e.ctx, a.call, &x->peer, sizeof x->peer,
                               a.peer_members[static_cast<std::size_t>(i % other)], tag));
@@ -97,7 +99,8 @@ void build_stages(array_exec& e, const std::shared_ptr<exchange_state>& x) {
   }
   if (!same) {
     std::ostringstream os;
-    os << "shape mismatch: this task's array is " << a.desc << ", task " << a.peer_task << "'s is " << peer;
+    os << "shape mismatch: this task's array is " << a.desc << ", task " << a.peer_task << "'s is "
+       << peer;
     fail(a.call, me, os.str());
   }
   // The strategy: an explicit choice wins (both explicit must agree), else the sender's size rule.
@@ -111,7 +114,8 @@ void build_stages(array_exec& e, const std::shared_ptr<exchange_state>& x) {
   transfer_strategy st = s_strat != transfer_strategy::automatic ? s_strat : r_strat;
   const std::uint64_t bytes = static_cast<std::uint64_t>(elements) * a.elem_size;
   if (st == transfer_strategy::automatic)
-    st = bytes <= snd.centralized_max ? transfer_strategy::centralized : transfer_strategy::parallel;
+    st =
+        bytes <= snd.centralized_max ? transfer_strategy::centralized : transfer_strategy::parallel;
 
   const layout_desc& sd = a.sending ? a.desc : peer;
   const layout_desc& rd = a.sending ? peer : a.desc;
@@ -129,14 +133,16 @@ void build_stages(array_exec& e, const std::shared_ptr<exchange_state>& x) {
   auto* data = static_cast<std::byte*>(a.data);
   if (st == transfer_strategy::parallel) {
     auto plan = cached_plan(a.call, me, a.elem_size, sd, sm, rd, rm, chunks);
-    e.stages.push_back(tags(0, {plan, a.sending ? data : nullptr, a.sending ? nullptr : data, 0, 0}));
+    e.stages.push_back(
+        tags(0, {plan, a.sending ? data : nullptr, a.sending ? nullptr : data, 0, 0}));
     return;
   }
   // Centralized: the whole array in row-major order on the first rank of each task.
   std::int64_t shape[max_dims];
   dim_dist dists[max_dims];
   int ones[max_dims];
-  for (std::size_t d = 0; d < static_cast<std::size_t>(sd.ndim); ++d) shape[d] = sd.dims[d].n, dists[d] = dist::block, ones[d] = 1;
+  for (std::size_t d = 0; d < static_cast<std::size_t>(sd.ndim); ++d)
+    shape[d] = sd.dims[d].n, dists[d] = dist::block, ones[d] = 1;
   const layout_desc root = make_layout_desc(a.call, me, 1, sd.ndim, shape, dists, ones);
   const std::vector<int> s0{sm[0]}, r0{rm[0]};
   std::byte* temp = nullptr;
@@ -146,11 +152,13 @@ void build_stages(array_exec& e, const std::shared_ptr<exchange_state>& x) {
   }
   auto ship = cached_plan(a.call, me, a.elem_size, root, s0, root, r0, chunks);
   if (a.sending) {
-    e.stages.push_back(tags(0, {cached_plan(a.call, me, a.elem_size, sd, sm, root, s0, chunks), data, temp, 0, 0}));
+    e.stages.push_back(tags(
+        0, {cached_plan(a.call, me, a.elem_size, sd, sm, root, s0, chunks), data, temp, 0, 0}));
     e.stages.push_back(tags(1, {ship, temp, nullptr, 0, 0}));
   } else {
     e.stages.push_back(tags(1, {ship, nullptr, temp, 0, 0}));
-    e.stages.push_back(tags(2, {cached_plan(a.call, me, a.elem_size, root, r0, rd, rm, chunks), temp, data, 0, 0}));
+    e.stages.push_back(tags(
+        2, {cached_plan(a.call, me, a.elem_size, root, r0, rd, rm, chunks), temp, data, 0, 0}));
   }
 }
 
@@ -169,8 +177,9 @@ std::unique_ptr<array_exec> prepare_task_transfer(task_transfer_args args) {
   x->mine = to_wire(a.desc, a.elem_size, a.opts);
   const int s_task = a.sending ? a.my_task : a.peer_task;
   const int r_task = a.sending ? a.peer_task : a.my_task;
-  x->key = mix(mix(static_cast<std::uint64_t>(s_task) + 0x51ull, static_cast<std::uint64_t>(r_task)),
-               static_cast<std::uint64_t>(a.tag));
+  x->key =
+      mix(mix(static_cast<std::uint64_t>(s_task) + 0x51ull, static_cast<std::uint64_t>(r_task)),
+          static_cast<std::uint64_t>(a.tag));
   e->post_pre = [x](array_exec& ex) {
     post_descriptors(ex, x);
     ex.after_pre = [x](array_exec& ey) { build_stages(ey, x); };
@@ -189,7 +198,8 @@ array_request start_prepared(std::unique_ptr<array_exec> e) {
 // ---- persistent_transfer ----
 
 persistent_transfer::persistent_transfer() noexcept = default;
-persistent_transfer::persistent_transfer(std::unique_ptr<detail::array_exec> e) noexcept : e_(std::move(e)) {}
+persistent_transfer::persistent_transfer(std::unique_ptr<detail::array_exec> e) noexcept
+    : e_(std::move(e)) {}
 persistent_transfer::persistent_transfer(persistent_transfer&&) noexcept = default;
 persistent_transfer& persistent_transfer::operator=(persistent_transfer&& o) noexcept {
   if (this != &o) {
@@ -204,7 +214,8 @@ persistent_transfer::~persistent_transfer() {
 
 void persistent_transfer::start() {
   if (!e_) throw error("cairn::persistent_transfer::start: empty handle");
-  if (e_->running) detail::fail(e_->call, e_->ctx->rank(), "start while the previous transfer is still running");
+  if (e_->running)
+    detail::fail(e_->call, e_->ctx->rank(), "start while the previous transfer is still running");
   e_->ctx->check_alive(e_->call);
   e_->start();
 }
@@ -239,11 +250,13 @@ std::shared_ptr<const redistribution_plan> persistent_transfer::plan() const {
 tasks::tasks(const world& w, const std::vector<int>& sizes) : w_(w) {
   long long sum = 0;
   for (std::size_t t = 0; t < sizes.size(); ++t) {
-    if (sizes[t] < 1) detail::fail("tasks", w.rank(), "task ", t, " has size ", sizes[t], " (must be >= 1)");
+    if (sizes[t] < 1)
+      detail::fail("tasks", w.rank(), "task ", t, " has size ", sizes[t], " (must be >= 1)");
     sum += sizes[t];
   }
   if (sum != w.size())
-    detail::fail("tasks", w.rank(), "task sizes sum to ", sum, ", the world has ", w.size(), " ranks");
+    detail::fail("tasks", w.rank(), "task sizes sum to ", sum, ", the world has ", w.size(),
+                 " ranks");
   std::vector<std::vector<int>> members(sizes.size());
   int r = 0;
   for (std::size_t t = 0; t < sizes.size(); ++t)
@@ -282,8 +295,8 @@ void tasks::check_task(const char* call, int t) const {
 }
 
 array_request tasks::start(const detail::layout_desc& d, const cairn::group& g, std::size_t elem,
-                           void* data, bool sending, int peer, int tag,
-                           const transfer_options& o, const char* call) {
+                           void* data, bool sending, int peer, int tag, const transfer_options& o,
+                           const char* call) {
   return detail::start_prepared(prepare(d, g, elem, data, sending, peer, tag, o, call));
 }
 

@@ -36,7 +36,8 @@ schedule plan_allgather_recursive_doubling(int p, int me, std::size_t block) {
     s.begin_round();
     for (int c = 0; c < p2; ++c) {
       s.copy({slot::temp, sz(c) * unit}, {slot::output, sz(c) * block}, block);
-      if (c < extra) s.copy({slot::temp, sz(c) * unit + block}, {slot::output, sz(c + p2) * block}, block);
+      if (c < extra)
+        s.copy({slot::temp, sz(c) * unit + block}, {slot::output, sz(c + p2) * block}, block);
     }
     if (me < extra) s.send(me + p2, {slot::output, 0}, sz(p) * block);
   }

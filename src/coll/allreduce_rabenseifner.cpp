@@ -16,7 +16,8 @@ schedule plan_allreduce_rabenseifner(int p, int me, std::size_t bytes, std::size
   // Every part runs, even when empty: the messages do not depend on the count, so a count that
   // differs across ranks is reported by a receiver instead of leaving ranks waiting.
   // In place (input = output) is safe: the input is read only before the allgather writes.
-  append(s, plan_reduce_scatter_block_recursive_halving(p, me, per), {{slot::input, 0}, reduced, scratch});
+  append(s, plan_reduce_scatter_block_recursive_halving(p, me, per),
+         {{slot::input, 0}, reduced, scratch});
   append(s, plan_allgather_recursive_doubling(p, me, per), {reduced, {slot::output, 0}, scratch});
   append(s, plan_allreduce_recursive_doubling(p, me, bytes - main, elem, commutative),
          {{slot::input, main}, {slot::output, main}, scratch});

@@ -4,7 +4,8 @@ namespace cairn::coll {
 
 schedule plan_allreduce_recursive_doubling(int p, int me, std::size_t bytes, std::size_t,
                                            bool commutative) {
-  schedule s(commutative ? "allreduce/recursive_doubling" : "allreduce/recursive_doubling_ordered", p, me);
+  schedule s(commutative ? "allreduce/recursive_doubling" : "allreduce/recursive_doubling_ordered",
+             p, me);
   s.temp_bytes = bytes;
   const region out{slot::output, 0}, tmp{slot::temp, 0}, in{slot::input, 0};
   int p2 = 1;
@@ -16,14 +17,16 @@ schedule plan_allreduce_recursive_doubling(int p, int me, std::size_t bytes, std
   int v = -1, partner = -1;
   bool partner_left = false;
   if (commutative) {  // Aspen: ranks p2.. send to rank - p2
-    if (me >= p2) partner = me - p2;
+    if (me >= p2)
+      partner = me - p2;
     else {
       v = me;
       if (me < extra) partner = me + p2;
     }
   } else {  // adjacent pairs keep rank order: 2i folds into 2i+1
     if (me < 2 * extra) {
-      if (me % 2 == 0) partner = me + 1;
+      if (me % 2 == 0)
+        partner = me + 1;
       else {
         v = me / 2;
         partner = me - 1;

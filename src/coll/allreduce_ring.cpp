@@ -16,7 +16,9 @@ schedule plan_allreduce_ring(int p, int me, std::size_t bytes, std::size_t elem)
   for (int c = 0; c < p; ++c)
     off[static_cast<std::size_t>(c) + 1] =
         off[static_cast<std::size_t>(c)] +
-        (count / static_cast<std::size_t>(p) + (static_cast<std::size_t>(c) < count % static_cast<std::size_t>(p) ? 1 : 0)) * elem;
+        (count / static_cast<std::size_t>(p) +
+         (static_cast<std::size_t>(c) < count % static_cast<std::size_t>(p) ? 1 : 0)) *
+            elem;
   auto chunk = [&](int c) { return ((c % p) + p) % p; };
   auto at = [&](int c) { return off[static_cast<std::size_t>(chunk(c))]; };
   auto len = [&](int c) { return off[static_cast<std::size_t>(chunk(c)) + 1] - at(c); };

@@ -20,7 +20,9 @@ struct slot_map {
 /// `m`, and grows `whole`'s scratch to hold the part's scratch where `m.temp` puts it.
 inline void append(schedule& whole, const schedule& part, const slot_map& m) {
   auto remap = [&](const region& r) {
-    const region& base = r.slot == slot::input ? m.input : r.slot == slot::output ? m.output : m.temp;
+    const region& base = r.slot == slot::input    ? m.input
+                         : r.slot == slot::output ? m.output
+                                                  : m.temp;
     return region{base.slot, base.offset + r.offset};
   };
   for (std::size_t k = 0; k < part.rounds(); ++k) {
@@ -33,7 +35,8 @@ inline void append(schedule& whole, const schedule& part, const slot_map& m) {
       whole.add(st);
     }
   }
-  if (m.temp.slot == slot::temp) whole.temp_bytes = std::max(whole.temp_bytes, m.temp.offset + part.temp_bytes);
+  if (m.temp.slot == slot::temp)
+    whole.temp_bytes = std::max(whole.temp_bytes, m.temp.offset + part.temp_bytes);
 }
 
 }  // namespace cairn::coll

@@ -13,7 +13,8 @@ schedule plan_count_check_dissemination(int p, int me, std::size_t bytes, int ro
   // maximum over all ranks, and all reach the same verdict.
   for (int d = 1; d < p; d <<= 1) {
     s.begin_round();
-    if (d > 1) s.add({step_kind::signature_combine, -1, theirs, mine, signature_record_bytes, false});
+    if (d > 1)
+      s.add({step_kind::signature_combine, -1, theirs, mine, signature_record_bytes, false});
     s.send((me + d) % p, mine, signature_record_bytes);
     s.recv((me - d + p) % p, theirs, signature_record_bytes);
   }

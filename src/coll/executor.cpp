@@ -77,15 +77,22 @@ bool signature_step(coll_exec& e, const coll::step& st) {
   std::memcpy(&to, e.at(st.to), sizeof to);
   if (st.kind == coll::step_kind::signature) {
     const signature mine{st.bytes, static_cast<std::uint64_t>(static_cast<std::int64_t>(st.peer)),
-                         plan_fingerprint(e.plan->name), static_cast<std::uint64_t>(e.plan->group_rank)};
+                         plan_fingerprint(e.plan->name),
+                         static_cast<std::uint64_t>(e.plan->group_rank)};
     to = {mine, mine};
   } else if (st.kind == coll::step_kind::signature_combine) {
     signature_record from;
     std::memcpy(&from, e.at(st.from), sizeof from);
-    if (from.min.key() < to.min.key() || (from.min.key() == to.min.key() && from.min.rank < to.min.rank)) to.min = from.min;
-    if (from.max.key() > to.max.key() || (from.max.key() == to.max.key() && from.max.rank < to.max.rank)) to.max = from.max;
+    if (from.min.key() < to.min.key() ||
+        (from.min.key() == to.min.key() && from.min.rank < to.min.rank))
+      to.min = from.min;
+    if (from.max.key() > to.max.key() ||
+        (from.max.key() == to.max.key() && from.max.rank < to.max.rank))
+      to.max = from.max;
   } else if (to.min.key() != to.max.key()) {  // signature_verify
-    auto world = [&](std::uint64_t r) { return e.members->world_ranks[static_cast<std::size_t>(r)]; };
+    auto world = [&](std::uint64_t r) {
+      return e.members->world_ranks[static_cast<std::size_t>(r)];
+    };
     auto root = [](std::uint64_t r) { return static_cast<std::int64_t>(r); };
     std::ostringstream os;
     os << "ranks disagree on the call (CAIRN_COLL_CHECK): rank " << world(to.min.rank) << " passes "
@@ -124,8 +131,8 @@ std::uint64_t plan_fingerprint(const std::string& name) noexcept {  // FNV-1a
 namespace {
 // A running collective's state for `plan` on `members`, numbered `seq` there.
 coll_exec* bind_exec(rank_context& ctx, std::shared_ptr<const group_members> members,
-                     std::shared_ptr<const coll::schedule> plan, const void* in, void* out, op_binding op,
-                     std::uint32_t seq) {
+                     std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
+                     op_binding op, std::uint32_t seq) {
   coll_exec* e = pool.take();
   e->plan = std::move(plan);
   e->members = std::move(members);
@@ -141,9 +148,8 @@ coll_exec* bind_exec(rank_context& ctx, std::shared_ptr<const group_members> mem
 }
 }  // namespace
 
-request start_schedule(coll_target t, const char* call,
-                       std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
-                       op_binding op) {
+request start_schedule(coll_target t, const char* call, std::shared_ptr<const coll::schedule> plan,
+                       const void* in, void* out, op_binding op) {
   rank_context& ctx = *t.ctx;
   rank_entry guard(ctx);
   const std::uint32_t seq = ctx.next_coll_seq(t.members->id);
@@ -158,8 +164,8 @@ request start_schedule(coll_target t, const char* call,
 
 bool continue_as_schedule(rank_context& ctx, request_state* s, board_call& gate,
                           std::shared_ptr<const group_members> members, std::uint32_t seq) {
-  coll_exec* e =
-      bind_exec(ctx, std::move(members), std::move(gate.then), gate.in, gate.out, std::move(gate.op), seq);
+  coll_exec* e = bind_exec(ctx, std::move(members), std::move(gate.then), gate.in, gate.out,
+                           std::move(gate.op), seq);
   e->after_gate = true;
   s->phase = 0;
   s->tag = e->tag;
@@ -193,7 +199,8 @@ bool coll_advance(rank_context& ctx, request_state* s) {
     // After an error the schedule still runs to its end, so that peers waiting for this
     // rank's later messages are not left hanging; the error is raised by wait().
     if (e.next_round == e.plan->rounds()) {
-      if (e.after_gate) [[unlikely]] board_take_deferred(ctx, e.error);
+      if (e.after_gate) [[unlikely]]
+        board_take_deferred(ctx, e.error);
       s->done.store(1, std::memory_order_release);  // request::ready() may look from outside
       ctx.note_progress();
       return true;
@@ -211,10 +218,13 @@ bool coll_advance(rank_context& ctx, request_state* s) {
         // Scratch and user buffers may overlap only in place; distinct buffers avoid memmove's
         // slow case (see copy_bytes).
         if (from == to || !st.bytes) continue;
-        if (to + st.bytes <= from || from + st.bytes <= to) copy_bytes(to, from, st.bytes);
-        else std::memmove(to, from, st.bytes);
+        if (to + st.bytes <= from || from + st.bytes <= to)
+          copy_bytes(to, from, st.bytes);
+        else
+          std::memmove(to, from, st.bytes);
       } else if (st.kind == coll::step_kind::reduce && st.bytes) {
-        e.op.combine(e.op.op.get(), e.at(st.from), e.at(st.to), st.bytes / e.op.elem, st.from_is_left);
+        e.op.combine(e.op.op.get(), e.at(st.from), e.at(st.to), st.bytes / e.op.elem,
+                     st.from_is_left);
       }
     }
     if (verdict_failed) {  // every rank reached the same verdict: all end here, nothing sent

@@ -18,9 +18,8 @@ struct board_call;
 struct group_members;
 
 /// Starts `plan` on the group of `t` with the given buffers; returns its request.
-request start_schedule(coll_target t, const char* call,
-                       std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
-                       op_binding op);
+request start_schedule(coll_target t, const char* call, std::shared_ptr<const coll::schedule> plan,
+                       const void* in, void* out, op_binding op);
 
 /// Turns the request `s` of board gate `gate` whose signatures agreed (prepared::gate) into its
 /// running schedule, numbered `seq` on `members`, and advances it; true when complete. Takes

@@ -7,7 +7,8 @@ schedule plan_in_place_copy(const schedule& plan, std::size_t in_bytes) {
   bool reads = false, writes = false;
   for (const step& st : plan.steps) {
     reads = reads || st.from.slot == slot::input;
-    const bool writes_to = st.kind == step_kind::recv || st.kind == step_kind::copy || st.kind == step_kind::reduce;
+    const bool writes_to =
+        st.kind == step_kind::recv || st.kind == step_kind::copy || st.kind == step_kind::reduce;
     writes = writes || (writes_to && st.to.slot == slot::output);
   }
   if (!reads || !writes) return plan;

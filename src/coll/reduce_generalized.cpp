@@ -16,7 +16,8 @@ void check_shape(const generalized_shape& s) {
     throw std::invalid_argument("generalized reduce: participants outside [1, group size]");
   for (int r = s.participants; r < n; ++r)
     if (!s.receives[static_cast<std::size_t>(r)])
-      throw std::invalid_argument("generalized reduce: a group member that neither participates nor receives");
+      throw std::invalid_argument(
+          "generalized reduce: a group member that neither participates nor receives");
   if (std::find(s.receives.begin(), s.receives.end(), true) == s.receives.end())
     throw std::invalid_argument("generalized reduce: no receiver");
 }
@@ -62,9 +63,11 @@ class builder {
       g_.auxiliaries = true;
       const int aux = 2 * rho - np;  // <= |R_np| here (see the header)
       std::vector<int> cand = others;
-      if (lb_) std::stable_sort(cand.begin(), cand.end(), [&](int a, int b) { return load(a) < load(b); });
+      if (lb_)
+        std::stable_sort(cand.begin(), cand.end(), [&](int a, int b) { return load(a) < load(b); });
       std::vector<bool> is_aux(static_cast<std::size_t>(n), false);
-      for (int i = 0; i < aux; ++i) is_aux[static_cast<std::size_t>(cand[static_cast<std::size_t>(i)])] = true;
+      for (int i = 0; i < aux; ++i)
+        is_aux[static_cast<std::size_t>(cand[static_cast<std::size_t>(i)])] = true;
       slot = pos;
       for (int i = 0; i < aux; ++i) slot.push_back(cand[static_cast<std::size_t>(i)]);
       for (int r : others)
@@ -119,8 +122,11 @@ class builder {
       std::vector<int> extra;
       for (int v : slot)
         if (!receives(v)) extra.push_back(v);
-      if (lb_) std::stable_sort(extra.begin(), extra.end(), [&](int a, int b) { return load(a) < load(b); });
-      for (int i = 0; i < sources - holders; ++i) holds[static_cast<std::size_t>(at(extra, i))] = true;
+      if (lb_)
+        std::stable_sort(extra.begin(), extra.end(),
+                         [&](int a, int b) { return load(a) < load(b); });
+      for (int i = 0; i < sources - holders; ++i)
+        holds[static_cast<std::size_t>(at(extra, i))] = true;
     }
 
     // Butterfly in each block, then only the links whose value is used: backwards from the
@@ -142,7 +148,9 @@ class builder {
     }
     std::vector<bool> live = holds;
     for (auto st = tail.rbegin(); st != tail.rend(); ++st) {
-      std::erase_if(*st, [&](const generalized_transfer& t) { return !live[static_cast<std::size_t>(t.to)]; });
+      std::erase_if(*st, [&](const generalized_transfer& t) {
+        return !live[static_cast<std::size_t>(t.to)];
+      });
       for (const auto& t : *st) live[static_cast<std::size_t>(t.from)] = true;
     }
     for (auto& st : tail) {
@@ -180,7 +188,9 @@ class builder {
  private:
   static int at(const std::vector<int>& v, int i) { return v[static_cast<std::size_t>(i)]; }
   bool receives(int r) const { return s_.receives[static_cast<std::size_t>(r)]; }
-  int load(int r) const { return in_[static_cast<std::size_t>(r)] + out_[static_cast<std::size_t>(r)]; }
+  int load(int r) const {
+    return in_[static_cast<std::size_t>(r)] + out_[static_cast<std::size_t>(r)];
+  }
   void open_stage() { g_.stages.emplace_back(); }
   void link(int from, int to, bool combine) {
     g_.stages.back().push_back({from, to, combine});
@@ -219,28 +229,34 @@ generalized_graph graph_reduce_generalized(const generalized_shape& shape, bool 
 }
 
 schedule plan_reduce_generalized(const generalized_shape& shape, int me, std::size_t bytes,
-                                 bool commutative, bool load_balance, const generalized_load* prior) {
+                                 bool commutative, bool load_balance,
+                                 const generalized_load* prior) {
   if (!commutative)
     throw std::invalid_argument("generalized reduce: the butterfly needs a commutative operation");
-  return plan_reduce_generalized(graph_reduce_generalized(shape, load_balance, prior), shape, me, bytes,
-                                 load_balance);
+  return plan_reduce_generalized(graph_reduce_generalized(shape, load_balance, prior), shape, me,
+                                 bytes, load_balance);
 }
 
 generalized_graph deliver_directly(generalized_graph graph, const generalized_shape& shape) {
   check_shape(shape);
   auto& st = graph.stages;
-  const auto involves = [](const generalized_transfer& t, int r) { return t.from == r || t.to == r; };
+  const auto involves = [](const generalized_transfer& t, int r) {
+    return t.from == r || t.to == r;
+  };
   const auto edges_of = [&](std::size_t k, int r) {
-    return std::count_if(st[k].begin(), st[k].end(), [&](const generalized_transfer& t) { return involves(t, r); });
+    return std::count_if(st[k].begin(), st[k].end(),
+                         [&](const generalized_transfer& t) { return involves(t, r); });
   };
   for (std::size_t k = 1; k < st.size(); ++k) {
     for (std::size_t i = 0; i < st[k].size();) {
       const generalized_transfer e = st[k][i];
       const int h = e.from, t = e.to;
-      bool fuse = !e.combine && !shape.receives[static_cast<std::size_t>(h)] && t >= shape.participants &&
-                  edges_of(k, h) == 1;
-      for (std::size_t j = k + 1; fuse && j < st.size(); ++j) fuse = edges_of(j, h) == 0;  // h only forwards
-      for (std::size_t j = 0; fuse && j < k; ++j) fuse = edges_of(j, t) == 0;  // t is free until now
+      bool fuse = !e.combine && !shape.receives[static_cast<std::size_t>(h)] &&
+                  t >= shape.participants && edges_of(k, h) == 1;
+      for (std::size_t j = k + 1; fuse && j < st.size(); ++j)
+        fuse = edges_of(j, h) == 0;  // h only forwards
+      for (std::size_t j = 0; fuse && j < k; ++j)
+        fuse = edges_of(j, t) == 0;          // t is free until now
       generalized_transfer* last = nullptr;  // h's one edge in stage k - 1: its last operand
       if (fuse && edges_of(k - 1, h) == 1)
         for (auto& f : st[k - 1])
@@ -260,12 +276,13 @@ generalized_graph deliver_directly(generalized_graph graph, const generalized_sh
   return graph;
 }
 
-schedule plan_reduce_generalized(const generalized_graph& graph, const generalized_shape& shape, int me,
-                                 std::size_t bytes, bool load_balance) {
+schedule plan_reduce_generalized(const generalized_graph& graph, const generalized_shape& shape,
+                                 int me, std::size_t bytes, bool load_balance) {
   check_shape(shape);
   const int n = static_cast<int>(shape.receives.size());
   if (me < 0 || me >= n) throw std::invalid_argument("generalized reduce: rank outside the group");
-  std::string name = load_balance ? "reduce_generalized/aspen_balanced" : "reduce_generalized/aspen";
+  std::string name =
+      load_balance ? "reduce_generalized/aspen_balanced" : "reduce_generalized/aspen";
   if (graph.direct) name += "_direct";
   schedule s(std::move(name), n, me);
   const bool participant = me < shape.participants;
@@ -301,15 +318,18 @@ schedule plan_reduce_generalized(const generalized_graph& graph, const generaliz
     s.begin_round();
     settle();
     if (send) {
-      if (!has_value) throw std::logic_error("generalized reduce: a rank sends before it holds a value");
+      if (!has_value)
+        throw std::logic_error("generalized reduce: a rank sends before it holds a value");
       s.send(send->to, in_acc ? acc : in, bytes);
     }
-    if (sets.size() > 1) throw std::logic_error("generalized reduce: a rank gets two values in one stage");
+    if (sets.size() > 1)
+      throw std::logic_error("generalized reduce: a rank gets two values in one stage");
     if (!sets.empty()) {
       // (A folded receiver gets the result after giving its input away.) The accumulator is not
       // being sent this round: the graph never sends from and delivers a whole value to the
       // same rank in one stage.
-      if (send || first_in_acc || pending) throw std::logic_error("generalized reduce: a value received while in use");
+      if (send || first_in_acc || pending)
+        throw std::logic_error("generalized reduce: a value received while in use");
       s.recv(sets.front()->from, acc, bytes);
       has_value = in_acc = true;
     }

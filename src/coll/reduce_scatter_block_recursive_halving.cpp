@@ -49,7 +49,8 @@ schedule plan_reduce_scatter_block_recursive_halving(int p, int me, std::size_t 
     return r;
   };
   std::vector<std::size_t> off(sz(p2) + 1, 0);  // byte offset of each position in scratch
-  for (int pos = 0; pos < p2; ++pos) off[sz(pos) + 1] = off[sz(pos)] + sz(group_blocks(rev(pos))) * block;
+  for (int pos = 0; pos < p2; ++pos)
+    off[sz(pos) + 1] = off[sz(pos)] + sz(group_blocks(rev(pos))) * block;
   auto acc = [&](int pos) { return region{slot::temp, off[sz(pos)]}; };
   // Scratch: [accumulator: all p blocks][receive area: the folded input, then halves].
   const region recv_area{slot::temp, sz(p) * block};

@@ -5,7 +5,9 @@ namespace cairn::coll {
 schedule plan_reduce_scatter_block_ring(int p, int me, std::size_t block, bool in_place) {
   schedule s("reduce_scatter_block/ring", p, me);
   const region out{slot::output, 0};
-  auto in = [&](int b) { return region{slot::input, static_cast<std::size_t>(((b % p) + p) % p) * block}; };
+  auto in = [&](int b) {
+    return region{slot::input, static_cast<std::size_t>(((b % p) + p) % p) * block};
+  };
   if (p == 1) {
     s.copy(in(0), out, block);
     return s;

@@ -23,7 +23,8 @@ schedule plan_reduce_scatter_pairwise(int p, int me, const std::vector<std::size
   // rank order for any associative operation.
   s.begin_round();
   s.copy(held(p - 1), {slot::output, 0}, mine);
-  for (int r = p - 2; r >= 0; --r) s.reduce(held(r), {slot::output, 0}, mine, /*from_is_left=*/true);
+  for (int r = p - 2; r >= 0; --r)
+    s.reduce(held(r), {slot::output, 0}, mine, /*from_is_left=*/true);
   return s;
 }
 

@@ -28,7 +28,8 @@ schedule plan_scatter_binomial(int p, int me, int root, std::size_t block) {
     s.begin_round();
     s.copy({slot::temp, 0}, out, block);
     for (int m = mask >> 1; m > 0; m >>= 1)
-      if (v + m < p) s.send(real(v + m), {slot::temp, sz(m) * block}, sz(std::min(m, p - v - m)) * block);
+      if (v + m < p)
+        s.send(real(v + m), {slot::temp, sz(m) * block}, sz(std::min(m, p - v - m)) * block);
     return s;
   }
 

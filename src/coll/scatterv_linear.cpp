@@ -3,7 +3,8 @@
 namespace cairn::coll {
 
 schedule plan_scatterv_linear(int p, int me, int root, const std::vector<std::size_t>& send_bytes,
-                              const std::vector<std::size_t>& send_offsets, std::size_t recv_bytes) {
+                              const std::vector<std::size_t>& send_offsets,
+                              std::size_t recv_bytes) {
   schedule s("scatterv/linear", p, me);
   if (me != root) {
     s.recv(root, {slot::output, 0}, recv_bytes);

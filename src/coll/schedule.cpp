@@ -55,14 +55,25 @@ std::ostream& operator<<(std::ostream& os, const schedule& s) {
     for (std::size_t i = first; i < last; ++i) {
       const step& st = s.steps[i];
       switch (st.kind) {
-        case step_kind::send: os << " send(" << st.from << " -> " << st.peer << ", " << st.bytes << "B)"; break;
-        case step_kind::recv: os << " recv(" << st.peer << " -> " << st.to << ", " << st.bytes << "B)"; break;
-        case step_kind::reduce:
-          os << " reduce(" << st.from << (st.from_is_left ? " op " : " into ") << st.to << ", " << st.bytes << "B)";
+        case step_kind::send:
+          os << " send(" << st.from << " -> " << st.peer << ", " << st.bytes << "B)";
           break;
-        case step_kind::copy: os << " copy(" << st.from << " -> " << st.to << ", " << st.bytes << "B)"; break;
-        case step_kind::signature: os << " signature(" << st.bytes << "B, root " << st.peer << " -> " << st.to << ")"; break;
-        case step_kind::signature_combine: os << " signature_combine(" << st.from << " into " << st.to << ")"; break;
+        case step_kind::recv:
+          os << " recv(" << st.peer << " -> " << st.to << ", " << st.bytes << "B)";
+          break;
+        case step_kind::reduce:
+          os << " reduce(" << st.from << (st.from_is_left ? " op " : " into ") << st.to << ", "
+             << st.bytes << "B)";
+          break;
+        case step_kind::copy:
+          os << " copy(" << st.from << " -> " << st.to << ", " << st.bytes << "B)";
+          break;
+        case step_kind::signature:
+          os << " signature(" << st.bytes << "B, root " << st.peer << " -> " << st.to << ")";
+          break;
+        case step_kind::signature_combine:
+          os << " signature_combine(" << st.from << " into " << st.to << ")";
+          break;
         case step_kind::signature_verify: os << " signature_verify(" << st.to << ")"; break;
       }
     }

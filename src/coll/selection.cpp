@@ -16,7 +16,9 @@ const std::vector<collective_algorithms>& algorithm_catalog() {
       {"barrier", {"dissemination", "shared_memory"}, "-"},
       {"bcast", {"binomial", "scatter_allgather", "shared_memory"}, "buffer bytes"},
       {"reduce", {"binomial", "reduce_scatter_gather", "shared_memory"}, "buffer bytes"},
-      {"allreduce", {"recursive_doubling", "ring", "rabenseifner", "shared_memory"}, "buffer bytes"},
+      {"allreduce",
+       {"recursive_doubling", "ring", "rabenseifner", "shared_memory"},
+       "buffer bytes"},
       {"gather", {"binomial"}, "block bytes"},
       {"scatter", {"binomial"}, "block bytes"},
       {"allgather", {"ring", "bruck", "recursive_doubling"}, "gathered bytes (ranks x block)"},
@@ -36,21 +38,29 @@ const std::vector<collective_algorithms>& algorithm_catalog() {
 std::vector<std::string> default_selection() {
   return {
       "barrier: shared_memory on a group of one node; dissemination otherwise",
-      "bcast, reduce, allreduce: shared_memory on a group of one node (through the board up to 16384 "
-      "bytes, straight between the buffers beyond where ranks can copy across processes); otherwise:",
+      "bcast, reduce, allreduce: shared_memory on a group of one node (through the board up to "
+      "16384 "
+      "bytes, straight between the buffers beyond where ranks can copy across processes); "
+      "otherwise:",
       "bcast: binomial; scatter_allgather from 524288 bytes on more than 2 ranks",
-      "reduce: binomial; reduce_scatter_gather from 524288 bytes on more than 2 ranks (count >= ranks)",
-      "allreduce: recursive_doubling; rabenseifner from 65536 bytes (count >= ranks); ring from 262144 "
+      "reduce: binomial; reduce_scatter_gather from 524288 bytes on more than 2 ranks (count >= "
+      "ranks)",
+      "allreduce: recursive_doubling; rabenseifner from 65536 bytes (count >= ranks); ring from "
+      "262144 "
       "bytes for commutative operations on more than 2 ranks",
       "gather, scatter: binomial",
-      "allgather: recursive_doubling (powers of two) or bruck below 65536 gathered bytes; ring from 65536",
+      "allgather: recursive_doubling (powers of two) or bruck below 65536 gathered bytes; ring "
+      "from 65536",
       "alltoall: bruck for blocks up to 256 bytes on more than 4 ranks; pairwise otherwise",
-      "reduce_scatter_block: ring from 262144 input bytes for commutative operations on more than 2 "
+      "reduce_scatter_block: ring from 262144 input bytes for commutative operations on more than "
+      "2 "
       "ranks; recursive_halving otherwise",
       "scan, exscan: recursive_doubling",
       "gatherv, scatterv: linear; allgatherv: ring; alltoallv, reduce_scatter: pairwise",
-      "generalized reduce: shared_memory on one node without load balancing (past 16384 bytes where "
-      "ranks copy straight between buffers); butterfly otherwise (generalized_reduce_options::algorithm)",
+      "generalized reduce: shared_memory on one node without load balancing (past 16384 bytes "
+      "where "
+      "ranks copy straight between buffers); butterfly otherwise "
+      "(generalized_reduce_options::algorithm)",
   };
 }
 
@@ -65,7 +75,9 @@ std::size_t parse_size(std::string_view entry, std::string_view s, std::size_t f
   std::size_t scale = 1;
   const char last = static_cast<char>(std::tolower(static_cast<unsigned char>(s.back())));
   if (last == 'k' || last == 'm' || last == 'g') {
-    scale = last == 'k' ? std::size_t{1} << 10 : last == 'm' ? std::size_t{1} << 20 : std::size_t{1} << 30;
+    scale = last == 'k'   ? std::size_t{1} << 10
+            : last == 'm' ? std::size_t{1} << 20
+                          : std::size_t{1} << 30;
     s.remove_suffix(1);
   }
   if (s.empty()) bad(entry, "size has no digits");
@@ -111,13 +123,16 @@ std::vector<selection_rule> parse_selection(std::string_view spec) {
       known = known || a == r.algorithm;
       names += (names.empty() ? "" : ", ") + a;
     }
-    if (!known) bad(entry, "unknown algorithm '" + r.algorithm + "' for " + r.collective + " (known: " + names + ")");
+    if (!known)
+      bad(entry, "unknown algorithm '" + r.algorithm + "' for " + r.collective +
+                     " (known: " + names + ")");
     if (at != std::string_view::npos) {
       const std::string_view range = trim(rest.substr(at + 1));
       const std::size_t dash = range.find('-');
       if (dash == std::string_view::npos) bad(entry, "expected a range min-max after '@'");
       r.min_bytes = parse_size(entry, trim(range.substr(0, dash)), 0);
-      r.max_bytes = parse_size(entry, trim(range.substr(dash + 1)), std::numeric_limits<std::size_t>::max());
+      r.max_bytes =
+          parse_size(entry, trim(range.substr(dash + 1)), std::numeric_limits<std::size_t>::max());
       if (r.min_bytes > r.max_bytes) bad(entry, "empty range (min > max)");
     }
     rules.push_back(std::move(r));
@@ -150,7 +165,8 @@ const parsed_environment& environment() {
         if (cat[c].collective == r.collective)
           for (std::size_t a = 0; a < cat[c].algorithms.size(); ++a)
             if (cat[c].algorithms[a] == r.algorithm)
-              p.resolved.push_back({static_cast<detail::coll_id>(c), static_cast<int>(a) + 1, r.min_bytes, r.max_bytes});
+              p.resolved.push_back({static_cast<detail::coll_id>(c), static_cast<int>(a) + 1,
+                                    r.min_bytes, r.max_bytes});
     return p;
   }();
   if (!parsed.failure.empty()) throw error(parsed.failure);

@@ -10,8 +10,22 @@ namespace cairn::detail {
 
 /// Collectives in the order of coll::algorithm_catalog().
 enum class coll_id : int {
-  barrier, bcast, reduce, allreduce, gather, scatter, allgather, alltoall, reduce_scatter_block,
-  scan, exscan, gatherv, scatterv, allgatherv, alltoallv, reduce_scatter,
+  barrier,
+  bcast,
+  reduce,
+  allreduce,
+  gather,
+  scatter,
+  allgather,
+  alltoall,
+  reduce_scatter_block,
+  scan,
+  exscan,
+  gatherv,
+  scatterv,
+  allgatherv,
+  alltoallv,
+  reduce_scatter,
 };
 
 /// A rule with its collective and algorithm resolved (algorithm = enum value, 1-based).

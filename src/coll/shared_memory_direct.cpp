@@ -51,27 +51,30 @@ std::byte* at_least(std::vector<std::byte>& v, std::size_t bytes) {
 
 // Copies `bytes` between this rank's `local` and another world rank w's `remote` (a write if
 // `write`); 0 or an errno.
-int copy_peer(rank_context& ctx, int w, std::byte* local, std::uint64_t remote, std::size_t bytes, bool write) {
+int copy_peer(rank_context& ctx, int w, std::byte* local, std::uint64_t remote, std::size_t bytes,
+              bool write) {
   if (!bytes) return 0;
   auto* r = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(remote));
   if (ctx.engine() == cairn::engine::threads) {
-    if (write) copy_bytes(r, local, bytes);
-    else copy_bytes(local, r, bytes);
+    if (write)
+      copy_bytes(r, local, bytes);
+    else
+      copy_bytes(local, r, bytes);
     return 0;
   }
   return cross_memory_copy(ctx.tp().peer_pid(w), local, r, bytes, write);
 }
 
 std::string copy_error(int w, int err, bool write) {
-  return std::string("could not ") + (write ? "write into" : "read from") + " rank " + std::to_string(w) +
-         "'s buffer (cross-memory copy: " + std::strerror(err) + ")";
+  return std::string("could not ") + (write ? "write into" : "read from") + " rank " +
+         std::to_string(w) + "'s buffer (cross-memory copy: " + std::strerror(err) + ")";
 }
 
 // Reduce, allreduce and the generalized reduce: this member's segment of every input (of the
 // participants'), combined in group order, into the root's output (reduce), every output
 // (allreduce) or the receivers' (generalized).
-std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<const int> members, int me,
-                           std::span<const direct_buffers> bufs) {
+std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<const int> members,
+                           int me, std::span<const direct_buffers> bufs) {
   const std::size_t n = members.size(), elem = e.op.elem, count = e.bytes / elem;
   const std::size_t first = count * static_cast<std::size_t>(me) / n,
                     last = count * static_cast<std::size_t>(me + 1) / n;
@@ -82,7 +85,8 @@ std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<con
   const std::size_t operands = generalized ? static_cast<std::size_t>(e.participants) : n;
   // Whether group rank q receives the result.
   auto receives = [&](std::size_t q) {
-    if (generalized) return std::binary_search(e.receivers->begin(), e.receivers->end(), members[q]);
+    if (generalized)
+      return std::binary_search(e.receivers->begin(), e.receivers->end(), members[q]);
     return e.kind == board_collective::allreduce || static_cast<int>(q) == e.root;
   };
   // Accumulate in this rank's own output where it receives one and it is not its input.
@@ -96,8 +100,10 @@ std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<con
     } else if (threads) {
       operand = reinterpret_cast<const std::byte*>(static_cast<std::uintptr_t>(bufs[q].in)) + off;
     } else {
-      std::byte* to = q == 0 ? acc : at_least(peer_segment, seg);  // the first operand lands in place
-      if (const int err = copy_peer(ctx, w, to, bufs[q].in + off, seg, false)) return copy_error(w, err, false);
+      std::byte* to =
+          q == 0 ? acc : at_least(peer_segment, seg);  // the first operand lands in place
+      if (const int err = copy_peer(ctx, w, to, bufs[q].in + off, seg, false))
+        return copy_error(w, err, false);
       operand = to;
     }
     if (q == 0) {
@@ -124,16 +130,17 @@ std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<con
 
 bool board_moves_direct(board_collective kind, std::size_t bytes) noexcept {
   return bytes > node_board::payload_max &&
-         (kind == board_collective::bcast || kind == board_collective::reduce || kind == board_collective::allreduce ||
-          kind == board_collective::reduce_generalized);
+         (kind == board_collective::bcast || kind == board_collective::reduce ||
+          kind == board_collective::allreduce || kind == board_collective::reduce_generalized);
 }
 
-std::string move_direct(rank_context& ctx, const board_call& e, std::span<const int> members, int me,
-                        std::span<const direct_buffers> bufs) {
+std::string move_direct(rank_context& ctx, const board_call& e, std::span<const int> members,
+                        int me, std::span<const direct_buffers> bufs) {
   if (e.kind != board_collective::bcast) return reduce_segment(ctx, e, members, me, bufs);
   if (me == e.root) return {};
   const int w = members[static_cast<std::size_t>(e.root)];
-  if (const int err = copy_peer(ctx, w, e.out, bufs[static_cast<std::size_t>(e.root)].in, e.bytes, false))
+  if (const int err =
+          copy_peer(ctx, w, e.out, bufs[static_cast<std::size_t>(e.root)].in, e.bytes, false))
     return copy_error(w, err, false);
   return {};
 }

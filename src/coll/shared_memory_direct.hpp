@@ -22,7 +22,8 @@ struct direct_buffers {
 
 /// Writes the buffers of `e` into a slot's payload (what a direct collective publishes).
 inline void publish_buffers(std::byte* payload, const board_call& e) noexcept {
-  const direct_buffers b{reinterpret_cast<std::uintptr_t>(e.in), reinterpret_cast<std::uintptr_t>(e.out)};
+  const direct_buffers b{reinterpret_cast<std::uintptr_t>(e.in),
+                         reinterpret_cast<std::uintptr_t>(e.out)};
   std::memcpy(payload, &b, sizeof b);
 }
 /// The buffers a direct collective published in a slot's payload.
@@ -41,7 +42,7 @@ bool board_moves_direct(board_collective kind, std::size_t bytes) noexcept;
 /// `root` (e.root) group ranks, `bufs[q]` member q's buffers. Returns an error text, empty if
 /// every byte moved. The caller must not let the collective complete on any member before
 /// every member returned from this (their buffers are read and written until then).
-std::string move_direct(rank_context& ctx, const board_call& e, std::span<const int> members, int me,
-                        std::span<const direct_buffers> bufs);
+std::string move_direct(rank_context& ctx, const board_call& e, std::span<const int> members,
+                        int me, std::span<const direct_buffers> bufs);
 
 }  // namespace cairn::detail

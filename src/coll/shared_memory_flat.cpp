@@ -65,16 +65,17 @@ static_assert(node_board::payload_max == 16384, "board_refusal names the limit")
 // One board collective in flight.
 struct board_exec : board_call {
   std::uint64_t seq = 0;
-  bool direct = false;     // moves data between the buffers (shared_memory_direct.cpp)
+  bool direct = false;  // moves data between the buffers (shared_memory_direct.cpp)
   bool published = false;
-  bool completed = false;  // this rank's part is done (for a direct one: if `moved`, peers' may not be)
-  bool moved = false;      // a direct one passed the signature check and moved its share
+  bool completed =
+      false;           // this rank's part is done (for a direct one: if `moved`, peers' may not be)
+  bool moved = false;  // a direct one passed the signature check and moved its share
   // Its part needs no other rank's slot, or only the root's (a bcast's): it finishes at once
   // and leaves a tail (rank_context::board_progress::tail).
   bool eager = false;
-  int arrived = 1;         // peers seen, counted from this rank on (this rank itself is 0)
+  int arrived = 1;  // peers seen, counted from this rank on (this rank itself is 0)
   std::shared_ptr<const group_members> members;  // a gate's group (its schedule runs there)
-  std::uint32_t msg_seq = 0;                      // and the schedule's number on it
+  std::uint32_t msg_seq = 0;                     // and the schedule's number on it
 
   void bind(const prepared& p, rank_context& ctx) {
     bind_call(p);
@@ -83,13 +84,18 @@ struct board_exec : board_call {
     // (which needs one) and the board collectives of ranks that disagree with it leave every
     // rank's numbering alike.
     msg_seq = ctx.next_coll_seq(p.target.members->id);
-    if (then) [[unlikely]] members = p.target.members;
+    if (then) [[unlikely]]
+      members = p.target.members;
     direct = !then && board_moves_direct(kind, bytes);
-    eager = !then && !direct && (kind == board_collective::bcast || (kind == board_collective::reduce && ctx.rank() != root));
+    eager = !then && !direct &&
+            (kind == board_collective::bcast ||
+             (kind == board_collective::reduce && ctx.rank() != root));
     published = completed = moved = false;
     arrived = 1;
   }
-  board_signature signature() const { return {static_cast<std::uint32_t>(kind), bytes, root, algorithm}; }
+  board_signature signature() const {
+    return {static_cast<std::uint32_t>(kind), bytes, root, algorithm};
+  }
 };
 
 static_assert(std::size(rank_context::board_progress{}.tails) == node_board::slots,
@@ -129,8 +135,9 @@ void publish(rank_context& ctx, const node_board& b, const board_exec& e) {
   mine.root = e.root;
   mine.bytes = e.bytes;
   mine.algorithm = e.algorithm;
-  const bool carries = !e.then && (e.kind == board_collective::allreduce || e.kind == board_collective::reduce ||
-                                   (e.kind == board_collective::bcast && me == e.root));
+  const bool carries =
+      !e.then && (e.kind == board_collective::allreduce || e.kind == board_collective::reduce ||
+                  (e.kind == board_collective::bcast && me == e.root));
   if (e.direct) {
     publish_buffers(node_board::payload(mine), e);
   } else if (carries && e.bytes) {
@@ -146,7 +153,8 @@ void publish(rank_context& ctx, const node_board& b, const board_exec& e) {
   // added 3-15 %, so only short ones ask (for the lines this collective's size took).
   if (e.bytes <= prefetched_payload_max) {
     const auto* next = reinterpret_cast<const char*>(&b.slot(me, e.seq + 1));
-    for (std::size_t at = 0; at < sizeof(board_slot) + e.bytes; at += 64) prefetch_for_write(next + at);
+    for (std::size_t at = 0; at < sizeof(board_slot) + e.bytes; at += 64)
+      prefetch_for_write(next + at);
   }
   for (int r = 0; r < b.ranks(); ++r)
     if (r != me) ctx.tp().wake(r);
@@ -157,22 +165,26 @@ void publish(rank_context& ctx, const node_board& b, const board_exec& e) {
 bool all_arrived(const node_board& b, board_exec& e, int me) {
   const int n = b.ranks();
   for (; e.arrived < n; ++e.arrived)
-    if (b.slot((me + e.arrived) % n, e.seq).seq.load(std::memory_order_acquire) != e.seq) return false;
+    if (b.slot((me + e.arrived) % n, e.seq).seq.load(std::memory_order_acquire) != e.seq)
+      return false;
   return true;
 }
 
 // Empty if rank q's slot of collective `seq` holds the signature `mine`; else the error.
-std::string disagreement_with(const node_board& b, int q, std::uint64_t seq, const board_signature& mine) {
+std::string disagreement_with(const node_board& b, int q, std::uint64_t seq,
+                              const board_signature& mine) {
   const board_slot& theirs = b.slot(q, seq);
   if (theirs.kind == mine.kind && theirs.bytes == mine.bytes && theirs.root == mine.root &&
       theirs.algorithm == mine.algorithm) [[likely]]
     return {};
-  return board_disagreement(q, {theirs.kind, theirs.bytes, theirs.root, theirs.algorithm}, mine, seq, 0);
+  return board_disagreement(q, {theirs.kind, theirs.bytes, theirs.root, theirs.algorithm}, mine,
+                            seq, 0);
 }
 
 // The first slot of collective `seq` whose signature differs from `mine`, as an error; empty
 // if all agree (every slot holds `seq`).
-std::string first_disagreement(const node_board& b, std::uint64_t seq, const board_signature& mine) {
+std::string first_disagreement(const node_board& b, std::uint64_t seq,
+                               const board_signature& mine) {
   for (int q = 0; q < b.ranks(); ++q)
     if (std::string why = disagreement_with(b, q, seq, mine); !why.empty()) return why;
   return {};
@@ -206,7 +218,9 @@ bool drain_tails(rank_context& ctx, const node_board& b, rank_context::board_wai
     }
     if (!t.reported && st.deferred_error.empty()) {
       std::string why = first_disagreement(b, t.seq, {t.kind, t.bytes, t.root, t.algorithm});
-      if (!why.empty()) st.deferred_error = board_late(std::move(why), static_cast<board_collective>(t.kind), t.seq);
+      if (!why.empty())
+        st.deferred_error =
+            board_late(std::move(why), static_cast<board_collective>(t.kind), t.seq);
     }
     ++st.tails_first;
     publish_done(ctx, b, t.seq);
@@ -230,10 +244,12 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
   } else if (moves_here && e.bytes) {
     if (e.kind == board_collective::bcast) {
       if (me != e.root) copy_bytes(e.out, node_board::payload(b.slot(e.root, e.seq)), e.bytes);
-    } else if (e.kind == board_collective::allreduce || (e.kind == board_collective::reduce && me == e.root)) {
+    } else if (e.kind == board_collective::allreduce ||
+               (e.kind == board_collective::reduce && me == e.root)) {
       copy_bytes(e.out, node_board::payload(b.slot(0, e.seq)), e.bytes);
       for (int q = 1; q < n; ++q)  // out = out op in_q, in rank order
-        e.op.combine(e.op.op.get(), node_board::payload(b.slot(q, e.seq)), e.out, e.bytes / e.op.elem, false);
+        e.op.combine(e.op.op.get(), node_board::payload(b.slot(q, e.seq)), e.out,
+                     e.bytes / e.op.elem, false);
     }
   }
   publish_done(ctx, b, e.seq);
@@ -242,7 +258,8 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
 // An eager collective's part: a bcast's non-root takes the root's data once the root's slot
 // holds it and agrees; then the collective finishes, leaving its tail. False while the root
 // has not published.
-bool finish_eager(rank_context& ctx, const node_board& b, board_exec& e, rank_context::board_wait& wait) {
+bool finish_eager(rank_context& ctx, const node_board& b, board_exec& e,
+                  rank_context::board_wait& wait) {
   auto& st = ctx.board_state();
   if (e.kind == board_collective::bcast && ctx.rank() != e.root) {
     board_slot& r = b.slot(e.root, e.seq);
@@ -254,7 +271,8 @@ bool finish_eager(rank_context& ctx, const node_board& b, board_exec& e, rank_co
     if (e.error.empty() && e.bytes) copy_bytes(e.out, node_board::payload(r), e.bytes);
   }
   auto& t = st.tails[st.tails_end++ % node_board::slots];
-  t = {e.seq, e.bytes, e.algorithm, static_cast<std::uint32_t>(e.kind), e.root, 1, !e.error.empty()};
+  t = {e.seq,  e.bytes, e.algorithm,     static_cast<std::uint32_t>(e.kind),
+       e.root, 1,       !e.error.empty()};
   st.finished = e.seq;
   e.completed = true;
   return true;
@@ -269,7 +287,9 @@ bool step(rank_context& ctx, const node_board& b, board_exec& e, rank_context::b
   if (!e.published) {
     int laggard = 0;
     if (!slot_free(ctx, b, e.seq, laggard)) {
-      wait = laggard == me ? tail_wait : rank_context::board_wait{&b.done(laggard), e.seq - node_board::slots, laggard, e.call};
+      wait = laggard == me ? tail_wait
+                           : rank_context::board_wait{&b.done(laggard), e.seq - node_board::slots,
+                                                      laggard, e.call};
       return false;
     }
     publish(ctx, b, e);
@@ -337,13 +357,15 @@ const char* board_name(board_collective k) {
   return "?";
 }
 
-std::string board_disagreement(int q, const board_signature& theirs, const board_signature& mine, std::uint64_t seq,
-                               std::size_t group_size) {
+std::string board_disagreement(int q, const board_signature& theirs, const board_signature& mine,
+                               std::uint64_t seq, std::size_t group_size) {
   std::ostringstream os;
   auto say = [&](const board_signature& s, const board_signature& other) {
     os << board_name(static_cast<board_collective>(s.kind)) << " with " << s.bytes << " bytes";
     if (s.root >= 0) os << " and root " << s.root;
-    if (s.algorithm) os << " by messages" << (other.algorithm && other.algorithm != s.algorithm ? " (another algorithm)" : "");
+    if (s.algorithm)
+      os << " by messages"
+         << (other.algorithm && other.algorithm != s.algorithm ? " (another algorithm)" : "");
   };
   os << "ranks disagree on the call: rank " << q << " called ";
   say(theirs, mine);
@@ -359,7 +381,8 @@ const char* board_refusal(const coll_target& t, board_collective kind, std::size
   if (bytes > node_board::payload_max) {
     if (!board_moves_direct(kind, bytes)) return "needs at most 16384 bytes per rank";
     if (t.ctx->board() && !t.ctx->reaches_peer_memory())
-      return "needs at most 16384 bytes per rank where processes cannot copy from each other (CAIRN_CMA)";
+      return "needs at most 16384 bytes per rank where processes cannot copy from each other "
+             "(CAIRN_CMA)";
   }
   if (!t.ctx->board()) return "needs all ranks on one node";
   return nullptr;
@@ -403,8 +426,8 @@ void describe_board_plan(prepared& p) {
   };
   struct key_hash {
     std::size_t operator()(const key& k) const noexcept {
-      return (static_cast<std::size_t>(k.kind) * 0x9E3779B97F4A7C15ull) ^ (static_cast<std::size_t>(k.size) << 20) ^
-             static_cast<std::size_t>(k.rank);
+      return (static_cast<std::size_t>(k.kind) * 0x9E3779B97F4A7C15ull) ^
+             (static_cast<std::size_t>(k.size) << 20) ^ static_cast<std::size_t>(k.rank);
     }
   };
   thread_local bounded_cache<key, std::shared_ptr<const coll::schedule>, key_hash, 1024> cache;
@@ -412,7 +435,8 @@ void describe_board_plan(prepared& p) {
   p.plan = cache.get(k, [&] {
     const bool generalized = k.kind == board_collective::reduce_generalized;
     return std::make_shared<const coll::schedule>(
-        std::string(generalized ? "reduce_generalized" : board_name(k.kind)) + "/shared_memory", k.size, k.rank);
+        std::string(generalized ? "reduce_generalized" : board_name(k.kind)) + "/shared_memory",
+        k.size, k.rank);
   });
 }
 
@@ -425,7 +449,8 @@ request start_on_board(const prepared& p) {
 }
 
 request board_request(rank_context& ctx, const char* call, std::uint8_t phase, void* exec) {
-  request_state* s = ctx.acquire(request_state::kind::schedule, call, -1, 0, msg_context::coll, nullptr, 0);
+  request_state* s =
+      ctx.acquire(request_state::kind::schedule, call, -1, 0, msg_context::coll, nullptr, 0);
   s->phase = phase;
   s->engine_ptr = exec;
   ctx.add_coll(s);
@@ -483,17 +508,20 @@ void board_take_deferred(rank_context& ctx, std::string& error) {
   if (ctx.board_state().has_tails()) board_advance_tails(ctx);  // those whose calls are all visible
   if (ctx.group_board().tails) group_board_advance_tails(ctx);
   auto& late = ctx.board_state().deferred_error;
-  if (late.empty() || !error.empty()) [[likely]] return;
+  if (late.empty() || !error.empty()) [[likely]]
+    return;
   error = std::move(late);
   late.clear();
 }
 
 std::string board_late(std::string why, board_collective kind, std::uint64_t seq) {
-  return why + "; found once every rank's call was visible, after this rank's " + board_name(kind) + " #" +
-         std::to_string(seq) + " had returned (its part needed no other rank's data)";
+  return why + "; found once every rank's call was visible, after this rank's " + board_name(kind) +
+         " #" + std::to_string(seq) + " had returned (its part needed no other rank's data)";
 }
 
-bool board_finish(request_state* s, std::string& error) { return finish_pooled<board_exec>(s, error, recycle); }
+bool board_finish(request_state* s, std::string& error) {
+  return finish_pooled<board_exec>(s, error, recycle);
+}
 
 void board_cancel(rank_context& ctx, request_state* s) {
   // A published slot cannot be taken back: unwinding ends the run, which is what peers see.
@@ -508,9 +536,12 @@ std::string board_describe(const request_state* s) {
   os << "shared-memory " << board_name(e.kind) << " #" << e.seq << " on the world, ";
   if (e.then) os << "checking the signatures before " << e.then->name << ", ";
   if (e.completed)
-    os << (e.moved ? "moved its share, waiting for the others to move theirs" : "completed, waiting for earlier ones");
-  else if (e.published) os << "published, " << e.arrived << " rank(s) seen from this one on";
-  else os << "waiting for its slot to be free";
+    os << (e.moved ? "moved its share, waiting for the others to move theirs"
+                   : "completed, waiting for earlier ones");
+  else if (e.published)
+    os << "published, " << e.arrived << " rank(s) seen from this one on";
+  else
+    os << "waiting for its slot to be free";
   return os.str();
 }
 

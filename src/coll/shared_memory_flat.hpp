@@ -56,10 +56,13 @@ struct board_call {
     root = p.check_root;
     call = p.call;
     algorithm = 0;
-    if (p.gate) [[unlikely]] bind_gate(p);
-    else if (then) [[unlikely]] then.reset();
+    if (p.gate) [[unlikely]]
+      bind_gate(p);
+    else if (then) [[unlikely]]
+      then.reset();
     participants = p.board_participants;
-    if (p.board_receivers || receivers) [[unlikely]] receivers = p.board_receivers;
+    if (p.board_receivers || receivers) [[unlikely]]
+      receivers = p.board_receivers;
   }
   /// Sets `then` and `algorithm` for a gate (out of line: the board's calls stay short).
   void bind_gate(const prepared& p);
@@ -77,8 +80,8 @@ struct board_signature {
 };
 /// The error of ranks that disagree: world rank `q` called `theirs`, this rank `mine`, in board
 /// collective number `seq` on the world (group_size 0) or on a group.
-std::string board_disagreement(int q, const board_signature& theirs, const board_signature& mine, std::uint64_t seq,
-                               std::size_t group_size);
+std::string board_disagreement(int q, const board_signature& theirs, const board_signature& mine,
+                               std::uint64_t seq, std::size_t group_size);
 
 /// Runs a prepared board collective (p.board) to its end, with no request (a blocking call).
 void run_on_board(const prepared& p);

@@ -141,8 +141,9 @@ struct group_exec : board_call {
     direct = !then && board_moves_direct(kind, bytes);
     // A bcast takes at most the root's slot, a reduce's non-root and a generalized reduce's
     // participant that receives nothing take none.
-    eager = !then && !direct && (kind == board_collective::bcast || (kind == board_collective::reduce && me != root) ||
-                                 (kind == board_collective::reduce_generalized && take_end == 0));
+    eager = !then && !direct &&
+            (kind == board_collective::bcast || (kind == board_collective::reduce && me != root) ||
+             (kind == board_collective::reduce_generalized && take_end == 0));
     leaves_tail = reported = false;
     slot = -1;
     next = 0;
@@ -174,7 +175,9 @@ bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
   for (std::size_t i = 0; i < k; ++i) {
     const std::size_t at = (e.seq + i) % k;
     group_slot& s = b.keyed(me_w, at);
-    if (s.key.load(std::memory_order_relaxed) != 0 && s.acks.load(std::memory_order_acquire) < s.readers) continue;
+    if (s.key.load(std::memory_order_relaxed) != 0 &&
+        s.acks.load(std::memory_order_acquire) < s.readers)
+      continue;
     // Every reader of the slot's last use is done with it, and searchers for other keys read
     // no more than the key: the header may be rewritten in place, the key published last.
     s.group = e.group;
@@ -206,7 +209,8 @@ group_slot* find(const node_board& b, int w, const group_exec& e) {
   const std::size_t k = node_board::group_slots;
   for (std::size_t i = 0; i < k; ++i) {
     group_slot& s = b.keyed(w, (e.seq + i) % k);
-    if (s.key.load(std::memory_order_acquire) == e.key && s.group == e.group && s.seq == e.seq) return &s;
+    if (s.key.load(std::memory_order_acquire) == e.key && s.group == e.group && s.seq == e.seq)
+      return &s;
   }
   return nullptr;
 }
@@ -232,12 +236,13 @@ void check(group_exec& e, int q, const group_slot& s) {
   if (s.kind != static_cast<std::uint32_t>(e.kind) || s.bytes != e.bytes || s.root != e.root ||
       s.algorithm != e.algorithm)
     e.error = board_disagreement(w, {s.kind, s.bytes, s.root, s.algorithm},
-                                 {static_cast<std::uint32_t>(e.kind), e.bytes, e.root, e.algorithm}, e.seq, n);
+                                 {static_cast<std::uint32_t>(e.kind), e.bytes, e.root, e.algorithm},
+                                 e.seq, n);
   else if (s.shape != e.shape)
     e.error = "ranks disagree on the call: rank " + std::to_string(w) +
               " passed other participants or receivers to the generalized reduce than this rank "
-              "(shared-memory collective #" + std::to_string(e.seq) + " on a group of " + std::to_string(n) +
-              " ranks)";
+              "(shared-memory collective #" +
+              std::to_string(e.seq) + " on a group of " + std::to_string(n) + " ranks)";
 }
 
 // Moves a direct collective's share between the members' buffers (signatures all checked and
@@ -256,8 +261,11 @@ void move(rank_context& ctx, const node_board& b, group_exec& e) {
 void take(group_exec& e, int q, group_slot& s) {
   if (e.direct || !e.bytes || q < e.take_first || q >= e.take_end) return;
   const std::byte* operand = node_board::payload(s);
-  if (e.kind == board_collective::bcast || q == e.take_first) copy_bytes(e.out, operand, e.bytes);
-  else e.op.combine(e.op.op.get(), operand, e.out, e.bytes / e.op.elem, false);  // out = out op operand
+  if (e.kind == board_collective::bcast || q == e.take_first)
+    copy_bytes(e.out, operand, e.bytes);
+  else
+    e.op.combine(e.op.op.get(), operand, e.out, e.bytes / e.op.elem,
+                 false);  // out = out op operand
 }
 
 // Moves e on as far as it goes; true when this rank is done with it. Every slot is found and
@@ -279,7 +287,8 @@ bool step(rank_context& ctx, const node_board& b, group_exec& e) {
   }
   const int n = static_cast<int>(e.members->world_ranks.size());
   for (; e.next < n; ++e.next) {
-    const group_slot* s = await_slot(b, e.members->world_ranks[static_cast<std::size_t>(e.next)], e);
+    const group_slot* s =
+        await_slot(b, e.members->world_ranks[static_cast<std::size_t>(e.next)], e);
     if (!s) return false;
     check(e, e.next, *s);
   }
@@ -292,8 +301,11 @@ bool step(rank_context& ctx, const node_board& b, group_exec& e) {
       // The last reader frees the slot or, for a direct one, lets its owner free it (the owner
       // may wait for that, and may rewrite the header at once: read before acknowledging).
       const std::uint32_t last =
-          s.readers - (!s.algorithm && board_moves_direct(static_cast<board_collective>(s.kind), s.bytes) ? 1 : 0);
-      if (s.acks.fetch_add(1, std::memory_order_acq_rel) + 1 == last && w != ctx.rank()) ring(ctx, b, w);
+          s.readers -
+          (!s.algorithm && board_moves_direct(static_cast<board_collective>(s.kind), s.bytes) ? 1
+                                                                                              : 0);
+      if (s.acks.fetch_add(1, std::memory_order_acq_rel) + 1 == last && w != ctx.rank())
+        ring(ctx, b, w);
     }
     e.acknowledged = true;
     ctx.note_progress();
@@ -372,7 +384,8 @@ void run_on_group_board(const prepared& p) {
   for (unsigned polls = 0;; ++polls) {
     // The rest of the rank moves meanwhile (its other collectives may be what this waits for):
     // whenever the doorbell rang since the last check, and every so often.
-    if (polls && (watch.bell->load(std::memory_order_seq_cst) != watch.seen || (polls & 63) == 0)) ctx.progress();
+    if (polls && (watch.bell->load(std::memory_order_seq_cst) != watch.seen || (polls & 63) == 0))
+      ctx.progress();
     watch.seen = watch.bell->load(std::memory_order_seq_cst);  // before the checks
     if (step(ctx, b, e)) break;
     ctx.idle(nullptr, spins);
@@ -416,7 +429,8 @@ void group_board_advance_tails(rank_context& ctx) {
   for (std::size_t i = 0; i < node_board::group_slots; ++i) {
     if (!store.used[i] || !step(ctx, b, store.items[i])) continue;
     group_exec& t = store.items[i];
-    if (!t.reported && !t.error.empty() && deferred.empty()) deferred = board_late(std::move(t.error), t.kind, t.seq);
+    if (!t.reported && !t.error.empty() && deferred.empty())
+      deferred = board_late(std::move(t.error), t.kind, t.seq);
     t.error.clear();
     t.op.op.reset();
     t.members.reset();
@@ -440,14 +454,18 @@ void group_board_cancel(rank_context& ctx, request_state* s) {
 std::string group_board_describe(const request_state* s) {
   const group_exec& e = *exec_of(s);
   std::ostringstream os;
-  os << "shared-memory " << board_name(e.kind) << " #" << e.seq << " on a group of " << e.members->world_ranks.size()
-     << " ranks (this rank is " << e.me << "), ";
+  os << "shared-memory " << board_name(e.kind) << " #" << e.seq << " on a group of "
+     << e.members->world_ranks.size() << " ranks (this rank is " << e.me << "), ";
   if (e.then) os << "checking the signatures before " << e.then->name << ", ";
-  if (e.slot < 0) os << "waiting for a free slot";
+  if (e.slot < 0)
+    os << "waiting for a free slot";
   else if (e.next < static_cast<int>(e.members->world_ranks.size()))
-    os << "waiting for rank " << e.members->world_ranks[static_cast<std::size_t>(e.next)] << " to publish";
-  else if (e.acknowledged && e.moved) os << "moved its share, waiting for the others to move theirs";
-  else os << "done";
+    os << "waiting for rank " << e.members->world_ranks[static_cast<std::size_t>(e.next)]
+       << " to publish";
+  else if (e.acknowledged && e.moved)
+    os << "moved its share, waiting for the others to move theirs";
+  else
+    os << "done";
   return os.str();
 }
 

@@ -4,9 +4,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <string_view>
 #include <limits>
 #include <memory>
+#include <string_view>
 
 #include "coll/compose.hpp"
 #include "coll/executor.hpp"
@@ -52,12 +52,13 @@ void check_holds(const coll_target& t, const char* call, const char* what, std::
 
 // The in-place forms of the block collectives: one buffer of `count` elements holding a block
 // per rank (`what` names it in errors); returns the block's element count.
-std::size_t per_rank_block(const coll_target& t, const char* call, const char* what, std::size_t count,
-                           std::size_t elem) {
+std::size_t per_rank_block(const coll_target& t, const char* call, const char* what,
+                           std::size_t count, std::size_t elem) {
   checked_bytes(call, t.world_rank, count, elem);
   const auto p = static_cast<std::size_t>(group_size(t));
   if (count % p != 0)
-    fail(call, t.world_rank, what, " holds ", count, " elements, not a multiple of the ", p, " ranks");
+    fail(call, t.world_rank, what, " holds ", count, " elements, not a multiple of the ", p,
+         " ranks");
   return count / p;
 }
 
@@ -69,11 +70,25 @@ std::byte* block_at(void* buf, int r, std::size_t block) {
 // Plans are pure functions of (planner, group size, rank, root, sizes, in place): they are cached
 // per thread (a rank is one thread), so a repeated collective plans and allocates nothing.
 enum class planner : std::uint8_t {
-  barrier_dissemination, bcast_binomial, reduce_binomial, allreduce_recursive_doubling,
-  allreduce_ring, gather_binomial, scatter_binomial, allgather_ring, allgather_bruck,
-  alltoall_pairwise, reduce_scatter_block_ring, reduce_scatter_block_recursive_halving,
-  scan_recursive_doubling, exscan_recursive_doubling, bcast_scatter_allgather,
-  reduce_scatter_gather, allreduce_rabenseifner, allgather_recursive_doubling, alltoall_bruck,
+  barrier_dissemination,
+  bcast_binomial,
+  reduce_binomial,
+  allreduce_recursive_doubling,
+  allreduce_ring,
+  gather_binomial,
+  scatter_binomial,
+  allgather_ring,
+  allgather_bruck,
+  alltoall_pairwise,
+  reduce_scatter_block_ring,
+  reduce_scatter_block_recursive_halving,
+  scan_recursive_doubling,
+  exscan_recursive_doubling,
+  bcast_scatter_allgather,
+  reduce_scatter_gather,
+  allreduce_rabenseifner,
+  allgather_recursive_doubling,
+  alltoall_bruck,
 };
 struct plan_key {
   planner which;
@@ -85,7 +100,8 @@ struct plan_key {
 };
 struct plan_key_hash {
   std::size_t operator()(const plan_key& k) const noexcept {
-    std::size_t h = static_cast<std::size_t>(k.which) * 0x9E3779B97F4A7C15ull + k.commutative * 2u + k.in_place;
+    std::size_t h =
+        static_cast<std::size_t>(k.which) * 0x9E3779B97F4A7C15ull + k.commutative * 2u + k.in_place;
     for (std::size_t v : {static_cast<std::size_t>(k.p), static_cast<std::size_t>(k.me),
                           static_cast<std::size_t>(k.root), k.bytes, k.elem})
       h = (h ^ v) * 0x100000001B3ull + (h >> 29);
@@ -137,9 +153,11 @@ bool count_check_enabled() {
 // The prepared plan behind the count check (planned per start: a debugging mode).
 std::shared_ptr<const coll::schedule> with_count_check(const prepared& p) {
   const coll::schedule& main = *p.plan;
-  coll::schedule s = coll::plan_count_check_dissemination(main.group_size, main.group_rank, p.check_bytes, p.check_root);
+  coll::schedule s = coll::plan_count_check_dissemination(main.group_size, main.group_rank,
+                                                          p.check_bytes, p.check_root);
   s.name = main.name + "+count_check";
-  coll::append(s, main, {{coll::slot::input, 0}, {coll::slot::output, 0}, {coll::slot::temp, s.temp_bytes}});
+  coll::append(s, main,
+               {{coll::slot::input, 0}, {coll::slot::output, 0}, {coll::slot::temp, s.temp_bytes}});
   return std::make_shared<const coll::schedule>(std::move(s));
 }
 // Collectives on groups of one node run on the board up to this size (the default table), and
@@ -160,9 +178,10 @@ board_collective board_kind(coll_id id) {
 }
 
 // A collective forced onto the board (shared_memory), or refused with the reason.
-prepared on_board(const coll_target& t, const char* call, board_collective k, const void* in, void* out,
-                  const op_binding& op, std::size_t bytes, int root) {
-  if (const char* why = board_refusal(t, k, bytes)) fail(call, t.world_rank, "the shared_memory algorithm ", why);
+prepared on_board(const coll_target& t, const char* call, board_collective k, const void* in,
+                  void* out, const op_binding& op, std::size_t bytes, int root) {
+  if (const char* why = board_refusal(t, k, bytes))
+    fail(call, t.world_rank, "the shared_memory algorithm ", why);
   prepared p(t, call, nullptr, in, out, op, bytes, root, true);
   p.board = k;
   return p;
@@ -173,7 +192,8 @@ prepared on_board(const coll_target& t, const char* call, board_collective k, co
 // board only where it can run), else the board if the default table takes it; automatic if
 // none of these.
 template <class Alg, class Usable>
-Alg board_or(const coll_target& t, coll_id id, std::size_t bytes, Alg alg, Alg board, Usable usable) {
+Alg board_or(const coll_target& t, coll_id id, std::size_t bytes, Alg alg, Alg board,
+             Usable usable) {
   if (alg != Alg{}) return alg;
   alg = static_cast<Alg>(environment_choice(id, bytes, [&](int a) {
     return usable(a) && (a != static_cast<int>(board) || !board_refusal(t, board_kind(id), bytes));
@@ -197,8 +217,9 @@ bool board_elsewhere(const coll_target& t, coll_id id, Alg board, Usable usable)
   auto board_at = [&](std::size_t s) { return board_or(t, id, s, Alg{}, board, usable) == board; };
   if (board_at(0)) return true;
   for (const resolved_rule& r : environment_rules())
-    if (r.which == id && (board_at(r.min_bytes) ||
-                          (r.max_bytes < std::numeric_limits<std::size_t>::max() && board_at(r.max_bytes + 1))))
+    if (r.which == id &&
+        (board_at(r.min_bytes) ||
+         (r.max_bytes < std::numeric_limits<std::size_t>::max() && board_at(r.max_bytes + 1))))
       return true;
   return false;
 }
@@ -221,43 +242,51 @@ bool on_world_slots(const prepared& p) {
   return p.board != board_collective::reduce_generalized && board_on_world(p.target);
 }
 
-request start_board(const prepared& p) { return on_world_slots(p) ? start_on_board(p) : start_on_group_board(p); }
+request start_board(const prepared& p) {
+  return on_world_slots(p) ? start_on_board(p) : start_on_group_board(p);
+}
 }  // namespace
 
 bool board_by_default(const coll_target& t, board_collective kind, std::size_t bytes) {
-  return (bytes <= board_threshold_bytes || board_moves_direct(kind, bytes)) && !count_check_enabled() &&
-         !board_refusal(t, kind, bytes);
+  return (bytes <= board_threshold_bytes || board_moves_direct(kind, bytes)) &&
+         !count_check_enabled() && !board_refusal(t, kind, bytes);
 }
 
 request start_prepared(prepared&& p) {
   if (p.board != board_collective::none) return start_board(p);
   if (p.checked && count_check_enabled()) p.plan = with_count_check(p);
-  return start_schedule(std::move(p.target), p.call, std::move(p.plan), p.in, p.out, std::move(p.op));
+  return start_schedule(std::move(p.target), p.call, std::move(p.plan), p.in, p.out,
+                        std::move(p.op));
 }
 
 request start_prepared(const prepared& p) {
   if (p.board != board_collective::none) return start_board(p);
-  if (p.checked && count_check_enabled()) return start_schedule(p.target, p.call, with_count_check(p), p.in, p.out, p.op);
+  if (p.checked && count_check_enabled())
+    return start_schedule(p.target, p.call, with_count_check(p), p.in, p.out, p.op);
   return start_schedule(p.target, p.call, p.plan, p.in, p.out, p.op);
 }
 
 void run_blocking(prepared&& p) {
-  if (p.board == board_collective::none || p.gate) start_prepared(std::move(p)).wait();
-  else if (on_world_slots(p)) run_on_board(p);
-  else run_on_group_board(p);
+  if (p.board == board_collective::none || p.gate)
+    start_prepared(std::move(p)).wait();
+  else if (on_world_slots(p))
+    run_on_board(p);
+  else
+    run_on_group_board(p);
 }
 
 prepared prepare_barrier(const coll_target& t, const char* call) {
   constexpr int shared_memory = 2;  // the catalog's second barrier algorithm
-  if (board_or(t, coll_id::barrier, 0, 0, shared_memory) == shared_memory) return on_board(t, call, board_collective::barrier, nullptr, nullptr, {}, 0, -1);
+  if (board_or(t, coll_id::barrier, 0, 0, shared_memory) == shared_memory)
+    return on_board(t, call, board_collective::barrier, nullptr, nullptr, {}, 0, -1);
   const int p = group_size(t), me = t.group_rank;
   auto plan = cached({planner::barrier_dissemination, true, p, me, 0, 0, 0},
                      [&] { return coll::plan_barrier_dissemination(p, me); });
   return {t, call, std::move(plan), nullptr, nullptr, op_binding{}, 0, -1, true};
 }
 
-prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::size_t bytes, int root,
-                       bcast_algorithm alg) {
+prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::size_t bytes,
+                       int root, bcast_algorithm alg) {
   check_root(t, call, root);
   const int p = group_size(t), me = t.group_rank;
   const bool automatic = alg == bcast_algorithm::automatic;
@@ -272,8 +301,8 @@ prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::s
                            [&] { return coll::plan_bcast_scatter_allgather(p, me, root, bytes); })
                   : cached({planner::bcast_binomial, true, p, me, root, bytes, 0},
                            [&] { return coll::plan_bcast_binomial(p, me, root, bytes); });
-  return by_messages({t, call, std::move(plan), buf, buf, op_binding{}, bytes, root, true}, automatic,
-                     coll_id::bcast, bcast_algorithm::shared_memory, any_algorithm);
+  return by_messages({t, call, std::move(plan), buf, buf, op_binding{}, bytes, root, true},
+                     automatic, coll_id::bcast, bcast_algorithm::shared_memory, any_algorithm);
 }
 
 prepared prepare_reduce(const coll_target& t, const char* call, const void* in, void* out,
@@ -289,14 +318,17 @@ prepared prepare_reduce(const coll_target& t, const char* call, const void* in, 
     alg = p > 2 && bytes >= long_rooted_threshold_bytes && count >= static_cast<std::size_t>(p)
               ? reduce_algorithm::reduce_scatter_gather
               : reduce_algorithm::binomial;
-  auto plan = alg == reduce_algorithm::reduce_scatter_gather
-                  ? cached({planner::reduce_scatter_gather, op.commutative, p, me, root, bytes, op.elem}, [&] {
-                      return coll::plan_reduce_scatter_gather(p, me, root, bytes, op.elem, op.commutative);
-                    })
-                  : cached({planner::reduce_binomial, op.commutative, p, me, root, bytes, 0},
-                           [&] { return coll::plan_reduce_binomial(p, me, root, bytes, op.commutative); });
-  return by_messages({t, call, std::move(plan), in, out, op, bytes, root, true}, automatic, coll_id::reduce,
-                     reduce_algorithm::shared_memory, any_algorithm);
+  auto plan =
+      alg == reduce_algorithm::reduce_scatter_gather
+          ? cached({planner::reduce_scatter_gather, op.commutative, p, me, root, bytes, op.elem},
+                   [&] {
+                     return coll::plan_reduce_scatter_gather(p, me, root, bytes, op.elem,
+                                                             op.commutative);
+                   })
+          : cached({planner::reduce_binomial, op.commutative, p, me, root, bytes, 0},
+                   [&] { return coll::plan_reduce_binomial(p, me, root, bytes, op.commutative); });
+  return by_messages({t, call, std::move(plan), in, out, op, bytes, root, true}, automatic,
+                     coll_id::reduce, reduce_algorithm::shared_memory, any_algorithm);
 }
 
 prepared prepare_allreduce(const coll_target& t, const char* call, const void* in, void* out,
@@ -306,15 +338,19 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
   if (alg == allreduce_algorithm::ring && !op.commutative)
     fail(call, t.world_rank, "the ring algorithm needs a commutative operation");
   const bool automatic = alg == allreduce_algorithm::automatic;
-  auto usable = [&](int a) { return op.commutative || a != static_cast<int>(allreduce_algorithm::ring); };
+  auto usable = [&](int a) {
+    return op.commutative || a != static_cast<int>(allreduce_algorithm::ring);
+  };
   alg = board_or(t, coll_id::allreduce, bytes, alg, allreduce_algorithm::shared_memory, usable);
   if (alg == allreduce_algorithm::shared_memory)
     return on_board(t, call, board_collective::allreduce, in, out, op, bytes, -1);
   if (alg == allreduce_algorithm::automatic) {
     const bool long_vector = count >= static_cast<std::size_t>(p) && p > 1;
-    alg = !long_vector || bytes < rabenseifner_threshold_bytes ? allreduce_algorithm::recursive_doubling
-          : op.commutative && p > 2 && bytes >= ring_threshold_bytes ? allreduce_algorithm::ring
-                                                                      : allreduce_algorithm::rabenseifner;
+    alg = !long_vector || bytes < rabenseifner_threshold_bytes
+              ? allreduce_algorithm::recursive_doubling
+          : op.commutative && p > 2 && bytes >= ring_threshold_bytes
+              ? allreduce_algorithm::ring
+              : allreduce_algorithm::rabenseifner;
   }
   const int me = t.group_rank;
   std::shared_ptr<const coll::schedule> plan;
@@ -322,20 +358,23 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
     plan = cached({planner::allreduce_ring, true, p, me, 0, bytes, op.elem},
                   [&] { return coll::plan_allreduce_ring(p, me, bytes, op.elem); });
   else if (alg == allreduce_algorithm::rabenseifner)
-    plan = cached({planner::allreduce_rabenseifner, op.commutative, p, me, 0, bytes, op.elem},
-                  [&] { return coll::plan_allreduce_rabenseifner(p, me, bytes, op.elem, op.commutative); });
-  else
-    plan = cached({planner::allreduce_recursive_doubling, op.commutative, p, me, 0, bytes, op.elem}, [&] {
-      return coll::plan_allreduce_recursive_doubling(p, me, bytes, op.elem, op.commutative);
+    plan = cached({planner::allreduce_rabenseifner, op.commutative, p, me, 0, bytes, op.elem}, [&] {
+      return coll::plan_allreduce_rabenseifner(p, me, bytes, op.elem, op.commutative);
     });
-  return by_messages({t, call, std::move(plan), in, out, op, bytes, -1, true}, automatic, coll_id::allreduce,
-                     allreduce_algorithm::shared_memory, usable);
+  else
+    plan = cached(
+        {planner::allreduce_recursive_doubling, op.commutative, p, me, 0, bytes, op.elem}, [&] {
+          return coll::plan_allreduce_recursive_doubling(p, me, bytes, op.elem, op.commutative);
+        });
+  return by_messages({t, call, std::move(plan), in, out, op, bytes, -1, true}, automatic,
+                     coll_id::allreduce, allreduce_algorithm::shared_memory, usable);
 }
 
 prepared prepare_gather(const coll_target& t, const char* call, const block_buffers& b, int root) {
   check_root(t, call, root);
   const int p = group_size(t), me = t.group_rank;
-  const std::size_t n = b.in_place ? per_rank_block(t, call, "in-place buffer", b.out_count, b.elem) : b.in_count;
+  const std::size_t n =
+      b.in_place ? per_rank_block(t, call, "in-place buffer", b.out_count, b.elem) : b.in_count;
   const std::size_t block = checked_bytes(call, t.world_rank, n, b.elem);
   if (me == root && !b.in_place) {
     const std::size_t need = blocks_count(t, call, n, static_cast<std::size_t>(p), b.elem);
@@ -353,7 +392,8 @@ prepared prepare_gather(const coll_target& t, const char* call, const block_buff
 prepared prepare_scatter(const coll_target& t, const char* call, const block_buffers& b, int root) {
   check_root(t, call, root);
   const int p = group_size(t), me = t.group_rank;
-  const std::size_t n = b.in_place ? per_rank_block(t, call, "in-place buffer", b.in_count, b.elem) : b.out_count;
+  const std::size_t n =
+      b.in_place ? per_rank_block(t, call, "in-place buffer", b.in_count, b.elem) : b.out_count;
   const std::size_t block = checked_bytes(call, t.world_rank, n, b.elem);
   if (me == root && !b.in_place) {
     const std::size_t need = blocks_count(t, call, n, static_cast<std::size_t>(p), b.elem);
@@ -371,7 +411,8 @@ prepared prepare_scatter(const coll_target& t, const char* call, const block_buf
 prepared prepare_allgather(const coll_target& t, const char* call, const block_buffers& b,
                            allgather_algorithm alg) {
   const int p = group_size(t);
-  const std::size_t n = b.in_place ? per_rank_block(t, call, "in-place buffer", b.out_count, b.elem) : b.in_count;
+  const std::size_t n =
+      b.in_place ? per_rank_block(t, call, "in-place buffer", b.out_count, b.elem) : b.in_count;
   const std::size_t block = checked_bytes(call, t.world_rank, n, b.elem);
   const std::size_t need = blocks_count(t, call, n, static_cast<std::size_t>(p), b.elem);
   if (!b.in_place) {
@@ -397,13 +438,15 @@ prepared prepare_allgather(const coll_target& t, const char* call, const block_b
                   [&] { return coll::plan_allgather_bruck(p, me, block); });
   // In place the input is this rank's block of the output. Every plan copies it first (a no-op
   // where it lands at its place, else into scratch) and never reads the input again.
-  return blocks(t, call, std::move(plan), b.in_place ? block_at(b.out, me, block) : b.in, b.out, block);
+  return blocks(t, call, std::move(plan), b.in_place ? block_at(b.out, me, block) : b.in, b.out,
+                block);
 }
 
 prepared prepare_alltoall(const coll_target& t, const char* call, const block_buffers& b,
                           alltoall_algorithm alg) {
   const int p = group_size(t);
-  const std::size_t n = per_rank_block(t, call, b.in_place ? "in-place buffer" : "input", b.in_count, b.elem);
+  const std::size_t n =
+      per_rank_block(t, call, b.in_place ? "in-place buffer" : "input", b.in_count, b.elem);
   const std::size_t bytes = b.in_count * b.elem;
   if (!b.in_place) {
     check_holds(t, call, "output", b.out_count, b.in_count, n);
@@ -414,8 +457,9 @@ prepared prepare_alltoall(const coll_target& t, const char* call, const block_bu
   if (alg == alltoall_algorithm::automatic)
     alg = static_cast<alltoall_algorithm>(environment_choice(coll_id::alltoall, block));
   if (alg == alltoall_algorithm::automatic)
-    alg = p >= alltoall_bruck_min_ranks && block <= alltoall_bruck_max_block_bytes ? alltoall_algorithm::bruck
-                                                                                   : alltoall_algorithm::pairwise;
+    alg = p >= alltoall_bruck_min_ranks && block <= alltoall_bruck_max_block_bytes
+              ? alltoall_algorithm::bruck
+              : alltoall_algorithm::pairwise;
   // In place Bruck works as it is (it reads the input into scratch before any step), the
   // pairwise exchange sends from a copy of the buffer (it receives over blocks still to send).
   return blocks(t, call,
@@ -430,10 +474,12 @@ prepared prepare_alltoall(const coll_target& t, const char* call, const block_bu
                 b.in, b.out, block);
 }
 
-prepared prepare_reduce_scatter_block(const coll_target& t, const char* call, const block_buffers& b,
-                                      const op_binding& op, reduce_scatter_block_algorithm alg) {
+prepared prepare_reduce_scatter_block(const coll_target& t, const char* call,
+                                      const block_buffers& b, const op_binding& op,
+                                      reduce_scatter_block_algorithm alg) {
   const int p = group_size(t);
-  const std::size_t n = b.in_place ? per_rank_block(t, call, "in-place buffer", b.in_count, b.elem) : b.out_count;
+  const std::size_t n =
+      b.in_place ? per_rank_block(t, call, "in-place buffer", b.in_count, b.elem) : b.out_count;
   const std::size_t block = checked_bytes(call, t.world_rank, n, b.elem);
   const std::size_t need = blocks_count(t, call, n, static_cast<std::size_t>(p), b.elem);
   if (!b.in_place) {
@@ -456,15 +502,17 @@ prepared prepare_reduce_scatter_block(const coll_target& t, const char* call, co
   // runs commutative operations only): the key does not tell them apart. In place (the output
   // is the input's first block) recursive halving reads all its input into scratch first; the
   // ring reads input blocks to the end and has an in-place form.
-  auto plan = alg == reduce_scatter_block_algorithm::ring
-                  ? cached({planner::reduce_scatter_block_ring, true, p, me, 0, block, 0, b.in_place},
-                           [&] { return coll::plan_reduce_scatter_block_ring(p, me, block, b.in_place); })
-                  : cached({planner::reduce_scatter_block_recursive_halving, true, p, me, 0, block, 0},
-                           [&] { return coll::plan_reduce_scatter_block_recursive_halving(p, me, block); });
+  auto plan =
+      alg == reduce_scatter_block_algorithm::ring
+          ? cached({planner::reduce_scatter_block_ring, true, p, me, 0, block, 0, b.in_place},
+                   [&] { return coll::plan_reduce_scatter_block_ring(p, me, block, b.in_place); })
+          : cached({planner::reduce_scatter_block_recursive_halving, true, p, me, 0, block, 0},
+                   [&] { return coll::plan_reduce_scatter_block_recursive_halving(p, me, block); });
   return {t, call, std::move(plan), b.in, b.out, op, block, -1, true};
 }
 
-prepared prepare_scan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op) {
+prepared prepare_scan(const coll_target& t, const char* call, const block_buffers& b,
+                      const op_binding& op) {
   const std::size_t bytes = check_scan_buffers(t, call, b);
   const int p = group_size(t), me = t.group_rank;
   // In place the first copy (input to output) is a no-op and the input is not read again.
@@ -473,15 +521,17 @@ prepared prepare_scan(const coll_target& t, const char* call, const block_buffer
   return {t, call, std::move(plan), b.in, b.out, op, bytes, -1, true};
 }
 
-prepared prepare_exscan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op) {
+prepared prepare_exscan(const coll_target& t, const char* call, const block_buffers& b,
+                        const op_binding& op) {
   const std::size_t bytes = check_scan_buffers(t, call, b);
   const int p = group_size(t), me = t.group_rank;
   // The exclusive scan receives into its output while it still sends its input: in place it
   // works on a copy.
-  auto plan = cached({planner::exscan_recursive_doubling, true, p, me, 0, bytes, 0, b.in_place}, [&] {
-    auto s = coll::plan_exscan_recursive_doubling(p, me, bytes);
-    return b.in_place ? coll::plan_in_place_copy(s, bytes) : s;
-  });
+  auto plan =
+      cached({planner::exscan_recursive_doubling, true, p, me, 0, bytes, 0, b.in_place}, [&] {
+        auto s = coll::plan_exscan_recursive_doubling(p, me, bytes);
+        return b.in_place ? coll::plan_in_place_copy(s, bytes) : s;
+      });
   return {t, call, std::move(plan), b.in, b.out, op, bytes, -1, true};
 }
 

@@ -1,12 +1,12 @@
 #include "cairn/msg/channel_core.hpp"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <span>
 #include <exception>
 #include <new>
+#include <span>
 #include <sstream>
 
 #include "cairn/runtime/error.hpp"
@@ -42,7 +42,8 @@ channel_core::channel_core(const world& w, std::size_t buffer_bytes, const chann
     cairn::detail::fail("channel", rank, "posted_receives ", opts.posted_receives,
                         " is outside [1, 1024]");
   if (!(opts.flush_interval_s >= 0))
-    cairn::detail::fail("channel", rank, "flush_interval_s ", opts.flush_interval_s, " is negative");
+    cairn::detail::fail("channel", rank, "flush_interval_s ", opts.flush_interval_s,
+                        " is negative");
   if (opts.memory_cap_bytes < 2 * buffer_bytes)
     cairn::detail::fail("channel", rank, "memory_cap_bytes ", opts.memory_cap_bytes,
                         " is below two buffers of ", buffer_bytes, " bytes");
@@ -80,8 +81,10 @@ channel_core::~channel_core() {
         withdraw = true;
       }
     }
-    if (withdraw) ctx_->cancel(f.req);
-    else ctx_->release(f.req);
+    if (withdraw)
+      ctx_->cancel(f.req);
+    else
+      ctx_->release(f.req);
   }
   for (std::byte* b : owned_) ::operator delete(b, buffer_align);
 }
@@ -95,7 +98,8 @@ void channel_core::retire(std::uint64_t unsent_items) noexcept {
                  "(mean fill %.1f of %zu bytes) / %llu received, over cap %llu, backpressure "
                  "waits %llu\n",
                  ctx_->rank(), tag_, opts_.name, static_cast<unsigned long long>(s.sent),
-                 static_cast<unsigned long long>(s.local), static_cast<unsigned long long>(s.delivered),
+                 static_cast<unsigned long long>(s.local),
+                 static_cast<unsigned long long>(s.delivered),
                  static_cast<unsigned long long>(s.forwarded),
                  static_cast<unsigned long long>(s.combined_source),
                  static_cast<unsigned long long>(s.combined_hops),
@@ -106,8 +110,9 @@ void channel_core::retire(std::uint64_t unsent_items) noexcept {
   }
   if (unsent_items == 0 || std::uncaught_exceptions() > 0 || ctx_->run().aborting.load()) return;
   std::ostringstream os;
-  os << "cairn::channel: rank " << ctx_->rank() << ": channel '" << opts_.name << "' destroyed with "
-     << unsent_items << " items never sent (call world::quiesce() before it goes out of scope)";
+  os << "cairn::channel: rank " << ctx_->rank() << ": channel '" << opts_.name
+     << "' destroyed with " << unsent_items
+     << " items never sent (call world::quiesce() before it goes out of scope)";
   std::fprintf(stderr, "%s\n", os.str().c_str());
   ctx_->run().fail(ctx_->rank(), os.str());
 }
@@ -169,9 +174,12 @@ void channel_core::ship(int peer, std::byte* data, std::size_t bytes) {
     std::memcpy(data, &h, sizeof h);
   }
   ++sent_to_[level_ & 3][static_cast<std::size_t>(peer)];
-  request_state* s = ctx_->tp().isend(*ctx_, "channel send", data, bytes, peer, tag_, msg_context::msg);
-  if (s) in_flight_.push_back({s, data});
-  else free_.push_back(data);
+  request_state* s =
+      ctx_->tp().isend(*ctx_, "channel send", data, bytes, peer, tag_, msg_context::msg);
+  if (s)
+    in_flight_.push_back({s, data});
+  else
+    free_.push_back(data);
   ++layer_->sent_msgs;
   if (layer_->depth == 0) layer_->poll();
 }
@@ -222,7 +230,8 @@ bool channel_core::advance(bool deliver) {
 
 void channel_core::wait_levels(int levels) {
   cairn::detail::rank_entry guard(*ctx_);
-  if (layer_->depth > 0) cairn::detail::fail("channel wait", ctx_->rank(), "called from inside a handler");
+  if (layer_->depth > 0)
+    cairn::detail::fail("channel wait", ctx_->rank(), "called from inside a handler");
   if (levels < 1) cairn::detail::fail("channel wait", ctx_->rank(), "depth must be >= 0");
   std::uint64_t expected = 0;
   for (int l = 0; l < levels; ++l) {
@@ -236,8 +245,10 @@ void channel_core::wait_levels(int levels) {
     std::uint64_t spins = 0;
     while (received_[parity] < expected) {
       ctx_->check_abort();
-      if (layer_->poll()) spins = 0;
-      else ctx_->idle(nullptr, spins);
+      if (layer_->poll())
+        spins = 0;
+      else
+        ctx_->idle(nullptr, spins);
     }
     if (received_[parity] != expected)
       cairn::detail::fail("channel wait", ctx_->rank(), "received ", received_[parity],
@@ -250,7 +261,8 @@ void channel_core::wait_levels(int levels) {
 
 bool channel_core::phase_test() {
   cairn::detail::rank_entry guard(*ctx_);
-  if (layer_->depth > 0) cairn::detail::fail("channel done", ctx_->rank(), "tested from inside a handler");
+  if (layer_->depth > 0)
+    cairn::detail::fail("channel done", ctx_->rank(), "tested from inside a handler");
   if (!wave_running_) {
     do {
       drain_(typed_);

@@ -30,10 +30,10 @@ class msg_layer {
 
   cairn::detail::rank_context& ctx;
   std::vector<channel_core*> channels;
-  int depth = 0;                 // > 0 while a handler (or a message's delivery) runs
-  int next_tag = 0;              // creation index of the next channel (its wire tag)
-  std::uint64_t sent_msgs = 0;   // channel messages sent by this rank
-  std::uint64_t recv_msgs = 0;   // channel messages received and fully handled here
+  int depth = 0;                // > 0 while a handler (or a message's delivery) runs
+  int next_tag = 0;             // creation index of the next channel (its wire tag)
+  std::uint64_t sent_msgs = 0;  // channel messages sent by this rank
+  std::uint64_t recv_msgs = 0;  // channel messages received and fully handled here
 
  private:
   bool polling_ = false;

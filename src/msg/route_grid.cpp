@@ -77,8 +77,7 @@ table_router route::grid::make(const world& w) const {
   }
   long long product = 1;
   for (int x : d) {
-    if (x < 1)
-      cairn::detail::fail("channel", w.rank(), "route::grid extent ", x, " is below 1");
+    if (x < 1) cairn::detail::fail("channel", w.rank(), "route::grid extent ", x, " is below 1");
     product *= x;
   }
   if (product != w.size()) {

@@ -16,8 +16,10 @@ std::vector<int> hypercube_next_hops(int me, int ranks) {
     // every intermediate is a subset of dest's bits, hence <= dest. So every hop exists.
     const unsigned clear = m & ~d, set = d & ~m;
     unsigned hop = m;
-    if (clear) hop = m & ~std::bit_floor(clear);
-    else if (set) hop = m | std::bit_floor(set);
+    if (clear)
+      hop = m & ~std::bit_floor(clear);
+    else if (set)
+      hop = m | std::bit_floor(set);
     next[static_cast<std::size_t>(dest)] = static_cast<int>(hop);
   }
   return next;

@@ -22,10 +22,13 @@ int group_members::rank_of(int w) const noexcept {
 
 }  // namespace detail
 
-group::group(std::shared_ptr<detail::rank_context> ctx, std::shared_ptr<const detail::group_members> m)
+group::group(std::shared_ptr<detail::rank_context> ctx,
+             std::shared_ptr<const detail::group_members> m)
     : ctx_(std::move(ctx)), members_(std::move(m)), rank_(members_->rank_of(ctx_->rank())) {}
 
-int group::size() const noexcept { return members_ ? static_cast<int>(members_->world_ranks.size()) : 0; }
+int group::size() const noexcept {
+  return members_ ? static_cast<int>(members_->world_ranks.size()) : 0;
+}
 
 int group::world_rank(int r) const {
   if (!members_ || r < 0 || r >= size())
@@ -46,7 +49,8 @@ detail::coll_target group::coll_target(const char* call) const {
   ctx_->check_alive(call);
   if (rank_ < 0)
     detail::fail(call, ctx_->rank(), "this rank is not a member of the group (", size(),
-                 " ranks, first ", members_->world_ranks.empty() ? -1 : members_->world_ranks[0], ")");
+                 " ranks, first ", members_->world_ranks.empty() ? -1 : members_->world_ranks[0],
+                 ")");
   return {ctx_.get(), members_, rank_, ctx_->rank()};
 }
 
@@ -69,7 +73,8 @@ cairn::group world::group(std::vector<int> members) const {
   std::sort(sorted.begin(), sorted.end());
   for (std::size_t i = 0; i < sorted.size(); ++i) {
     if (sorted[i] < 0 || sorted[i] >= size_)
-      detail::fail("group", rank_, "rank ", sorted[i], " is outside the world of ", size_, " ranks");
+      detail::fail("group", rank_, "rank ", sorted[i], " is outside the world of ", size_,
+                   " ranks");
     if (i > 0 && sorted[i] == sorted[i - 1])
       detail::fail("group", rank_, "rank ", sorted[i], " is listed twice");
   }
@@ -80,7 +85,9 @@ detail::coll_target world::coll_target(const char* call) const {
   auto& c = context(call);
   // The world's members live as long as the run, and so must every request on them: a
   // non-owning pointer spares the atomic reference counting of each collective's copies.
-  return {&c, std::shared_ptr<const detail::group_members>(std::shared_ptr<const detail::group_members>{}, c.world_group().get()),
+  return {&c,
+          std::shared_ptr<const detail::group_members>(
+              std::shared_ptr<const detail::group_members>{}, c.world_group().get()),
           rank_, rank_};
 }
 

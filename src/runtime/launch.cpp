@@ -85,16 +85,24 @@ progress_setting progress_of(const launch_options& o) {
   if (o.progress) {
     p.mode = *o.progress;
   } else if (const char* v = env("CAIRN_PROGRESS")) {
-    if (std::strcmp(v, "calls") == 0) p.mode = progress_mode::calls;
-    else if (std::strcmp(v, "peers") == 0) p.mode = progress_mode::peers;
-    else if (std::strcmp(v, "thread") == 0) p.mode = progress_mode::thread;
-    else throw error(std::string("cairn::launch: CAIRN_PROGRESS=") + v + " is none of calls, peers, thread");
+    if (std::strcmp(v, "calls") == 0)
+      p.mode = progress_mode::calls;
+    else if (std::strcmp(v, "peers") == 0)
+      p.mode = progress_mode::peers;
+    else if (std::strcmp(v, "thread") == 0)
+      p.mode = progress_mode::thread;
+    else
+      throw error(std::string("cairn::launch: CAIRN_PROGRESS=") + v +
+                  " is none of calls, peers, thread");
   }
   double us = 20;
-  if (o.progress_interval_us) us = *o.progress_interval_us;
-  else if (const char* v = env("CAIRN_PROGRESS_INTERVAL_US")) us = parse_seconds("CAIRN_PROGRESS_INTERVAL_US", v);
+  if (o.progress_interval_us)
+    us = *o.progress_interval_us;
+  else if (const char* v = env("CAIRN_PROGRESS_INTERVAL_US"))
+    us = parse_seconds("CAIRN_PROGRESS_INTERVAL_US", v);
   if (!(us >= 0 && us <= 1e6))
-    throw error("cairn::launch: progress_interval_us " + std::to_string(us) + " is outside [0, 1e6]");
+    throw error("cairn::launch: progress_interval_us " + std::to_string(us) +
+                " is outside [0, 1e6]");
   p.interval_s = us * 1e-6;
   return p;
 }
@@ -147,16 +155,23 @@ class cpu_binding {
 int run_threads(int argc, char** argv, const launch_options& o,
                 const std::function<void(world&)>& fn) {
   int n = 0;
-  if (o.ranks) n = *o.ranks;
-  else if (auto a = ranks_from_args(argc, argv)) n = *a;
-  else if (const char* v = env("CAIRN_RANKS")) n = static_cast<int>(parse_int("CAIRN_RANKS", v, 1, 4096));
-  else n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (o.ranks)
+    n = *o.ranks;
+  else if (auto a = ranks_from_args(argc, argv))
+    n = *a;
+  else if (const char* v = env("CAIRN_RANKS"))
+    n = static_cast<int>(parse_int("CAIRN_RANKS", v, 1, 4096));
+  else
+    n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (n < 1 || n > 4096)
-    throw error("cairn::launch: " + std::to_string(n) + " ranks requested; the threads engine runs 1 to 4096");
+    throw error("cairn::launch: " + std::to_string(n) +
+                " ranks requested; the threads engine runs 1 to 4096");
 
   int nodes = 1;
-  if (o.threads_nodes) nodes = *o.threads_nodes;
-  else if (const char* v = env("CAIRN_THREADS_NODES")) nodes = static_cast<int>(parse_int("CAIRN_THREADS_NODES", v, 1, 4096));
+  if (o.threads_nodes)
+    nodes = *o.threads_nodes;
+  else if (const char* v = env("CAIRN_THREADS_NODES"))
+    nodes = static_cast<int>(parse_int("CAIRN_THREADS_NODES", v, 1, 4096));
   if (nodes < 1) throw error("cairn::launch: threads_nodes must be at least 1");
   nodes = std::min(nodes, n);
   const double watchdog = watchdog_setting(o);
@@ -173,7 +188,8 @@ int run_threads(int argc, char** argv, const launch_options& o,
   auto fabric = std::make_shared<detail::threads_fabric>(n);
   auto run = std::make_shared<run_state>();
   run->wake_all = [f = fabric.get()] { f->wake_all(); };
-  const bool oversubscribed = static_cast<unsigned>(n) > std::max(1u, std::thread::hardware_concurrency());
+  const bool oversubscribed =
+      static_cast<unsigned>(n) > std::max(1u, std::thread::hardware_concurrency());
 
   std::vector<std::shared_ptr<rank_context>> contexts(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
@@ -233,8 +249,9 @@ int run_threads(int argc, char** argv, const launch_options& o,
 int run_mpi(const launch_options& o, const std::function<void(world&)>& fn) {
   const progress_setting progress = progress_of(o);
   if (progress.mode == progress_mode::peers)
-    throw error("cairn::launch: progress mode 'peers' needs the threads engine (ranks of one "
-                "process); use 'thread' with MPI");
+    throw error(
+        "cairn::launch: progress mode 'peers' needs the threads engine (ranks of one "
+        "process); use 'thread' with MPI");
   // The progress thread calls MPI while the rank's thread may too (the application's own MPI).
   detail::mpi_ensure_initialized(progress.mode == progress_mode::thread);
   auto topo = std::make_shared<topology>();
@@ -283,7 +300,8 @@ engine detect_engine(int, char**) {
   if (const char* e = env("CAIRN_ENGINE")) {
     if (std::strcmp(e, "threads") == 0) return engine::threads;
     if (std::strcmp(e, "mpi") == 0) return engine::mpi;
-    throw error(std::string("cairn::launch: CAIRN_ENGINE=") + e + " is neither 'threads' nor 'mpi'");
+    throw error(std::string("cairn::launch: CAIRN_ENGINE=") + e +
+                " is neither 'threads' nor 'mpi'");
   }
   return under_mpi_launcher() ? engine::mpi : engine::threads;
 }

@@ -97,8 +97,10 @@ void rank_context::switch_seq(std::uint64_t id) {
 }
 
 void rank_context::release(request_state* s) noexcept {
-  if (s->active_prev) s->active_prev->active_next = s->active_next;
-  else active_ = s->active_next;
+  if (s->active_prev)
+    s->active_prev->active_next = s->active_next;
+  else
+    active_ = s->active_next;
   if (s->active_next) s->active_next->active_prev = s->active_prev;
   if (helped_) outstanding_.fetch_sub(1, std::memory_order_relaxed);
   pool_.push_back(s);
@@ -130,7 +132,8 @@ bool rank_context::help() noexcept {
 
 bool rank_context::help_once() noexcept {
   missed_.store(1, std::memory_order_seq_cst);
-  if (lock_.load(std::memory_order_relaxed) != 0 || lock_.exchange(1, std::memory_order_seq_cst) != 0)
+  if (lock_.load(std::memory_order_relaxed) != 0 ||
+      lock_.exchange(1, std::memory_order_seq_cst) != 0)
     return false;
   const bool found = advance_locked();
   unlock_owner();
@@ -140,8 +143,10 @@ bool rank_context::help_once() noexcept {
 void rank_context::lock_owner() noexcept {
   for (unsigned spins = 0; lock_.exchange(1, std::memory_order_seq_cst) != 0; ++spins) {
     while (lock_.load(std::memory_order_relaxed) != 0) {
-      if ((++spins & 63) == 0) sched_yield();  // the helper may have lost its core
-      else cpu_relax();
+      if ((++spins & 63) == 0)
+        sched_yield();  // the helper may have lost its core
+      else
+        cpu_relax();
     }
   }
 }
@@ -251,8 +256,10 @@ void rank_context::idle(request_state* s, std::uint64_t& spins) {
     // Every so often hand the core over: when the peer we wait for shares our core (the
     // scheduler put both there), spinning out the whole budget would delay it by that much
     // on every exchange (measured: ~160 us per message until the threads got separated).
-    if ((++spins & 255) == 0) sched_yield();
-    else cpu_relax();
+    if ((++spins & 255) == 0)
+      sched_yield();
+    else
+      cpu_relax();
     return;
   }
   if (watchdog_s_ > 0) {
@@ -277,19 +284,25 @@ std::string rank_context::describe_pending() const {
       continue;
     }
     os << "  " << s->call << (s->k == request_state::kind::send ? " to rank " : " from ");
-    if (s->k == request_state::kind::recv && s->peer == any_source) os << "any source";
-    else os << (s->k == request_state::kind::recv ? "rank " : "") << s->peer;
+    if (s->k == request_state::kind::recv && s->peer == any_source)
+      os << "any source";
+    else
+      os << (s->k == request_state::kind::recv ? "rank " : "") << s->peer;
     os << ", tag ";
-    if (s->tag == any_tag) os << "any";
-    else os << s->tag;
+    if (s->tag == any_tag)
+      os << "any";
+    else
+      os << s->tag;
     os << ", " << s->capacity << " bytes, context " << to_string(s->ctx) << "\n";
   }
   if (board_wait_.word)
     os << "  " << board_wait_.call << ": shared-memory collective #" << board_wait_.value
        << " on the world, waiting for rank " << board_wait_.peer << "\n";
   if (group_board_.pending)
-    os << "  " << group_board_.pending << " shared-memory collective(s) on groups (listed above if non-blocking; "
-       << group_board_.tails << " returned to their caller, still reading the other members' slots)\n";
+    os << "  " << group_board_.pending
+       << " shared-memory collective(s) on groups (listed above if non-blocking; "
+       << group_board_.tails
+       << " returned to their caller, still reading the other members' slots)\n";
   if (n == 0) os << "  (no pending point-to-point operation)\n";
   if (tp_) tp_->describe(os);
   return os.str();

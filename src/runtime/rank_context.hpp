@@ -22,10 +22,10 @@ struct group_members;
 
 /// Where ranks sit: node of every rank, computed once per run.
 struct topology {
-  std::vector<int> node_of;        // per rank
+  std::vector<int> node_of;  // per rank
   int node_count = 1;
-  std::vector<int> local_rank;     // per rank: index among the ranks of its node
-  std::vector<int> node_size;      // per node: number of ranks
+  std::vector<int> local_rank;  // per rank: index among the ranks of its node
+  std::vector<int> node_size;   // per node: number of ranks
   /// Fills local_rank and node_size from node_of and node_count.
   void derive() {
     local_rank.assign(node_of.size(), 0);
@@ -78,13 +78,15 @@ class rank_context {
   void end() noexcept { ended_ = true; }
 
   /// A fresh pending state, linked into the rank's list of pending operations.
-  request_state* acquire(request_state::kind k, const char* call, int peer, int tag,
-                         msg_context c, void* buf, std::size_t capacity);
+  request_state* acquire(request_state::kind k, const char* call, int peer, int tag, msg_context c,
+                         void* buf, std::size_t capacity);
   /// Returns a state to the pool.
   void release(request_state* s) noexcept;
 
   /// True if a collective is running on this rank (or a board collective's tail: board_progress).
-  bool has_colls() const noexcept { return !colls_.empty() || board_.has_tails() || group_board_.tails; }
+  bool has_colls() const noexcept {
+    return !colls_.empty() || board_.has_tails() || group_board_.tails;
+  }
   /// Tests once (advancing communication, every running collective and the layers' pollers).
   bool test(request_state* s) {
     if (has_colls()) advance_colls();
@@ -127,14 +129,16 @@ class rank_context {
   void advance_colls();
   /// The group of all ranks (made on first use).
   const std::shared_ptr<const group_members>& world_group() {
-    if (!world_group_) [[unlikely]] make_world_group();
+    if (!world_group_) [[unlikely]]
+      make_world_group();
     return world_group_;
   }
   /// Sequence number of the next collective on the group with identity `id`.
   std::uint32_t next_coll_seq(std::uint64_t id) {
     // A rank issues collectives mostly on one group at a time: remember its counter (map
     // elements never move) and skip the hash lookup.
-    if (id != last_seq_id_ || !last_seq_) [[unlikely]] switch_seq(id);
+    if (id != last_seq_id_ || !last_seq_) [[unlikely]]
+      switch_seq(id);
     return (*last_seq_)++;
   }
   /// The rank's board collectives (src/coll/shared_memory_flat.cpp), numbered alike on every
@@ -190,8 +194,10 @@ class rank_context {
   /// True if the awaited board word has its value, or the doorbell rang since the rank's group
   /// board collectives were last checked (seq_cst: pairs with the publisher's wake).
   bool board_ready() const noexcept {
-    return (board_wait_.word && board_wait_.word->load(std::memory_order_seq_cst) >= board_wait_.value) ||
-           (group_board_.pending && group_board_.bell->load(std::memory_order_seq_cst) != group_board_.seen);
+    return (board_wait_.word &&
+            board_wait_.word->load(std::memory_order_seq_cst) >= board_wait_.value) ||
+           (group_board_.pending &&
+            group_board_.bell->load(std::memory_order_seq_cst) != group_board_.seen);
   }
   /// Blocks until `s` completes; returns its status or throws its error. Releases `s`.
   status wait(request_state* s);
@@ -238,9 +244,9 @@ class rank_context {
   void switch_seq(std::uint64_t id);  // next_coll_seq on another group than last time
 
   bool helped_ = false;
-  int depth_ = 0;                          // rank thread only
+  int depth_ = 0;  // rank thread only
   std::atomic<std::uint32_t> lock_{0};
-  std::atomic<std::uint32_t> missed_{0};   // a helper found the lock taken
+  std::atomic<std::uint32_t> missed_{0};       // a helper found the lock taken
   std::atomic<std::uint32_t> outstanding_{0};  // pending states (helpers skip idle ranks)
 
   [[noreturn]] void watchdog_fire(double idle_s);

@@ -23,23 +23,23 @@ struct request_state {
   std::atomic<std::uint32_t> done{0};
   kind k = kind::send;
   msg_context ctx = msg_context::user;
-  bool failed = false;          // a receive matched a message larger than its buffer
-  std::uint8_t phase = 0;       // engine-defined progress of a multi-step operation
-  std::uint32_t slot = 0;       // engine-defined index (mpi: slot in the pending-receive array)
-  const char* call = "";        // user-facing call, for errors and the watchdog
-  int peer = 0;                 // destination, or source / any_source as posted
-  int tag = 0;                  // as posted (any_tag allowed for receives)
-  void* buf = nullptr;          // receive buffer (or send buffer, const-cast)
-  std::size_t capacity = 0;     // bytes of buf
-  std::size_t incoming = 0;     // size of the matched message when it did not fit
-  status st{};                  // filled on completion
+  bool failed = false;       // a receive matched a message larger than its buffer
+  std::uint8_t phase = 0;    // engine-defined progress of a multi-step operation
+  std::uint32_t slot = 0;    // engine-defined index (mpi: slot in the pending-receive array)
+  const char* call = "";     // user-facing call, for errors and the watchdog
+  int peer = 0;              // destination, or source / any_source as posted
+  int tag = 0;               // as posted (any_tag allowed for receives)
+  void* buf = nullptr;       // receive buffer (or send buffer, const-cast)
+  std::size_t capacity = 0;  // bytes of buf
+  std::size_t incoming = 0;  // size of the matched message when it did not fit
+  status st{};               // filled on completion
 
   request_state* prev = nullptr;  // engine-owned list (threads: posted receives)
   request_state* next = nullptr;
   request_state* active_prev = nullptr;  // the rank's list of pending operations
   request_state* active_next = nullptr;
   void* engine_ptr = nullptr;  // threads: envelope of a long send; mpi: staging buffer;
-                              // schedule: the running collective
+                               // schedule: the running collective
   alignas(8) unsigned char engine_data[16]{};  // mpi: the MPI_Request
 };
 

@@ -63,7 +63,8 @@ cairn::engine world::engine() const { return context("engine").engine(); }
 
 int world::node_of(int r) const {
   const auto& c = context("node_of");
-  if (r < 0 || r >= size_) fail("node_of", rank_, "rank ", r, " is outside the world of ", size_, " ranks");
+  if (r < 0 || r >= size_)
+    fail("node_of", rank_, "rank ", r, " is outside the world of ", size_, " ranks");
   return c.topo().node_of[static_cast<std::size_t>(r)];
 }
 
@@ -90,16 +91,14 @@ request world::isend_bytes(const char* call, const void* data, std::size_t bytes
   return request::completed(status{dest, tag, bytes});
 }
 
-void world::send_bytes(const char* call, const void* data, std::size_t bytes, int dest,
-                       int tag) {
+void world::send_bytes(const char* call, const void* data, std::size_t bytes, int dest, int tag) {
   auto& c = context(call);
   detail::rank_entry guard(c);
   check_dest(c, call, dest, tag);
   c.tp().send(c, call, data, bytes, dest, tag, msg_context::user);
 }
 
-request world::irecv_bytes(const char* call, void* data, std::size_t bytes, int source,
-                           int tag) {
+request world::irecv_bytes(const char* call, void* data, std::size_t bytes, int source, int tag) {
   auto& c = context(call);
   detail::rank_entry guard(c);
   check_source(c, call, source, tag);
@@ -109,8 +108,7 @@ request world::irecv_bytes(const char* call, void* data, std::size_t bytes, int 
   return request(&c, s);
 }
 
-status world::recv_bytes(const char* call, void* data, std::size_t bytes, int source,
-                         int tag) {
+status world::recv_bytes(const char* call, void* data, std::size_t bytes, int source, int tag) {
   auto& c = context(call);
   detail::rank_entry guard(c);
   check_source(c, call, source, tag);

@@ -18,7 +18,8 @@ namespace cairn::detail {
 /// memcpy(to, from, bytes) for buffers that do not overlap, avoiding the short-distance case.
 inline void copy_bytes(void* to, const void* from, std::size_t bytes) noexcept {
 #if defined(__SSE2__)
-  const auto distance = (reinterpret_cast<std::uintptr_t>(to) - reinterpret_cast<std::uintptr_t>(from)) & 4095;
+  const auto distance =
+      (reinterpret_cast<std::uintptr_t>(to) - reinterpret_cast<std::uintptr_t>(from)) & 4095;
   if (bytes >= 2048 && distance != 0 && distance < 64) {
     auto* d = static_cast<char*>(to);
     const auto* s = static_cast<const char*>(from);

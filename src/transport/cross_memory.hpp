@@ -37,10 +37,14 @@ class cross_memory_reader {
       flush();  // both lists hold the same bytes: whole runs only
       grow_local = grow_remote = false;
     }
-    if (grow_local) local_[nl_ - 1].iov_len += bytes;
-    else local_[nl_++] = {to, bytes};
-    if (grow_remote) remote_[nr_ - 1].iov_len += bytes;
-    else remote_[nr_++] = {const_cast<std::byte*>(from), bytes};
+    if (grow_local)
+      local_[nl_ - 1].iov_len += bytes;
+    else
+      local_[nl_++] = {to, bytes};
+    if (grow_remote)
+      remote_[nr_ - 1].iov_len += bytes;
+    else
+      remote_[nr_++] = {const_cast<std::byte*>(from), bytes};
     want_ += bytes;
   }
   /// Reads what is gathered; 0 if every byte arrived, else the errno of the failed read (or
@@ -52,7 +56,9 @@ class cross_memory_reader {
 
  private:
   void flush() noexcept;
-  static const std::byte* end(const iovec& v) noexcept { return static_cast<const std::byte*>(v.iov_base) + v.iov_len; }
+  static const std::byte* end(const iovec& v) noexcept {
+    return static_cast<const std::byte*>(v.iov_base) + v.iov_len;
+  }
 
   int pid_ = 0;
   int error_ = 0;

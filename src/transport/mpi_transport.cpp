@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <functional>
 #include <climits>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <ostream>
 #include <sstream>
 #include <string_view>
@@ -44,7 +44,6 @@ int checked_int_bytes(const char* call, int rank, std::size_t bytes) {
   return static_cast<int>(bytes);
 }
 
-
 bool cairn_initialized_mpi = false;
 void finalize_at_exit() {
   int finalized = 0;
@@ -67,9 +66,11 @@ void mpi_ensure_initialized(bool thread_multiple) {
     MPI_Query_thread(&provided);
   }
   if (provided < want)
-    throw error("cairn::launch: the progress thread needs MPI_THREAD_MULTIPLE; this MPI provides "
-                "thread level " + std::to_string(provided) +
-                (initialized ? " (MPI was initialized before cairn::launch)" : ""));
+    throw error(
+        "cairn::launch: the progress thread needs MPI_THREAD_MULTIPLE; this MPI provides "
+        "thread level " +
+        std::to_string(provided) +
+        (initialized ? " (MPI was initialized before cairn::launch)" : ""));
 }
 
 void mpi_world_layout(int& rank, int& size, std::vector<int>& node_of, int& node_count,
@@ -88,7 +89,8 @@ void mpi_world_layout(int& rank, int& size, std::vector<int>& node_of, int& node
   std::vector<int> node_of_leader(static_cast<std::size_t>(size), -1);
   node_count = 0;
   for (int r = 0; r < size; ++r)
-    if (leaders[static_cast<std::size_t>(r)] == r) node_of_leader[static_cast<std::size_t>(r)] = node_count++;
+    if (leaders[static_cast<std::size_t>(r)] == r)
+      node_of_leader[static_cast<std::size_t>(r)] = node_count++;
   node_of.resize(static_cast<std::size_t>(size));
   for (int r = 0; r < size; ++r)
     node_of[static_cast<std::size_t>(r)] =
@@ -122,17 +124,20 @@ void mpi_transport::probe_cross_memory() {
     long long pid;
     unsigned long long address;
   };
-  const entry mine{static_cast<long long>(getpid()), reinterpret_cast<std::uintptr_t>(&probe_word_)};
+  const entry mine{static_cast<long long>(getpid()),
+                   reinterpret_cast<std::uintptr_t>(&probe_word_)};
   probe_word_ = 0xC0FFEE0000000000ull ^ static_cast<unsigned long long>(mine.pid);
   std::vector<entry> all(static_cast<std::size_t>(n));
   MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
   const entry& next = all[static_cast<std::size_t>((ctx_.rank() + 1) % n)];
-  int ok = cross_memory_probe(static_cast<int>(next.pid), reinterpret_cast<const void*>(next.address),
-                              0xC0FFEE0000000000ull ^ static_cast<unsigned long long>(next.pid));
+  int ok =
+      cross_memory_probe(static_cast<int>(next.pid), reinterpret_cast<const void*>(next.address),
+                         0xC0FFEE0000000000ull ^ static_cast<unsigned long long>(next.pid));
   MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!ok) return;
   pids_.resize(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) pids_[static_cast<std::size_t>(r)] = static_cast<int>(all[static_cast<std::size_t>(r)].pid);
+  for (int r = 0; r < n; ++r)
+    pids_[static_cast<std::size_t>(r)] = static_cast<int>(all[static_cast<std::size_t>(r)].pid);
 }
 
 void mpi_transport::make_board() {
@@ -146,8 +151,9 @@ void mpi_transport::make_board() {
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each region near its owner
     void* base = nullptr;
-    const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(node_board::region_bytes + region_align), 1, info, node,
-                                           &base, &board_win_);
+    const int rc =
+        MPI_Win_allocate_shared(static_cast<MPI_Aint>(node_board::region_bytes + region_align), 1,
+                                info, node, &base, &board_win_);
     MPI_Info_free(&info);
     if (rc != MPI_SUCCESS) board_win_ = MPI_WIN_NULL;  // same outcome everywhere: no board
   }
@@ -246,7 +252,8 @@ request_state* mpi_transport::isend(rank_context& ctx, const char* call, const v
 
 request_state* mpi_transport::isend_exact(rank_context& ctx, const char* call, const void* data,
                                           std::size_t bytes, int dest, int tag, msg_context c) {
-  if (c != msg_context::array || bytes <= direct_limit) return isend(ctx, call, data, bytes, dest, tag, c);
+  if (c != msg_context::array || bytes <= direct_limit)
+    return isend(ctx, call, data, bytes, dest, tag, c);
   const int n = checked_int_bytes(call, ctx.rank(), bytes);
   request_state* s =
       ctx.acquire(request_state::kind::send, call, dest, tag, c, const_cast<void*>(data), bytes);
@@ -263,13 +270,13 @@ void mpi_transport::irecv_exact(rank_context& ctx, request_state* s) {
   if (s->ctx != msg_context::array || s->capacity <= direct_limit) return irecv(ctx, s);
   s->st = status{s->peer, s->tag, s->capacity};
   s->phase = exact_phase;  // tested as a posted payload; cancelled like a posted receive
-  const int rc = MPI_Irecv(s->buf, checked_int_bytes(s->call, ctx.rank(), s->capacity), MPI_BYTE, s->peer, s->tag,
-                           exact_, &mpi_reqs(s)[0]);
+  const int rc = MPI_Irecv(s->buf, checked_int_bytes(s->call, ctx.rank(), s->capacity), MPI_BYTE,
+                           s->peer, s->tag, exact_, &mpi_reqs(s)[0]);
   if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx.rank(), rc);
 }
 
-void mpi_transport::send(rank_context& ctx, const char* call, const void* data,
-                         std::size_t bytes, int dest, int tag, msg_context c) {
+void mpi_transport::send(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
+                         int dest, int tag, msg_context c) {
   // Direct messages go eagerly, so a blocking MPI_Send returns at once and saves a request;
   // longer ones are waited for in cairn's loop, which keeps the watchdog and abort working.
   if (bytes <= direct_limit) {
@@ -294,10 +301,10 @@ void mpi_transport::irecv(rank_context& ctx, request_state* s) {
   s->slot = static_cast<std::uint32_t>(posted_.size());
   posted_.push_back(s);
   posted_reqs_.push_back(MPI_REQUEST_NULL);
-  const int rc = MPI_Irecv(target, static_cast<int>(header_bytes), MPI_BYTE,
-                           s->peer == any_source ? MPI_ANY_SOURCE : s->peer,
-                           s->tag == any_tag ? MPI_ANY_TAG : s->tag, small(s->ctx),
-                           &posted_reqs_.back());
+  const int rc =
+      MPI_Irecv(target, static_cast<int>(header_bytes), MPI_BYTE,
+                s->peer == any_source ? MPI_ANY_SOURCE : s->peer,
+                s->tag == any_tag ? MPI_ANY_TAG : s->tag, small(s->ctx), &posted_reqs_.back());
   if (rc != MPI_SUCCESS) {
     const char* call = s->call;
     remove_posted(s);
@@ -329,8 +336,8 @@ void mpi_transport::post_payload(request_state* s, int source, std::uint64_t seq
     target = s->engine_ptr = new std::byte[bytes];
   }
   s->phase = 1;
-  const int rc = MPI_Irecv(target, checked_int_bytes(s->call, ctx_.rank(), bytes), MPI_BYTE,
-                           source, static_cast<int>(seq), large(s->ctx), &mpi_reqs(s)[0]);
+  const int rc = MPI_Irecv(target, checked_int_bytes(s->call, ctx_.rank(), bytes), MPI_BYTE, source,
+                           static_cast<int>(seq), large(s->ctx), &mpi_reqs(s)[0]);
   if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx_.rank(), rc);
 }
 
@@ -382,8 +389,8 @@ bool mpi_transport::advance_posted() {
   scratch_index_.resize(posted_.size());
   scratch_status_.resize(posted_.size());
   int outcount = 0;
-  const int rc = MPI_Testsome(static_cast<int>(posted_reqs_.size()), posted_reqs_.data(),
-                              &outcount, scratch_index_.data(), scratch_status_.data());
+  const int rc = MPI_Testsome(static_cast<int>(posted_reqs_.size()), posted_reqs_.data(), &outcount,
+                              scratch_index_.data(), scratch_status_.data());
   if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) mpi_fail("progress", ctx_.rank(), rc);
   if (outcount <= 0) return false;
   // Highest slot first: removing a slot moves the last one into it, which is then already

@@ -34,8 +34,8 @@ class mpi_transport final : public transport {
   /// Size of a header message; no direct message has it, which tells the two apart.
   static constexpr std::size_t header_bytes = direct_limit + 16;
 
-  /// Duplicates MPI_COMM_WORLD twice per context (and once for exact messages) and makes the node board (collective over
-  /// all processes).
+  /// Duplicates MPI_COMM_WORLD twice per context (and once for exact messages) and makes the node
+  /// board (collective over all processes).
   mpi_transport(rank_context& ctx, bool oversubscribed);
   ~mpi_transport() override;
 
@@ -47,8 +47,8 @@ class mpi_transport final : public transport {
   /// Messages of the array context longer than direct_limit go without a header, on their
   /// own communicator, posted at their exact size (both sides hold the same plan); others as
   /// isend/irecv.
-  request_state* isend_exact(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
-                             int dest, int tag, msg_context c) override;
+  request_state* isend_exact(rank_context& ctx, const char* call, const void* data,
+                             std::size_t bytes, int dest, int tag, msg_context c) override;
   void irecv_exact(rank_context& ctx, request_state* s) override;
   bool poll() override;
   bool advance_pending(request_state* pending) override;
@@ -64,7 +64,9 @@ class mpi_transport final : public transport {
   void describe(std::ostream& os) const override;
   /// The board is a shared-memory window (MPI_Win_allocate_shared) when every process of
   /// MPI_COMM_WORLD is on one node. Processes poll, so wake() has nothing to do.
-  const node_board* board() const noexcept override { return board_win_ != MPI_WIN_NULL ? &board_ : nullptr; }
+  const node_board* board() const noexcept override {
+    return board_win_ != MPI_WIN_NULL ? &board_ : nullptr;
+  }
   /// Set on one node when every process could read its neighbour's memory at launch.
   int peer_pid(int r) const noexcept override {
     return pids_.empty() ? 0 : pids_[static_cast<std::size_t>(r)];
@@ -83,9 +85,9 @@ class mpi_transport final : public transport {
     int tag;
     msg_context ctx;
     bool is_header;
-    std::size_t bytes;                 // payload size (from the header for long messages)
-    std::uint64_t seq;                 // long messages: tag of the payload on `large`
-    std::vector<std::byte> data;       // direct messages: the payload
+    std::size_t bytes;            // payload size (from the header for long messages)
+    std::uint64_t seq;            // long messages: tag of the payload on `large`
+    std::vector<std::byte> data;  // direct messages: the payload
   };
 
   /// Creates the board's window if all processes share a node (collective).
@@ -117,7 +119,7 @@ class mpi_transport final : public transport {
   // Receives waiting for their first message: MPI requests and their owners, same index.
   std::vector<MPI_Request> posted_reqs_;
   std::vector<request_state*> posted_;
-  std::vector<int> scratch_index_;          // MPI_Testsome output, reused
+  std::vector<int> scratch_index_;  // MPI_Testsome output, reused
   std::vector<MPI_Status> scratch_status_;
   std::vector<std::pair<int, int>> scratch_done_;  // (slot, Testsome index), reused
   std::deque<stashed> stash_;
@@ -126,7 +128,7 @@ class mpi_transport final : public transport {
   MPI_Comm exact_ = MPI_COMM_NULL;  // isend_exact / irecv_exact (array context)
   MPI_Win board_win_ = MPI_WIN_NULL;
   node_board board_;
-  std::vector<int> pids_;  // by world rank; empty: no cross-memory reads
+  std::vector<int> pids_;              // by world rank; empty: no cross-memory reads
   unsigned long long probe_word_ = 0;  // read by the neighbour in the launch probe
 };
 

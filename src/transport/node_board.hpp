@@ -47,13 +47,13 @@ struct group_slot {
   /// key_of(group, seq) of the collective it holds (0: never used); stored last (release),
   /// read first.
   std::atomic<std::uint64_t> key{0};
-  std::uint64_t group = 0;    ///< the group's identity
-  std::uint32_t seq = 0;      ///< the collective's number on that group
-  std::uint32_t kind = 0;     ///< which collective (coll: board_collective)
-  std::int32_t root = -1;     ///< its root, -1 for none
-  std::uint32_t readers = 0;  ///< acknowledgments that free the slot
-  std::uint64_t bytes = 0;    ///< bytes the rank passed
-  std::uint64_t shape = 0;    ///< a generalized reduce's participants and receivers (fingerprint)
+  std::uint64_t group = 0;      ///< the group's identity
+  std::uint32_t seq = 0;        ///< the collective's number on that group
+  std::uint32_t kind = 0;       ///< which collective (coll: board_collective)
+  std::int32_t root = -1;       ///< its root, -1 for none
+  std::uint32_t readers = 0;    ///< acknowledgments that free the slot
+  std::uint64_t bytes = 0;      ///< bytes the rank passed
+  std::uint64_t shape = 0;      ///< a generalized reduce's participants and receivers (fingerprint)
   std::uint64_t algorithm = 0;  ///< as board_slot::algorithm
   /// Readers done with the slot, counting up from 0 for each use.
   alignas(64) std::atomic<std::uint64_t> acks{0};
@@ -91,14 +91,23 @@ class node_board {
   /// Bytes a rank's region needs (128-byte aligned).
   static constexpr std::size_t region_bytes = offers_offset + offer_words * sizeof(std::uint64_t);
   /// The state of an offer word, in its low two bits (its generation above).
-  enum offer_state : std::uint64_t { offer_open = 0, offer_claimed = 1, offer_released = 2, offer_withdrawn = 3 };
+  enum offer_state : std::uint64_t {
+    offer_open = 0,
+    offer_claimed = 1,
+    offer_released = 2,
+    offer_withdrawn = 3
+  };
   /// An offer word's value: `generation` in `st`.
   static constexpr std::uint64_t offer_value(std::uint64_t generation, offer_state st) noexcept {
     return generation << 2 | st;
   }
   /// The state and the generation an offer word's value holds.
-  static constexpr offer_state offer_state_of(std::uint64_t value) noexcept { return offer_state(value & 3); }
-  static constexpr std::uint64_t offer_generation_of(std::uint64_t value) noexcept { return value >> 2; }
+  static constexpr offer_state offer_state_of(std::uint64_t value) noexcept {
+    return offer_state(value & 3);
+  }
+  static constexpr std::uint64_t offer_generation_of(std::uint64_t value) noexcept {
+    return value >> 2;
+  }
   /// Moves offer word `w` from state `from` to `to` within `generation`; false if it was not in
   /// `from` (another state, or a later generation).
   static bool offer_move(std::atomic<std::uint64_t>& w, std::uint64_t generation, offer_state from,
@@ -124,20 +133,24 @@ class node_board {
     new (region) std::atomic<std::uint64_t>{0};
     new (region + doorbell_offset) std::atomic<std::uint64_t>{0};
     new (region + publications_offset) std::atomic<std::uint64_t>{0};
-    for (std::size_t i = 0; i < slots; ++i) new (region + done_stride + i * slot_stride) board_slot{};
-    for (std::size_t i = 0; i < group_slots; ++i) new (region + group_offset + i * group_slot_stride) group_slot{};
+    for (std::size_t i = 0; i < slots; ++i)
+      new (region + done_stride + i * slot_stride) board_slot{};
+    for (std::size_t i = 0; i < group_slots; ++i)
+      new (region + group_offset + i * group_slot_stride) group_slot{};
     for (std::size_t i = 0; i < offer_words; ++i)
-      new (region + offers_offset + i * sizeof(std::uint64_t)) std::atomic<std::uint64_t>{offer_value(0, offer_released)};
+      new (region + offers_offset + i * sizeof(std::uint64_t))
+          std::atomic<std::uint64_t>{offer_value(0, offer_released)};
   }
 
   /// The last board collective rank r completed, all earlier ones included (release).
   std::atomic<std::uint64_t>& done(int r) const noexcept {
-    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(bases_[static_cast<std::size_t>(r)]));
+    return *std::launder(
+        reinterpret_cast<std::atomic<std::uint64_t>*>(bases_[static_cast<std::size_t>(r)]));
   }
   /// Rank r's slot for board collective number `seq`.
   board_slot& slot(int r, std::uint64_t seq) const noexcept {
-    return *std::launder(reinterpret_cast<board_slot*>(bases_[static_cast<std::size_t>(r)] + done_stride +
-                                                       (seq % slots) * slot_stride));
+    return *std::launder(reinterpret_cast<board_slot*>(bases_[static_cast<std::size_t>(r)] +
+                                                       done_stride + (seq % slots) * slot_stride));
   }
   /// The payload behind a slot's header.
   static std::byte* payload(board_slot& s) noexcept {
@@ -145,26 +158,29 @@ class node_board {
   }
   /// Rank r's doorbell: others add 1 (seq_cst, then wake r) when r may have something to do.
   std::atomic<std::uint64_t>& doorbell(int r) const noexcept {
-    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(bases_[static_cast<std::size_t>(r)] + doorbell_offset));
+    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(
+        bases_[static_cast<std::size_t>(r)] + doorbell_offset));
   }
   /// Keyed slots rank r has published so far (it adds 1 after each key, before ringing): a
   /// reader that found no slot for a collective need not look again until this changes.
   std::atomic<std::uint64_t>& publications(int r) const noexcept {
-    return *std::launder(
-        reinterpret_cast<std::atomic<std::uint64_t>*>(bases_[static_cast<std::size_t>(r)] + publications_offset));
+    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(
+        bases_[static_cast<std::size_t>(r)] + publications_offset));
   }
   /// Rank r's keyed slot i (< group_slots).
   group_slot& keyed(int r, std::size_t i) const noexcept {
-    return *std::launder(reinterpret_cast<group_slot*>(bases_[static_cast<std::size_t>(r)] + group_offset +
-                                                       i * group_slot_stride));
+    return *std::launder(reinterpret_cast<group_slot*>(bases_[static_cast<std::size_t>(r)] +
+                                                       group_offset + i * group_slot_stride));
   }
   /// Rank r's offer word i (< offer_words).
   std::atomic<std::uint64_t>& offer(int r, std::size_t i) const noexcept {
-    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(bases_[static_cast<std::size_t>(r)] +
-                                                                        offers_offset + i * sizeof(std::uint64_t)));
+    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(
+        bases_[static_cast<std::size_t>(r)] + offers_offset + i * sizeof(std::uint64_t)));
   }
   /// The payload behind a keyed slot's header.
-  static std::byte* payload(group_slot& s) noexcept { return reinterpret_cast<std::byte*>(&s) + sizeof(group_slot); }
+  static std::byte* payload(group_slot& s) noexcept {
+    return reinterpret_cast<std::byte*>(&s) + sizeof(group_slot);
+  }
   int ranks() const noexcept { return static_cast<int>(bases_.size()); }
 
  private:

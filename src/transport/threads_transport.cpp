@@ -32,7 +32,7 @@ inline std::byte* record_payload(lane& l, std::uint64_t idx) noexcept {
 
 envelope* new_envelope(int cls) {
   const std::size_t cap = envelope_capacities[cls];
-  void* mem = ::operator new(sizeof(envelope) + cap, std::align_val_t{alignof(envelope)});
+  void* mem = ::operator new (sizeof(envelope) + cap, std::align_val_t{alignof(envelope)});
   auto* e = new (mem) envelope;
   e->capacity = static_cast<std::uint32_t>(cap);
   return e;
@@ -41,7 +41,7 @@ envelope* new_envelope(int cls) {
 void free_envelope(envelope* e) noexcept {
   delete[] e->heap;
   e->~envelope();
-  ::operator delete(static_cast<void*>(e), std::align_val_t{alignof(envelope)});
+  ::operator delete (static_cast<void*>(e), std::align_val_t{alignof(envelope)});
 }
 
 lane::lane(int s, std::size_t cells)
@@ -51,7 +51,9 @@ threads_fabric::threads_fabric(int ranks)
     : ranks_(ranks),
       // 32 KiB per lane for up to 32 ranks; smaller rings beyond, so that an all-to-all of
       // many ranks stays within memory (256 ranks all to all: 64 Ki lanes of 4 KiB).
-      lane_cells_(ranks <= 32 ? 512 : ranks <= 128 ? 128 : 64),
+      lane_cells_(ranks <= 32    ? 512
+                  : ranks <= 128 ? 128
+                                 : 64),
       // A record may take at most a quarter of its ring (at most 16 cells = 992 bytes).
       ring_payload_limit_(std::min<std::size_t>(992, (lane_cells_ / 4 - 1) * sizeof(cell) + 32)),
       boxes_(std::make_unique<mailbox[]>(static_cast<std::size_t>(ranks))),
@@ -74,7 +76,9 @@ threads_fabric::~threads_fabric() {
     for (lane* l : list) delete l;
 }
 
-void threads_fabric::help_peer(int r) const noexcept { peers_[static_cast<std::size_t>(r)]->help(); }
+void threads_fabric::help_peer(int r) const noexcept {
+  peers_[static_cast<std::size_t>(r)]->help();
+}
 
 void threads_fabric::wake_all() noexcept {
   for (int r = 0; r < ranks_; ++r) box(r).park.wake_always();
@@ -221,8 +225,8 @@ request_state* threads_transport::isend(rank_context& ctx, const char* call, con
     fabric_->help(dest);
     return nullptr;
   }
-  request_state* s = ctx.acquire(request_state::kind::send, call, dest, tag, c,
-                                 const_cast<void*>(data), bytes);
+  request_state* s =
+      ctx.acquire(request_state::kind::send, call, dest, tag, c, const_cast<void*>(data), bytes);
   s->st = status{dest, tag, bytes};
   s->engine_ptr = e;
   e->data = static_cast<const std::byte*>(data);
@@ -247,8 +251,10 @@ void threads_transport::irecv(rank_context&, request_state* r) {
   }
   r->prev = posted_tail_;
   r->next = nullptr;
-  if (posted_tail_) posted_tail_->next = r;
-  else posted_head_ = r;
+  if (posted_tail_)
+    posted_tail_->next = r;
+  else
+    posted_head_ = r;
   posted_tail_ = r;
 }
 
@@ -274,8 +280,10 @@ bool threads_transport::drain_inbox() {
     }
     in_lane& in = in_[static_cast<std::size_t>(in_index_[static_cast<std::size_t>(e->src)])];
     e->next = nullptr;
-    if (in.held_tail) in.held_tail->next = e;
-    else in.held_head = e;
+    if (in.held_tail)
+      in.held_tail->next = e;
+    else
+      in.held_head = e;
     in.held_tail = e;
   }
   return true;
@@ -285,10 +293,14 @@ request_state* threads_transport::match_posted(int src, int tag, msg_context c) 
   request_state* r = posted_head_;
   while (r && !matches(r, src, tag, c)) r = r->next;
   if (!r) return nullptr;
-  if (r->prev) r->prev->next = r->next;
-  else posted_head_ = r->next;
-  if (r->next) r->next->prev = r->prev;
-  else posted_tail_ = r->prev;
+  if (r->prev)
+    r->prev->next = r->next;
+  else
+    posted_head_ = r->next;
+  if (r->next)
+    r->next->prev = r->prev;
+  else
+    posted_tail_ = r->prev;
   return r;
 }
 
@@ -329,7 +341,8 @@ bool threads_transport::advance(in_lane& in) {
       }
       // Continuation cells held payload bytes where a later record's stamp may go: clear them
       // so that stale bytes can never look like a published record.
-      for (std::uint64_t j = 1; j < k.cells; ++j) l.ring[idx + j].stamp.store(0, std::memory_order_relaxed);
+      for (std::uint64_t j = 1; j < k.cells; ++j)
+        l.ring[idx + j].stamp.store(0, std::memory_order_relaxed);
       in.head += k.cells;
       ++in.expect;
       delivered = true;
@@ -378,14 +391,16 @@ void threads_transport::keep_unexpected(envelope* e) noexcept {
   envelope_queue& q = unexpected_[static_cast<std::size_t>(e->src)];
   e->next = nullptr;
   e->arrival = ++arrivals_;
-  if (q.tail) q.tail->next = e;
-  else q.head = e;
+  if (q.tail)
+    q.tail->next = e;
+  else
+    q.head = e;
   q.tail = e;
   ++unexpected_count_;
 }
 
-threads_transport::unexpected_match threads_transport::find_unexpected(int source, int tag,
-                                                                       msg_context c) const noexcept {
+threads_transport::unexpected_match threads_transport::find_unexpected(
+    int source, int tag, msg_context c) const noexcept {
   unexpected_match best;
   if (!unexpected_count_) return best;
   const auto scan = [&](const envelope_queue& q) {
@@ -396,7 +411,8 @@ threads_transport::unexpected_match threads_transport::find_unexpected(int sourc
         return;
       }
   };
-  if (source != any_source) scan(unexpected_[static_cast<std::size_t>(source)]);
+  if (source != any_source)
+    scan(unexpected_[static_cast<std::size_t>(source)]);
   else
     for (const envelope_queue& q : unexpected_) scan(q);
   return best;
@@ -404,15 +420,19 @@ threads_transport::unexpected_match threads_transport::find_unexpected(int sourc
 
 void threads_transport::take_unexpected(const unexpected_match& m) noexcept {
   envelope_queue& q = unexpected_[static_cast<std::size_t>(m.e->src)];
-  if (m.prev) m.prev->next = m.e->next;
-  else q.head = m.e->next;
+  if (m.prev)
+    m.prev->next = m.e->next;
+  else
+    q.head = m.e->next;
   if (q.tail == m.e) q.tail = m.prev;
   --unexpected_count_;
 }
 
 void threads_transport::deliver_envelope(envelope* e) {
-  if (request_state* r = match_posted(e->src, e->tag, e->ctx)) deliver(e, r);
-  else keep_unexpected(e);
+  if (request_state* r = match_posted(e->src, e->tag, e->ctx))
+    deliver(e, r);
+  else
+    keep_unexpected(e);
 }
 
 void threads_transport::deliver(envelope* e, request_state* r) noexcept {
@@ -427,7 +447,7 @@ void threads_transport::deliver(envelope* e, request_state* r) noexcept {
       e->send_req->done.store(1, std::memory_order_seq_cst);  // the sender may reuse it now
       fabric_->box(owner).park.wake();
       fabric_->help(owner);  // its collective's next round may now go
-    } else {  // the sender unwound and left a copy
+    } else {                 // the sender unwound and left a copy
       if (fits) copy_bytes(r->buf, e->heap, e->size);
       delete[] e->heap;
       e->heap = nullptr;
@@ -470,10 +490,14 @@ void threads_transport::park(request_state* s, double max_s, std::uint64_t round
 void threads_transport::cancel(request_state* s) {
   if (s->done.load(std::memory_order_acquire)) return;
   if (s->k == request_state::kind::recv) {
-    if (s->prev) s->prev->next = s->next;
-    else if (posted_head_ == s) posted_head_ = s->next;
-    if (s->next) s->next->prev = s->prev;
-    else if (posted_tail_ == s) posted_tail_ = s->prev;
+    if (s->prev)
+      s->prev->next = s->next;
+    else if (posted_head_ == s)
+      posted_head_ = s->next;
+    if (s->next)
+      s->next->prev = s->prev;
+    else if (posted_tail_ == s)
+      posted_tail_ = s->prev;
     return;
   }
   // A long send whose buffer is about to disappear: leave a copy for the receiver.
@@ -499,9 +523,8 @@ void threads_transport::finish(rank_context& ctx) {
     if (q.head && (!e || q.head->arrival < e->arrival)) e = q.head;
   std::ostringstream os;
   os << "cairn: rank " << ctx.rank() << ": warning: " << unexpected_count_
-     << " message(s) sent to this rank were never received (first: from rank " << e->src
-     << ", tag " << e->tag << ", " << e->size << " bytes, context " << to_string(e->ctx)
-     << ")\n";
+     << " message(s) sent to this rank were never received (first: from rank " << e->src << ", tag "
+     << e->tag << ", " << e->size << " bytes, context " << to_string(e->ctx) << ")\n";
   std::fputs(os.str().c_str(), stderr);
 }
 

@@ -39,9 +39,9 @@ struct alignas(64) cell {
   std::uint64_t seq = 0;                // the message's sequence number in its lane
   std::uint64_t size = 0;               // payload bytes
   std::int32_t tag = 0;
-  std::uint16_t cells = 0;              // cells taken by the record
+  std::uint16_t cells = 0;  // cells taken by the record
   std::uint8_t ctx = 0;
-  std::uint8_t skip = 0;                // padding record up to the ring's end
+  std::uint8_t skip = 0;  // padding record up to the ring's end
   std::byte payload[32];
 };
 static_assert(sizeof(cell) == 64);
@@ -58,17 +58,17 @@ struct alignas(64) envelope {
   kind k = kind::message;
   msg_context ctx = msg_context::user;
   int src = 0;
-  int owner = 0;             // rank whose pool it belongs to
+  int owner = 0;  // rank whose pool it belongs to
   int tag = 0;
-  std::uint64_t seq = 0;     // sequence number in the (src, dst) lane
-  std::uint64_t arrival = 0; // unexpected: the receiver's arrival count (any-source order)
+  std::uint64_t seq = 0;      // sequence number in the (src, dst) lane
+  std::uint64_t arrival = 0;  // unexpected: the receiver's arrival count (any-source order)
   std::size_t size = 0;
-  const std::byte* data = nullptr;     // payload (inline, or the sender's buffer)
-  request_state* send_req = nullptr;   // long messages: the sender's pending request
-  std::atomic<int> handoff{0};         // long messages: 0 pending, 1 claimed, 2 detached
-  std::byte* heap = nullptr;           // detached long message: the sender's copy
-  lane* announced = nullptr;           // new_lane
-  std::uint32_t capacity = 0;          // payload bytes of its storage
+  const std::byte* data = nullptr;    // payload (inline, or the sender's buffer)
+  request_state* send_req = nullptr;  // long messages: the sender's pending request
+  std::atomic<int> handoff{0};        // long messages: 0 pending, 1 claimed, 2 detached
+  std::byte* heap = nullptr;          // detached long message: the sender's copy
+  lane* announced = nullptr;          // new_lane
+  std::uint32_t capacity = 0;         // payload bytes of its storage
   std::byte* payload() noexcept { return reinterpret_cast<std::byte*>(this + 1); }
 };
 
@@ -78,7 +78,8 @@ inline constexpr int envelope_classes = static_cast<int>(std::size(envelope_capa
 inline int envelope_class(std::size_t bytes) noexcept {
   return bytes <= envelope_capacities[0] ? 0 : bytes <= envelope_capacities[1] ? 1 : 2;
 }
-/// Allocates an envelope with room for envelope_capacities[cls] payload bytes; free_envelope frees it.
+/// Allocates an envelope with room for envelope_capacities[cls] payload bytes; free_envelope frees
+/// it.
 envelope* new_envelope(int cls);
 void free_envelope(envelope* e) noexcept;
 
@@ -86,13 +87,13 @@ void free_envelope(envelope* e) noexcept;
 struct lane {
   lane(int src, std::size_t cells);
   const int src;
-  const std::uint64_t ncells;                  // power of two
+  const std::uint64_t ncells;  // power of two
   const std::unique_ptr<cell[]> ring;
   alignas(64) std::atomic<std::uint64_t> head{0};  // cells consumed (written by the receiver)
   // Sender's side, touched only by the sending thread.
-  alignas(64) std::uint64_t tail = 0;          // cells written
-  std::uint64_t head_seen = 0;                 // last value of `head` read
-  std::uint64_t next_seq = 0;                  // sequence number of the next message
+  alignas(64) std::uint64_t tail = 0;  // cells written
+  std::uint64_t head_seen = 0;         // last value of `head` read
+  std::uint64_t next_seq = 0;          // sequence number of the next message
 };
 
 struct alignas(64) mailbox {
@@ -147,8 +148,7 @@ class threads_fabric {
 
 class threads_transport final : public transport {
  public:
-  threads_transport(std::shared_ptr<threads_fabric> fabric, rank_context& ctx,
-                    bool oversubscribed);
+  threads_transport(std::shared_ptr<threads_fabric> fabric, rank_context& ctx, bool oversubscribed);
   ~threads_transport() override;
 
   request_state* isend(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
@@ -181,9 +181,9 @@ class threads_transport final : public transport {
   /// The receiver's side of one incoming lane.
   struct in_lane {
     lane* l;
-    std::uint64_t head;       // next record position
-    std::uint64_t expect;     // next sequence number to deliver
-    envelope* held_head;      // messages of this lane that came by the inbox, in order
+    std::uint64_t head;    // next record position
+    std::uint64_t expect;  // next sequence number to deliver
+    envelope* held_head;   // messages of this lane that came by the inbox, in order
     envelope* held_tail;
   };
 
@@ -221,9 +221,9 @@ class threads_transport final : public transport {
   /// Parks of one wait that yield the core before the rank sleeps (oversubscribed runs).
   static constexpr std::uint64_t yield_rounds = 200;
   envelope* free_[envelope_classes] = {};  // per class
-  std::vector<lane*> out_;          // per destination, created on first send
-  std::vector<in_lane> in_;         // incoming lanes in announcement order
-  std::vector<int> in_index_;       // per source: index into in_, or -1
+  std::vector<lane*> out_;                 // per destination, created on first send
+  std::vector<in_lane> in_;                // incoming lanes in announcement order
+  std::vector<int> in_index_;              // per source: index into in_, or -1
   // Posted receives in posting order (doubly linked through request_state::prev/next).
   request_state* posted_head_ = nullptr;
   request_state* posted_tail_ = nullptr;

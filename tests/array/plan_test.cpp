@@ -126,24 +126,31 @@ void check_case(const layout_desc& s, const std::vector<int>& sm, const layout_d
       });
       ASSERT_EQ(count, pe.elements) << what;
       if (pe.src_contiguous) {
-        for (std::size_t i = 1; i < runs.size(); ++i) ASSERT_EQ(runs[i][0], runs[i - 1][0] + runs[i - 1][2]) << what;
+        for (std::size_t i = 1; i < runs.size(); ++i)
+          ASSERT_EQ(runs[i][0], runs[i - 1][0] + runs[i - 1][2]) << what;
       }
       if (pe.dst_contiguous) {
-        for (std::size_t i = 1; i < runs.size(); ++i) ASSERT_EQ(runs[i][1], runs[i - 1][1] + runs[i - 1][2]) << what;
+        for (std::size_t i = 1; i < runs.size(); ++i)
+          ASSERT_EQ(runs[i][1], runs[i - 1][1] + runs[i - 1][2]) << what;
       }
       // The receiver's plan has the same runs for this pair (self copies live in sends only).
       if (pe.world_rank != w) {
         const auto& rp = *plans[pe.world_rank];
-        auto it = std::find_if(rp.recvs.begin(), rp.recvs.end(), [&](const auto& x) { return x.world_rank == w; });
+        auto it = std::find_if(rp.recvs.begin(), rp.recvs.end(),
+                               [&](const auto& x) { return x.world_rank == w; });
         ASSERT_NE(it, rp.recvs.end()) << what;
         std::vector<std::array<std::int64_t, 3>> rruns;
-        rp.for_each_run(*it, [&](std::int64_t a, std::int64_t b, std::int64_t c) { rruns.push_back({a, b, c}); });
+        rp.for_each_run(*it, [&](std::int64_t a, std::int64_t b, std::int64_t c) {
+          rruns.push_back({a, b, c});
+        });
         ASSERT_EQ(runs, rruns) << what;
       }
     }
     for (const auto& pe : p.recvs) {
       const auto& sp = *plans[pe.world_rank];
-      ASSERT_TRUE(std::any_of(sp.sends.begin(), sp.sends.end(), [&](const auto& x) { return x.world_rank == w; })) << what;
+      ASSERT_TRUE(std::any_of(sp.sends.begin(), sp.sends.end(), [&](const auto& x) {
+        return x.world_rank == w;
+      })) << what;
     }
   }
   // Every element reaches every destination replica exactly once.
@@ -161,7 +168,8 @@ void check_case(const layout_desc& s, const std::vector<int>& sm, const layout_d
       if (!holds(d, static_cast<int>(q), gi)) continue;
       ++expected;
       auto it = moved.find({x, dm[q]});
-      ASSERT_TRUE(it != moved.end() && it->second == 1) << what << " element " << x << " to rank " << dm[q];
+      ASSERT_TRUE(it != moved.end() && it->second == 1)
+          << what << " element " << x << " to rank " << dm[q];
     }
   }
   std::int64_t got = 0;
@@ -175,7 +183,8 @@ TEST(ArrayPlan, MatchesBruteForceReference) {
     const int n = 1 + static_cast<int>(g() % 4);
     idx shape;
     const std::int64_t cap = n == 1 ? 40 : n == 2 ? 14 : n == 3 ? 7 : 5;
-    for (int k = 0; k < n; ++k) shape.push_back(static_cast<std::int64_t>(g() % static_cast<std::uint64_t>(cap + 1)));
+    for (int k = 0; k < n; ++k)
+      shape.push_back(static_cast<std::int64_t>(g() % static_cast<std::uint64_t>(cap + 1)));
     const int world = 1 + static_cast<int>(g() % 8);
     std::vector<int> all(static_cast<std::size_t>(world));
     for (int i = 0; i < world; ++i) all[static_cast<std::size_t>(i)] = i;
@@ -218,8 +227,9 @@ TEST(ArrayPlan, PrintsPeers) {
   std::ostringstream os;
   os << *p;
   EXPECT_NE(os.str().find("sends: 2 peers"), std::string::npos) << os.str();
-  EXPECT_NE(os.str().find("rank 4: 8 elements, 32 bytes, 2 runs, source strided, destination contiguous"),
-            std::string::npos)
+  EXPECT_NE(
+      os.str().find("rank 4: 8 elements, 32 bytes, 2 runs, source strided, destination contiguous"),
+      std::string::npos)
       << os.str();
 }
 
@@ -239,8 +249,10 @@ TEST(ArrayPlan, BadLayoutsAreErrors) {
     (void)cairn::detail::compute_plan("redistribute", 3, 8, s, {0, 1, 2, 3}, d, {0, 1, 2, 3});
     FAIL() << "no error";
   } catch (const cairn::error& e) {
-    EXPECT_NE(std::string(e.what()).find("cairn::redistribute: rank 3: shape mismatch: source [8 x 8], destination [8 x 9]"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find(
+            "cairn::redistribute: rank 3: shape mismatch: source [8 x 8], destination [8 x 9]"),
+        std::string::npos)
         << e.what();
   }
 }

@@ -3,7 +3,8 @@
 // parts), through direct copies and through messages; inter-task send/recv, isend/irecv both
 // ways at once, persistent transfers repeated with changing data, both strategies; chunked
 // pipelining (each peer's data in k slabs); long rows (read straight from the sender's memory
-// on the MPI engine); inter-task collectives; bad input. Every element is compared with its reference value.
+// on the MPI engine); inter-task collectives; bad input. Every element is compared with its
+// reference value.
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -84,8 +85,8 @@ std::pair<std::vector<int>, std::vector<int>> random_groups(std::mt19937_64& g, 
 // Redistributes a random array from sl to dl and back, every element checked (and every
 // destination element reported once by on_slab, already in place).
 template <int N>
-void check_redistribution(const cairn::layout<N>& sl, const cairn::layout<N>& dl, std::uint64_t seed, bool direct,
-                          int chunks, int mode) {
+void check_redistribution(const cairn::layout<N>& sl, const cairn::layout<N>& dl,
+                          std::uint64_t seed, bool direct, int chunks, int mode) {
   cairn::darray<double, N> a(sl), b(dl);
   a.fill([&](const auto& gi) { return value(gi, seed); });
   std::fill(b.local().begin(), b.local().end(), -1.0);
@@ -105,10 +106,11 @@ void check_redistribution(const cairn::layout<N>& sl, const cairn::layout<N>& dl
   };
   cairn::redistribute(a, b, o);
   std::ostringstream what;
-  what << sl << " -> " << dl << " mode " << mode << (direct ? " direct" : " messages")
-       << " chunks " << chunks;
+  what << sl << " -> " << dl << " mode " << mode << (direct ? " direct" : " messages") << " chunks "
+       << chunks;
   EXPECT_EQ(mismatches(b, seed), 0) << what.str();
-  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(seen.size())) << what.str();
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(seen.size()))
+      << what.str();
   EXPECT_EQ(early, 0) << what.str();
   // And back (the reverse plan), into a cleared source.
   std::fill(a.local().begin(), a.local().end(), -1.0);
@@ -181,8 +183,10 @@ TEST(ArrayTransfer, RedistributeLongRows) {
     std::mt19937_64 g(4242);
     for (int iter = 0; iter < 24; ++iter) {
       const bool direct = iter % 4 != 3;
-      if (iter % 2 == 0) long_rows_case<2>(w, g, static_cast<std::uint64_t>(iter), direct);
-      else long_rows_case<3>(w, g, static_cast<std::uint64_t>(iter), direct);
+      if (iter % 2 == 0)
+        long_rows_case<2>(w, g, static_cast<std::uint64_t>(iter), direct);
+      else
+        long_rows_case<3>(w, g, static_cast<std::uint64_t>(iter), direct);
     }
   });
 }
@@ -199,7 +203,9 @@ TEST(ArrayTransfer, RedistributeChunked) {
         case 0: redistribute_case<1>(w, g, static_cast<std::uint64_t>(iter), direct, chunks); break;
         case 1: redistribute_case<2>(w, g, static_cast<std::uint64_t>(iter), direct, chunks); break;
         case 2: redistribute_case<3>(w, g, static_cast<std::uint64_t>(iter), direct, chunks); break;
-        default: redistribute_case<4>(w, g, static_cast<std::uint64_t>(iter), direct, chunks); break;
+        default:
+          redistribute_case<4>(w, g, static_cast<std::uint64_t>(iter), direct, chunks);
+          break;
       }
     }
   });
@@ -222,8 +228,10 @@ TEST(ArrayTransfer, SlabsPartitionEveryPeer) {
       for (auto& x : sd) x = random_dist(g);
       for (auto& x : dd) x = random_dist(g);
       const int zero[3] = {0, 0, 0};
-      const auto s = cairn::detail::make_layout_desc("test", 0, p, 3, shape.data(), sd.data(), zero);
-      const auto d = cairn::detail::make_layout_desc("test", 0, p, 3, shape.data(), dd.data(), zero);
+      const auto s =
+          cairn::detail::make_layout_desc("test", 0, p, 3, shape.data(), sd.data(), zero);
+      const auto d =
+          cairn::detail::make_layout_desc("test", 0, p, 3, shape.data(), dd.data(), zero);
       for (const int k : {1, 2, 3, 8, 1000}) {
         const auto plan = cairn::detail::compute_plan("test", 0, 8, s, members, d, members, k);
         EXPECT_EQ(plan->chunks, k);
@@ -283,8 +291,9 @@ TEST(ArrayTransfer, BetweenTasks) {
       const int k = 1 + static_cast<int>(g() % static_cast<std::uint64_t>(w.size() - 1));
       cairn::tasks t(w, {k, w.size() - k});
       // Every fifth: rows of 1024-2047 doubles (read straight on the MPI engine where whole).
-      const std::array<std::int64_t, 2> shape{static_cast<std::int64_t>(g() % 20),
-                                              static_cast<std::int64_t>(iter % 5 == 4 ? 1024 + g() % 1024 : 1 + g() % 20)};
+      const std::array<std::int64_t, 2> shape{
+          static_cast<std::int64_t>(g() % 20),
+          static_cast<std::int64_t>(iter % 5 == 4 ? 1024 + g() % 1024 : 1 + g() % 20)};
       const auto la = random_layout<2>(g, t.group(0), shape);
       const auto lb = random_layout<2>(g, t.group(1), shape);
       const auto la2 = random_layout<2>(g, t.group(0), shape);
@@ -294,7 +303,8 @@ TEST(ArrayTransfer, BetweenTasks) {
                                                      cairn::transfer_strategy::centralized};
       // Slabs from either side (the larger count is used): 1, 3 or 8 on one side.
       const int chunks = iter % 4 == 1 ? 3 : iter % 4 == 3 ? 8 : 1;
-      const cairn::transfer_options o{.strategy = strategies[iter % 3], .direct = iter % 2 == 0,
+      const cairn::transfer_options o{.strategy = strategies[iter % 3],
+                                      .direct = iter % 2 == 0,
                                       .chunks = (iter / 4) % 2 == t.task() ? chunks : 1};
       const auto seed = static_cast<std::uint64_t>(iter) * 10;
       const int me = t.task();
@@ -305,7 +315,8 @@ TEST(ArrayTransfer, BetweenTasks) {
       cairn::transfer_options ro = o;
       ro.on_slab = [&](const cairn::slab_arrival& sl) {
         sl.for_each_run([&](std::int64_t off, std::int64_t len) {
-          for (auto k = static_cast<std::size_t>(off); k < static_cast<std::size_t>(off + len); ++k) ++seen[k];
+          for (auto k = static_cast<std::size_t>(off); k < static_cast<std::size_t>(off + len); ++k)
+            ++seen[k];
         });
       };
       auto s = t.isend(out, 1 - me, /*tag=*/5, o);
@@ -313,11 +324,13 @@ TEST(ArrayTransfer, BetweenTasks) {
       r.wait();
       s.wait();
       EXPECT_EQ(mismatches(in, seed + static_cast<std::uint64_t>(1 - me)), 0) << "iter " << iter;
-      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(seen.size())) << "iter " << iter;
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(seen.size()))
+          << "iter " << iter;
 
       // Persistent: task 0 -> task 1, repeated with changing data.
       cairn::darray<double, 2> src(la), dst(lb);
-      cairn::persistent_transfer pt = me == 0 ? t.send_init(src, 1, 9, o) : t.recv_init(dst, 0, 9, o);
+      cairn::persistent_transfer pt =
+          me == 0 ? t.send_init(src, 1, 9, o) : t.recv_init(dst, 0, 9, o);
       for (int rep = 0; rep < 4; ++rep) {
         const auto sd = seed + 100 + static_cast<std::uint64_t>(rep);
         if (me == 0) src.fill([&](const auto& gi) { return value(gi, sd); });
@@ -348,7 +361,8 @@ TEST(ArrayTransfer, AutomaticStrategyThreshold) {
       const cairn::transfer_options o{.centralized_max_bytes = threshold};
       cairn::darray<double, 2> a(la), b(lb);
       if (t.task() == 0) a.fill([](const auto& gi) { return value(gi, 5); });
-      cairn::persistent_transfer pt = t.task() == 0 ? t.send_init(a, 1, 11, o) : t.recv_init(b, 0, 11, o);
+      cairn::persistent_transfer pt =
+          t.task() == 0 ? t.send_init(a, 1, 11, o) : t.recv_init(b, 0, 11, o);
       pt.start();
       pt.wait();
       if (t.task() == 1) {
@@ -376,7 +390,8 @@ TEST(ArrayTransfer, AdvancesWhileTheRankWaitsForOtherThings) {
     cairn::layout<2> la(t.group(0), shape, {cairn::dist::block, cairn::dist::replicated});
     cairn::layout<2> lb(t.group(1), shape, {cairn::dist::cyclic, cairn::dist::block});
     for (const bool direct : {false, true}) {
-      const cairn::transfer_options o{.strategy = cairn::transfer_strategy::parallel, .direct = direct};
+      const cairn::transfer_options o{.strategy = cairn::transfer_strategy::parallel,
+                                      .direct = direct};
       if (t.task() == 0) {
         cairn::darray<double, 2> a(la);
         a.fill([&](const auto& gi) { return value(gi, 77); });
@@ -459,18 +474,23 @@ TEST(ArrayTransfer, MoreOutstandingOffersThanOfferWords) {
     for (int k = 0; k < transfers; ++k) {
       src.emplace_back(from);
       dst.emplace_back(to);
-      src.back().fill([&](const auto& gi) { return value(gi, 100 + static_cast<std::uint64_t>(k)); });
+      src.back().fill(
+          [&](const auto& gi) { return value(gi, 100 + static_cast<std::uint64_t>(k)); });
     }
     const int go_tag = 32;
     int go = 1;
     if (w.rank() == 1) w.recv(&go, 1, 0, go_tag);  // every offer of rank 0 is out first
     std::vector<cairn::array_request> reqs;
-    for (int k = 0; k < transfers; ++k) reqs.push_back(cairn::iredistribute(src[static_cast<std::size_t>(k)], dst[static_cast<std::size_t>(k)]));
+    for (int k = 0; k < transfers; ++k)
+      reqs.push_back(
+          cairn::iredistribute(src[static_cast<std::size_t>(k)], dst[static_cast<std::size_t>(k)]));
     if (w.rank() == 0) w.send(&go, 1, 1, go_tag);
     for (auto& r : reqs) r.wait();
     if (w.rank() != 1) return;
     for (int k = 0; k < transfers; ++k)
-      ASSERT_EQ(mismatches(dst[static_cast<std::size_t>(k)], 100 + static_cast<std::uint64_t>(k)), 0) << "transfer " << k;
+      ASSERT_EQ(mismatches(dst[static_cast<std::size_t>(k)], 100 + static_cast<std::uint64_t>(k)),
+                0)
+          << "transfer " << k;
   });
 }
 
@@ -495,14 +515,17 @@ TEST(ArrayTransfer, TasksByColorAndCollectives) {
     // Element-wise sum of one distributed array per task into task 0.
     cairn::layout<2> l(t.my_group(), {9, 5}, {cairn::dist::cyclic, cairn::dist::block});
     cairn::darray<double, 2> part(l);
-    part.fill([&](const auto& gi) { return static_cast<double>(gi[0] * 5 + gi[1] + 100 * t.task()); });
-    cairn::darray<double, 2> result(cairn::layout<2>(t.group(0), {9, 5}, {cairn::dist::block, cairn::dist::replicated}));
+    part.fill(
+        [&](const auto& gi) { return static_cast<double>(gi[0] * 5 + gi[1] + 100 * t.task()); });
+    cairn::darray<double, 2> result(
+        cairn::layout<2>(t.group(0), {9, 5}, {cairn::dist::block, cairn::dist::replicated}));
     t.reduce(part, result, 0, cairn::plus{});
     if (t.task() == 0) {
       int bad = 0;
       result.for_each([&](const auto& gi, double& x) {
         double e = 0;
-        for (int k = 0; k < tasks_wanted; ++k) e += static_cast<double>(gi[0] * 5 + gi[1] + 100 * k);
+        for (int k = 0; k < tasks_wanted; ++k)
+          e += static_cast<double>(gi[0] * 5 + gi[1] + 100 * k);
         bad += x != e;
       });
       EXPECT_EQ(bad, 0);
@@ -515,7 +538,8 @@ TEST(ArrayTransfer, BadInputIsAnError) {
     const cairn::group all = w.group(cairn::ranks{0, w.size()});
     using L = cairn::layout<2>;
     EXPECT_THROW(L(all, {4, 4}, {cairn::dist::block_cyclic(0), cairn::dist::block}), cairn::error);
-    EXPECT_THROW(L(all, {4, 4}, {cairn::dist::block, cairn::dist::block}, {w.size() + 1, 1}), cairn::error);
+    EXPECT_THROW(L(all, {4, 4}, {cairn::dist::block, cairn::dist::block}, {w.size() + 1, 1}),
+                 cairn::error);
     EXPECT_THROW(L(all, {-1, 4}, {cairn::dist::block, cairn::dist::block}), cairn::error);
     cairn::darray<int, 2> a(L(all, {6, 4}, {cairn::dist::block, cairn::dist::block}));
     cairn::darray<int, 2> b(L(all, {6, 5}, {cairn::dist::block, cairn::dist::block}));
@@ -549,11 +573,12 @@ TEST(ArrayTransfer, BadInputIsAnError) {
     cairn::tasks t(w, {1, w.size() - 1});
     EXPECT_THROW(cairn::tasks(w, {1, w.size()}), cairn::error);
     cairn::darray<int, 2> mine(L(t.my_group(), {6, 4}, {cairn::dist::block, cairn::dist::block}));
-    EXPECT_THROW(t.send(mine, 7), cairn::error);              // no such task
-    EXPECT_THROW(t.send(mine, t.task()), cairn::error);       // own task
-    EXPECT_THROW(t.send(a, 1 - t.task()), cairn::error);      // array not over this task
+    EXPECT_THROW(t.send(mine, 7), cairn::error);          // no such task
+    EXPECT_THROW(t.send(mine, t.task()), cairn::error);   // own task
+    EXPECT_THROW(t.send(a, 1 - t.task()), cairn::error);  // array not over this task
     try {
-      auto pt = t.task() == 0 ? t.send_init(mine, 1, 3, {.chunks = -2}) : t.recv_init(mine, 0, 3, {.chunks = 0});
+      auto pt = t.task() == 0 ? t.send_init(mine, 1, 3, {.chunks = -2})
+                              : t.recv_init(mine, 0, 3, {.chunks = 0});
       ADD_FAILURE() << "bad chunks accepted";
     } catch (const cairn::error& e) {
       const std::string m = e.what();
@@ -574,7 +599,8 @@ TEST(ArrayTransfer, BadInputIsAnError) {
       EXPECT_NE(std::string(e.what()).find("shape mismatch"), std::string::npos) << e.what();
     }
     // Element types of different sizes: both sides fail the same way.
-    cairn::darray<double, 2> wide(L(t.my_group(), {6, 4}, {cairn::dist::block, cairn::dist::block}));
+    cairn::darray<double, 2> wide(
+        L(t.my_group(), {6, 4}, {cairn::dist::block, cairn::dist::block}));
     try {
       if (t.task() == 0) {
         t.send(mine, 1, 6);

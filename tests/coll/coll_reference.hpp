@@ -2,13 +2,13 @@
 // Shared pieces of the collective tests: a non-commutative operation, seeded block data cheap to
 // recompute on any rank, and readable comparisons.
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <random>
-#include <string>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "harness.hpp"
@@ -21,7 +21,8 @@ struct mat2 {
   friend bool operator==(const mat2&, const mat2&) = default;
 };
 inline mat2 mul(const mat2& x, const mat2& y) {
-  return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c, x.c * y.b + x.d * y.d};
+  return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c,
+          x.c * y.b + x.d * y.d};
 }
 /// n pseudo-random matrices for a seed.
 inline std::vector<mat2> random_mats(std::size_t n, std::uint64_t seed) {
@@ -32,7 +33,8 @@ inline std::vector<mat2> random_mats(std::size_t n, std::uint64_t seed) {
 }
 
 /// "" if equal, else where they first differ (no dump of 100000-element vectors on failure).
-inline std::string mismatch(const std::vector<std::int64_t>& got, const std::vector<std::int64_t>& want) {
+inline std::string mismatch(const std::vector<std::int64_t>& got,
+                            const std::vector<std::int64_t>& want) {
   if (got.size() != want.size())
     return "size " + std::to_string(got.size()) + ", expected " + std::to_string(want.size());
   for (std::size_t i = 0; i < got.size(); ++i)
@@ -45,7 +47,8 @@ inline std::string mismatch(const std::vector<std::int64_t>& got, const std::vec
 /// Data of the block collectives, cheap to recompute on any rank: element i of the block that
 /// world rank `from` contributes for world rank `to` (alltoall, scatter; 0 otherwise).
 inline std::int64_t datum(unsigned seed, int from, int to, std::size_t i) {
-  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(from) * 0xBF58476D1CE4E5B9ull +
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull +
+                    static_cast<std::uint64_t>(from) * 0xBF58476D1CE4E5B9ull +
                     static_cast<std::uint64_t>(to) * 0x94D049BB133111EBull + i;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;  // splitmix64's finalizer
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
@@ -57,7 +60,8 @@ inline std::vector<std::int64_t> block(std::size_t n, unsigned seed, int from, i
   return v;
 }
 // The blocks of world ranks `from` (in order) for `to`, concatenated.
-inline std::vector<std::int64_t> blocks_from(std::size_t n, unsigned seed, const std::vector<int>& from, int to = 0) {
+inline std::vector<std::int64_t> blocks_from(std::size_t n, unsigned seed,
+                                             const std::vector<int>& from, int to = 0) {
   std::vector<std::int64_t> v;
   v.reserve(from.size() * n);
   for (int f : from)
@@ -65,7 +69,8 @@ inline std::vector<std::int64_t> blocks_from(std::size_t n, unsigned seed, const
   return v;
 }
 // The blocks of world rank `from` for each of `to` (in order), concatenated.
-inline std::vector<std::int64_t> blocks_for(std::size_t n, unsigned seed, int from, const std::vector<int>& to) {
+inline std::vector<std::int64_t> blocks_for(std::size_t n, unsigned seed, int from,
+                                            const std::vector<int>& to) {
   std::vector<std::int64_t> v;
   v.reserve(to.size() * n);
   for (int d : to)
@@ -77,15 +82,19 @@ inline std::vector<std::int64_t> blocks_for(std::size_t n, unsigned seed, int fr
 inline std::int64_t small_value(std::int64_t datum_value) {
   return static_cast<std::int64_t>(static_cast<std::uint64_t>(datum_value) % 1000000);
 }
-inline std::int64_t small_datum(unsigned seed, int from, int to, std::size_t i) { return small_value(datum(seed, from, to, i)); }
+inline std::int64_t small_datum(unsigned seed, int from, int to, std::size_t i) {
+  return small_value(datum(seed, from, to, i));
+}
 // The blocks of world rank `from` for each of `to` (in order), concatenated, as small data.
-inline std::vector<std::int64_t> small_blocks_for(std::size_t n, unsigned seed, int from, const std::vector<int>& to) {
+inline std::vector<std::int64_t> small_blocks_for(std::size_t n, unsigned seed, int from,
+                                                  const std::vector<int>& to) {
   std::vector<std::int64_t> v = blocks_for(n, seed, from, to);
   for (auto& x : v) x = small_value(x);
   return v;
 }
 // Element-wise sum over world ranks `from` of their blocks for `to`.
-inline std::vector<std::int64_t> small_block_sum(std::size_t n, unsigned seed, const std::vector<int>& from, int to) {
+inline std::vector<std::int64_t> small_block_sum(std::size_t n, unsigned seed,
+                                                 const std::vector<int>& from, int to) {
   std::vector<std::int64_t> s(n, 0);
   for (int f : from)
     for (std::size_t i = 0; i < n; ++i) s[i] += small_datum(seed, f, to, i);
@@ -95,11 +104,12 @@ inline std::vector<std::int64_t> small_block_sum(std::size_t n, unsigned seed, c
 inline mat2 mat_datum(unsigned seed, int from, int to, std::size_t i) {
   const auto x = static_cast<std::uint64_t>(datum(seed, from, to, i));
   const auto y = static_cast<std::uint64_t>(datum(seed + 1, from, to, i));
-  return {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(x >> 32), static_cast<std::uint32_t>(y),
-          static_cast<std::uint32_t>(y >> 32)};
+  return {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(x >> 32),
+          static_cast<std::uint32_t>(y), static_cast<std::uint32_t>(y >> 32)};
 }
 inline std::string mat_mismatch(const std::vector<mat2>& got, const std::vector<mat2>& want) {
-  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + ", expected " + std::to_string(want.size());
+  if (got.size() != want.size())
+    return "size " + std::to_string(got.size()) + ", expected " + std::to_string(want.size());
   for (std::size_t i = 0; i < got.size(); ++i)
     if (!(got[i] == want[i])) return "element " + std::to_string(i) + " differs";
   return "";
@@ -111,14 +121,16 @@ inline std::vector<mat2> mats(std::size_t n, unsigned seed, int from, int to) {
   return m;
 }
 /// The element-wise product over world ranks `from` (in order) of their matrices for `to`.
-inline std::vector<mat2> mat_product_of(std::size_t n, unsigned seed, std::span<const int> from, int to) {
+inline std::vector<mat2> mat_product_of(std::size_t n, unsigned seed, std::span<const int> from,
+                                        int to) {
   std::vector<mat2> prod(n, mat2{1, 0, 0, 1});
   for (int f : from)
     for (std::size_t i = 0; i < n; ++i) prod[i] = mul(prod[i], mat_datum(seed, f, to, i));
   return prod;
 }
 /// The product of 2x2 matrices as a non-commutative operation.
-inline const auto mat_product = cairn::op([](const mat2& x, const mat2& y) { return mul(x, y); }, false);
+inline const auto mat_product =
+    cairn::op([](const mat2& x, const mat2& y) { return mul(x, y); }, false);
 
 // Roots 0, the middle and the last rank.
 inline std::vector<int> some_roots(int p) {

@@ -19,15 +19,15 @@ using cairn::test::mismatch;
 using cairn::test::mul;
 using cairn::test::random_mats;
 
-using cairn::test::random_values;
-using cairn::test::on_world_and_group;
-using cairn::test::run;
 using cairn::test::block;
 using cairn::test::blocks_for;
 using cairn::test::blocks_from;
 using cairn::test::mat_datum;
 using cairn::test::mat_mismatch;
 using cairn::test::mat_product;
+using cairn::test::on_world_and_group;
+using cairn::test::random_values;
+using cairn::test::run;
 using cairn::test::small_block_sum;
 using cairn::test::small_blocks_for;
 using cairn::test::small_datum;
@@ -35,7 +35,6 @@ using cairn::test::some_roots;
 
 namespace {
 const std::size_t counts[] = {0, 1, 7, 1000, 100000};
-
 
 // Input of group rank r for a test seed.
 std::vector<std::int64_t> input(std::size_t n, int r, unsigned seed) {
@@ -64,8 +63,12 @@ std::vector<std::size_t> v_counts(std::size_t n, std::size_t p) {
 // Largest block counts for a world of p ranks, so that a test stays well under 200 MB and a few
 // seconds with 31 threads: rooted collectives hold p blocks on the root (and subtrees in
 // scratch), the all-to-all ones p blocks on every rank.
-std::size_t rooted_cap(int p) { return std::min<std::size_t>(100000, 1000000 / static_cast<std::size_t>(p)); }
-std::size_t all_cap(int p) { return std::min<std::size_t>(100000, 3000000 / static_cast<std::size_t>(p * p)); }
+std::size_t rooted_cap(int p) {
+  return std::min<std::size_t>(100000, 1000000 / static_cast<std::size_t>(p));
+}
+std::size_t all_cap(int p) {
+  return std::min<std::size_t>(100000, 3000000 / static_cast<std::size_t>(p * p));
+}
 
 }  // namespace
 
@@ -94,7 +97,8 @@ TEST(Collectives, BcastEveryRootAndCount) {
                          cairn::bcast_algorithm::scatter_allgather}) {
           std::vector<double> buf = w.rank() == root ? expect : std::vector<double>(n, -1);
           w.bcast(buf, root, alg);
-          ASSERT_EQ(buf, expect) << "n=" << n << " root=" << root << " alg=" << static_cast<int>(alg);
+          ASSERT_EQ(buf, expect) << "n=" << n << " root=" << root
+                                 << " alg=" << static_cast<int>(alg);
         }
       }
   });
@@ -118,7 +122,8 @@ TEST(Collectives, ReduceSumAndOrderedProduct) {
         const std::size_t m = std::min<std::size_t>(n, 1000);
         auto a = random_mats(m, static_cast<unsigned>(w.rank() + 17));
         std::vector<mat2> prod(w.rank() == root ? m : 0), prod2(prod.size());
-        w.reduce(a, prod, root, cairn::op([](const mat2& x, const mat2& y) { return mul(x, y); }, false));
+        w.reduce(a, prod, root,
+                 cairn::op([](const mat2& x, const mat2& y) { return mul(x, y); }, false));
         w.reduce(a, prod2, root, mat_product, cairn::reduce_algorithm::reduce_scatter_gather);
         if (w.rank() == root) {
           ASSERT_EQ(prod2, prod) << "reduce_scatter_gather m=" << m;
@@ -136,9 +141,11 @@ TEST(Collectives, ReduceSumAndOrderedProduct) {
 TEST(Collectives, AllreduceAlgorithmsCountsInPlace) {
   run([](cairn::world& w) {
     for (std::size_t n : counts) {
-      const auto expect = sum_of(n, w.size(), 21);  // once per count: the reference dominates with 31 ranks
-      for (auto alg : {cairn::allreduce_algorithm::automatic, cairn::allreduce_algorithm::recursive_doubling,
-                       cairn::allreduce_algorithm::ring, cairn::allreduce_algorithm::rabenseifner}) {
+      const auto expect =
+          sum_of(n, w.size(), 21);  // once per count: the reference dominates with 31 ranks
+      for (auto alg :
+           {cairn::allreduce_algorithm::automatic, cairn::allreduce_algorithm::recursive_doubling,
+            cairn::allreduce_algorithm::ring, cairn::allreduce_algorithm::rabenseifner}) {
         auto in = input(n, w.rank(), 21);
         std::vector<std::int64_t> out(n, -1);
         w.allreduce(in, out, cairn::plus{}, alg);
@@ -208,172 +215,194 @@ TEST(Collectives, AllreduceOperations) {
 TEST(Collectives, GatherScatterCountsRootsGroups) {
   run([](cairn::world& w) {
     const std::size_t cap = rooted_cap(w.size());
-    on_world_and_group(w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
-      const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
-      for (std::size_t n : counts) {
-        n = std::min(n, cap);
-        for (int root : some_roots(p)) {
-          const unsigned seed = static_cast<unsigned>(n * 131 + static_cast<std::size_t>(root) + 1000 * mem.size());
-          // Gather; the root's output has one spare element, which stays untouched.
-          const auto in = block(n, seed, wme);
-          std::vector<std::int64_t> out(me == root ? p * n + 1 : 0, -1);
-          if (n % 2) {
-            c.igather(in, out, root).wait();
-          } else {
-            c.gather(in, out, root);
+    on_world_and_group(
+        w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
+          const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
+          for (std::size_t n : counts) {
+            n = std::min(n, cap);
+            for (int root : some_roots(p)) {
+              const unsigned seed = static_cast<unsigned>(n * 131 + static_cast<std::size_t>(root) +
+                                                          1000 * mem.size());
+              // Gather; the root's output has one spare element, which stays untouched.
+              const auto in = block(n, seed, wme);
+              std::vector<std::int64_t> out(me == root ? p * n + 1 : 0, -1);
+              if (n % 2) {
+                c.igather(in, out, root).wait();
+              } else {
+                c.gather(in, out, root);
+              }
+              if (me == root) {
+                ASSERT_EQ(out.back(), -1);
+                out.pop_back();
+                ASSERT_EQ(mismatch(out, blocks_from(n, seed, mem)), "")
+                    << "gather n=" << n << " root=" << root << " p=" << p;
+              }
+              // Scatter: member i's block depends on the root and on i.
+              const int wroot = mem[static_cast<std::size_t>(root)];
+              const auto sin =
+                  me == root ? blocks_for(n, seed + 1, wroot, mem) : std::vector<std::int64_t>{};
+              std::vector<std::int64_t> sout(n, -1);
+              if (n % 2) {
+                c.scatter(sin, sout, root);
+              } else {
+                c.iscatter(sin, sout, root).wait();
+              }
+              ASSERT_EQ(mismatch(sout, block(n, seed + 1, wroot, wme)), "")
+                  << "scatter n=" << n << " root=" << root << " p=" << p;
+            }
           }
-          if (me == root) {
-            ASSERT_EQ(out.back(), -1);
-            out.pop_back();
-            ASSERT_EQ(mismatch(out, blocks_from(n, seed, mem)), "") << "gather n=" << n << " root=" << root << " p=" << p;
-          }
-          // Scatter: member i's block depends on the root and on i.
-          const int wroot = mem[static_cast<std::size_t>(root)];
-          const auto sin = me == root ? blocks_for(n, seed + 1, wroot, mem) : std::vector<std::int64_t>{};
-          std::vector<std::int64_t> sout(n, -1);
-          if (n % 2) {
-            c.scatter(sin, sout, root);
-          } else {
-            c.iscatter(sin, sout, root).wait();
-          }
-          ASSERT_EQ(mismatch(sout, block(n, seed + 1, wroot, wme)), "") << "scatter n=" << n << " root=" << root << " p=" << p;
-        }
-      }
-    });
+        });
   });
 }
 
 TEST(Collectives, AllgatherAlgorithmsCountsGroups) {
   run([](cairn::world& w) {
     const std::size_t cap = all_cap(w.size());
-    on_world_and_group(w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
-      const int p = c.size(), wme = mem[static_cast<std::size_t>(c.rank())];
-      for (auto alg : {cairn::allgather_algorithm::automatic, cairn::allgather_algorithm::ring,
-                       cairn::allgather_algorithm::bruck, cairn::allgather_algorithm::recursive_doubling})
-        for (std::size_t n : counts) {
-          n = std::min(n, cap);
-          const unsigned seed = static_cast<unsigned>(n * 7 + static_cast<std::size_t>(alg) + 100 * mem.size());
-          const auto in = block(n, seed, wme);
-          std::vector<std::int64_t> out(p * n, -1);
-          if (n % 2) {
-            c.allgather(in, out, alg);
-          } else {
-            c.iallgather(in, out, alg).wait();
-          }
-          ASSERT_EQ(mismatch(out, blocks_from(n, seed, mem)), "")
-              << "n=" << n << " alg=" << static_cast<int>(alg) << " p=" << p;
-        }
-    });
+    on_world_and_group(
+        w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
+          const int p = c.size(), wme = mem[static_cast<std::size_t>(c.rank())];
+          for (auto alg :
+               {cairn::allgather_algorithm::automatic, cairn::allgather_algorithm::ring,
+                cairn::allgather_algorithm::bruck, cairn::allgather_algorithm::recursive_doubling})
+            for (std::size_t n : counts) {
+              n = std::min(n, cap);
+              const unsigned seed =
+                  static_cast<unsigned>(n * 7 + static_cast<std::size_t>(alg) + 100 * mem.size());
+              const auto in = block(n, seed, wme);
+              std::vector<std::int64_t> out(p * n, -1);
+              if (n % 2) {
+                c.allgather(in, out, alg);
+              } else {
+                c.iallgather(in, out, alg).wait();
+              }
+              ASSERT_EQ(mismatch(out, blocks_from(n, seed, mem)), "")
+                  << "n=" << n << " alg=" << static_cast<int>(alg) << " p=" << p;
+            }
+        });
   });
 }
 
 TEST(Collectives, AlltoallCountsGroups) {
   run([](cairn::world& w) {
     const std::size_t cap = all_cap(w.size());
-    on_world_and_group(w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
-      const int p = c.size(), wme = mem[static_cast<std::size_t>(c.rank())];
-      for (std::size_t n : counts)
-        for (auto alg : {cairn::alltoall_algorithm::automatic, cairn::alltoall_algorithm::pairwise,
-                         cairn::alltoall_algorithm::bruck}) {
-          n = std::min(n, cap);
-          const unsigned seed = static_cast<unsigned>(n * 3 + 7 * mem.size() + static_cast<std::size_t>(alg));
-          const auto in = blocks_for(n, seed, wme, mem);  // block j for member j
-          std::vector<std::int64_t> out(p * n, -1);
-          if (n % 2) {
-            c.ialltoall(in, out, alg).wait();
-          } else {
-            c.alltoall(in, out, alg);
-          }
-          ASSERT_EQ(mismatch(out, blocks_from(n, seed, mem, wme)), "") << "n=" << n << " p=" << p << " alg=" << static_cast<int>(alg);
-        }
-    });
+    on_world_and_group(
+        w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
+          const int p = c.size(), wme = mem[static_cast<std::size_t>(c.rank())];
+          for (std::size_t n : counts)
+            for (auto alg :
+                 {cairn::alltoall_algorithm::automatic, cairn::alltoall_algorithm::pairwise,
+                  cairn::alltoall_algorithm::bruck}) {
+              n = std::min(n, cap);
+              const unsigned seed =
+                  static_cast<unsigned>(n * 3 + 7 * mem.size() + static_cast<std::size_t>(alg));
+              const auto in = blocks_for(n, seed, wme, mem);  // block j for member j
+              std::vector<std::int64_t> out(p * n, -1);
+              if (n % 2) {
+                c.ialltoall(in, out, alg).wait();
+              } else {
+                c.alltoall(in, out, alg);
+              }
+              ASSERT_EQ(mismatch(out, blocks_from(n, seed, mem, wme)), "")
+                  << "n=" << n << " p=" << p << " alg=" << static_cast<int>(alg);
+            }
+        });
   });
 }
 
 TEST(Collectives, ReduceScatterBlockAlgorithmsCountsGroups) {
   run([](cairn::world& w) {
     const std::size_t cap = all_cap(w.size());
-    on_world_and_group(w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
-      const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
-      for (std::size_t n : counts) {
-        n = std::min(n, cap);
-        for (auto alg : {cairn::reduce_scatter_block_algorithm::automatic,
-                         cairn::reduce_scatter_block_algorithm::recursive_halving,
-                         cairn::reduce_scatter_block_algorithm::ring}) {
-          const unsigned seed = static_cast<unsigned>(n * 5 + static_cast<std::size_t>(alg) + 100 * mem.size());
-          // Block j is for member j; the output has one spare element, which stays untouched.
-          const auto in = small_blocks_for(n, seed, wme, mem);
-          std::vector<std::int64_t> out(n + 1, -1);
-          const auto first = std::span(out).first(n);
-          if (n % 2) {
-            c.reduce_scatter_block(in, first, cairn::plus{}, alg);
-          } else {
-            c.ireduce_scatter_block(in, first, cairn::plus{}, alg).wait();
+    on_world_and_group(
+        w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
+          const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
+          for (std::size_t n : counts) {
+            n = std::min(n, cap);
+            for (auto alg : {cairn::reduce_scatter_block_algorithm::automatic,
+                             cairn::reduce_scatter_block_algorithm::recursive_halving,
+                             cairn::reduce_scatter_block_algorithm::ring}) {
+              const unsigned seed =
+                  static_cast<unsigned>(n * 5 + static_cast<std::size_t>(alg) + 100 * mem.size());
+              // Block j is for member j; the output has one spare element, which stays untouched.
+              const auto in = small_blocks_for(n, seed, wme, mem);
+              std::vector<std::int64_t> out(n + 1, -1);
+              const auto first = std::span(out).first(n);
+              if (n % 2) {
+                c.reduce_scatter_block(in, first, cairn::plus{}, alg);
+              } else {
+                c.ireduce_scatter_block(in, first, cairn::plus{}, alg).wait();
+              }
+              ASSERT_EQ(out.back(), -1);
+              out.pop_back();
+              ASSERT_EQ(mismatch(out, small_block_sum(n, seed, mem, wme)), "")
+                  << "n=" << n << " alg=" << static_cast<int>(alg) << " p=" << p;
+            }
+            // Non-commutative: products in rank order (recursive halving, also when automatic).
+            for (auto alg : {cairn::reduce_scatter_block_algorithm::automatic,
+                             cairn::reduce_scatter_block_algorithm::recursive_halving}) {
+              const unsigned seed =
+                  static_cast<unsigned>(n * 11 + static_cast<std::size_t>(alg) + 100 * mem.size());
+              std::vector<mat2> in;
+              in.reserve(static_cast<std::size_t>(p) * n);
+              for (int d : mem)
+                for (std::size_t i = 0; i < n; ++i) in.push_back(mat_datum(seed, wme, d, i));
+              std::vector<mat2> out(n);
+              c.reduce_scatter_block(in, out, mat_product, alg);
+              std::vector<mat2> expect(n, mat2{1, 0, 0, 1});
+              for (int f : mem)
+                for (std::size_t i = 0; i < n; ++i)
+                  expect[i] = mul(expect[i], mat_datum(seed, f, wme, i));
+              ASSERT_EQ(mat_mismatch(out, expect), "")
+                  << "product, n=" << n << " alg=" << static_cast<int>(alg) << " p=" << p;
+            }
           }
-          ASSERT_EQ(out.back(), -1);
-          out.pop_back();
-          ASSERT_EQ(mismatch(out, small_block_sum(n, seed, mem, wme)), "")
-              << "n=" << n << " alg=" << static_cast<int>(alg) << " p=" << p;
-        }
-        // Non-commutative: products in rank order (recursive halving, also when automatic).
-        for (auto alg : {cairn::reduce_scatter_block_algorithm::automatic,
-                         cairn::reduce_scatter_block_algorithm::recursive_halving}) {
-          const unsigned seed = static_cast<unsigned>(n * 11 + static_cast<std::size_t>(alg) + 100 * mem.size());
-          std::vector<mat2> in;
-          in.reserve(static_cast<std::size_t>(p) * n);
-          for (int d : mem)
-            for (std::size_t i = 0; i < n; ++i) in.push_back(mat_datum(seed, wme, d, i));
-          std::vector<mat2> out(n);
-          c.reduce_scatter_block(in, out, mat_product, alg);
-          std::vector<mat2> expect(n, mat2{1, 0, 0, 1});
-          for (int f : mem)
-            for (std::size_t i = 0; i < n; ++i) expect[i] = mul(expect[i], mat_datum(seed, f, wme, i));
-          ASSERT_EQ(mat_mismatch(out, expect), "") << "product, n=" << n << " alg=" << static_cast<int>(alg) << " p=" << p;
-        }
-      }
-    });
+        });
   });
 }
 
 TEST(Collectives, ScanExscanCountsGroups) {
   run([](cairn::world& w) {
-    on_world_and_group(w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
-      const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
-      for (std::size_t n : counts) {
-        const unsigned seed = static_cast<unsigned>(n * 3 + 100 * mem.size());
-        const auto in = small_blocks_for(n, seed, wme, {0});
-        std::vector<std::int64_t> incl(n, -1), excl(n, -1);
-        if (n % 2) {
-          c.scan(in, incl, cairn::plus{});
-          c.iexscan(in, excl, cairn::plus{}).wait();
-        } else {
-          auto a = c.iscan(in, incl, cairn::plus{});
-          c.exscan(in, excl, cairn::plus{});
-          a.wait();
-        }
-        std::vector<std::int64_t> expect(n, 0);  // over group ranks 0..me-1
-        for (int r = 0; r < me; ++r)
-          for (std::size_t i = 0; i < n; ++i) expect[i] += small_datum(seed, mem[static_cast<std::size_t>(r)], 0, i);
-        ASSERT_EQ(mismatch(excl, me == 0 ? std::vector<std::int64_t>(n, -1) : expect), "")
-            << "exscan n=" << n << " p=" << p << " rank " << me;
-        for (std::size_t i = 0; i < n; ++i) expect[i] += in[i];
-        ASSERT_EQ(mismatch(incl, expect), "") << "scan n=" << n << " p=" << p << " rank " << me;
-        // Non-commutative: products in rank order.
-        const std::size_t m = std::min<std::size_t>(n, 1000);
-        std::vector<mat2> a(m);
-        for (std::size_t i = 0; i < m; ++i) a[i] = mat_datum(seed, wme, 0, i);
-        std::vector<mat2> pincl(m), pexcl(m, mat2{7, 7, 7, 7});
-        c.scan(a, pincl, mat_product);
-        c.exscan(a, pexcl, mat_product);
-        std::vector<mat2> prod(m, mat2{1, 0, 0, 1});
-        for (int r = 0; r < me; ++r)
-          for (std::size_t i = 0; i < m; ++i) prod[i] = mul(prod[i], mat_datum(seed, mem[static_cast<std::size_t>(r)], 0, i));
-        ASSERT_EQ(mat_mismatch(pexcl, me == 0 ? std::vector<mat2>(m, mat2{7, 7, 7, 7}) : prod), "")
-            << "exscan product m=" << m << " p=" << p << " rank " << me;
-        for (std::size_t i = 0; i < m; ++i) prod[i] = mul(prod[i], a[i]);
-        ASSERT_EQ(mat_mismatch(pincl, prod), "") << "scan product m=" << m << " p=" << p << " rank " << me;
-      }
-    });
+    on_world_and_group(
+        w, static_cast<unsigned>(w.size()), [&](auto& c, const std::vector<int>& mem) {
+          const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
+          for (std::size_t n : counts) {
+            const unsigned seed = static_cast<unsigned>(n * 3 + 100 * mem.size());
+            const auto in = small_blocks_for(n, seed, wme, {0});
+            std::vector<std::int64_t> incl(n, -1), excl(n, -1);
+            if (n % 2) {
+              c.scan(in, incl, cairn::plus{});
+              c.iexscan(in, excl, cairn::plus{}).wait();
+            } else {
+              auto a = c.iscan(in, incl, cairn::plus{});
+              c.exscan(in, excl, cairn::plus{});
+              a.wait();
+            }
+            std::vector<std::int64_t> expect(n, 0);  // over group ranks 0..me-1
+            for (int r = 0; r < me; ++r)
+              for (std::size_t i = 0; i < n; ++i)
+                expect[i] += small_datum(seed, mem[static_cast<std::size_t>(r)], 0, i);
+            ASSERT_EQ(mismatch(excl, me == 0 ? std::vector<std::int64_t>(n, -1) : expect), "")
+                << "exscan n=" << n << " p=" << p << " rank " << me;
+            for (std::size_t i = 0; i < n; ++i) expect[i] += in[i];
+            ASSERT_EQ(mismatch(incl, expect), "") << "scan n=" << n << " p=" << p << " rank " << me;
+            // Non-commutative: products in rank order.
+            const std::size_t m = std::min<std::size_t>(n, 1000);
+            std::vector<mat2> a(m);
+            for (std::size_t i = 0; i < m; ++i) a[i] = mat_datum(seed, wme, 0, i);
+            std::vector<mat2> pincl(m), pexcl(m, mat2{7, 7, 7, 7});
+            c.scan(a, pincl, mat_product);
+            c.exscan(a, pexcl, mat_product);
+            std::vector<mat2> prod(m, mat2{1, 0, 0, 1});
+            for (int r = 0; r < me; ++r)
+              for (std::size_t i = 0; i < m; ++i)
+                prod[i] = mul(prod[i], mat_datum(seed, mem[static_cast<std::size_t>(r)], 0, i));
+            ASSERT_EQ(mat_mismatch(pexcl, me == 0 ? std::vector<mat2>(m, mat2{7, 7, 7, 7}) : prod),
+                      "")
+                << "exscan product m=" << m << " p=" << p << " rank " << me;
+            for (std::size_t i = 0; i < m; ++i) prod[i] = mul(prod[i], a[i]);
+            ASSERT_EQ(mat_mismatch(pincl, prod), "")
+                << "scan product m=" << m << " p=" << p << " rank " << me;
+          }
+        });
   });
 }
 
@@ -389,7 +418,8 @@ TEST(Collectives, GroupsAndConcurrentOverlappingCollectives) {
     EXPECT_EQ(evens.size(), (p + 1) / 2);
     EXPECT_EQ(evens.rank(), me % 2 == 0 ? me / 2 : -1);
     std::vector<cairn::request> reqs;
-    std::vector<std::int64_t> a = input(1000, me, 41), ra(1000), b = input(7, me, 42), rb(7), c(1000);
+    std::vector<std::int64_t> a = input(1000, me, 41), ra(1000), b = input(7, me, 42), rb(7),
+                              c(1000);
     if (evens.rank() >= 0) reqs.push_back(evens.iallreduce(a, ra, cairn::plus{}));
     if (odd_list.rank() >= 0) reqs.push_back(odd_list.iallreduce(b, rb, cairn::plus{}));
     reqs.push_back(w.iallreduce(a, c, cairn::plus{}));
@@ -425,7 +455,8 @@ TEST(Collectives, GroupsAndConcurrentOverlappingCollectives) {
 TEST(Collectives, RandomConcurrentMixtures) {
   run([](cairn::world& w) {
     const int p = w.size(), me = w.rank();
-    const int mixtures = w.engine() == cairn::engine::threads ? 1000 / std::max(1, p / 4) + 50 : 150;
+    const int mixtures =
+        w.engine() == cairn::engine::threads ? 1000 / std::max(1, p / 4) + 50 : 150;
     for (int m = 0; m < mixtures; ++m) {
       std::mt19937 g(static_cast<unsigned>(m * 7919 + p));
       const int k = 1 + static_cast<int>(g() % 5);
@@ -442,10 +473,17 @@ TEST(Collectives, RandomConcurrentMixtures) {
       for (int i = 0; i < k; ++i) {
         std::vector<int> mem;
         for (int r = 0; r < p; ++r)
-          if (g() % 3 != 0 || r == static_cast<int>(g() % static_cast<unsigned>(p))) mem.push_back(r);
+          if (g() % 3 != 0 || r == static_cast<int>(g() % static_cast<unsigned>(p)))
+            mem.push_back(r);
         if (mem.empty()) mem.push_back(static_cast<int>(g() % static_cast<unsigned>(p)));
         std::shuffle(mem.begin(), mem.end(), g);
-        item it{w.group(mem), static_cast<int>(g() % 12), static_cast<std::size_t>(g() % 300), 0, {}, {}, {}};
+        item it{w.group(mem),
+                static_cast<int>(g() % 12),
+                static_cast<std::size_t>(g() % 300),
+                0,
+                {},
+                {},
+                {}};
         it.root = static_cast<int>(g() % static_cast<unsigned>(mem.size()));
         items.push_back(std::move(it));
       }
@@ -460,32 +498,40 @@ TEST(Collectives, RandomConcurrentMixtures) {
         it.in = input(it.n, me, seed);
         it.out.assign(it.n, -7);
         // Algorithms cycle with the mixture (every rank derives the same one).
-        if (it.kind == 0) reqs.push_back(it.grp.iallreduce(it.in, it.out, cairn::plus{}, static_cast<cairn::allreduce_algorithm>(m % 4)));
+        if (it.kind == 0)
+          reqs.push_back(it.grp.iallreduce(it.in, it.out, cairn::plus{},
+                                           static_cast<cairn::allreduce_algorithm>(m % 4)));
         else if (it.kind == 1) {
           if (gr == it.root) it.out = it.in;
-          reqs.push_back(it.grp.ibcast(it.out, it.root, static_cast<cairn::bcast_algorithm>(m % 3)));
+          reqs.push_back(
+              it.grp.ibcast(it.out, it.root, static_cast<cairn::bcast_algorithm>(m % 3)));
         } else if (it.kind == 2) {
           if (gr != it.root) it.out.clear();
-          reqs.push_back(it.grp.ireduce(it.in, it.out, it.root, cairn::plus{}, static_cast<cairn::reduce_algorithm>(m % 3)));
+          reqs.push_back(it.grp.ireduce(it.in, it.out, it.root, cairn::plus{},
+                                        static_cast<cairn::reduce_algorithm>(m % 3)));
         } else if (it.kind == 3) {
           it.in = block(it.n, seed, me);
           it.out.assign(gr == it.root ? gp * it.n : 0, -7);
           reqs.push_back(it.grp.igather(it.in, it.out, it.root));
         } else if (it.kind == 4) {
-          it.in = gr == it.root ? blocks_for(it.n, seed, me, it.grp.members()) : std::vector<std::int64_t>{};
+          it.in = gr == it.root ? blocks_for(it.n, seed, me, it.grp.members())
+                                : std::vector<std::int64_t>{};
           reqs.push_back(it.grp.iscatter(it.in, it.out, it.root));
         } else if (it.kind == 5) {
           it.in = block(it.n, seed, me);
           it.out.assign(gp * it.n, -7);
-          reqs.push_back(it.grp.iallgather(it.in, it.out, static_cast<cairn::allgather_algorithm>(m % 4)));
+          reqs.push_back(
+              it.grp.iallgather(it.in, it.out, static_cast<cairn::allgather_algorithm>(m % 4)));
         } else if (it.kind == 6) {
           it.in = blocks_for(it.n, seed, me, it.grp.members());
           it.out.assign(gp * it.n, -7);
-          reqs.push_back(it.grp.ialltoall(it.in, it.out, static_cast<cairn::alltoall_algorithm>(m % 3)));
+          reqs.push_back(
+              it.grp.ialltoall(it.in, it.out, static_cast<cairn::alltoall_algorithm>(m % 3)));
         } else if (it.kind == 7) {
           it.in = small_blocks_for(it.n, seed, me, it.grp.members());
-          reqs.push_back(it.grp.ireduce_scatter_block(it.in, it.out, cairn::plus{},
-                                                      static_cast<cairn::reduce_scatter_block_algorithm>(m % 3)));
+          reqs.push_back(it.grp.ireduce_scatter_block(
+              it.in, it.out, cairn::plus{},
+              static_cast<cairn::reduce_scatter_block_algorithm>(m % 3)));
         } else if (it.kind == 8) {
           reqs.push_back(it.grp.iscan(it.in, it.out, cairn::plus{}));
         } else if (it.kind == 9) {
@@ -499,7 +545,8 @@ TEST(Collectives, RandomConcurrentMixtures) {
           it.counts = v_counts(it.n, gp);
           it.in.clear();
           for (std::size_t d = 0; d < gp; ++d) {
-            const auto b = small_blocks_for(it.counts[d], seed, me, {it.grp.world_rank(static_cast<int>(d))});
+            const auto b =
+                small_blocks_for(it.counts[d], seed, me, {it.grp.world_rank(static_cast<int>(d))});
             it.in.insert(it.in.end(), b.begin(), b.end());
           }
           it.out.assign(it.counts[static_cast<std::size_t>(gr)], -7);
@@ -517,19 +564,24 @@ TEST(Collectives, RandomConcurrentMixtures) {
         const unsigned seed = static_cast<unsigned>(m * 10 + static_cast<int>(i));
         const auto& mem = it.grp.members();
         if (it.kind == 3 && it.grp.rank() == it.root) {
-          ASSERT_EQ(mismatch(it.out, blocks_from(it.n, seed, mem)), "") << "gather, mixture " << m << " item " << i;
+          ASSERT_EQ(mismatch(it.out, blocks_from(it.n, seed, mem)), "")
+              << "gather, mixture " << m << " item " << i;
         }
         if (it.kind == 4) {
-          ASSERT_EQ(mismatch(it.out, block(it.n, seed, it.grp.world_rank(it.root), me)), "") << "scatter, mixture " << m;
+          ASSERT_EQ(mismatch(it.out, block(it.n, seed, it.grp.world_rank(it.root), me)), "")
+              << "scatter, mixture " << m;
         }
         if (it.kind == 5) {
-          ASSERT_EQ(mismatch(it.out, blocks_from(it.n, seed, mem)), "") << "allgather, mixture " << m << " item " << i;
+          ASSERT_EQ(mismatch(it.out, blocks_from(it.n, seed, mem)), "")
+              << "allgather, mixture " << m << " item " << i;
         }
         if (it.kind == 6) {
-          ASSERT_EQ(mismatch(it.out, blocks_from(it.n, seed, mem, me)), "") << "alltoall, mixture " << m << " item " << i;
+          ASSERT_EQ(mismatch(it.out, blocks_from(it.n, seed, mem, me)), "")
+              << "alltoall, mixture " << m << " item " << i;
         }
         if (it.kind == 7) {
-          ASSERT_EQ(mismatch(it.out, small_block_sum(it.n, seed, mem, me)), "") << "reduce_scatter_block, mixture " << m;
+          ASSERT_EQ(mismatch(it.out, small_block_sum(it.n, seed, mem, me)), "")
+              << "reduce_scatter_block, mixture " << m;
         }
         if (it.kind == 10) {
           std::vector<std::int64_t> expect;
@@ -541,7 +593,10 @@ TEST(Collectives, RandomConcurrentMixtures) {
           continue;
         }
         if (it.kind == 11) {
-          ASSERT_EQ(mismatch(it.out, small_block_sum(it.counts[static_cast<std::size_t>(it.grp.rank())], seed, mem, me)), "")
+          ASSERT_EQ(
+              mismatch(it.out, small_block_sum(it.counts[static_cast<std::size_t>(it.grp.rank())],
+                                               seed, mem, me)),
+              "")
               << "reduce_scatter, mixture " << m << " item " << i;
           continue;
         }
@@ -552,7 +607,8 @@ TEST(Collectives, RandomConcurrentMixtures) {
             const auto v = input(it.n, mem[static_cast<std::size_t>(r)], seed);
             for (std::size_t j = 0; j < it.n; ++j) expect[j] += v[j];
           }
-          ASSERT_EQ(mismatch(it.out, expect), "") << (it.kind == 8 ? "scan" : "exscan") << ", mixture " << m;
+          ASSERT_EQ(mismatch(it.out, expect), "")
+              << (it.kind == 8 ? "scan" : "exscan") << ", mixture " << m;
         }
         if (it.kind >= 3) continue;
         std::vector<std::int64_t> sum(it.n, 0);
@@ -565,7 +621,8 @@ TEST(Collectives, RandomConcurrentMixtures) {
           ASSERT_EQ(it.out, sum) << "mixture " << m << " item " << i;
         }
         if (it.kind == 1) {
-          ASSERT_EQ(it.out, input(it.n, root_world, static_cast<unsigned>(m * 10 + static_cast<int>(i))));
+          ASSERT_EQ(it.out,
+                    input(it.n, root_world, static_cast<unsigned>(m * 10 + static_cast<int>(i))));
         }
         if (it.kind == 2 && it.grp.rank() == it.root) {
           ASSERT_EQ(it.out, sum) << "mixture " << m;
@@ -583,7 +640,8 @@ TEST(Collectives, BadInput) {
       w.allreduce(v, out, cairn::plus{});
       ADD_FAILURE() << "size mismatch not reported";
     } catch (const cairn::error& e) {
-      EXPECT_NE(std::string(e.what()).find("output holds 3 elements, input 4"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("output holds 3 elements, input 4"), std::string::npos)
+          << e.what();
     }
     EXPECT_THROW(w.bcast(v, p), cairn::error);
     EXPECT_THROW((void)w.group(cairn::ranks{0, p + 1}), cairn::error);
@@ -591,7 +649,9 @@ TEST(Collectives, BadInput) {
     EXPECT_THROW((void)w.group(std::vector<int>{}), cairn::error);
     // Block collectives: sizes checked against the group size, before anything is sent (only
     // the ranks that fail call, so nobody is left waiting).
-    auto contains = [](const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; };
+    auto contains = [](const std::string& s, const std::string& part) {
+      return s.find(part) != std::string::npos;
+    };
     const std::size_t P = static_cast<std::size_t>(p);
     if (me == 0) {
       std::vector<int> small(4 * P - 1);
@@ -600,8 +660,9 @@ TEST(Collectives, BadInput) {
                                     " elements, needs " + std::to_string(4 * P)))
           << msg;
       msg = message_of([&] { (void)w.iscatter(small, v, 0); });
-      EXPECT_TRUE(contains(msg, "cairn::iscatter: rank 0: input holds " + std::to_string(4 * P - 1) +
-                                    " elements, needs " + std::to_string(4 * P)))
+      EXPECT_TRUE(contains(msg, "cairn::iscatter: rank 0: input holds " +
+                                    std::to_string(4 * P - 1) + " elements, needs " +
+                                    std::to_string(4 * P)))
           << msg;
     }
     std::string msg = message_of([&] { w.gather(v, out, p); });
@@ -610,31 +671,36 @@ TEST(Collectives, BadInput) {
     EXPECT_TRUE(contains(msg, "root -1 is outside the group")) << msg;
     std::vector<int> gathered(4 * P - 2);
     msg = message_of([&] { w.allgather(v, gathered); });
-    EXPECT_TRUE(contains(msg, "output holds " + std::to_string(4 * P - 2) + " elements, needs " + std::to_string(4 * P)))
+    EXPECT_TRUE(contains(msg, "output holds " + std::to_string(4 * P - 2) + " elements, needs " +
+                                  std::to_string(4 * P)))
         << msg;
     std::vector<int> whole(4 * P);
     msg = message_of([&] { w.allgather(std::span(whole).first(4), whole); });
     EXPECT_TRUE(contains(msg, "input and output overlap")) << msg;
     msg = message_of([&] { w.alltoall(whole, std::span(whole).first(4 * P - 1)); });
-    EXPECT_TRUE(contains(msg, "output holds " + std::to_string(4 * P - 1) + " elements, needs " + std::to_string(4 * P)))
+    EXPECT_TRUE(contains(msg, "output holds " + std::to_string(4 * P - 1) + " elements, needs " +
+                                  std::to_string(4 * P)))
         << msg;
     msg = message_of([&] { w.alltoall(whole, whole); });
     EXPECT_TRUE(contains(msg, "input and output overlap")) << msg;
     if (p > 1) {
       std::vector<int> odd(4 * P + 1), odd_out(4 * P + 1);
       msg = message_of([&] { w.alltoall(odd, odd_out); });
-      EXPECT_TRUE(contains(msg, "input holds " + std::to_string(4 * P + 1) + " elements, not a multiple of the " +
-                                    std::to_string(p) + " ranks"))
+      EXPECT_TRUE(contains(msg, "input holds " + std::to_string(4 * P + 1) +
+                                    " elements, not a multiple of the " + std::to_string(p) +
+                                    " ranks"))
           << msg;
     }
     // Reduce-scatter and scans: sizes, overlap and the ring's need for a commutative operation.
     std::vector<int> blocks(4 * P), one(4);
     msg = message_of([&] { w.reduce_scatter_block(std::span(blocks).first(4 * P - 1), one); });
-    EXPECT_TRUE(contains(msg, "cairn::reduce_scatter_block: rank " + std::to_string(me) + ": input holds " +
-                                  std::to_string(4 * P - 1) + " elements, needs " + std::to_string(4 * P)))
+    EXPECT_TRUE(contains(msg, "cairn::reduce_scatter_block: rank " + std::to_string(me) +
+                                  ": input holds " + std::to_string(4 * P - 1) +
+                                  " elements, needs " + std::to_string(4 * P)))
         << msg;
     msg = message_of([&] { (void)w.ireduce_scatter_block(blocks, std::span(blocks).last(4)); });
-    EXPECT_TRUE(contains(msg, "cairn::ireduce_scatter_block: rank " + std::to_string(me) + ": input and output overlap"))
+    EXPECT_TRUE(contains(msg, "cairn::ireduce_scatter_block: rank " + std::to_string(me) +
+                                  ": input and output overlap"))
         << msg;
     msg = message_of([&] {
       w.reduce_scatter_block(blocks, one, cairn::op([](int a, int b) { return a - b; }, false),
@@ -642,9 +708,13 @@ TEST(Collectives, BadInput) {
     });
     EXPECT_TRUE(contains(msg, "the ring algorithm needs a commutative operation")) << msg;
     msg = message_of([&] { w.scan(v, out); });
-    EXPECT_TRUE(contains(msg, "cairn::scan: rank " + std::to_string(me) + ": output holds 3 elements, input 4")) << msg;
+    EXPECT_TRUE(contains(
+        msg, "cairn::scan: rank " + std::to_string(me) + ": output holds 3 elements, input 4"))
+        << msg;
     msg = message_of([&] { (void)w.iexscan(v, std::vector<int>(5)); });
-    EXPECT_TRUE(contains(msg, "cairn::iexscan: rank " + std::to_string(me) + ": output holds 5 elements, input 4")) << msg;
+    EXPECT_TRUE(contains(
+        msg, "cairn::iexscan: rank " + std::to_string(me) + ": output holds 5 elements, input 4"))
+        << msg;
     msg = message_of([&] { w.exscan(std::span(whole).first(4), std::span(whole).subspan(2, 4)); });
     EXPECT_TRUE(contains(msg, "input and output overlap")) << msg;
     if (p > 1) {
@@ -661,7 +731,8 @@ TEST(Collectives, BadInput) {
         w.allreduce(in, res, cairn::plus{}, cairn::allreduce_algorithm::recursive_doubling);
       } catch (const cairn::error& e) {
         threw = true;
-        EXPECT_NE(std::string(e.what()).find("do all ranks pass the same count"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("do all ranks pass the same count"), std::string::npos)
+            << e.what();
       }
       if (me == 0 || me == 1) {
         EXPECT_TRUE(threw) << "rank " << me;
@@ -675,7 +746,8 @@ TEST(Collectives, BadInput) {
         w.allgather(in, all, cairn::allgather_algorithm::ring);
       } catch (const cairn::error& e) {
         threw = true;
-        EXPECT_NE(std::string(e.what()).find("do all ranks pass the same count"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("do all ranks pass the same count"), std::string::npos)
+            << e.what();
       }
       if (me == 0 || me == 1) {
         EXPECT_TRUE(threw) << "rank " << me;
@@ -688,7 +760,8 @@ TEST(Collectives, BadInput) {
         w.scan(in, prefix);
       } catch (const cairn::error& e) {
         threw = true;
-        EXPECT_NE(std::string(e.what()).find("do all ranks pass the same count"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("do all ranks pass the same count"), std::string::npos)
+            << e.what();
       }
       if (me == 1) {
         EXPECT_TRUE(threw) << "rank " << me;

@@ -28,7 +28,9 @@ void sum_i64(const void* from, void* to, std::size_t bytes) {
 
 struct rank_buffers {
   std::vector<std::byte> in, out, temp;
-  std::vector<std::byte>& of(const region& r) { return r.slot == slot::input ? in : r.slot == slot::output ? out : temp; }
+  std::vector<std::byte>& of(const region& r) {
+    return r.slot == slot::input ? in : r.slot == slot::output ? out : temp;
+  }
   std::byte* at(const region& r) { return of(r).data() + r.offset; }
   bool holds(const region& r, std::size_t bytes) {
     const std::size_t size = of(r).size();
@@ -40,7 +42,8 @@ struct rank_buffers {
 // a message left over, a step outside its buffers (in and out sized by the caller: empty where
 // the rank passes none) or a write to the input. `depth` gets the longest chain of dependent
 // messages (the latency in stages).
-void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& bufs, std::size_t* depth) {
+void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& bufs,
+              std::size_t* depth) {
   const int p = static_cast<int>(plans.size());
   const auto u = [](int r) { return static_cast<std::size_t>(r); };
   struct message {
@@ -64,9 +67,15 @@ void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& buf
           for (std::size_t i = first; i < last; ++i) {
             const step& st = s.steps[i];
             const bool reads = st.kind != step_kind::recv, writes = st.kind != step_kind::send;
-            ASSERT_TRUE(!reads || b.holds(st.from, st.bytes)) << "rank " << r << " round " << k << " reads outside\n" << s;
-            ASSERT_TRUE(!writes || b.holds(st.to, st.bytes)) << "rank " << r << " round " << k << " writes outside\n" << s;
-            ASSERT_TRUE(!writes || st.to.slot != slot::input) << "rank " << r << " writes its input\n" << s;
+            ASSERT_TRUE(!reads || b.holds(st.from, st.bytes))
+                << "rank " << r << " round " << k << " reads outside\n"
+                << s;
+            ASSERT_TRUE(!writes || b.holds(st.to, st.bytes))
+                << "rank " << r << " round " << k << " writes outside\n"
+                << s;
+            ASSERT_TRUE(!writes || st.to.slot != slot::input)
+                << "rank " << r << " writes its input\n"
+                << s;
             if (st.kind == step_kind::copy && b.at(st.from) != b.at(st.to) && st.bytes)
               std::memmove(b.at(st.to), b.at(st.from), st.bytes);
             if (st.kind == step_kind::reduce) sum_i64(b.at(st.from), b.at(st.to), st.bytes);
@@ -74,7 +83,8 @@ void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& buf
           for (std::size_t i = first; i < last; ++i) {
             const step& st = s.steps[i];
             if (st.kind == step_kind::send)
-              wire[{r, st.peer}].push_back({{b.at(st.from), b.at(st.from) + st.bytes}, clock[u(r)] + 1});
+              wire[{r, st.peer}].push_back(
+                  {{b.at(st.from), b.at(st.from) + st.bytes}, clock[u(r)] + 1});
           }
           started[u(r)] = true;
         }
@@ -99,7 +109,8 @@ void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& buf
       }
     }
   }
-  for (int r = 0; r < p; ++r) ASSERT_EQ(round[u(r)], plans[u(r)].rounds()) << "rank " << r << " of " << p << " is stuck";
+  for (int r = 0; r < p; ++r)
+    ASSERT_EQ(round[u(r)], plans[u(r)].rounds()) << "rank " << r << " of " << p << " is stuck";
   for (auto& [pair, q] : wire) {
     ASSERT_TRUE(q.empty()) << "message left from " << pair.first << " to " << pair.second;
   }
@@ -155,8 +166,8 @@ struct outcome {
 // single-port model (one send, one receive per round; with direct delivery, two receives on
 // non-participant receivers), that non-receivers end by sending (no message is wasted on them)
 // and the stage counts against the graph's.
-outcome run_case(const setup& s, std::size_t n, bool balance, unsigned seed, const generalized_load* prior = nullptr,
-                 bool direct = false) {
+outcome run_case(const setup& s, std::size_t n, bool balance, unsigned seed,
+                 const generalized_load* prior = nullptr, bool direct = false) {
   const int g = static_cast<int>(s.members.size());
   auto graph = graph_reduce_generalized(s.shape, balance, prior);
   if (direct) graph = deliver_directly(std::move(graph), s.shape);
@@ -167,7 +178,8 @@ outcome run_case(const setup& s, std::size_t n, bool balance, unsigned seed, con
     plans.push_back(plan_reduce_generalized(graph, s.shape, r, n * 8, balance));
     auto& b = bufs[static_cast<std::size_t>(r)];
     if (r < s.shape.participants) {
-      auto v = cairn::test::random_values<std::int64_t>(n, seed, static_cast<unsigned>(s.members[static_cast<std::size_t>(r)]));
+      auto v = cairn::test::random_values<std::int64_t>(
+          n, seed, static_cast<unsigned>(s.members[static_cast<std::size_t>(r)]));
       for (std::size_t i = 0; i < n; ++i) expect[i] += v[i];
       b.in = bytes_of(v);
     }
@@ -178,7 +190,9 @@ outcome run_case(const setup& s, std::size_t n, bool balance, unsigned seed, con
   for (int r = 0; r < g; ++r) {
     const schedule& pl = plans[static_cast<std::size_t>(r)];
     if (s.shape.receives[static_cast<std::size_t>(r)]) {
-      EXPECT_EQ(values_of(bufs[static_cast<std::size_t>(r)].out), expect) << "group rank " << r << "\n" << pl;
+      EXPECT_EQ(values_of(bufs[static_cast<std::size_t>(r)].out), expect)
+          << "group rank " << r << "\n"
+          << pl;
     }
     for (std::size_t k = 0; k < pl.rounds(); ++k) {
       const auto [first, last] = pl.round(k);
@@ -191,7 +205,8 @@ outcome run_case(const setup& s, std::size_t n, bool balance, unsigned seed, con
       EXPECT_LE(recvs, direct && r >= s.shape.participants ? 2 : 1) << pl;
     }
     if (!s.shape.receives[static_cast<std::size_t>(r)] && !pl.steps.empty()) {
-      EXPECT_EQ(pl.steps.back().kind, step_kind::send) << "a non-receiver ends without sending\n" << pl;
+      EXPECT_EQ(pl.steps.back().kind, step_kind::send) << "a non-receiver ends without sending\n"
+                                                       << pl;
     }
     o.rounds = std::max(o.rounds, pl.message_rounds());
   }
@@ -349,7 +364,8 @@ TEST(GeneralizedSchedules, StageBoundEveryShape) {
       const int bound = 2 + floor_log2(rnp <= np ? np : rnp);
       EXPECT_LE(static_cast<int>(g.stages.size()), bound) << np << " " << rp << " " << rnp;
       // The paper's fold leaves |R_np| + max(0, |R_p| - ρ) receivers for ρ holders.
-      EXPECT_EQ(g.auxiliaries, np > rho && rnp + std::max(0, rp - rho) > rho) << np << " " << rp << " " << rnp;
+      EXPECT_EQ(g.auxiliaries, np > rho && rnp + std::max(0, rp - rho) > rho)
+          << np << " " << rp << " " << rnp;
     }
   });
   // Simulated, a few shapes where the paper's fold would need 3 + floor(log2 |P|) stages.
@@ -360,7 +376,8 @@ TEST(GeneralizedSchedules, StageBoundEveryShape) {
     for (int i = 0; i < rnp; ++i) r.push_back(np + i);
     for (bool balance : {false, true}) {
       const outcome o = run_case(make_setup(p, r), 4, balance, 9);
-      EXPECT_EQ(o.stages, static_cast<std::size_t>(2 + floor_log2(np))) << np << " " << rp << " " << rnp;
+      EXPECT_EQ(o.stages, static_cast<std::size_t>(2 + floor_log2(np)))
+          << np << " " << rp << " " << rnp;
       EXPECT_EQ(o.rounds, o.stages) << np << " " << rp << " " << rnp;
     }
   }
@@ -521,9 +538,11 @@ TEST(GeneralizedSchedules, DirectDeliveryEveryShape) {
     if (trial % 3 == 0) r = {static_cast<int>(g() % static_cast<unsigned>(w)) + w};  // one outsider
     const setup s = make_setup(p, r);
     const std::size_t paper = graph_reduce_generalized(s.shape, trial % 2 == 1).stages.size();
-    const outcome o = run_case(s, 1 + g() % 6, trial % 2 == 1, static_cast<unsigned>(trial), nullptr, true);
+    const outcome o =
+        run_case(s, 1 + g() % 6, trial % 2 == 1, static_cast<unsigned>(trial), nullptr, true);
     if (::testing::Test::HasFailure()) {
-      FAIL() << "trial " << trial << ": |P|=" << s.shape.participants << " |R_p|=" << s.rp << " |R_np|=" << s.rnp;
+      FAIL() << "trial " << trial << ": |P|=" << s.shape.participants << " |R_p|=" << s.rp
+             << " |R_np|=" << s.rnp;
     }
     EXPECT_LE(o.stages, paper) << "trial " << trial;
   }

@@ -42,9 +42,9 @@ std::vector<std::int64_t> sum_over(const std::vector<int>& ranks, std::size_t n,
   }
   return s;
 }
-bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
-
+bool contains(const std::vector<int>& v, int x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 // The algorithm of trial t: the butterfly, the board (forced where it fits a slot) or the
 // default (the board on one node up to 16384 bytes, unless balanced).
@@ -96,9 +96,7 @@ std::pair<std::vector<int>, std::vector<int>> random_sets(std::mt19937& g, int w
       p = {static_cast<int>(g() % static_cast<unsigned>(w))};
       r = random_subset(g, w, 600);
       break;
-    default:
-      p = random_subset(g, w, 400);
-      r = random_subset(g, w, 400);
+    default: p = random_subset(g, w, 400); r = random_subset(g, w, 400);
   }
   return {p, r};
 }
@@ -126,18 +124,22 @@ TEST(Generalized, Figure5ConcurrentReductionsBothOrders) {
       const int mode = round % 4 == 3 ? 2 : round % 4;
       const bool direct = (round / 4) % 2 == 0;
       cairn::reduce_balancer lb;
-      cairn::generalized_reduce_options opt{
-          .load_balance = mode >= 1, .balancer = mode == 2 ? &lb : nullptr, .direct_delivery = direct};
+      cairn::generalized_reduce_options opt{.load_balance = mode >= 1,
+                                            .balancer = mode == 2 ? &lb : nullptr,
+                                            .direct_delivery = direct};
       const std::size_t n = round < 8 ? 9 : 20000;
       const unsigned s1 = static_cast<unsigned>(round * 2 + 1), s2 = s1 + 1;
       const auto in1 = input(n, me, s1);
       std::vector<std::int64_t> out1(me == 0 || me == 2 ? n : 0, -1);
       auto q1 = w.ireduce(p1, r1_receivers, in1, out1, cairn::plus{}, opt);
-      std::vector<std::int64_t> in2 = me == 1 || me == 2 ? small_input(n, me, s2) : std::vector<std::int64_t>{};
+      std::vector<std::int64_t> in2 =
+          me == 1 || me == 2 ? small_input(n, me, s2) : std::vector<std::int64_t>{};
       std::vector<std::int64_t> out2(me == 3 ? n : 0, -1);
       cairn::request q2;
-      if (me >= 1) q2 = w.ireduce({1, 2}, {3}, in2, out2, cairn::multiplies{}, opt);
-      else if (mode == 2) lb.record({1, 2}, {3}, direct);
+      if (me >= 1)
+        q2 = w.ireduce({1, 2}, {3}, in2, out2, cairn::multiplies{}, opt);
+      else if (mode == 2)
+        lb.record({1, 2}, {3}, direct);
       if (r2_first && me >= 1) q2.wait();
       q1.wait();
       if (me >= 1) q2.wait();
@@ -184,14 +186,16 @@ TEST(Generalized, RandomSetsAgainstReference) {
       const unsigned seed = static_cast<unsigned>(t + 100);
       const auto in = in_p ? input(n, me, seed) : std::vector<std::int64_t>{};
       std::vector<std::int64_t> out(in_r ? n : 0, -3);
-      const cairn::generalized_reduce_options opt{
-          .algorithm = algorithm_for(t, balance, n), .load_balance = balance, .direct_delivery = t % 4 != 1};
+      const cairn::generalized_reduce_options opt{.algorithm = algorithm_for(t, balance, n),
+                                                  .load_balance = balance,
+                                                  .direct_delivery = t % 4 != 1};
       if (which == 0) {
         w.reduce(w.group(ps), w.group(rs), in, out, cairn::plus{}, opt);
       } else if (which == 1) {
         w.reduce(ps, rs, in, out, cairn::min{}, opt);
       } else {
-        w.ireduce(w.group(ps), rs, in, out, cairn::op([](std::int64_t a, std::int64_t b) { return a ^ b; }, true), opt)
+        w.ireduce(w.group(ps), rs, in, out,
+                  cairn::op([](std::int64_t a, std::int64_t b) { return a ^ b; }, true), opt)
             .wait();
       }
       if (!in_r) continue;
@@ -199,9 +203,11 @@ TEST(Generalized, RandomSetsAgainstReference) {
       if (which != 0)
         for (std::size_t k = 1; k < ps.size(); ++k) {
           const auto v = input(n, ps[k], seed);
-          for (std::size_t i = 0; i < n; ++i) want[i] = which == 1 ? std::min(want[i], v[i]) : want[i] ^ v[i];
+          for (std::size_t i = 0; i < n; ++i)
+            want[i] = which == 1 ? std::min(want[i], v[i]) : want[i] ^ v[i];
         }
-      ASSERT_EQ(mismatch(out, want), "") << "trial " << t << " |P|=" << ps.size() << " |R|=" << rs.size();
+      ASSERT_EQ(mismatch(out, want), "")
+          << "trial " << t << " |P|=" << ps.size() << " |R|=" << rs.size();
     }
   });
 }
@@ -232,15 +238,17 @@ TEST(Generalized, ConcurrentMixtures) {
         if (!in_p && !in_r) continue;
         it.in = in_p ? input(n, me, it.seed) : std::vector<std::int64_t>{};
         it.out.assign(in_r ? n : 0, -5);
-        reqs.push_back(w.ireduce(it.ps, it.rs, it.in, it.out, cairn::plus{},
-                                 cairn::generalized_reduce_options{.algorithm = algorithm_for(m, m % 2 == 1, n),
-                                                                   .load_balance = m % 2 == 1,
-                                                                   .direct_delivery = m % 3 != 2}));
+        reqs.push_back(w.ireduce(
+            it.ps, it.rs, it.in, it.out, cairn::plus{},
+            cairn::generalized_reduce_options{.algorithm = algorithm_for(m, m % 2 == 1, n),
+                                              .load_balance = m % 2 == 1,
+                                              .direct_delivery = m % 3 != 2}));
       }
       if (items.size() < 2) reqs.push_back(w.iallreduce(all_in, all_out, cairn::plus{}));
       std::vector<std::int64_t> root_out(me == 0 ? 5 : 0);
       const auto root_in = input(5, me, 77);
-      reqs.push_back(w.ireduce(root_in, root_out, 0));  // the rooted reduce beside the generalized one
+      reqs.push_back(
+          w.ireduce(root_in, root_out, 0));  // the rooted reduce beside the generalized one
       std::vector<std::size_t> order(reqs.size());
       std::iota(order.begin(), order.end(), std::size_t{0});
       std::mt19937 mine(static_cast<unsigned>(m + 1000 * me));
@@ -248,20 +256,24 @@ TEST(Generalized, ConcurrentMixtures) {
       for (std::size_t o : order) reqs[o].wait();
       std::vector<int> everyone(static_cast<std::size_t>(p));
       std::iota(everyone.begin(), everyone.end(), 0);
-      ASSERT_EQ(mismatch(all_out, sum_over(everyone, 33, static_cast<unsigned>(m))), "") << "mixture " << m;
+      ASSERT_EQ(mismatch(all_out, sum_over(everyone, 33, static_cast<unsigned>(m))), "")
+          << "mixture " << m;
       if (me == 0) {
         ASSERT_EQ(mismatch(root_out, sum_over(everyone, 5, 77)), "");
       }
       for (const item& it : items)
         if (contains(it.rs, me)) {
-          ASSERT_EQ(mismatch(it.out, sum_over(it.ps, it.out.size(), it.seed)), "") << "mixture " << m;
+          ASSERT_EQ(mismatch(it.out, sum_over(it.ps, it.out.size(), it.seed)), "")
+              << "mixture " << m;
         }
     }
   });
 }
 
 // Writes `v` into the bound buffer `to` (same size): a persistent request keeps its pointer.
-void overwrite(std::vector<std::int64_t>& to, const std::vector<std::int64_t>& v) { std::copy(v.begin(), v.end(), to.begin()); }
+void overwrite(std::vector<std::int64_t>& to, const std::vector<std::int64_t>& v) {
+  std::copy(v.begin(), v.end(), to.begin());
+}
 
 // The persistent form: ireduce_init on random sets of every kind (fixed seeds), started five
 // times with new inputs written into the bound buffer between starts, against the sequential
@@ -277,17 +289,20 @@ TEST(Generalized, PersistentRepeatedWithChangingData) {
       auto [ps, rs] = random_sets(g, p, t);
       const std::size_t n = t % 11 == 0 ? 0 : t % 7 == 0 ? 6000 : 1 + g() % 50;
       const bool balance = g() % 2 == 1;
-      const cairn::generalized_reduce_options opt{
-          .algorithm = algorithm_for(t, balance, n), .load_balance = balance, .direct_delivery = g() % 3 != 0};
+      const cairn::generalized_reduce_options opt{.algorithm = algorithm_for(t, balance, n),
+                                                  .load_balance = balance,
+                                                  .direct_delivery = g() % 3 != 0};
       const bool in_p = contains(ps, me), in_r = contains(rs, me);
       if (!in_p && !in_r) continue;
       std::vector<std::int64_t> in(in_p ? n : 0), out(in_r ? n : 0, -7), out2(in_r ? n : 0);
       cairn::persistent_request pr = w.ireduce_init(ps, rs, in, out, cairn::plus{}, opt);
       // Both engines run these tests on one node: the board whenever not told otherwise, past a
       // slot's 16384 bytes where long collectives move straight between the buffers.
-      const bool board =
-          opt.algorithm != cairn::generalized_reduce_algorithm::butterfly && !balance && (n <= 2048 || direct);
-      EXPECT_EQ(pr.plan().name.rfind(board ? "reduce_generalized/shared_memory" : "reduce_generalized/aspen", 0), 0u)
+      const bool board = opt.algorithm != cairn::generalized_reduce_algorithm::butterfly &&
+                         !balance && (n <= 2048 || direct);
+      EXPECT_EQ(pr.plan().name.rfind(
+                    board ? "reduce_generalized/shared_memory" : "reduce_generalized/aspen", 0),
+                0u)
           << pr.plan();
       EXPECT_FALSE(pr.active());
       for (int k = 0; k < 5; ++k) {
@@ -328,12 +343,15 @@ TEST(Generalized, PersistentFigure5WithBalancer) {
     const std::size_t n = 300;
     cairn::reduce_balancer lb;
     const cairn::generalized_reduce_options opt{.balancer = &lb};
-    std::vector<std::int64_t> in1(n), out1(me == 0 || me == 2 ? n : 0), in2(me == 1 || me == 2 ? n : 0),
-        out2(me == 3 ? n : 0);
-    cairn::persistent_request r1 = w.ireduce_init({0, 1, 2, 3}, {0, 2}, in1, out1, cairn::plus{}, opt);
+    std::vector<std::int64_t> in1(n), out1(me == 0 || me == 2 ? n : 0),
+        in2(me == 1 || me == 2 ? n : 0), out2(me == 3 ? n : 0);
+    cairn::persistent_request r1 =
+        w.ireduce_init({0, 1, 2, 3}, {0, 2}, in1, out1, cairn::plus{}, opt);
     cairn::persistent_request r2;
-    if (me >= 1) r2 = w.ireduce_init({1, 2}, {3}, in2, out2, cairn::multiplies{}, opt);
-    else lb.record({1, 2}, {3});
+    if (me >= 1)
+      r2 = w.ireduce_init({1, 2}, {3}, in2, out2, cairn::multiplies{}, opt);
+    else
+      lb.record({1, 2}, {3});
     for (int k = 0; k < 6; ++k) {
       const unsigned s1 = static_cast<unsigned>(100 + k), s2 = s1 + 50;
       overwrite(in1, input(n, me, s1));
@@ -352,7 +370,8 @@ TEST(Generalized, PersistentFigure5WithBalancer) {
         ASSERT_EQ(mismatch(out2, prod), "") << "start " << k;
       }
     }
-    EXPECT_EQ(lb.incoming(0) + lb.incoming(1) + lb.incoming(2) + lb.incoming(3), 6);  // once, at init
+    EXPECT_EQ(lb.incoming(0) + lb.incoming(1) + lb.incoming(2) + lb.incoming(3),
+              6);                  // once, at init
     EXPECT_EQ(lb.incoming(3), 2);  // direct delivery: 1 -> 3 and 2 -> 3
   });
   if (too_few_ranks) GTEST_SKIP() << "needs at least 4 ranks";
@@ -370,10 +389,12 @@ TEST(Generalized, PlanCacheHitsGiveIdenticalResults) {
     std::iota(everyone.begin(), everyone.end(), 0);
     {
       std::vector<std::int64_t> in(16, me), out(16), other(17, me), other_out(17);
-      const cairn::generalized_reduce_options bf{.algorithm = cairn::generalized_reduce_algorithm::butterfly};
+      const cairn::generalized_reduce_options bf{
+          .algorithm = cairn::generalized_reduce_algorithm::butterfly};
       cairn::persistent_request a = w.ireduce_init(everyone, {0}, in, out, cairn::plus{}, bf);
       cairn::persistent_request b = w.ireduce_init(everyone, {0}, in, out, cairn::plus{}, bf);
-      cairn::persistent_request c = w.ireduce_init(everyone, {0}, other, other_out, cairn::plus{}, bf);
+      cairn::persistent_request c =
+          w.ireduce_init(everyone, {0}, other, other_out, cairn::plus{}, bf);
       EXPECT_EQ(&a.plan(), &b.plan());
       EXPECT_NE(&a.plan(), &c.plan());
     }
@@ -395,11 +416,13 @@ TEST(Generalized, PlanCacheHitsGiveIdenticalResults) {
       if (!in_p && !in_r) continue;
       // Doubles from fixed inputs: any other order of operations would show in the low bits.
       std::vector<double> in(in_p ? s.n : 0), out(in_r ? s.n : 0, -1.0);
-      for (std::size_t i = 0; i < in.size(); ++i) in[i] = 1.0 / static_cast<double>(3 + me + 7 * static_cast<int>(i));
+      for (std::size_t i = 0; i < in.size(); ++i)
+        in[i] = 1.0 / static_cast<double>(3 + me + 7 * static_cast<int>(i));
       w.reduce(s.ps, s.rs, in, out, cairn::plus{});
       if (in_r) {
         if (s.first.empty()) s.first = out;
-        ASSERT_EQ(std::memcmp(out.data(), s.first.data(), out.size() * sizeof(double)), 0) << "call " << c;
+        ASSERT_EQ(std::memcmp(out.data(), s.first.data(), out.size() * sizeof(double)), 0)
+            << "call " << c;
       }
       const unsigned seed = static_cast<unsigned>(c);
       const auto iv = in_p ? input(s.n, me, seed) : std::vector<std::int64_t>{};
@@ -421,11 +444,16 @@ TEST(Generalized, BadInput) {
     std::iota(everyone.begin(), everyone.end(), 0);
     std::vector<std::int64_t> in(4, 1), out(4), short_out(3), none;
     std::string msg = message_of([&] { w.reduce(everyone, std::vector<int>{}, in, out); });
-    EXPECT_TRUE(has_text(msg, "cairn::reduce: rank " + std::to_string(me) + ": empty receiver set")) << msg;
+    EXPECT_TRUE(has_text(msg, "cairn::reduce: rank " + std::to_string(me) + ": empty receiver set"))
+        << msg;
     msg = message_of([&] { (void)w.ireduce(std::vector<int>{}, everyone, in, out); });
-    EXPECT_TRUE(has_text(msg, "cairn::ireduce: rank " + std::to_string(me) + ": empty participant set")) << msg;
+    EXPECT_TRUE(
+        has_text(msg, "cairn::ireduce: rank " + std::to_string(me) + ": empty participant set"))
+        << msg;
     msg = message_of([&] { w.reduce(everyone, {0, p}, in, out); });
-    EXPECT_TRUE(has_text(msg, "receiver rank " + std::to_string(p) + " is outside the world of " + std::to_string(p))) << msg;
+    EXPECT_TRUE(has_text(msg, "receiver rank " + std::to_string(p) + " is outside the world of " +
+                                  std::to_string(p)))
+        << msg;
     msg = message_of([&] { w.reduce({-1, 0}, {0}, in, out); });
     EXPECT_TRUE(has_text(msg, "participant rank -1 is outside the world")) << msg;
     msg = message_of([&] { w.reduce({0, 0}, {0}, in, out); });
@@ -435,9 +463,11 @@ TEST(Generalized, BadInput) {
     msg = message_of([&] { w.reduce(everyone, everyone, in, std::span(in).first(4)); });
     EXPECT_TRUE(has_text(msg, "input and output overlap")) << msg;
     msg = message_of([&] {
-      w.reduce(everyone, everyone, in, out, cairn::op([](std::int64_t a, std::int64_t b) { return a - b; }, false));
+      w.reduce(everyone, everyone, in, out,
+               cairn::op([](std::int64_t a, std::int64_t b) { return a - b; }, false));
     });
-    EXPECT_TRUE(has_text(msg, "cairn::reduce: rank " + std::to_string(me) + ": the generalized reduce needs a commutative"))
+    EXPECT_TRUE(has_text(msg, "cairn::reduce: rank " + std::to_string(me) +
+                                  ": the generalized reduce needs a commutative"))
         << msg;
     if (p > 1) {
       // A rank in neither set: {0} -> {0} runs on rank 0 alone (a local copy); the others fail.
@@ -452,7 +482,9 @@ TEST(Generalized, BadInput) {
       // A non-participant receiver passing an input.
       if (me == p - 1) {
         msg = message_of([&] { w.reduce({0}, {p - 1}, in, out); });
-        EXPECT_TRUE(has_text(msg, "input holds 4 elements; a receiver that does not participate passes an empty input"))
+        EXPECT_TRUE(has_text(
+            msg,
+            "input holds 4 elements; a receiver that does not participate passes an empty input"))
             << msg;
       }
     }

@@ -12,13 +12,13 @@
 using cairn::test::block;
 using cairn::test::blocks_for;
 using cairn::test::blocks_from;
+using cairn::test::has_text;
 using cairn::test::mat2;
 using cairn::test::mat_datum;
 using cairn::test::mat_mismatch;
 using cairn::test::mat_product;
 using cairn::test::mat_product_of;
 using cairn::test::mats;
-using cairn::test::has_text;
 using cairn::test::message_of;
 using cairn::test::mismatch;
 using cairn::test::mul;
@@ -35,12 +35,14 @@ using vec = std::vector<std::int64_t>;
 
 // Seed of a test case (every rank derives the same).
 unsigned seed_of(std::size_t n, int a, int b, std::size_t members) {
-  return static_cast<unsigned>(n * 131 + static_cast<std::size_t>(a) * 17 + static_cast<std::size_t>(b) * 3 + 1000 * members);
+  return static_cast<unsigned>(n * 131 + static_cast<std::size_t>(a) * 17 +
+                               static_cast<std::size_t>(b) * 3 + 1000 * members);
 }
 
 // `buf` with block `r` (n elements) replaced by `b`.
 vec with_block(vec buf, std::size_t n, int r, const vec& b) {
-  std::copy(b.begin(), b.end(), buf.begin() + static_cast<std::ptrdiff_t>(n * static_cast<std::size_t>(r)));
+  std::copy(b.begin(), b.end(),
+            buf.begin() + static_cast<std::ptrdiff_t>(n * static_cast<std::size_t>(r)));
   return buf;
 }
 
@@ -67,17 +69,22 @@ TEST(InPlace, ReduceAndAllreduce) {
               vec none;
               c.reduce(buf, none, root, cairn::plus{}, alg);
             }
-            const vec want = me == root ? small_block_sum(n, seed, mem, 0) : small_blocks_for(n, seed, wme, {0});
-            ASSERT_EQ(mismatch(buf, want), "") << "reduce n=" << n << " root=" << root << " alg=" << static_cast<int>(alg)
-                                               << " p=" << p << " rank " << me;
+            const vec want =
+                me == root ? small_block_sum(n, seed, mem, 0) : small_blocks_for(n, seed, wme, {0});
+            ASSERT_EQ(mismatch(buf, want), "")
+                << "reduce n=" << n << " root=" << root << " alg=" << static_cast<int>(alg)
+                << " p=" << p << " rank " << me;
             // Non-commutative: rank order (a tree rooted at 0, forwarded to the root).
             auto m = mats(n, seed, wme, 0);
             c.reduce(cairn::in_place, m, root, mat_product, alg);
-            ASSERT_EQ(mat_mismatch(m, me == root ? mat_product_of(n, seed, mem, 0) : mats(n, seed, wme, 0)), "")
+            ASSERT_EQ(mat_mismatch(
+                          m, me == root ? mat_product_of(n, seed, mem, 0) : mats(n, seed, wme, 0)),
+                      "")
                 << "reduce product n=" << n << " root=" << root << " alg=" << static_cast<int>(alg);
           }
-        for (auto alg : {cairn::allreduce_algorithm::automatic, cairn::allreduce_algorithm::recursive_doubling,
-                         cairn::allreduce_algorithm::ring, cairn::allreduce_algorithm::rabenseifner}) {
+        for (auto alg :
+             {cairn::allreduce_algorithm::automatic, cairn::allreduce_algorithm::recursive_doubling,
+              cairn::allreduce_algorithm::ring, cairn::allreduce_algorithm::rabenseifner}) {
           const unsigned seed = seed_of(n, 0, static_cast<int>(alg), mem.size());
           vec buf = small_blocks_for(n, seed, wme, {0});
           if (n % 2) {
@@ -85,7 +92,8 @@ TEST(InPlace, ReduceAndAllreduce) {
           } else {
             c.iallreduce(cairn::in_place, buf, cairn::plus{}, alg).wait();
           }
-          ASSERT_EQ(mismatch(buf, small_block_sum(n, seed, mem, 0)), "") << "allreduce n=" << n << " alg=" << static_cast<int>(alg);
+          ASSERT_EQ(mismatch(buf, small_block_sum(n, seed, mem, 0)), "")
+              << "allreduce n=" << n << " alg=" << static_cast<int>(alg);
         }
       }
     });
@@ -129,7 +137,8 @@ TEST(InPlace, GatherScatter) {
             } else {
               c.iscatter(buf, cairn::in_place, root).wait();
             }
-            ASSERT_EQ(mismatch(buf, all), "") << "scatter root n=" << n << " root=" << root << " p=" << p;
+            ASSERT_EQ(mismatch(buf, all), "")
+                << "scatter root n=" << n << " root=" << root << " p=" << p;
           } else if (me % 2 == 1) {
             buf.assign(P * n, -1);
             c.scatter(buf, cairn::in_place, root);
@@ -138,7 +147,8 @@ TEST(InPlace, GatherScatter) {
           } else {
             vec out(n, -1);
             c.scatter(vec{}, out, root);
-            ASSERT_EQ(mismatch(out, got), "") << "scatter n=" << n << " root=" << root << " p=" << p << " rank " << me;
+            ASSERT_EQ(mismatch(out, got), "")
+                << "scatter n=" << n << " root=" << root << " p=" << p << " rank " << me;
           }
         }
     });
@@ -151,8 +161,9 @@ TEST(InPlace, AllgatherAlltoall) {
       const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
       const auto P = static_cast<std::size_t>(p);
       for (std::size_t n : counts) {
-        for (auto alg : {cairn::allgather_algorithm::automatic, cairn::allgather_algorithm::ring,
-                         cairn::allgather_algorithm::bruck, cairn::allgather_algorithm::recursive_doubling}) {
+        for (auto alg :
+             {cairn::allgather_algorithm::automatic, cairn::allgather_algorithm::ring,
+              cairn::allgather_algorithm::bruck, cairn::allgather_algorithm::recursive_doubling}) {
           const unsigned seed = seed_of(n, 0, static_cast<int>(alg), mem.size());
           vec buf = with_block(vec(P * n, -1), n, me, block(n, seed, wme));
           if (n % 2) {
@@ -161,7 +172,8 @@ TEST(InPlace, AllgatherAlltoall) {
             c.iallgather(cairn::in_place, buf, alg).wait();
           }
           ASSERT_EQ(mismatch(buf, blocks_from(n, seed, mem)), "")
-              << "allgather n=" << n << " alg=" << static_cast<int>(alg) << " p=" << p << " rank " << me;
+              << "allgather n=" << n << " alg=" << static_cast<int>(alg) << " p=" << p << " rank "
+              << me;
         }
         for (auto alg : {cairn::alltoall_algorithm::automatic, cairn::alltoall_algorithm::pairwise,
                          cairn::alltoall_algorithm::bruck}) {
@@ -173,7 +185,8 @@ TEST(InPlace, AllgatherAlltoall) {
             c.ialltoall(cairn::in_place, buf, alg).wait();
           }
           ASSERT_EQ(mismatch(buf, blocks_from(n, seed, mem, wme)), "")
-              << "alltoall n=" << n << " alg=" << static_cast<int>(alg) << " p=" << p << " rank " << me;
+              << "alltoall n=" << n << " alg=" << static_cast<int>(alg) << " p=" << p << " rank "
+              << me;
         }
       }
     });
@@ -236,16 +249,22 @@ TEST(InPlace, ScanExscan) {
           a.wait();
         }
         const vec prefix = small_block_sum(n, seed, {below.begin(), below.end()}, 0);
-        ASSERT_EQ(mismatch(excl, me == 0 ? in : prefix), "") << "exscan n=" << n << " p=" << p << " rank " << me;
-        ASSERT_EQ(mismatch(incl, small_block_sum(n, seed, {mem.begin(), mem.begin() + me + 1}, 0)), "")
+        ASSERT_EQ(mismatch(excl, me == 0 ? in : prefix), "")
+            << "exscan n=" << n << " p=" << p << " rank " << me;
+        ASSERT_EQ(mismatch(incl, small_block_sum(n, seed, {mem.begin(), mem.begin() + me + 1}, 0)),
+                  "")
             << "scan n=" << n << " p=" << p << " rank " << me;
         // Non-commutative: products in rank order.
         auto pincl = mats(n, seed, wme, 0), pexcl = pincl;
         c.scan(cairn::in_place, pincl, mat_product);
         c.exscan(cairn::in_place, pexcl, mat_product);
-        ASSERT_EQ(mat_mismatch(pexcl, me == 0 ? mats(n, seed, wme, 0) : mat_product_of(n, seed, below, 0)), "")
+        ASSERT_EQ(mat_mismatch(pexcl,
+                               me == 0 ? mats(n, seed, wme, 0) : mat_product_of(n, seed, below, 0)),
+                  "")
             << "exscan product n=" << n << " p=" << p << " rank " << me;
-        ASSERT_EQ(mat_mismatch(pincl, mat_product_of(n, seed, std::span(mem).first(below.size() + 1), 0)), "")
+        ASSERT_EQ(
+            mat_mismatch(pincl, mat_product_of(n, seed, std::span(mem).first(below.size() + 1), 0)),
+            "")
             << "scan product n=" << n << " p=" << p << " rank " << me;
       }
     });
@@ -259,19 +278,20 @@ TEST(InPlace, PersistentRestartedWithNewData) {
       const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)], root = p - 1;
       const auto P = static_cast<std::size_t>(p);
       const std::size_t n = 7;
-      vec red(n), ar(n), gat(P * n), sca(P * n), ag(P * n), a2a(P * n), a2a_b(P * n), rsb(P * n), rsb_r(P * n),
-          sc(n), ex(n);
+      vec red(n), ar(n), gat(P * n), sca(P * n), ag(P * n), a2a(P * n), a2a_b(P * n), rsb(P * n),
+          rsb_r(P * n), sc(n), ex(n);
       std::vector<cairn::persistent_request> reqs;
       reqs.push_back(c.reduce_init(cairn::in_place, red, root));
-      reqs.push_back(c.allreduce_init(cairn::in_place, ar, cairn::plus{}, cairn::allreduce_algorithm::ring));
+      reqs.push_back(
+          c.allreduce_init(cairn::in_place, ar, cairn::plus{}, cairn::allreduce_algorithm::ring));
       reqs.push_back(c.gather_init(cairn::in_place, gat, root));
       reqs.push_back(c.scatter_init(sca, cairn::in_place, root));
       reqs.push_back(c.allgather_init(cairn::in_place, ag));
       reqs.push_back(c.alltoall_init(cairn::in_place, a2a, cairn::alltoall_algorithm::pairwise));
       reqs.push_back(c.alltoall_init(cairn::in_place, a2a_b, cairn::alltoall_algorithm::bruck));
       reqs.push_back(c.reduce_scatter_block_init(cairn::in_place, rsb));
-      reqs.push_back(
-          c.reduce_scatter_block_init(cairn::in_place, rsb_r, cairn::plus{}, cairn::reduce_scatter_block_algorithm::ring));
+      reqs.push_back(c.reduce_scatter_block_init(cairn::in_place, rsb_r, cairn::plus{},
+                                                 cairn::reduce_scatter_block_algorithm::ring));
       reqs.push_back(c.scan_init(cairn::in_place, sc));
       reqs.push_back(c.exscan_init(cairn::in_place, ex));
       // The plan keeps its algorithm's name in place (the count check compares names).
@@ -279,15 +299,19 @@ TEST(InPlace, PersistentRestartedWithNewData) {
       EXPECT_EQ(reqs[10].plan().name, "exscan/recursive_doubling");
       for (unsigned it = 0; it < 3; ++it) {
         const unsigned seed = seed_of(n, static_cast<int>(it), 7, mem.size());
-        const vec mine = small_blocks_for(n, seed, wme, {0}), blocks = small_blocks_for(n, seed, wme, mem);
+        const vec mine = small_blocks_for(n, seed, wme, {0}),
+                  blocks = small_blocks_for(n, seed, wme, mem);
         const int wroot = mem[static_cast<std::size_t>(root)];
         // New data copied into the bound buffers (assigning would move the storage).
         for (vec* b : {&red, &ar, &sc, &ex}) std::copy(mine.begin(), mine.end(), b->begin());
-        for (vec* b : {&a2a, &a2a_b, &rsb, &rsb_r}) std::copy(blocks.begin(), blocks.end(), b->begin());
+        for (vec* b : {&a2a, &a2a_b, &rsb, &rsb_r})
+          std::copy(blocks.begin(), blocks.end(), b->begin());
         std::fill(gat.begin(), gat.end(), -1);
         std::fill(ag.begin(), ag.end(), -1);
-        std::copy(mine.begin(), mine.end(), gat.begin() + static_cast<std::ptrdiff_t>(n * static_cast<std::size_t>(me)));
-        std::copy(mine.begin(), mine.end(), ag.begin() + static_cast<std::ptrdiff_t>(n * static_cast<std::size_t>(me)));
+        std::copy(mine.begin(), mine.end(),
+                  gat.begin() + static_cast<std::ptrdiff_t>(n * static_cast<std::size_t>(me)));
+        std::copy(mine.begin(), mine.end(),
+                  ag.begin() + static_cast<std::ptrdiff_t>(n * static_cast<std::size_t>(me)));
         const vec all = small_blocks_for(n, seed + 1, wroot, mem);
         if (me == root) {
           sca = all;  // (same size: the storage stays)
@@ -305,11 +329,14 @@ TEST(InPlace, PersistentRestartedWithNewData) {
           const auto b = small_blocks_for(n, seed, r, {0});
           gathered.insert(gathered.end(), b.begin(), b.end());
         }
-        ASSERT_EQ(mismatch(gat, me == root ? gathered : with_block(vec(P * n, -1), n, me, mine)), "")
-            << "gather_init, start " << it;
-        ASSERT_EQ(mismatch(sca, me == root ? all
-                                           : with_block(vec(P * n, -1), n, me, small_blocks_for(n, seed + 1, wroot, {wme}))),
+        ASSERT_EQ(mismatch(gat, me == root ? gathered : with_block(vec(P * n, -1), n, me, mine)),
                   "")
+            << "gather_init, start " << it;
+        ASSERT_EQ(
+            mismatch(sca, me == root ? all
+                                     : with_block(vec(P * n, -1), n, me,
+                                                  small_blocks_for(n, seed + 1, wroot, {wme}))),
+            "")
             << "scatter_init, start " << it;
         ASSERT_EQ(mismatch(ag, gathered), "") << "allgather_init, start " << it;
         vec from;
@@ -324,7 +351,8 @@ TEST(InPlace, PersistentRestartedWithNewData) {
         ASSERT_EQ(mismatch(rsb_r, rs), "") << "reduce_scatter_block_init ring, start " << it;
         ASSERT_EQ(mismatch(sc, small_block_sum(n, seed, upto, 0)), "") << "scan_init, start " << it;
         upto.pop_back();
-        ASSERT_EQ(mismatch(ex, me == 0 ? mine : small_block_sum(n, seed, upto, 0)), "") << "exscan_init, start " << it;
+        ASSERT_EQ(mismatch(ex, me == 0 ? mine : small_block_sum(n, seed, upto, 0)), "")
+            << "exscan_init, start " << it;
       }
     });
   });
@@ -337,25 +365,33 @@ TEST(InPlace, BadInput) {
     const int p = w.size(), me = w.rank();
     const auto P = static_cast<std::size_t>(p);
     const std::string rank = ": rank " + std::to_string(me) + ": ";
-    const std::string odd = "in-place buffer holds " + std::to_string(4 * P + 1) + " elements, not a multiple of the " +
-                            std::to_string(p) + " ranks";
+    const std::string odd = "in-place buffer holds " + std::to_string(4 * P + 1) +
+                            " elements, not a multiple of the " + std::to_string(p) + " ranks";
     std::vector<int> bad(4 * P + 1), whole(4 * P);
     if (p > 1) {
-      EXPECT_TRUE(has_text(message_of([&] { w.allgather(cairn::in_place, bad); }), "cairn::allgather" + rank + odd));
-      EXPECT_TRUE(has_text(message_of([&] { (void)w.ialltoall(cairn::in_place, bad); }), "cairn::ialltoall" + rank + odd));
-      EXPECT_TRUE(has_text(message_of([&] { w.gather(cairn::in_place, bad, 0); }), "cairn::gather" + rank + odd));
-      EXPECT_TRUE(has_text(message_of([&] { (void)w.scatter_init(bad, cairn::in_place, 0); }), "cairn::scatter_init" + rank + odd));
+      EXPECT_TRUE(has_text(message_of([&] { w.allgather(cairn::in_place, bad); }),
+                           "cairn::allgather" + rank + odd));
+      EXPECT_TRUE(has_text(message_of([&] { (void)w.ialltoall(cairn::in_place, bad); }),
+                           "cairn::ialltoall" + rank + odd));
+      EXPECT_TRUE(has_text(message_of([&] { w.gather(cairn::in_place, bad, 0); }),
+                           "cairn::gather" + rank + odd));
+      EXPECT_TRUE(has_text(message_of([&] { (void)w.scatter_init(bad, cairn::in_place, 0); }),
+                           "cairn::scatter_init" + rank + odd));
       EXPECT_TRUE(has_text(message_of([&] { w.reduce_scatter_block(cairn::in_place, bad); }),
                            "cairn::reduce_scatter_block" + rank + odd));
     }
-    EXPECT_TRUE(has_text(message_of([&] { w.reduce(cairn::in_place, whole, p); }), "root " + std::to_string(p) + " is outside"));
+    EXPECT_TRUE(has_text(message_of([&] { w.reduce(cairn::in_place, whole, p); }),
+                         "root " + std::to_string(p) + " is outside"));
     EXPECT_TRUE(has_text(message_of([&] {
-                           w.reduce_scatter_block(cairn::in_place, whole, cairn::op([](int a, int b) { return a - b; }, false),
-                                                  cairn::reduce_scatter_block_algorithm::ring);
+                           w.reduce_scatter_block(
+                               cairn::in_place, whole,
+                               cairn::op([](int a, int b) { return a - b; }, false),
+                               cairn::reduce_scatter_block_algorithm::ring);
                          }),
                          "the ring algorithm needs a commutative operation"));
     // The normal forms keep rejecting overlap.
-    EXPECT_TRUE(has_text(message_of([&] { w.allgather(std::span(whole).first(4), whole); }), "input and output overlap"));
+    EXPECT_TRUE(has_text(message_of([&] { w.allgather(std::span(whole).first(4), whole); }),
+                         "input and output overlap"));
     EXPECT_TRUE(has_text(message_of([&] { w.scan(whole, whole); }), "input and output overlap"));
   });
 }

@@ -21,7 +21,6 @@ using namespace cairn::coll;
 
 namespace {
 
-
 using combine_fn = void (*)(const void* from, void* to, std::size_t bytes, bool from_is_left);
 
 void sum_i64(const void* from, void* to, std::size_t bytes, bool) {
@@ -32,12 +31,15 @@ void sum_i64(const void* from, void* to, std::size_t bytes, bool) {
 void mul_mat(const void* from, void* to, std::size_t bytes, bool from_is_left) {
   auto* t = static_cast<mat2*>(to);
   const auto* f = static_cast<const mat2*>(from);
-  for (std::size_t i = 0; i < bytes / sizeof(mat2); ++i) t[i] = from_is_left ? mul(f[i], t[i]) : mul(t[i], f[i]);
+  for (std::size_t i = 0; i < bytes / sizeof(mat2); ++i)
+    t[i] = from_is_left ? mul(f[i], t[i]) : mul(t[i], f[i]);
 }
 
 struct rank_buffers {
   std::vector<std::byte> in, out, temp;
-  std::vector<std::byte>& of(const region& r) { return r.slot == slot::input ? in : r.slot == slot::output ? out : temp; }
+  std::vector<std::byte>& of(const region& r) {
+    return r.slot == slot::input ? in : r.slot == slot::output ? out : temp;
+  }
   std::byte* at(const region& r) { return of(r).data() + r.offset; }
   // Whether `bytes` at `r` lie inside the buffer.
   bool holds(const region& r, std::size_t bytes) {
@@ -65,7 +67,8 @@ void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& buf
   std::vector<bool> started(static_cast<std::size_t>(p), false);
   // Scratch starts as garbage (the executor recycles it): a plan must write before it reads.
   for (int r = 0; r < p; ++r)
-    bufs[static_cast<std::size_t>(r)].temp.assign(plans[static_cast<std::size_t>(r)].temp_bytes, std::byte{0xA5});
+    bufs[static_cast<std::size_t>(r)].temp.assign(plans[static_cast<std::size_t>(r)].temp_bytes,
+                                                  std::byte{0xA5});
   bool progress = true;
   while (progress) {
     progress = false;
@@ -81,29 +84,38 @@ void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& buf
           for (std::size_t i = first; i < last; ++i)
             for (std::size_t j = first; j < last; ++j) {
               const step &a = s.steps[i], &c = s.steps[j];
-              if (i == j || a.kind != step_kind::recv || (c.kind != step_kind::send && c.kind != step_kind::recv)) continue;
+              if (i == j || a.kind != step_kind::recv ||
+                  (c.kind != step_kind::send && c.kind != step_kind::recv))
+                continue;
               const region& other = c.kind == step_kind::send ? c.from : c.to;
-              ASSERT_FALSE(a.bytes && c.bytes && a.to.slot == other.slot && a.to.offset < other.offset + c.bytes &&
+              ASSERT_FALSE(a.bytes && c.bytes && a.to.slot == other.slot &&
+                           a.to.offset < other.offset + c.bytes &&
                            other.offset < a.to.offset + a.bytes)
-                  << s.name << " rank " << r << " of " << p << " round " << k << ": a receive overlaps another message";
+                  << s.name << " rank " << r << " of " << p << " round " << k
+                  << ": a receive overlaps another message";
             }
           for (std::size_t i = first; i < last; ++i) {
             const step& st = s.steps[i];
             const bool reads = st.kind != step_kind::recv, writes = st.kind != step_kind::send;
             ASSERT_TRUE(!reads || b.holds(st.from, st.bytes))
-                << s.name << " rank " << r << " of " << p << " round " << k << " reads outside its buffer";
+                << s.name << " rank " << r << " of " << p << " round " << k
+                << " reads outside its buffer";
             ASSERT_TRUE(!writes || b.holds(st.to, st.bytes))
-                << s.name << " rank " << r << " of " << p << " round " << k << " writes outside its buffer";
+                << s.name << " rank " << r << " of " << p << " round " << k
+                << " writes outside its buffer";
             ASSERT_TRUE(!writes || st.to.slot != slot::input)
-                << s.name << " rank " << r << " of " << p << " round " << k << " writes the caller's input";
+                << s.name << " rank " << r << " of " << p << " round " << k
+                << " writes the caller's input";
             if (st.kind == step_kind::copy && b.at(st.from) != b.at(st.to) && st.bytes)
               std::memmove(b.at(st.to), b.at(st.from), st.bytes);
-            if (st.kind == step_kind::reduce) op(b.at(st.from), b.at(st.to), st.bytes, st.from_is_left);
+            if (st.kind == step_kind::reduce)
+              op(b.at(st.from), b.at(st.to), st.bytes, st.from_is_left);
           }
           for (std::size_t i = first; i < last; ++i) {
             const step& st = s.steps[i];
             if (st.kind == step_kind::send)
-              wire[{r, st.peer}].push_back({{b.at(st.from), b.at(st.from) + st.bytes}, clock[static_cast<std::size_t>(r)] + 1});
+              wire[{r, st.peer}].push_back({{b.at(st.from), b.at(st.from) + st.bytes},
+                                            clock[static_cast<std::size_t>(r)] + 1});
           }
           started[static_cast<std::size_t>(r)] = true;
         }
@@ -119,7 +131,8 @@ void simulate(const std::vector<schedule>& plans, std::vector<rank_buffers>& buf
           auto& q = wire[{st.peer, r}];
           ASSERT_EQ(q.front().data.size(), st.bytes) << s.name << " rank " << r << " round " << k;
           if (st.bytes) std::memcpy(b.at(st.to), q.front().data.data(), st.bytes);
-          clock[static_cast<std::size_t>(r)] = std::max(clock[static_cast<std::size_t>(r)], q.front().stage);
+          clock[static_cast<std::size_t>(r)] =
+              std::max(clock[static_cast<std::size_t>(r)], q.front().stage);
           q.pop_front();
         }
         ++k;
@@ -157,7 +170,8 @@ std::vector<std::byte> random_bytes(std::size_t n, std::uint64_t seed) {
   return b;
 }
 std::vector<std::byte> slice(const std::vector<std::byte>& v, std::size_t offset, std::size_t n) {
-  return {v.begin() + static_cast<std::ptrdiff_t>(offset), v.begin() + static_cast<std::ptrdiff_t>(offset + n)};
+  return {v.begin() + static_cast<std::ptrdiff_t>(offset),
+          v.begin() + static_cast<std::ptrdiff_t>(offset + n)};
 }
 int ceil_log2(int p) {
   int log = 0;
@@ -198,14 +212,17 @@ TEST(Schedules, BcastFromEveryRoot) {
     for (int root = 0; root < p; root += (p > 8 ? 3 : 1)) {
       std::vector<schedule> plans;
       std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
-      const auto data = cairn::test::random_values<std::int64_t>(13, static_cast<unsigned>(p * 100 + root));
+      const auto data =
+          cairn::test::random_values<std::int64_t>(13, static_cast<unsigned>(p * 100 + root));
       for (int r = 0; r < p; ++r) {
         plans.push_back(plan_bcast_binomial(p, r, root, data.size() * 8));
-        bufs[static_cast<std::size_t>(r)].out = r == root ? bytes_of(data) : std::vector<std::byte>(data.size() * 8);
+        bufs[static_cast<std::size_t>(r)].out =
+            r == root ? bytes_of(data) : std::vector<std::byte>(data.size() * 8);
       }
       simulate(plans, bufs, sum_i64);
       for (int r = 0; r < p; ++r)
-        ASSERT_EQ(values_of<std::int64_t>(bufs[static_cast<std::size_t>(r)].out, data.size()), data) << p << " " << root;
+        ASSERT_EQ(values_of<std::int64_t>(bufs[static_cast<std::size_t>(r)].out, data.size()), data)
+            << p << " " << root;
     }
 }
 
@@ -225,7 +242,8 @@ TEST(Schedules, ReduceCommutativeAndOrdered) {
         bufs[static_cast<std::size_t>(r)].out.resize(r == root ? n * 8 : 0);
       }
       simulate(plans, bufs, sum_i64);
-      ASSERT_EQ(values_of<std::int64_t>(bufs[static_cast<std::size_t>(root)].out, n), expect) << p << " " << root;
+      ASSERT_EQ(values_of<std::int64_t>(bufs[static_cast<std::size_t>(root)].out, n), expect)
+          << p << " " << root;
       // Matrix product in rank order.
       plans.clear();
       std::vector<rank_buffers> mb(static_cast<std::size_t>(p));
@@ -238,7 +256,8 @@ TEST(Schedules, ReduceCommutativeAndOrdered) {
         mb[static_cast<std::size_t>(r)].out.resize(r == root ? n * sizeof(mat2) : 0);
       }
       simulate(plans, mb, mul_mat);
-      ASSERT_EQ(values_of<mat2>(mb[static_cast<std::size_t>(root)].out, n), prod) << p << " " << root;
+      ASSERT_EQ(values_of<mat2>(mb[static_cast<std::size_t>(root)].out, n), prod)
+          << p << " " << root;
     }
 }
 
@@ -252,7 +271,8 @@ TEST(Schedules, AllreduceRecursiveDoublingStagesAndOrder) {
       for (int r = 0; r < p; ++r) {
         auto m = random_mats(n, static_cast<unsigned>(r + 77 * p));
         for (std::size_t i = 0; i < n; ++i) prod[i] = mul(prod[i], m[i]);
-        plans.push_back(plan_allreduce_recursive_doubling(p, r, n * sizeof(mat2), sizeof(mat2), commutative));
+        plans.push_back(
+            plan_allreduce_recursive_doubling(p, r, n * sizeof(mat2), sizeof(mat2), commutative));
         bufs[static_cast<std::size_t>(r)].in = bytes_of(m);
         bufs[static_cast<std::size_t>(r)].out.resize(n * sizeof(mat2));
       }
@@ -266,14 +286,17 @@ TEST(Schedules, AllreduceRecursiveDoublingStagesAndOrder) {
           sb[static_cast<std::size_t>(r)].out.resize(n * 8);
         }
         std::vector<schedule> sp;
-        for (int r = 0; r < p; ++r) sp.push_back(plan_allreduce_recursive_doubling(p, r, n * 8, 8, true));
+        for (int r = 0; r < p; ++r)
+          sp.push_back(plan_allreduce_recursive_doubling(p, r, n * 8, 8, true));
         simulate(sp, sb, sum_i64);
         for (int r = 0; r < p; ++r)
-          ASSERT_EQ(values_of<std::int64_t>(sb[static_cast<std::size_t>(r)].out, n), expect) << p << " rank " << r;
+          ASSERT_EQ(values_of<std::int64_t>(sb[static_cast<std::size_t>(r)].out, n), expect)
+              << p << " rank " << r;
       } else {
         simulate(plans, bufs, mul_mat);
         for (int r = 0; r < p; ++r)
-          ASSERT_EQ(values_of<mat2>(bufs[static_cast<std::size_t>(r)].out, n), prod) << p << " rank " << r;
+          ASSERT_EQ(values_of<mat2>(bufs[static_cast<std::size_t>(r)].out, n), prod)
+              << p << " rank " << r;
       }
       // Aspen section 2.1: 2 + floor(log2 p) stages when p is not a power of two, else log2 p.
       int log = 0;
@@ -300,7 +323,8 @@ TEST(Schedules, AllreduceRing) {
       }
       simulate(plans, bufs, sum_i64);
       for (int r = 0; r < p; ++r)
-        ASSERT_EQ(values_of<std::int64_t>(bufs[static_cast<std::size_t>(r)].out, n), expect) << p << " " << n;
+        ASSERT_EQ(values_of<std::int64_t>(bufs[static_cast<std::size_t>(r)].out, n), expect)
+            << p << " " << n;
       if (p > 1) {
         EXPECT_EQ(plans[0].message_rounds(), static_cast<std::size_t>(2 * (p - 1)));
       }
@@ -323,16 +347,19 @@ TEST(Schedules, GatherBinomialEveryRoot) {
         }
         std::size_t depth = 0;
         simulate(plans, bufs, sum_i64, &depth);
-        ASSERT_EQ(bufs[static_cast<std::size_t>(root)].out, expect) << "p=" << p << " root=" << root << " block=" << block;
+        ASSERT_EQ(bufs[static_cast<std::size_t>(root)].out, expect)
+            << "p=" << p << " root=" << root << " block=" << block;
         // A tree: every rank but the root sends once, to its parent; the longest chain is the
         // tree's height, floor(log2 p) (the root takes ceil(log2 p) messages, one per child).
         std::size_t sends = 0;
         for (int r = 0; r < p; ++r) {
           sends += sends_of(plans[static_cast<std::size_t>(r)]);
-          EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(r)]), r == root ? 0u : 1u) << "p=" << p << " rank " << r;
+          EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(r)]), r == root ? 0u : 1u)
+              << "p=" << p << " rank " << r;
         }
         EXPECT_EQ(sends, static_cast<std::size_t>(p - 1));
-        EXPECT_EQ(recvs_of(plans[static_cast<std::size_t>(root)]), static_cast<std::size_t>(ceil_log2(p)));
+        EXPECT_EQ(recvs_of(plans[static_cast<std::size_t>(root)]),
+                  static_cast<std::size_t>(ceil_log2(p)));
         EXPECT_EQ(depth, static_cast<std::size_t>(floor_log2(p))) << "p=" << p;
       }
 }
@@ -343,7 +370,8 @@ TEST(Schedules, ScatterBinomialEveryRoot) {
       for (std::size_t block : block_sizes) {
         std::vector<schedule> plans;
         std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
-        const auto data = random_bytes(p * block, static_cast<unsigned>(p * 10000 + root * 100 + 7));
+        const auto data =
+            random_bytes(p * block, static_cast<unsigned>(p * 10000 + root * 100 + 7));
         for (int r = 0; r < p; ++r) {
           plans.push_back(plan_scatter_binomial(p, r, root, block));
           auto& b = bufs[static_cast<std::size_t>(r)];
@@ -355,12 +383,14 @@ TEST(Schedules, ScatterBinomialEveryRoot) {
         EXPECT_EQ(depth, static_cast<std::size_t>(floor_log2(p))) << "p=" << p;
         std::size_t sends = 0;
         for (int r = 0; r < p; ++r) {
-          ASSERT_EQ(bufs[static_cast<std::size_t>(r)].out, slice(data, static_cast<std::size_t>(r) * block, block))
+          ASSERT_EQ(bufs[static_cast<std::size_t>(r)].out,
+                    slice(data, static_cast<std::size_t>(r) * block, block))
               << "p=" << p << " root=" << root << " block=" << block << " rank " << r;
           sends += sends_of(plans[static_cast<std::size_t>(r)]);
         }
         EXPECT_EQ(sends, static_cast<std::size_t>(p - 1)) << "p=" << p;  // one message per non-root
-        EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(root)]), static_cast<std::size_t>(ceil_log2(p)));
+        EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(root)]),
+                  static_cast<std::size_t>(ceil_log2(p)));
       }
 }
 
@@ -372,7 +402,8 @@ TEST(Schedules, AllgatherRingAndBruckStages) {
         std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
         std::vector<std::byte> expect;
         for (int r = 0; r < p; ++r) {
-          plans.push_back(bruck ? plan_allgather_bruck(p, r, block) : plan_allgather_ring(p, r, block));
+          plans.push_back(bruck ? plan_allgather_bruck(p, r, block)
+                                : plan_allgather_ring(p, r, block));
           auto& b = bufs[static_cast<std::size_t>(r)];
           b.in = random_bytes(block, static_cast<unsigned>(p * 100 + r + (bruck ? 50000 : 0)));
           expect.insert(expect.end(), b.in.begin(), b.in.end());
@@ -380,14 +411,17 @@ TEST(Schedules, AllgatherRingAndBruckStages) {
         }
         std::size_t depth = 0;
         simulate(plans, bufs, sum_i64, &depth);
-        EXPECT_EQ(depth, static_cast<std::size_t>(bruck ? ceil_log2(p) : p - 1)) << plans[0].name << " p=" << p;
+        EXPECT_EQ(depth, static_cast<std::size_t>(bruck ? ceil_log2(p) : p - 1))
+            << plans[0].name << " p=" << p;
         for (int r = 0; r < p; ++r) {
           ASSERT_EQ(bufs[static_cast<std::size_t>(r)].out, expect)
               << plans[0].name << " p=" << p << " block=" << block << " rank " << r;
           // Ring: p - 1 steps; Bruck: ceil(log2 p), one message each way per step.
           const std::size_t stages = static_cast<std::size_t>(bruck ? ceil_log2(p) : p - 1);
-          EXPECT_EQ(plans[static_cast<std::size_t>(r)].message_rounds(), stages) << plans[0].name << " p=" << p;
-          EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(r)]), stages) << plans[0].name << " p=" << p;
+          EXPECT_EQ(plans[static_cast<std::size_t>(r)].message_rounds(), stages)
+              << plans[0].name << " p=" << p;
+          EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(r)]), stages)
+              << plans[0].name << " p=" << p;
         }
       }
 }
@@ -406,11 +440,16 @@ TEST(Schedules, AlltoallPairwiseStages) {
       simulate(plans, bufs, sum_i64);
       for (int r = 0; r < p; ++r) {
         for (int i = 0; i < p; ++i)  // out block i of r is in block r of i
-          ASSERT_EQ(slice(bufs[static_cast<std::size_t>(r)].out, static_cast<std::size_t>(i) * block, block),
-                    slice(bufs[static_cast<std::size_t>(i)].in, static_cast<std::size_t>(r) * block, block))
+          ASSERT_EQ(slice(bufs[static_cast<std::size_t>(r)].out,
+                          static_cast<std::size_t>(i) * block, block),
+                    slice(bufs[static_cast<std::size_t>(i)].in, static_cast<std::size_t>(r) * block,
+                          block))
               << "p=" << p << " block=" << block << " rank " << r << " from " << i;
-        EXPECT_EQ(plans[static_cast<std::size_t>(r)].message_rounds(), static_cast<std::size_t>(p - 1)) << "p=" << p;
-        EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(r)]), static_cast<std::size_t>(p - 1)) << "p=" << p;
+        EXPECT_EQ(plans[static_cast<std::size_t>(r)].message_rounds(),
+                  static_cast<std::size_t>(p - 1))
+            << "p=" << p;
+        EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(r)]), static_cast<std::size_t>(p - 1))
+            << "p=" << p;
       }
     }
 }
@@ -431,7 +470,8 @@ TEST(Schedules, ReduceScatterBlockRingAndRecursiveHalving) {
         std::vector<rank_buffers> bufs(P);
         std::vector<std::int64_t> expect(P * n, 0);
         for (int r = 0; r < p; ++r) {
-          auto v = cairn::test::random_values<std::int64_t>(P * n, 13, static_cast<unsigned>(r + 100 * p));
+          auto v = cairn::test::random_values<std::int64_t>(P * n, 13,
+                                                            static_cast<unsigned>(r + 100 * p));
           for (std::size_t i = 0; i < P * n; ++i) expect[i] += v[i];
           plans.push_back(plan(r, n * 8));
           bufs[static_cast<std::size_t>(r)].in = bytes_of(v);
@@ -440,9 +480,12 @@ TEST(Schedules, ReduceScatterBlockRingAndRecursiveHalving) {
         std::size_t depth = 0;
         simulate(plans, bufs, sum_i64, &depth);
         for (int r = 0; r < p; ++r)
-          ASSERT_EQ(values_of<std::int64_t>(bufs[static_cast<std::size_t>(r)].out, n),
-                    std::vector<std::int64_t>(expect.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * n),
-                                              expect.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r + 1) * n)))
+          ASSERT_EQ(
+              values_of<std::int64_t>(bufs[static_cast<std::size_t>(r)].out, n),
+              std::vector<std::int64_t>(
+                  expect.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * n),
+                  expect.begin() +
+                      static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r + 1) * n)))
               << plans[0].name << " p=" << p << " n=" << n << " rank " << r;
         // Ring: p - 1 steps of one block each way. Recursive halving: log2 p steps, two more
         // (fold, unfold) when p is not a power of two.
@@ -481,9 +524,11 @@ TEST(Schedules, ReduceScatterBlockRingAndRecursiveHalving) {
         }
         simulate(plans, mb, mul_mat);
         for (int r = 0; r < p; ++r)
-          ASSERT_EQ(values_of<mat2>(mb[static_cast<std::size_t>(r)].out, n),
-                    std::vector<mat2>(prod.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * n),
-                                      prod.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r + 1) * n)))
+          ASSERT_EQ(
+              values_of<mat2>(mb[static_cast<std::size_t>(r)].out, n),
+              std::vector<mat2>(
+                  prod.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * n),
+                  prod.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r + 1) * n)))
               << "p=" << p << " n=" << n << " rank " << r;
       }
 }
@@ -497,15 +542,16 @@ TEST(Schedules, ScanAndExscanRecursiveDoubling) {
       for (bool exclusive : {false, true}) {
         const std::size_t P = static_cast<std::size_t>(p);
         auto plan = [&](int r, std::size_t bytes) {
-          return exclusive ? plan_exscan_recursive_doubling(p, r, bytes) : plan_scan_recursive_doubling(p, r, bytes);
+          return exclusive ? plan_exscan_recursive_doubling(p, r, bytes)
+                           : plan_scan_recursive_doubling(p, r, bytes);
         };
         const std::vector<std::int64_t> untouched(n, -42);
         std::vector<schedule> plans;
         std::vector<rank_buffers> bufs(P);
         for (int r = 0; r < p; ++r) {
           plans.push_back(plan(r, n * 8));
-          bufs[static_cast<std::size_t>(r)].in =
-              bytes_of(cairn::test::random_values<std::int64_t>(n, 17, static_cast<unsigned>(r + 100 * p)));
+          bufs[static_cast<std::size_t>(r)].in = bytes_of(
+              cairn::test::random_values<std::int64_t>(n, 17, static_cast<unsigned>(r + 100 * p)));
           bufs[static_cast<std::size_t>(r)].out = bytes_of(untouched);
         }
         std::size_t depth = 0;
@@ -533,7 +579,8 @@ TEST(Schedules, ScanAndExscanRecursiveDoubling) {
         const std::vector<mat2> unset(n, mat2{7, 7, 7, 7});
         for (int r = 0; r < p; ++r) {
           plans.push_back(plan(r, n * sizeof(mat2)));
-          mb[static_cast<std::size_t>(r)].in = bytes_of(random_mats(n, static_cast<unsigned>(r + 1000 * p + 3)));
+          mb[static_cast<std::size_t>(r)].in =
+              bytes_of(random_mats(n, static_cast<unsigned>(r + 1000 * p + 3)));
           mb[static_cast<std::size_t>(r)].out = bytes_of(unset);
         }
         simulate(plans, mb, mul_mat);
@@ -564,7 +611,8 @@ TEST(Schedules, PrintsRoundByRound) {
 
 namespace {
 std::vector<std::int64_t> rank_values(std::size_t n, int p, int r) {
-  return cairn::test::random_values<std::int64_t>(n, static_cast<unsigned>(p * 7 + 5), static_cast<unsigned>(r));
+  return cairn::test::random_values<std::int64_t>(n, static_cast<unsigned>(p * 7 + 5),
+                                                  static_cast<unsigned>(r));
 }
 // Random per-rank counts (zeros included) for a group of p.
 std::vector<std::size_t> random_counts(int p, unsigned seed, std::size_t max) {
@@ -578,7 +626,9 @@ std::vector<std::size_t> prefix(const std::vector<std::size_t>& c) {
   for (std::size_t i = 1; i < c.size(); ++i) o[i] = o[i - 1] + c[i - 1];
   return o;
 }
-std::size_t total(const std::vector<std::size_t>& c) { return std::accumulate(c.begin(), c.end(), std::size_t{0}); }
+std::size_t total(const std::vector<std::size_t>& c) {
+  return std::accumulate(c.begin(), c.end(), std::size_t{0});
+}
 }  // namespace
 
 TEST(Schedules, AllgatherRecursiveDoublingStages) {
@@ -602,7 +652,8 @@ TEST(Schedules, AllgatherRecursiveDoublingStages) {
       EXPECT_EQ(plans[0].message_rounds(), rounds) << "p=" << p;
       EXPECT_LE(depth, rounds) << "p=" << p;
       for (int r = 0; r < p; ++r)
-        ASSERT_EQ(bufs[static_cast<std::size_t>(r)].out, expect) << "p=" << p << " block=" << block << " rank " << r;
+        ASSERT_EQ(bufs[static_cast<std::size_t>(r)].out, expect)
+            << "p=" << p << " block=" << block << " rank " << r;
     }
 }
 
@@ -622,10 +673,13 @@ TEST(Schedules, AlltoallBruckStages) {
       EXPECT_EQ(depth, static_cast<std::size_t>(ceil_log2(p))) << "p=" << p;
       for (int r = 0; r < p; ++r) {
         for (int i = 0; i < p; ++i)
-          ASSERT_EQ(slice(bufs[static_cast<std::size_t>(r)].out, static_cast<std::size_t>(i) * block, block),
-                    slice(bufs[static_cast<std::size_t>(i)].in, static_cast<std::size_t>(r) * block, block))
+          ASSERT_EQ(slice(bufs[static_cast<std::size_t>(r)].out,
+                          static_cast<std::size_t>(i) * block, block),
+                    slice(bufs[static_cast<std::size_t>(i)].in, static_cast<std::size_t>(r) * block,
+                          block))
               << "p=" << p << " block=" << block << " rank " << r << " from " << i;
-        EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(r)]), static_cast<std::size_t>(ceil_log2(p)));
+        EXPECT_EQ(sends_of(plans[static_cast<std::size_t>(r)]),
+                  static_cast<std::size_t>(ceil_log2(p)));
       }
     }
 }
@@ -633,8 +687,9 @@ TEST(Schedules, AlltoallBruckStages) {
 TEST(Schedules, BcastScatterAllgatherEveryRoot) {
   for (int p = 1; p <= 33; ++p)
     for (int root = 0; root < p; root += (p > 8 ? 3 : 1))
-      for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{13}, static_cast<std::size_t>(p) * 24,
-                                static_cast<std::size_t>(p) * 24 + 5}) {
+      for (std::size_t bytes :
+           {std::size_t{0}, std::size_t{1}, std::size_t{13}, static_cast<std::size_t>(p) * 24,
+            static_cast<std::size_t>(p) * 24 + 5}) {
         std::vector<schedule> plans;
         std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
         const auto data = random_bytes(bytes, static_cast<unsigned>(p * 100 + root));
@@ -644,7 +699,8 @@ TEST(Schedules, BcastScatterAllgatherEveryRoot) {
         }
         simulate(plans, bufs, sum_i64);
         for (int r = 0; r < p; ++r)
-          ASSERT_EQ(bufs[static_cast<std::size_t>(r)].out, data) << "p=" << p << " root=" << root << " bytes=" << bytes;
+          ASSERT_EQ(bufs[static_cast<std::size_t>(r)].out, data)
+              << "p=" << p << " root=" << root << " bytes=" << bytes;
       }
 }
 
@@ -652,7 +708,8 @@ TEST(Schedules, BcastScatterAllgatherEveryRoot) {
 // above multiples of p.
 TEST(Schedules, ReduceScatterGatherAndRabenseifner) {
   for (int p = 1; p <= 24; ++p)
-    for (std::size_t n : {std::size_t{1}, std::size_t{5}, static_cast<std::size_t>(3 * p), static_cast<std::size_t>(3 * p + 2)})
+    for (std::size_t n : {std::size_t{1}, std::size_t{5}, static_cast<std::size_t>(3 * p),
+                          static_cast<std::size_t>(3 * p + 2)})
       for (int root : {0, p / 2, p - 1}) {
         std::vector<std::int64_t> sum(n, 0);
         std::vector<mat2> prod(n, mat2{1, 0, 0, 1});
@@ -664,16 +721,20 @@ TEST(Schedules, ReduceScatterGatherAndRabenseifner) {
         }
         for (bool all : {false, true}) {
           std::vector<schedule> plans, mplans;
-          std::vector<rank_buffers> bufs(static_cast<std::size_t>(p)), mb(static_cast<std::size_t>(p));
+          std::vector<rank_buffers> bufs(static_cast<std::size_t>(p)),
+              mb(static_cast<std::size_t>(p));
           for (int r = 0; r < p; ++r) {
             const bool gets = all || r == root;
             plans.push_back(all ? plan_allreduce_rabenseifner(p, r, n * 8, 8, true)
                                 : plan_reduce_scatter_gather(p, r, root, n * 8, 8, true));
             bufs[static_cast<std::size_t>(r)].in = bytes_of(rank_values(n, p, r));
             bufs[static_cast<std::size_t>(r)].out.resize(gets ? n * 8 : 0);
-            mplans.push_back(all ? plan_allreduce_rabenseifner(p, r, n * sizeof(mat2), sizeof(mat2), false)
-                                 : plan_reduce_scatter_gather(p, r, root, n * sizeof(mat2), sizeof(mat2), false));
-            mb[static_cast<std::size_t>(r)].in = bytes_of(random_mats(n, static_cast<unsigned>(r + 31 * p)));
+            mplans.push_back(
+                all ? plan_allreduce_rabenseifner(p, r, n * sizeof(mat2), sizeof(mat2), false)
+                    : plan_reduce_scatter_gather(p, r, root, n * sizeof(mat2), sizeof(mat2),
+                                                 false));
+            mb[static_cast<std::size_t>(r)].in =
+                bytes_of(random_mats(n, static_cast<unsigned>(r + 31 * p)));
             mb[static_cast<std::size_t>(r)].out.resize(gets ? n * sizeof(mat2) : 0);
           }
           simulate(plans, bufs, sum_i64);
@@ -703,7 +764,8 @@ TEST(Schedules, GathervScattervAllgathervRandomCounts) {
       }
       const int root = static_cast<int>(seed) % p;
       std::vector<schedule> g, s, a;
-      std::vector<rank_buffers> gb(static_cast<std::size_t>(p)), sb(static_cast<std::size_t>(p)), ab(static_cast<std::size_t>(p));
+      std::vector<rank_buffers> gb(static_cast<std::size_t>(p)), sb(static_cast<std::size_t>(p)),
+          ab(static_cast<std::size_t>(p));
       const auto data = random_bytes(at, seed + 7);
       for (int r = 0; r < p; ++r) {
         const std::size_t mine = c[static_cast<std::size_t>(r)];
@@ -728,7 +790,8 @@ TEST(Schedules, GathervScattervAllgathervRandomCounts) {
         ASSERT_EQ(sb[R].out, slice(data, d[R], c[R])) << "scatterv p=" << p << " rank " << r;
         for (int i = 0; i < p; ++i) {
           const auto I = static_cast<std::size_t>(i);
-          ASSERT_EQ(slice(ab[R].out, d[I], c[I]), slice(data, d[I], c[I])) << "allgatherv p=" << p << " rank " << r;
+          ASSERT_EQ(slice(ab[R].out, d[I], c[I]), slice(data, d[I], c[I]))
+              << "allgatherv p=" << p << " rank " << r;
           if (r == root) {
             ASSERT_EQ(slice(gb[R].out, d[I], c[I]), slice(data, d[I], c[I])) << "gatherv p=" << p;
           }
@@ -743,14 +806,17 @@ TEST(Schedules, AlltoallvAndReduceScatterRandomCounts) {
     for (unsigned seed = 0; seed < 4; ++seed) {
       // counts[i][j]: elements rank i sends to rank j.
       std::vector<std::vector<std::size_t>> counts;
-      for (int i = 0; i < p; ++i) counts.push_back(random_counts(p, seed * 1000 + static_cast<unsigned>(p * 31 + i), 6));
+      for (int i = 0; i < p; ++i)
+        counts.push_back(random_counts(p, seed * 1000 + static_cast<unsigned>(p * 31 + i), 6));
       std::vector<schedule> plans;
       std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
       for (int r = 0; r < p; ++r) {
         const auto R = static_cast<std::size_t>(r);
         std::vector<std::size_t> recv(static_cast<std::size_t>(p));
-        for (int i = 0; i < p; ++i) recv[static_cast<std::size_t>(i)] = counts[static_cast<std::size_t>(i)][R];
-        plans.push_back(plan_alltoallv_pairwise(p, r, counts[R], prefix(counts[R]), recv, prefix(recv)));
+        for (int i = 0; i < p; ++i)
+          recv[static_cast<std::size_t>(i)] = counts[static_cast<std::size_t>(i)][R];
+        plans.push_back(
+            plan_alltoallv_pairwise(p, r, counts[R], prefix(counts[R]), recv, prefix(recv)));
         bufs[R].in = random_bytes(total(counts[R]), seed * 77 + R);
         bufs[R].out.resize(total(recv));
       }
@@ -759,11 +825,13 @@ TEST(Schedules, AlltoallvAndReduceScatterRandomCounts) {
         std::vector<std::byte> expect;
         for (int i = 0; i < p; ++i) {
           const auto& ci = counts[static_cast<std::size_t>(i)];
-          const auto part = slice(bufs[static_cast<std::size_t>(i)].in, prefix(ci)[static_cast<std::size_t>(r)],
-                                  ci[static_cast<std::size_t>(r)]);
+          const auto part =
+              slice(bufs[static_cast<std::size_t>(i)].in, prefix(ci)[static_cast<std::size_t>(r)],
+                    ci[static_cast<std::size_t>(r)]);
           expect.insert(expect.end(), part.begin(), part.end());
         }
-        ASSERT_EQ(bufs[static_cast<std::size_t>(r)].out, expect) << "alltoallv p=" << p << " rank " << r;
+        ASSERT_EQ(bufs[static_cast<std::size_t>(r)].out, expect)
+            << "alltoallv p=" << p << " rank " << r;
       }
       // Reduce-scatter: matrices (rank order), counts[0] as the per-rank block sizes.
       const auto& c = counts[0];

@@ -1,9 +1,9 @@
 // The shared-memory collectives: barrier, bcast, reduce and allreduce through the node board on
 // the world (src/coll/shared_memory_flat.cpp) and on groups (src/coll/shared_memory_group.cpp),
 // through the slots and, past a slot's 16384 bytes, straight between the buffers
-// (src/coll/shared_memory_direct.cpp), forced and chosen by the default table, blocking, non-blocking and persistent, against
-// sequential references on seeded data; more collectives in flight than the board has slots,
-// on overlapping groups; disagreeing ranks; refusals.
+// (src/coll/shared_memory_direct.cpp), forced and chosen by the default table, blocking,
+// non-blocking and persistent, against sequential references on seeded data; more collectives in
+// flight than the board has slots, on overlapping groups; disagreeing ranks; refusals.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -53,24 +53,30 @@ TEST(SharedMemory, EveryCollectiveForcedAndAutomatic) {
       for (std::size_t n : counts) {
         for (bool forced : {true, false}) {
           const unsigned seed = static_cast<unsigned>(n * 7 + forced);
-          const auto ar = forced ? cairn::allreduce_algorithm::shared_memory : cairn::allreduce_algorithm::automatic;
+          const auto ar = forced ? cairn::allreduce_algorithm::shared_memory
+                                 : cairn::allreduce_algorithm::automatic;
           // allreduce: out of place, in place, non-blocking, and a non-commutative product.
           vec in = small_blocks_for(n, seed, me, {0}), out(n, -1);
           g.allreduce(in, out, cairn::plus{}, ar);
-          ASSERT_EQ(mismatch(out, small_block_sum(n, seed, all, 0)), "") << "allreduce n=" << n << " forced=" << forced;
+          ASSERT_EQ(mismatch(out, small_block_sum(n, seed, all, 0)), "")
+              << "allreduce n=" << n << " forced=" << forced;
           vec inout = in;
           g.allreduce(cairn::in_place, inout, cairn::plus{}, ar);
           ASSERT_EQ(mismatch(inout, out), "") << "in-place allreduce n=" << n;
           vec nb(n, -1);
           g.iallreduce(in, nb, cairn::plus{}, ar).wait();
           ASSERT_EQ(mismatch(nb, out), "") << "iallreduce n=" << n;
-          const std::size_t m = std::min<std::size_t>(n, 1000);  // 32-byte matrices: 16384 bytes at 512
+          const std::size_t m =
+              std::min<std::size_t>(n, 1000);  // 32-byte matrices: 16384 bytes at 512
           auto mm = mats(m, seed, me, 0), prod = mm;
           g.allreduce(mm, prod, mat_product, ar);
-          ASSERT_EQ(mat_mismatch(prod, mat_product_of(m, seed, all, 0)), "") << "product allreduce m=" << m;
+          ASSERT_EQ(mat_mismatch(prod, mat_product_of(m, seed, all, 0)), "")
+              << "product allreduce m=" << m;
 
-          const auto rd = forced ? cairn::reduce_algorithm::shared_memory : cairn::reduce_algorithm::automatic;
-          const auto bc = forced ? cairn::bcast_algorithm::shared_memory : cairn::bcast_algorithm::automatic;
+          const auto rd =
+              forced ? cairn::reduce_algorithm::shared_memory : cairn::reduce_algorithm::automatic;
+          const auto bc =
+              forced ? cairn::bcast_algorithm::shared_memory : cairn::bcast_algorithm::automatic;
           for (int root : some_roots(p)) {
             const bool at_root = g.rank() == root;
             const int wroot = all[static_cast<std::size_t>(root)];
@@ -81,11 +87,14 @@ TEST(SharedMemory, EveryCollectiveForcedAndAutomatic) {
             }
             auto pm = mats(m, seed, me, 0);
             g.ireduce(cairn::in_place, pm, root, mat_product, rd).wait();
-            ASSERT_EQ(mat_mismatch(pm, at_root ? mat_product_of(m, seed, all, 0) : mats(m, seed, me, 0)), "")
+            ASSERT_EQ(
+                mat_mismatch(pm, at_root ? mat_product_of(m, seed, all, 0) : mats(m, seed, me, 0)),
+                "")
                 << "in-place product reduce m=" << m << " root=" << root;
             vec buf = at_root ? block(n, seed, wroot) : vec(n, -1);
             g.bcast(buf, root, bc);
-            ASSERT_EQ(mismatch(buf, block(n, seed, wroot)), "") << "bcast n=" << n << " root=" << root;
+            ASSERT_EQ(mismatch(buf, block(n, seed, wroot)), "")
+                << "bcast n=" << n << " root=" << root;
           }
           g.barrier();
         }
@@ -131,7 +140,8 @@ TEST(SharedMemory, OverlappingGroupsInFlight) {
           // Every fourth one past a slot's payload (moved straight between the buffers).
           const std::size_t n = ((i + static_cast<std::size_t>(rep) + round) % 4 == 1 ? 2049 : 1) +
                                 (i * 37 + static_cast<std::size_t>(rep) * 11 + round) % 300;
-          const unsigned seed = round * 100 + static_cast<unsigned>(rep * 10) + static_cast<unsigned>(i);
+          const unsigned seed =
+              round * 100 + static_cast<unsigned>(rep * 10) + static_cast<unsigned>(i);
           items.push_back({mem, kind, small_blocks_for(n, seed, me, {0}), vec(n, -1)});
           item& it = items.back();
           if (kind == 0) reqs.push_back(g.iallreduce(it.in, it.out, cairn::plus{}));
@@ -155,12 +165,15 @@ TEST(SharedMemory, OverlappingGroupsInFlight) {
           if (std::find(mem.begin(), mem.end(), me) == mem.end()) continue;
           const item& it = items[k++];
           const std::size_t n = it.in.size();
-          const unsigned seed = round * 100 + static_cast<unsigned>(rep * 10) + static_cast<unsigned>(i);
+          const unsigned seed =
+              round * 100 + static_cast<unsigned>(rep * 10) + static_cast<unsigned>(i);
           if (it.kind == 0 || (it.kind == 1 && me == mem[0])) {
-            ASSERT_EQ(mismatch(it.out, small_block_sum(n, seed, mem, 0)), "") << "round " << round << " set " << i;
+            ASSERT_EQ(mismatch(it.out, small_block_sum(n, seed, mem, 0)), "")
+                << "round " << round << " set " << i;
           }
           if (it.kind == 2) {
-            ASSERT_EQ(mismatch(it.out, block(n, seed, mem[0])), "") << "bcast, round " << round << " set " << i;
+            ASSERT_EQ(mismatch(it.out, block(n, seed, mem[0])), "")
+                << "bcast, round " << round << " set " << i;
           }
         }
     }
@@ -182,7 +195,8 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
       const std::size_t n = static_cast<std::size_t>(i % 3 == 2 ? 2048 + i * 100 : 1 + i * 25);
       ins.push_back(small_blocks_for(n, static_cast<unsigned>(i), me, {0}));
       outs.emplace_back(n, -1);
-      reqs.push_back(w.iallreduce(ins.back(), outs.back(), cairn::plus{}, cairn::allreduce_algorithm::shared_memory));
+      reqs.push_back(w.iallreduce(ins.back(), outs.back(), cairn::plus{},
+                                  cairn::allreduce_algorithm::shared_memory));
       if (i == k / 2) {
         vec one{me}, sum{0};
         w.allreduce(one, sum);
@@ -191,8 +205,9 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
     }
     for (int i = k; i-- > 0;) {
       reqs[static_cast<std::size_t>(i)].wait();
-      ASSERT_EQ(mismatch(outs[static_cast<std::size_t>(i)], small_block_sum(outs[static_cast<std::size_t>(i)].size(),
-                                                                              static_cast<unsigned>(i), all, 0)),
+      ASSERT_EQ(mismatch(outs[static_cast<std::size_t>(i)],
+                         small_block_sum(outs[static_cast<std::size_t>(i)].size(),
+                                         static_cast<unsigned>(i), all, 0)),
                 "")
           << "iallreduce " << i;
     }
@@ -212,11 +227,13 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
         } else if (i % 3 == 1) {
           rin.emplace_back(n, me + i);
           rout.emplace_back(n, -1);
-          rs.push_back(w.ireduce(rin.back(), rout.back(), root, cairn::plus{}, cairn::reduce_algorithm::shared_memory));
+          rs.push_back(w.ireduce(rin.back(), rout.back(), root, cairn::plus{},
+                                 cairn::reduce_algorithm::shared_memory));
         } else {
           ain.emplace_back(n, me * i);
           aout.emplace_back(n, -1);
-          rs.push_back(w.iallreduce(ain.back(), aout.back(), cairn::plus{}, cairn::allreduce_algorithm::shared_memory));
+          rs.push_back(w.iallreduce(ain.back(), aout.back(), cairn::plus{},
+                                    cairn::allreduce_algorithm::shared_memory));
         }
       }
       for (int i = m; i-- > 0;) rs[static_cast<std::size_t>(i)].wait();
@@ -229,9 +246,13 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
           ++b;
         } else if (i % 3 == 1) {
           if (me == root) {
-            ASSERT_EQ(mismatch(rout[r], vec(rout[r].size(), ranks + static_cast<std::int64_t>(p) * i)), "") << "ireduce " << i;
+            ASSERT_EQ(
+                mismatch(rout[r], vec(rout[r].size(), ranks + static_cast<std::int64_t>(p) * i)),
+                "")
+                << "ireduce " << i;
           } else {
-            ASSERT_EQ(mismatch(rout[r], vec(rout[r].size(), -1)), "") << "ireduce " << i << " wrote a non-root";
+            ASSERT_EQ(mismatch(rout[r], vec(rout[r].size(), -1)), "")
+                << "ireduce " << i << " wrote a non-root";
           }
           ++r;
         } else {
@@ -258,7 +279,8 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
         if (msg != "no error") {
           ++reports;
           EXPECT_TRUE(has_text(msg, "ranks disagree on the call")) << msg;
-          EXPECT_TRUE(me == 0 ? i >= 5 && has_text(msg, "after this rank's bcast #") : i == 5) << "bcast " << i << ": " << msg;
+          EXPECT_TRUE(me == 0 ? i >= 5 && has_text(msg, "after this rank's bcast #") : i == 5)
+              << "bcast " << i << ": " << msg;
         }
         if (i != 5 || me == 0) {
           ASSERT_EQ(mismatch(b, vec(3, 1000 + i)), "") << "bcast " << i;
@@ -271,7 +293,8 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
       for (int i = 0; i < m; ++i) {
         vec x(2, me * 3 + i), y(2, -1);
         w.reduce(x, y, 0);
-        const std::int64_t want = 3 * static_cast<std::int64_t>(p) * (p - 1) / 2 + static_cast<std::int64_t>(p) * i;
+        const std::int64_t want =
+            3 * static_cast<std::int64_t>(p) * (p - 1) / 2 + static_cast<std::int64_t>(p) * i;
         ASSERT_EQ(mismatch(y, vec(2, me == 0 ? want : -1)), "") << "reduce " << i;
       }
     }
@@ -283,7 +306,9 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
     EXPECT_EQ(ar.plan().name, "allreduce/shared_memory");
     EXPECT_EQ(ar.plan().group_size, p);
     // Plans are cached: a second init of the same collective shares the first's.
-    EXPECT_EQ(&w.allreduce_init(in, out, cairn::plus{}, cairn::allreduce_algorithm::shared_memory).plan(), &ar.plan());
+    EXPECT_EQ(
+        &w.allreduce_init(in, out, cairn::plus{}, cairn::allreduce_algorithm::shared_memory).plan(),
+        &ar.plan());
     EXPECT_NE(&bc.plan(), &ar.plan());
     // The default table's choice on one node (both engines here): up to 16384 bytes, and past
     // that where ranks can copy straight between their buffers (the threads engine; MPI when
@@ -297,7 +322,8 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
     if (w.engine() == cairn::engine::threads) {
       EXPECT_EQ(past, "allreduce/shared_memory");
     } else {
-      EXPECT_TRUE(past == "allreduce/shared_memory" || past == "allreduce/recursive_doubling") << past;
+      EXPECT_TRUE(past == "allreduce/shared_memory" || past == "allreduce/recursive_doubling")
+          << past;
     }
     if (p > 1) {  // and on groups
       auto some = w.group(cairn::ranks{0, p - 1});
@@ -317,7 +343,8 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
       bc.wait();
       ar.wait();
       ASSERT_EQ(mismatch(out, small_block_sum(9, it, all, 0)), "") << "allreduce_init start " << it;
-      ASSERT_EQ(mismatch(buf, vec(3, static_cast<std::int64_t>(it))), "") << "bcast_init start " << it;
+      ASSERT_EQ(mismatch(buf, vec(3, static_cast<std::int64_t>(it))), "")
+          << "bcast_init start " << it;
     }
   });
 }
@@ -341,10 +368,11 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
       };
       // Rank 0 passes one element more: every rank reports it, nobody hangs, nothing is written.
       vec in(me == 0 ? 11 : 10, 1), out(in.size(), -5);
-      const std::string msg =
-          message_of([&] { w.allreduce(in, out, cairn::plus{}, cairn::allreduce_algorithm::shared_memory); });
+      const std::string msg = message_of(
+          [&] { w.allreduce(in, out, cairn::plus{}, cairn::allreduce_algorithm::shared_memory); });
       EXPECT_TRUE(has_text(msg, "ranks disagree on the call")) << msg;
-      EXPECT_TRUE(has_text(msg, me == 0 ? "this rank allreduce with 88 bytes" : "rank 0 called allreduce with 88 bytes"))
+      EXPECT_TRUE(has_text(msg, me == 0 ? "this rank allreduce with 88 bytes"
+                                        : "rank 0 called allreduce with 88 bytes"))
           << msg;
       EXPECT_EQ(mismatch(out, vec(out.size(), -5)), "");
       // Counts on either side of a slot's payload, chosen by the default table: rank 0's 16384
@@ -356,15 +384,18 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
       if (w.allreduce_init(probe, probe_out).plan().name == "allreduce/shared_memory") {
         vec sin(me == 0 ? 2048 : 2049, 1), sout(sin.size(), -5);
         const std::string smsg = message_of([&] { w.allreduce(sin, sout); });
-        EXPECT_TRUE(has_text(smsg, me == 0 ? "this rank allreduce with 16384 bytes" : "rank 0 called allreduce with 16384 bytes"))
+        EXPECT_TRUE(has_text(smsg, me == 0 ? "this rank allreduce with 16384 bytes"
+                                           : "rank 0 called allreduce with 16384 bytes"))
             << smsg;
         EXPECT_EQ(mismatch(sout, vec(sout.size(), -5)), "");
         std::vector<int> odd = everyone(p);
         std::rotate(odd.begin(), odd.begin() + 1, odd.end());  // a group: keyed slots
         vec bbuf(me == p - 1 ? 2048 : 4000, me);
         auto rotated = w.group(odd);
-        const std::string bmsg = reported(message_of([&] { rotated.bcast(bbuf, 0); }), [&] { rotated.barrier(); });
-        EXPECT_TRUE(has_text(bmsg, "ranks disagree on the call") && has_text(bmsg, "on a group of")) << bmsg;
+        const std::string bmsg =
+            reported(message_of([&] { rotated.bcast(bbuf, 0); }), [&] { rotated.barrier(); });
+        EXPECT_TRUE(has_text(bmsg, "ranks disagree on the call") && has_text(bmsg, "on a group of"))
+            << bmsg;
         EXPECT_EQ(mismatch(bbuf, vec(bbuf.size(), me)), "");
       }
       // Roots that differ, non-blocking: reported by wait().
@@ -378,7 +409,8 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
       auto back = w.group(rev);
       vec gin(me == 0 ? 3 : 2, 1), gout(gin.size(), -5);
       const std::string gmsg = message_of([&] { back.allreduce(gin, gout); });
-      EXPECT_TRUE(has_text(gmsg, me == 0 ? "this rank allreduce with 24 bytes" : "rank 0 called allreduce with 24 bytes"))
+      EXPECT_TRUE(has_text(gmsg, me == 0 ? "this rank allreduce with 24 bytes"
+                                         : "rank 0 called allreduce with 24 bytes"))
           << gmsg;
       EXPECT_TRUE(has_text(gmsg, "on a group of " + std::to_string(p) + " ranks")) << gmsg;
       EXPECT_EQ(mismatch(gout, vec(gout.size(), -5)), "");
@@ -390,10 +422,13 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
       // A reduce whose root differs: world rank 0 (the group's last) names group rank p - 2.
       if (p > 2) {
         vec rin(4, me), rout(4, -5);
-        auto r = back.ireduce(rin, rout, me == 0 ? p - 2 : 0, cairn::plus{}, cairn::reduce_algorithm::shared_memory);
+        auto r = back.ireduce(rin, rout, me == 0 ? p - 2 : 0, cairn::plus{},
+                              cairn::reduce_algorithm::shared_memory);
         const std::string rmsg = reported(message_of([&] { r.wait(); }), barrier);
-        EXPECT_TRUE(has_text(rmsg, me == 0 ? "rank " + std::to_string(p - 1) + " called reduce with 32 bytes and root 0"
-                                           : "rank 0 called reduce with 32 bytes and root " + std::to_string(p - 2)))
+        EXPECT_TRUE(has_text(
+            rmsg, me == 0
+                      ? "rank " + std::to_string(p - 1) + " called reduce with 32 bytes and root 0"
+                      : "rank 0 called reduce with 32 bytes and root " + std::to_string(p - 2)))
             << rmsg;
         EXPECT_EQ(mismatch(rout, vec(4, -5)), "");
       }
@@ -408,20 +443,27 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
         EXPECT_EQ(mismatch(buf, vec(3, me)), "");
         vec kin(2, me), kout(2, -5);
         const std::string kmsg = reported(message_of([&] {
-          if (me == 0) back.bcast(kin, 0);
-          else back.reduce(kin, kout, 0);
-        }), barrier);
-        EXPECT_TRUE(has_text(kmsg, me == 0 ? "this rank bcast with 16 bytes" : "called bcast with 16 bytes")) << kmsg;
+                                            if (me == 0)
+                                              back.bcast(kin, 0);
+                                            else
+                                              back.reduce(kin, kout, 0);
+                                          }),
+                                          barrier);
+        EXPECT_TRUE(has_text(
+            kmsg, me == 0 ? "this rank bcast with 16 bytes" : "called bcast with 16 bytes"))
+            << kmsg;
         EXPECT_EQ(mismatch(kout, vec(2, -5)), "");
       }
       // A generalized reduce whose receiver sets differ (same members, so the same group).
       {
         const std::vector<int> all = everyone(p), r1{0}, r2{p - 1};
         vec gin2(2, me + 1), gout2(2, -5);
-        const std::string smsg = reported(message_of([&] {
-          w.reduce(all, me == 0 ? r2 : r1, gin2, gout2, cairn::plus{},
-                   {.algorithm = cairn::generalized_reduce_algorithm::shared_memory});
-        }), barrier);
+        const std::string smsg =
+            reported(message_of([&] {
+                       w.reduce(all, me == 0 ? r2 : r1, gin2, gout2, cairn::plus{},
+                                {.algorithm = cairn::generalized_reduce_algorithm::shared_memory});
+                     }),
+                     barrier);
         EXPECT_TRUE(has_text(smsg, "other participants or receivers")) << smsg;
         EXPECT_EQ(mismatch(gout2, vec(2, -5)), "");
       }
@@ -429,7 +471,8 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
       for (int i = 0; i < 20; ++i) {
         vec x(2, me + i), y(2);
         back.allreduce(x, y);
-        const std::int64_t want = static_cast<std::int64_t>(p) * (p - 1) / 2 + static_cast<std::int64_t>(p) * i;
+        const std::int64_t want =
+            static_cast<std::int64_t>(p) * (p - 1) / 2 + static_cast<std::int64_t>(p) * i;
         ASSERT_EQ(mismatch(y, vec(2, want)), "") << "round " << i;
       }
       w.barrier();
@@ -441,23 +484,27 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
     for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::int64_t>(i) * 5 + me;
     cairn::generalized_reduce_options board;
     board.algorithm = cairn::generalized_reduce_algorithm::shared_memory;
-    const std::vector<int> all = everyone(p), first_half(all.begin(), all.begin() + (p + 1) / 2), last{p - 1};
+    const std::vector<int> all = everyone(p), first_half(all.begin(), all.begin() + (p + 1) / 2),
+                           last{p - 1};
     const bool participates = me < (p + 1) / 2, receives = me == p - 1;
     vec gin = participates ? big : vec{}, gout(receives ? big.size() : 0, -1);
-    const std::string msg = participates || receives
-                                ? message_of([&] { w.reduce(first_half, last, gin, gout, cairn::plus{}, board); })
-                                : "no error";  // ranks in neither set do not call
+    const std::string msg =
+        participates || receives
+            ? message_of([&] { w.reduce(first_half, last, gin, gout, cairn::plus{}, board); })
+            : "no error";  // ranks in neither set do not call
     if (cairn::test::long_collectives_move_direct(w)) {
       EXPECT_EQ(msg, "no error");
       if (receives) {
         const std::int64_t q = (p + 1) / 2;
         for (std::size_t i = 0; i < gout.size(); ++i)
-          ASSERT_EQ(gout[i], static_cast<std::int64_t>(i) * 5 * q + q * (q - 1) / 2) << "element " << i;
+          ASSERT_EQ(gout[i], static_cast<std::int64_t>(i) * 5 * q + q * (q - 1) / 2)
+              << "element " << i;
       }
     } else if (participates || receives) {
-      EXPECT_TRUE(has_text(msg, "cairn::reduce: rank " + std::to_string(me) +
-                                    ": the shared_memory algorithm needs at most 16384 bytes per rank where "
-                                    "processes cannot copy from each other"))
+      EXPECT_TRUE(has_text(
+          msg, "cairn::reduce: rank " + std::to_string(me) +
+                   ": the shared_memory algorithm needs at most 16384 bytes per rank where "
+                   "processes cannot copy from each other"))
           << msg;
     }
     w.barrier();
@@ -470,18 +517,21 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
 TEST(SharedMemory, DirectCopiesAtPageDistances) {
   run([](cairn::world& w) {
     const int p = w.size(), me = w.rank();
-    const std::size_t n = 8192;  // 64 KiB of int64: a whole number of pages
+    const std::size_t n = 8192;                          // 64 KiB of int64: a whole number of pages
     for (std::size_t shift : {0, 1, 2, 6, 7, 8, 256}) {  // elements: distances 0 .. 2048 bytes
       std::vector<std::int64_t> storage(2 * n + shift, -1);
       std::span<std::int64_t> in(storage.data(), n), out(storage.data() + n + shift, n);
-      for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<std::int64_t>(i * 3 + static_cast<std::size_t>(me));
+      for (std::size_t i = 0; i < n; ++i)
+        in[i] = static_cast<std::int64_t>(i * 3 + static_cast<std::size_t>(me));
       w.allreduce(in, out);
       const std::int64_t ranks = static_cast<std::int64_t>(p) * (p - 1) / 2;
       for (std::size_t i = 0; i < n; ++i)
-        ASSERT_EQ(out[i], static_cast<std::int64_t>(i * 3) * p + ranks) << "shift " << shift << " element " << i;
+        ASSERT_EQ(out[i], static_cast<std::int64_t>(i * 3) * p + ranks)
+            << "shift " << shift << " element " << i;
       std::fill(out.begin(), out.end(), me == 0 ? 7 : -1);
       w.bcast(out, 0);
-      ASSERT_EQ(std::count(out.begin(), out.end(), 7), static_cast<std::ptrdiff_t>(n)) << "bcast, shift " << shift;
+      ASSERT_EQ(std::count(out.begin(), out.end(), 7), static_cast<std::ptrdiff_t>(n))
+          << "bcast, shift " << shift;
     }
   });
 }
@@ -497,7 +547,8 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
     if (p == 1) return;
     std::vector<int> odd = everyone(p);
     std::rotate(odd.begin(), odd.begin() + 1, odd.end());  // a group: keyed slots
-    cairn::group whole = w.group(everyone(p)), rotated = w.group(odd);  // the world's slots, keyed ones
+    cairn::group whole = w.group(everyone(p)),
+                 rotated = w.group(odd);  // the world's slots, keyed ones
     int straddles = 0;
     for (cairn::group* g : {&whole, &rotated}) {
       const int gp = g->size();
@@ -510,12 +561,18 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
         return g->allreduce_init(a, b).plan().name;
       };
       auto call = [&](int kind, vec& in, vec& out, bool blocking) {
-        if (kind == 0 && blocking) g->bcast(in, root);
-        else if (kind == 0) g->ibcast(in, root).wait();
-        else if (kind == 1 && blocking) g->reduce(in, out, root);
-        else if (kind == 1) g->ireduce(in, out, root).wait();
-        else if (blocking) g->allreduce(in, out);
-        else g->iallreduce(in, out).wait();
+        if (kind == 0 && blocking)
+          g->bcast(in, root);
+        else if (kind == 0)
+          g->ibcast(in, root).wait();
+        else if (kind == 1 && blocking)
+          g->reduce(in, out, root);
+        else if (kind == 1)
+          g->ireduce(in, out, root).wait();
+        else if (blocking)
+          g->allreduce(in, out);
+        else
+          g->iallreduce(in, out).wait();
       };
       auto on_board = [](const std::string& name) { return name.ends_with("/shared_memory"); };
       for (int kind = 0; kind < 3; ++kind)
@@ -528,15 +585,18 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
             const std::size_t n = g->rank() == 0 ? na : nb;
             vec in(n, me + 100), out(n, -5);
             const std::string msg = message_of([&] { call(kind, in, out, blocking); });
-            const std::string where = "kind " + std::to_string(kind) + ", " + std::to_string(na) + " / " +
-                                      std::to_string(nb) + " elements, blocking " + std::to_string(blocking);
+            const std::string where = "kind " + std::to_string(kind) + ", " + std::to_string(na) +
+                                      " / " + std::to_string(nb) + " elements, blocking " +
+                                      std::to_string(blocking);
             // A rank whose part needs no other rank's data (a reduce's non-root) may return
             // before the others' calls are visible: it reports the disagreement from its next
             // board collective, once that one completed.
             const bool may_be_late = kind == 1 && g->rank() != root && on_board(plan_of(kind, n));
             const bool late = msg == "no error" && may_be_late;
             if (!late) {
-              EXPECT_TRUE(has_text(msg, "ranks disagree on the call") && has_text(msg, "by messages")) << where << ": " << msg;
+              EXPECT_TRUE(has_text(msg, "ranks disagree on the call") &&
+                          has_text(msg, "by messages"))
+                  << where << ": " << msg;
             }
             EXPECT_EQ(mismatch(in, vec(n, me + 100)), "") << where;
             EXPECT_EQ(mismatch(out, vec(n, -5)), "") << where;
@@ -544,8 +604,8 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
             vec rin(nb, me + 1), rout(nb, -5);
             const std::string next = message_of([&] { call(kind, rin, rout, blocking); });
             if (late) {
-              EXPECT_TRUE(has_text(next, "ranks disagree on the call") && has_text(next, "by messages") &&
-                          has_text(next, "had returned"))
+              EXPECT_TRUE(has_text(next, "ranks disagree on the call") &&
+                          has_text(next, "by messages") && has_text(next, "had returned"))
                   << where << ": " << next;
             } else {
               EXPECT_EQ(next, "no error") << where;
@@ -576,13 +636,15 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
       EXPECT_EQ(mismatch(out, vec(n, -5)), "");
       vec rin(2049, me + 1), rout(2049, -5);
       const std::string next = message_of([&] { w.reduce(all, to, rin, rout, cairn::plus{}); });
-      if (msg == "no error" && me == 0) {  // rank 0 on the board receives nothing: it may return first
+      if (msg == "no error" &&
+          me == 0) {  // rank 0 on the board receives nothing: it may return first
         EXPECT_TRUE(has_text(next, "had returned")) << next;
         msg = next;
       } else {
         EXPECT_EQ(next, "no error");
       }
-      EXPECT_TRUE(has_text(msg, "ranks disagree on the call") && has_text(msg, "by messages")) << msg;
+      EXPECT_TRUE(has_text(msg, "ranks disagree on the call") && has_text(msg, "by messages"))
+          << msg;
       if (me == p - 1) {
         EXPECT_EQ(mismatch(rout, vec(2049, static_cast<std::int64_t>(p) * (p + 1) / 2)), "");
       }
@@ -591,7 +653,8 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
     // Some count runs by messages where a CAIRN_COLL range says so, or where long collectives
     // cannot move straight between the buffers (MPI without cross-memory copies); elsewhere the
     // board takes every count and nothing straddles.
-    EXPECT_EQ(straddles > 0, std::getenv("CAIRN_COLL") != nullptr || !cairn::test::long_collectives_move_direct(w))
+    EXPECT_EQ(straddles > 0,
+              std::getenv("CAIRN_COLL") != nullptr || !cairn::test::long_collectives_move_direct(w))
         << straddles << " straddling pairs";
   });
 }

@@ -41,14 +41,15 @@ chain_item child_of(const chain_item& it, std::uint64_t keys) {
 }
 
 struct config {
-  int route = 0;          // 0 direct, 1 grid (default dims), 2 grid (explicit dims), 3 hypercube, 4 node-aware
+  int route =
+      0;  // 0 direct, 1 grid (default dims), 2 grid (explicit dims), 3 hypercube, 4 node-aware
   std::size_t buffer_items = 1;
-  int max_depth = 0;      // handler chain depth
-  int items = 0;          // items each rank starts
+  int max_depth = 0;  // handler chain depth
+  int items = 0;      // items each rank starts
   bool queue_local = false;
   bool combine_sum = false;  // sum-combining of payloads (preserves the checksum)
   std::uint32_t spin = 0;
-  int terminate = 0;      // 0 world::quiesce, 1 channel::wait(max_depth), 2 channel::done() phase
+  int terminate = 0;  // 0 world::quiesce, 1 channel::wait(max_depth), 2 channel::done() phase
 };
 
 config random_config(std::mt19937_64& g, int size) {
@@ -84,7 +85,8 @@ std::vector<int> random_dims(std::mt19937_64& g, int size) {
 
 // Runs one configuration with route R and checks exactly-once delivery of every chain item.
 template <class Route, class Combine>
-void run_config(cairn::world& w, const config& c, Route route, Combine combine, std::uint64_t seed) {
+void run_config(cairn::world& w, const config& c, Route route, Combine combine,
+                std::uint64_t seed) {
   const std::uint64_t keys = 1000 * static_cast<std::uint64_t>(w.size()) + 17;
   const cairn::block_distribution dist(keys, w.size());
   std::uint64_t delivered = 0, checksum = 0, misplaced = 0;
@@ -101,14 +103,16 @@ void run_config(cairn::world& w, const config& c, Route route, Combine combine, 
     if (it.hops_left > 0) resend(child_of(it, keys));
   };
   auto keyed = dist.of([](const chain_item& it) { return it.key; });
-  using channel_t = cairn::msg::channel<chain_item, decltype(keyed), decltype(handler), Route, Combine>;
+  using channel_t =
+      cairn::msg::channel<chain_item, decltype(keyed), decltype(handler), Route, Combine>;
   channel_t ch(w, keyed, handler, route, combine, o);
   resend = [&](const chain_item& it) { ch.send(it); };
 
   std::mt19937_64 g(seed * 977 + static_cast<std::uint64_t>(w.rank()));
   std::uint64_t expect_count = 0, expect_sum = 0;
   for (int i = 0; i < c.items; ++i) {
-    chain_item it{g() % keys, g() & 0xffffffffu, static_cast<std::uint32_t>(g() % (c.max_depth + 1)), c.spin};
+    chain_item it{g() % keys, g() & 0xffffffffu,
+                  static_cast<std::uint32_t>(g() % (c.max_depth + 1)), c.spin};
     for (chain_item x = it;; x = child_of(x, keys)) {  // the whole chain, predicted here
       ++expect_count;
       expect_sum += x.payload;
@@ -125,7 +129,8 @@ void run_config(cairn::world& w, const config& c, Route route, Combine combine, 
     }
   }
   // Sum-combining merges items: counts shrink but the payload sum is exact.
-  std::array<std::uint64_t, 5> mine{delivered, checksum, misplaced, expect_count, expect_sum}, all{};
+  std::array<std::uint64_t, 5> mine{delivered, checksum, misplaced, expect_count, expect_sum},
+      all{};
   w.allreduce(mine, all, cairn::plus{});
   if constexpr (Combine::enabled) {
     EXPECT_LE(all[0], all[3]);
@@ -133,7 +138,8 @@ void run_config(cairn::world& w, const config& c, Route route, Combine combine, 
     EXPECT_EQ(all[0], all[3]) << "items delivered vs sent (route " << c.route << ", buffer "
                               << c.buffer_items << ", depth " << c.max_depth << ")";
   }
-  EXPECT_EQ(all[1], all[4]) << "payload checksum (route " << c.route << ", buffer " << c.buffer_items << ")";
+  EXPECT_EQ(all[1], all[4]) << "payload checksum (route " << c.route << ", buffer "
+                            << c.buffer_items << ")";
   EXPECT_EQ(all[2], 0u) << "items delivered at a rank that does not own them";
   if (::testing::Test::HasFailure()) ADD_FAILURE() << "termination mode " << c.terminate;
   // Nothing may arrive after quiesce returned.
@@ -158,7 +164,8 @@ void run_with_route(cairn::world& w, const config& c, Route route, std::uint64_t
 TEST(Channel, ExactlyOnceOverRandomConfigurations) {
   // ≥ 10,000 configurations across the registered runs: 1500 on each of the 7 runs up to 8 ranks,
   // a quarter of that at 16 ranks.
-  const int configs = std::getenv("CAIRN_CHANNEL_CONFIGS") ? std::atoi(std::getenv("CAIRN_CHANNEL_CONFIGS")) : 1500;
+  const int configs =
+      std::getenv("CAIRN_CHANNEL_CONFIGS") ? std::atoi(std::getenv("CAIRN_CHANNEL_CONFIGS")) : 1500;
   run([&](cairn::world& w) {
     std::mt19937_64 g(20261122);  // same on every rank: configurations must agree
     const int n = w.size() > 8 ? configs / 4 : configs;
@@ -199,16 +206,19 @@ TEST(Channel, TerminationPhasesAreReusable) {
   run([](cairn::world& w) {
     const cairn::cyclic_distribution dist(w.size());
     std::uint64_t got = 0;
-    auto ch = cairn::make_channel<std::uint64_t>(w, dist, [&](std::uint64_t) { ++got; },
-                                                 cairn::route::hypercube{},
-                                                 cairn::channel_options{.buffer_items = 7});
+    auto ch = cairn::make_channel<std::uint64_t>(
+        w, dist, [&](std::uint64_t) { ++got; }, cairn::route::hypercube{},
+        cairn::channel_options{.buffer_items = 7});
     std::uint64_t sent = 0;
     for (int phase = 0; phase < 9; ++phase) {
       for (std::uint64_t i = 0; i < 100 + static_cast<std::uint64_t>(phase); ++i, ++sent)
         ch.send(i * 13 + static_cast<std::uint64_t>(phase));
-      if (phase % 3 == 0) w.quiesce();
-      else if (phase % 3 == 1) ch.wait(0);
-      else ch.done().wait();
+      if (phase % 3 == 0)
+        w.quiesce();
+      else if (phase % 3 == 1)
+        ch.wait(0);
+      else
+        ch.done().wait();
       std::array<std::uint64_t, 2> mine{got, sent}, all{};
       w.allreduce(mine, all, cairn::plus{});
       EXPECT_EQ(all[0], all[1]) << "after phase " << phase;
@@ -224,8 +234,10 @@ TEST(Channel, BackpressureKeepsSendBuffersUnderTheCap) {
     cairn::channel_options o;
     o.buffer_items = 16;
     o.memory_cap_bytes = 4 * (16 * 8 + 8);  // four buffers
-    auto ch = cairn::make_channel<std::uint64_t>(w, dist, [&](std::uint64_t) { ++got; }, o);
-    for (std::uint64_t i = 0; i < 30000; ++i) ch.send(i % (n * static_cast<std::uint64_t>(w.size())));
+    auto ch = cairn::make_channel<std::uint64_t>(
+        w, dist, [&](std::uint64_t) { ++got; }, o);
+    for (std::uint64_t i = 0; i < 30000; ++i)
+      ch.send(i % (n * static_cast<std::uint64_t>(w.size())));
     w.quiesce();
     EXPECT_LE(ch.stats().peak_send_bytes, o.memory_cap_bytes);
     EXPECT_EQ(ch.stats().over_cap, 0u);
@@ -264,12 +276,14 @@ TEST(Channel, CombiningKeepsResults) {
     }
     {
       auto ch = cairn::make_channel<kv>(
-          w, keyed, [&](const kv& x) {
+          w, keyed,
+          [&](const kv& x) {
             auto& b = best[dist.local_index(x.key)];
             b = std::min(b, x.value);
           },
           cairn::route::hypercube{},
-          cairn::combine::keep_min(key_of, [](const kv& x) { return x.value; }, 512),
+          cairn::combine::keep_min(
+              key_of, [](const kv& x) { return x.value; }, 512),
           cairn::channel_options{.buffer_items = 32});
       for (auto& x : items) ch.send(x);
       w.quiesce();
@@ -277,7 +291,9 @@ TEST(Channel, CombiningKeepsResults) {
     {
       auto ch = cairn::make_channel<kv>(
           w, keyed, [&](const kv& x) { count[dist.local_index(x.key)] += x.value; },
-          cairn::route::grid{}, cairn::combine::sum(key_of, [](auto& x) -> auto& { return x.value; }, 512),
+          cairn::route::grid{},
+          cairn::combine::sum(
+              key_of, [](auto& x) -> auto& { return x.value; }, 512),
           cairn::channel_options{.buffer_items = 64});
       for (auto& x : items) ch.send(kv{x.key, 1});
       w.quiesce();
@@ -338,8 +354,9 @@ TEST(Channel, BadInputIsReportedBeforeSending) {
     }
     EXPECT_THROW(ch.send_to(-1, 1), cairn::error);
     EXPECT_THROW(cairn::route::grid{{w.size() + 1}}.make(w), cairn::error);
-    EXPECT_THROW((cairn::make_channel<int>(w, cairn::cyclic_distribution(w.size()), [](int) {},
-                                           cairn::channel_options{.memory_cap_bytes = 1})),
+    EXPECT_THROW((cairn::make_channel<int>(
+                     w, cairn::cyclic_distribution(w.size()), [](int) {},
+                     cairn::channel_options{.memory_cap_bytes = 1})),
                  cairn::error);
     // Creation failed on every rank alike (options are checked before the channel registers),
     // so the channels created so far still match.
@@ -352,7 +369,8 @@ TEST(Channel, UseAfterTheRunEndedIsAnError) {
   run([&](cairn::world& w) {
     if (w.rank() == 0) kept = w;
   });
-  EXPECT_THROW((cairn::make_channel<int>(kept, cairn::cyclic_distribution(1), [](int) {})), cairn::error);
+  EXPECT_THROW((cairn::make_channel<int>(kept, cairn::cyclic_distribution(1), [](int) {})),
+               cairn::error);
 }
 
 }  // namespace

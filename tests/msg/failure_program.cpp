@@ -16,11 +16,12 @@ int main(int argc, char** argv) {
         if (k == 1234) throw std::runtime_error("handler refused item 1234");
       });
       for (std::uint64_t k = 0; k < 10000; ++k)
-        if (k % static_cast<std::uint64_t>(w.size()) == static_cast<std::uint64_t>(w.rank())) ch.send(k);
+        if (k % static_cast<std::uint64_t>(w.size()) == static_cast<std::uint64_t>(w.rank()))
+          ch.send(k);
       w.quiesce();
     } else if (std::strcmp(mode, "unsent") == 0) {
-      auto ch = cairn::make_channel<std::uint64_t>(w, dist, [](std::uint64_t) {},
-                                                   cairn::channel_options{.name = "leaky"});
+      auto ch = cairn::make_channel<std::uint64_t>(
+          w, dist, [](std::uint64_t) {}, cairn::channel_options{.name = "leaky"});
       if (w.rank() == 0 && w.size() > 1) ch.send(9999);  // owned by the last rank: buffered
       // no quiesce: the item is still in rank 0's buffer when the channel is destroyed
     } else {

@@ -34,8 +34,8 @@ std::set<int> peers_of(const std::vector<int>& table, int me) {
 }
 
 TEST(Route, GridIsDimensionOrdered) {
-  const std::vector<std::vector<int>> shapes = {{1}, {2}, {7}, {2, 2}, {2, 3}, {3, 2}, {4, 4},
-                                                {2, 3, 4}, {5, 1, 3}, {2, 2, 2, 2}, {6, 7}};
+  const std::vector<std::vector<int>> shapes = {
+      {1}, {2}, {7}, {2, 2}, {2, 3}, {3, 2}, {4, 4}, {2, 3, 4}, {5, 1, 3}, {2, 2, 2, 2}, {6, 7}};
   for (const auto& dims : shapes) {
     int p = 1, buffers = 0, nontrivial = 0;
     for (int d : dims) {
@@ -111,10 +111,13 @@ TEST(Route, NodeAwareCrossesNodesOnce) {
         int at = r, crossings = 0;
         while (at != d) {
           const int next = t[static_cast<std::size_t>(at)][static_cast<std::size_t>(d)];
-          crossings += node_of[static_cast<std::size_t>(at)] != node_of[static_cast<std::size_t>(next)];
+          crossings +=
+              node_of[static_cast<std::size_t>(at)] != node_of[static_cast<std::size_t>(next)];
           at = next;
         }
-        EXPECT_EQ(crossings, node_of[static_cast<std::size_t>(r)] != node_of[static_cast<std::size_t>(d)] ? 1 : 0);
+        EXPECT_EQ(
+            crossings,
+            node_of[static_cast<std::size_t>(r)] != node_of[static_cast<std::size_t>(d)] ? 1 : 0);
       }
   }
 }

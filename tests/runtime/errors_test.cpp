@@ -36,8 +36,9 @@ TEST(Errors, RankOutOfRange) {
     const std::string me = "rank " + std::to_string(w.rank());
     const std::string n = std::to_string(w.size());
     int v = 0;
-    expect_error([&] { w.isend(&v, 1, w.size(), 0); },
-                 "cairn::isend: " + me + ": destination rank " + n + " is outside the world of " + n);
+    expect_error(
+        [&] { w.isend(&v, 1, w.size(), 0); },
+        "cairn::isend: " + me + ": destination rank " + n + " is outside the world of " + n);
     expect_error([&] { w.send(&v, 1, -1, 0); }, "cairn::send: " + me + ": destination rank -1");
     expect_error([&] { w.irecv(&v, 1, w.size() + 3, 0); },
                  "cairn::irecv: " + me + ": source rank " + std::to_string(w.size() + 3));
@@ -62,7 +63,8 @@ TEST(Errors, NegativeAndOverflowingCounts) {
   run([](cairn::world& w) {
     double d = 0;
     expect_error([&] { w.isend(&d, -1, 0, 0); }, "cairn::isend: rank *: negative count -1");
-    expect_error([&] { w.recv(&d, std::int64_t{-42}, 0, 0); }, "cairn::recv: rank *: negative count -42");
+    expect_error([&] { w.recv(&d, std::int64_t{-42}, 0, 0); },
+                 "cairn::recv: rank *: negative count -42");
     expect_error([&] { w.send(&d, std::numeric_limits<std::int64_t>::max(), 0, 0); },
                  "cairn::send: rank *: count 9223372036854775807 of 8-byte elements overflows");
     std::span<double> huge(&d, std::numeric_limits<std::size_t>::max() / 4);
@@ -90,7 +92,7 @@ TEST(Errors, ReceiveBufferTooSmall) {
                                           ": message of " + need + " bytes from rank " +
                                           std::to_string(left) +
                                           " (tag 2) does not fit the receive buffer of 40 bytes");
-      s.wait();  // the sender completes normally
+      s.wait();                                          // the sender completes normally
       EXPECT_EQ(in, std::vector<std::int32_t>(10, -1));  // nothing written
     }
     // Blocking form.

@@ -24,12 +24,16 @@ struct scoped_env {
   std::optional<std::string> old;
   scoped_env(const char* n, const char* v) : name(n) {
     if (const char* o = std::getenv(n)) old = o;
-    if (v) setenv(n, v, 1);
-    else unsetenv(n);
+    if (v)
+      setenv(n, v, 1);
+    else
+      unsetenv(n);
   }
   ~scoped_env() {
-    if (old) setenv(name.c_str(), old->c_str(), 1);
-    else unsetenv(name.c_str());
+    if (old)
+      setenv(name.c_str(), old->c_str(), 1);
+    else
+      unsetenv(name.c_str());
   }
 };
 }  // namespace
@@ -40,11 +44,12 @@ TEST(Launch, RanksFromCommandLine) {
   std::atomic<int> seen{0};
   cairn::launch_options o;
   o.engine = cairn::engine::threads;
-  EXPECT_EQ(cairn::launch(2, args, o, [&](cairn::world& w) {
-              EXPECT_EQ(w.size(), 5);
-              EXPECT_EQ(w.engine(), cairn::engine::threads);
-              seen.fetch_add(1);
-            }),
+  EXPECT_EQ(cairn::launch(2, args, o,
+                          [&](cairn::world& w) {
+                            EXPECT_EQ(w.size(), 5);
+                            EXPECT_EQ(w.engine(), cairn::engine::threads);
+                            seen.fetch_add(1);
+                          }),
             0);
   EXPECT_EQ(seen.load(), 5);
   char bad[] = "--cairn-ranks=zero";
@@ -105,13 +110,16 @@ TEST(Launch, ExceptionOnOneRankEndsTheRun) {
 TEST(Launch, WatchdogEndsAStuckWait) {
   testing::internal::CaptureStderr();
   const auto t0 = std::chrono::steady_clock::now();
-  const int rc = launch_threads(3, [](cairn::world& w) {
-    std::vector<double> never(4);
-    if (w.rank() == 1) {
-      auto r = w.irecv(never, 2, 77);  // a second pending operation in the report
-      w.recv(never, 0, 42);
-    }
-  }, 0.5);
+  const int rc = launch_threads(
+      3,
+      [](cairn::world& w) {
+        std::vector<double> never(4);
+        if (w.rank() == 1) {
+          auto r = w.irecv(never, 2, 77);  // a second pending operation in the report
+          w.recv(never, 0, 42);
+        }
+      },
+      0.5);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(rc, 1);
@@ -124,61 +132,67 @@ TEST(Launch, WatchdogEndsAStuckWait) {
 // A rank that catches its own exception while a long send is pending must neither hang nor
 // let the receiver read freed memory: the send leaves a copy behind.
 TEST(Launch, PendingLongSendSurvivesUnwinding) {
-  EXPECT_EQ(launch_threads(2, [](cairn::world& w) {
-              const std::size_t n = 1 << 18;
-              if (w.rank() == 0) {
-                try {
-                  std::vector<std::uint32_t> big(n);
-                  for (std::size_t i = 0; i < n; ++i) big[i] = static_cast<std::uint32_t>(i * 3);
-                  auto r = w.isend(big, 1, 5);
-                  throw std::runtime_error("handled");
-                } catch (const std::runtime_error&) {
-                }
-                std::vector<std::uint32_t> scribble(n, 0xdeadbeef);  // likely reuses the memory
-                w.send(scribble, 1, 6);
-              } else {
-                std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                std::vector<std::uint32_t> in(n);
-                w.recv(in, 0, 5);
-                for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(in[i], static_cast<std::uint32_t>(i * 3));
-                w.recv(in, 0, 6);
-                EXPECT_EQ(in[0], 0xdeadbeefu);
-              }
-            }),
+  EXPECT_EQ(launch_threads(2,
+                           [](cairn::world& w) {
+                             const std::size_t n = 1 << 18;
+                             if (w.rank() == 0) {
+                               try {
+                                 std::vector<std::uint32_t> big(n);
+                                 for (std::size_t i = 0; i < n; ++i)
+                                   big[i] = static_cast<std::uint32_t>(i * 3);
+                                 auto r = w.isend(big, 1, 5);
+                                 throw std::runtime_error("handled");
+                               } catch (const std::runtime_error&) {
+                               }
+                               std::vector<std::uint32_t> scribble(
+                                   n, 0xdeadbeef);  // likely reuses the memory
+                               w.send(scribble, 1, 6);
+                             } else {
+                               std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                               std::vector<std::uint32_t> in(n);
+                               w.recv(in, 0, 5);
+                               for (std::size_t i = 0; i < n; ++i)
+                                 ASSERT_EQ(in[i], static_cast<std::uint32_t>(i * 3));
+                               w.recv(in, 0, 6);
+                               EXPECT_EQ(in[0], 0xdeadbeefu);
+                             }
+                           }),
             0);
 }
 
 // A destroyed pending receive during unwinding is withdrawn: the message then goes to the next
 // matching receive, not into freed memory.
 TEST(Launch, PendingReceiveWithdrawnOnUnwinding) {
-  EXPECT_EQ(launch_threads(2, [](cairn::world& w) {
-              if (w.rank() == 1) {
-                try {
-                  std::vector<int> doomed(4);
-                  auto r = w.irecv(doomed, 0, 1);
-                  throw std::runtime_error("handled");
-                } catch (const std::runtime_error&) {
-                }
-                int go = 1;
-                w.send(&go, 1, 0, 2);
-                std::vector<int> in(4);
-                w.recv(in, 0, 1);
-                EXPECT_EQ(in, (std::vector<int>{1, 2, 3, 4}));
-              } else {
-                int go = 0;
-                w.recv(&go, 1, 1, 2);
-                w.send(std::vector<int>{1, 2, 3, 4}, 1, 1);
-              }
-            }),
+  EXPECT_EQ(launch_threads(2,
+                           [](cairn::world& w) {
+                             if (w.rank() == 1) {
+                               try {
+                                 std::vector<int> doomed(4);
+                                 auto r = w.irecv(doomed, 0, 1);
+                                 throw std::runtime_error("handled");
+                               } catch (const std::runtime_error&) {
+                               }
+                               int go = 1;
+                               w.send(&go, 1, 0, 2);
+                               std::vector<int> in(4);
+                               w.recv(in, 0, 1);
+                               EXPECT_EQ(in, (std::vector<int>{1, 2, 3, 4}));
+                             } else {
+                               int go = 0;
+                               w.recv(&go, 1, 1, 2);
+                               w.send(std::vector<int>{1, 2, 3, 4}, 1, 1);
+                             }
+                           }),
             0);
 }
 
 // The run warns about messages that nobody received.
 TEST(Launch, UnreceivedMessagesAreReported) {
   testing::internal::CaptureStderr();
-  EXPECT_EQ(launch_threads(2, [](cairn::world& w) {
-              if (w.rank() == 0) w.send(std::vector<int>{1, 2, 3}, 1, 9);
-            }),
+  EXPECT_EQ(launch_threads(2,
+                           [](cairn::world& w) {
+                             if (w.rank() == 0) w.send(std::vector<int>{1, 2, 3}, 1, 9);
+                           }),
             0);
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("rank 1: warning: 1 message(s) sent to this rank were never received (first: "
@@ -203,19 +217,24 @@ TEST(Launch, LateBoardDisagreementFailsTheRun) {
       if (w.rank() == 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         try {
-          if (on_group) g.bcast(in, root);
-          else w.bcast(in, root);
+          if (on_group)
+            g.bcast(in, root);
+          else
+            w.bcast(in, root);
         } catch (const cairn::error&) {
         }
       } else {
-        if (on_group) g.reduce(in, out, root);
-        else w.reduce(in, out, root);
+        if (on_group)
+          g.reduce(in, out, root);
+        else
+          w.reduce(in, out, root);
       }
     });
     const std::string err = testing::internal::GetCapturedStderr();
     EXPECT_EQ(rc, 1) << "on a group: " << on_group;
     // (On a loaded machine rank 1 may see rank 0's call already, and report from its own.)
-    EXPECT_TRUE(err.find("cairn::launch: rank 1: ranks disagree on the call") != std::string::npos ||
+    EXPECT_TRUE(err.find("cairn::launch: rank 1: ranks disagree on the call") !=
+                    std::string::npos ||
                 err.find("cairn::reduce: rank 1: ranks disagree on the call") != std::string::npos)
         << err;
     EXPECT_NE(err.find("had returned"), std::string::npos) << err;

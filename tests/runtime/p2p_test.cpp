@@ -56,8 +56,9 @@ TEST(P2P, AllPairsMixedSizes) {
     }
     cairn::wait_all(reqs);
     for (int src = 0; src < n; ++src) {
-      EXPECT_EQ(in[static_cast<std::size_t>(src)],
-                random_values<std::uint8_t>(pair_size(src, me), 2, static_cast<unsigned>(src * n + me)))
+      EXPECT_EQ(
+          in[static_cast<std::size_t>(src)],
+          random_values<std::uint8_t>(pair_size(src, me), 2, static_cast<unsigned>(src * n + me)))
           << "from " << src;
       EXPECT_EQ(reqs[static_cast<std::size_t>(src)].last_status().bytes, pair_size(src, me));
     }
@@ -103,9 +104,12 @@ TEST(P2P, ManyUnexpectedMessagesFromEverySource) {
     const int n = w.size(), me = w.rank();
     constexpr int per_source = 300, tags = 5;
     const std::size_t sizes[] = {0, 8, 64, 65, 1000, 1025, 4096, 5000};
-    auto size_of = [&](int src, int i) { return sizes[static_cast<std::size_t>(src + i) % std::size(sizes)]; };
+    auto size_of = [&](int src, int i) {
+      return sizes[static_cast<std::size_t>(src + i) % std::size(sizes)];
+    };
     auto payload = [&](int src, int i) {
-      return random_values<std::uint8_t>(size_of(src, i), 31, static_cast<unsigned>(src * per_source + i));
+      return random_values<std::uint8_t>(size_of(src, i), 31,
+                                         static_cast<unsigned>(src * per_source + i));
     };
     std::vector<std::vector<std::uint8_t>> bufs;
     bufs.reserve(per_source);  // the sends read from these until they complete
@@ -121,7 +125,8 @@ TEST(P2P, ManyUnexpectedMessagesFromEverySource) {
       for (int src = n - 1; src >= 1; --src) {
         const auto st = w.recv(got, src, 3);
         ASSERT_EQ(st.bytes, size_of(src, 3));  // the first message of tag 3
-        EXPECT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(st.bytes), payload(src, 3).begin()));
+        EXPECT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(st.bytes),
+                               payload(src, 3).begin()));
       }
       const auto probed = w.iprobe(cairn::any_source, cairn::any_tag);
       ASSERT_TRUE(probed.has_value());
@@ -193,9 +198,12 @@ TEST(P2P, TenThousandOutstandingRequests) {
     std::vector<cairn::request> reqs;
     reqs.reserve(2 * k);
     // Half the receives are posted before the sends, half after (the unexpected path).
-    for (int i = 0; i < k / 2; ++i) reqs.push_back(w.irecv(&in[static_cast<std::size_t>(i)], 1, left, i));
-    for (int i = k; i-- > 0;) reqs.push_back(w.isend(&out[static_cast<std::size_t>(i)], 1, right, i));
-    for (int i = k / 2; i < k; ++i) reqs.push_back(w.irecv(&in[static_cast<std::size_t>(i)], 1, left, i));
+    for (int i = 0; i < k / 2; ++i)
+      reqs.push_back(w.irecv(&in[static_cast<std::size_t>(i)], 1, left, i));
+    for (int i = k; i-- > 0;)
+      reqs.push_back(w.isend(&out[static_cast<std::size_t>(i)], 1, right, i));
+    for (int i = k / 2; i < k; ++i)
+      reqs.push_back(w.irecv(&in[static_cast<std::size_t>(i)], 1, left, i));
     cairn::wait_all(reqs);
     for (int i = 0; i < k; ++i) ASSERT_EQ(in[static_cast<std::size_t>(i)], left * k + i);
   });
@@ -243,7 +251,8 @@ TEST(P2P, SixtyFourMiB) {
 TEST(P2P, SelfSends) {
   run([](cairn::world& w) {
     const int me = w.rank();
-    for (std::size_t size : {std::size_t{0}, std::size_t{8}, std::size_t{5000}, std::size_t{1} << 20}) {
+    for (std::size_t size :
+         {std::size_t{0}, std::size_t{8}, std::size_t{5000}, std::size_t{1} << 20}) {
       auto out = random_values<std::uint8_t>(size, 3, size);
       std::vector<std::uint8_t> in(size);
       auto r = w.irecv(in, me, 7);  // posted first
@@ -265,18 +274,21 @@ TEST(P2P, SelfSends) {
 TEST(P2P, SelfSendsAtPageDistances) {
   run([](cairn::world& w) {
     const int me = w.rank();
-    for (std::size_t size : {std::size_t{2047}, std::size_t{2048}, std::size_t{4097}, std::size_t{65536 + 61}}) {
+    for (std::size_t size :
+         {std::size_t{2047}, std::size_t{2048}, std::size_t{4097}, std::size_t{65536 + 61}}) {
       for (std::size_t shift : {0, 1, 16, 63, 64, 2048}) {
         const std::size_t pages = (size + 1 + 4095) / 4096 * 4096;  // out, then at least a byte gap
         std::vector<std::uint8_t> storage(4096 + pages + shift + size + 1, 0xA5);
-        std::uint8_t* out = storage.data() + (4096 - reinterpret_cast<std::uintptr_t>(storage.data()) % 4096);
+        std::uint8_t* out =
+            storage.data() + (4096 - reinterpret_cast<std::uintptr_t>(storage.data()) % 4096);
         std::uint8_t* in = out + pages + shift;  // distance `shift` modulo a page
         const auto data = random_values<std::uint8_t>(size, 4, size + shift);
         std::copy(data.begin(), data.end(), out);
         auto r = w.irecv(std::span<std::uint8_t>(in, size), me, 11);
         w.send(std::span<const std::uint8_t>(out, size), me, 11);
         r.wait();
-        ASSERT_TRUE(std::equal(data.begin(), data.end(), in)) << "size " << size << ", shift " << shift;
+        ASSERT_TRUE(std::equal(data.begin(), data.end(), in))
+            << "size " << size << ", shift " << shift;
         EXPECT_EQ(in[-1], 0xA5) << "size " << size << ", shift " << shift;
         EXPECT_EQ(in[size], 0xA5) << "size " << size << ", shift " << shift;
       }
@@ -314,7 +326,8 @@ TEST(P2P, WaitAnyAndTest) {
     const int n = w.size();
     std::vector<double> in(static_cast<std::size_t>(n));
     std::vector<cairn::request> reqs;
-    for (int src = 1; src < n; ++src) reqs.push_back(w.irecv(&in[static_cast<std::size_t>(src)], 1, src, 2));
+    for (int src = 1; src < n; ++src)
+      reqs.push_back(w.irecv(&in[static_cast<std::size_t>(src)], 1, src, 2));
     std::set<std::size_t> done;
     for (int k = 1; k < n; ++k) {
       cairn::status st;
@@ -379,12 +392,13 @@ TEST(P2P, StreamOfMixedSizesInOrder) {
     auto size_of = [](int src, int i) {
       std::mt19937 g(static_cast<unsigned>(src * 100003 + i));
       const unsigned pick = g() % 100;
-      if (pick < 80) return static_cast<std::size_t>(g() % 1000);  // ring records
+      if (pick < 80) return static_cast<std::size_t>(g() % 1000);         // ring records
       if (pick < 97) return static_cast<std::size_t>(1000 + g() % 3000);  // eager envelopes
-      return static_cast<std::size_t>(5000 + g() % 20000);  // long messages
+      return static_cast<std::size_t>(5000 + g() % 20000);                // long messages
     };
     auto fill = [](std::vector<std::uint8_t>& v, int src, int i) {
-      for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<std::uint8_t>(src * 31 + i * 7 + k);
+      for (std::size_t k = 0; k < v.size(); ++k)
+        v[k] = static_cast<std::uint8_t>(src * 31 + i * 7 + k);
     };
     std::vector<std::vector<std::uint8_t>> out(count);
     std::vector<cairn::request> sends;
@@ -410,29 +424,34 @@ TEST(P2P, AllToAllAtFortyRanks) {
   cairn::launch_options o;
   o.engine = cairn::engine::threads;
   o.ranks = 40;
-  EXPECT_EQ(cairn::launch(cairn::test::argc, cairn::test::argv, o, [](cairn::world& w) {
-              const int n = w.size();
-              std::vector<std::vector<std::uint8_t>> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
-              std::vector<cairn::request> reqs;
-              for (int round = 0; round < 3; ++round) {
-                reqs.clear();
-                for (int src = 0; src < n; ++src) {
-                  in[static_cast<std::size_t>(src)].assign(pair_size(src, w.rank()) / 4 + static_cast<std::size_t>(round), 0);
-                  reqs.push_back(w.irecv(in[static_cast<std::size_t>(src)], src, round));
-                }
-                for (int k = 0; k < n; ++k) {
-                  const int dst = (w.rank() + k) % n;
-                  out[static_cast<std::size_t>(dst)] = random_values<std::uint8_t>(
-                      pair_size(w.rank(), dst) / 4 + static_cast<std::size_t>(round), 5,
-                      static_cast<unsigned>(w.rank() * n + dst + round));
-                  reqs.push_back(w.isend(out[static_cast<std::size_t>(dst)], dst, round));
-                }
-                cairn::wait_all(reqs);
-                for (int src = 0; src < n; ++src)
-                  ASSERT_EQ(in[static_cast<std::size_t>(src)],
-                            random_values<std::uint8_t>(pair_size(src, w.rank()) / 4 + static_cast<std::size_t>(round), 5,
-                                                        static_cast<unsigned>(src * n + w.rank() + round)));
-              }
-            }),
+  EXPECT_EQ(cairn::launch(
+                cairn::test::argc, cairn::test::argv, o,
+                [](cairn::world& w) {
+                  const int n = w.size();
+                  std::vector<std::vector<std::uint8_t>> in(static_cast<std::size_t>(n)),
+                      out(static_cast<std::size_t>(n));
+                  std::vector<cairn::request> reqs;
+                  for (int round = 0; round < 3; ++round) {
+                    reqs.clear();
+                    for (int src = 0; src < n; ++src) {
+                      in[static_cast<std::size_t>(src)].assign(
+                          pair_size(src, w.rank()) / 4 + static_cast<std::size_t>(round), 0);
+                      reqs.push_back(w.irecv(in[static_cast<std::size_t>(src)], src, round));
+                    }
+                    for (int k = 0; k < n; ++k) {
+                      const int dst = (w.rank() + k) % n;
+                      out[static_cast<std::size_t>(dst)] = random_values<std::uint8_t>(
+                          pair_size(w.rank(), dst) / 4 + static_cast<std::size_t>(round), 5,
+                          static_cast<unsigned>(w.rank() * n + dst + round));
+                      reqs.push_back(w.isend(out[static_cast<std::size_t>(dst)], dst, round));
+                    }
+                    cairn::wait_all(reqs);
+                    for (int src = 0; src < n; ++src)
+                      ASSERT_EQ(in[static_cast<std::size_t>(src)],
+                                random_values<std::uint8_t>(
+                                    pair_size(src, w.rank()) / 4 + static_cast<std::size_t>(round),
+                                    5, static_cast<unsigned>(src * n + w.rank() + round)));
+                  }
+                }),
             0);
 }

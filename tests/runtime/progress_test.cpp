@@ -56,9 +56,11 @@ TEST(Progress, OperationsCompleteWhileRanksCompute) {
       std::vector<std::int64_t> send(n_block * static_cast<std::size_t>(p)), recv(send.size());
       for (int to = 0; to < p; ++to)
         for (std::size_t i = 0; i < n_block; ++i)
-          send[static_cast<std::size_t>(to) * n_block + i] = (std::int64_t{me} * 1000003 + to) * 7919 + static_cast<std::int64_t>(i) + seed;
+          send[static_cast<std::size_t>(to) * n_block + i] =
+              (std::int64_t{me} * 1000003 + to) * 7919 + static_cast<std::int64_t>(i) + seed;
       std::vector<double> bc(2000, me == static_cast<int>(seed) % p ? 1.5 * seed : 0.0);
-      std::vector<int> ring_in(8192 + seed), ring_out(8192 + seed, me * 31 + static_cast<int>(seed));
+      std::vector<int> ring_in(8192 + seed),
+          ring_out(8192 + seed, me * 31 + static_cast<int>(seed));
       std::vector<cairn::request> reqs;
       reqs.push_back(w.iallreduce(a, ra, cairn::plus{}));
       reqs.push_back(w.iallreduce(b, rb, cairn::plus{}));
@@ -78,11 +80,13 @@ TEST(Progress, OperationsCompleteWhileRanksCompute) {
       EXPECT_EQ(rb, sb);
       for (int from = 0; from < p; ++from)
         for (std::size_t i = 0; i < n_block; ++i) {
-          ASSERT_EQ(recv[static_cast<std::size_t>(from) * n_block + i],
-                    (std::int64_t{from} * 1000003 + me) * 7919 + static_cast<std::int64_t>(i) + seed);
+          ASSERT_EQ(
+              recv[static_cast<std::size_t>(from) * n_block + i],
+              (std::int64_t{from} * 1000003 + me) * 7919 + static_cast<std::int64_t>(i) + seed);
         }
       EXPECT_EQ(bc, std::vector<double>(2000, 1.5 * seed));
-      EXPECT_EQ(ring_in, std::vector<int>(8192 + seed, ((me + p - 1) % p) * 31 + static_cast<int>(seed)));
+      EXPECT_EQ(ring_in,
+                std::vector<int>(8192 + seed, ((me + p - 1) % p) * 31 + static_cast<int>(seed)));
     }
   });
 }

@@ -54,6 +54,8 @@ std::string message_of(F&& call) {
   return "no error";
 }
 // True when `s` contains `part` (error messages).
-inline bool has_text(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+inline bool has_text(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 }  // namespace cairn::test

@@ -5,5 +5,5 @@
 #include "cairn/array/darray.hpp"
 #include "cairn/array/layout.hpp"
 #include "cairn/array/plan.hpp"
-#include "cairn/array/transfer.hpp"
 #include "cairn/array/tasks.hpp"
+#include "cairn/array/transfer.hpp"

@@ -28,8 +28,7 @@ class darray {
   darray() = default;
   /// The array of layout `l`, local part value-initialized.
   explicit darray(const layout<N>& l)
-      : layout_(l), local_shape_(l.local_shape()),
-        data_(static_cast<std::size_t>(l.local_size())) {
+      : layout_(l), local_shape_(l.local_shape()), data_(static_cast<std::size_t>(l.local_size())) {
     std::int64_t s = 1;
     for (int d = N - 1; d >= 0; --d) {
       strides_[static_cast<std::size_t>(d)] = s;
@@ -57,30 +56,34 @@ class darray {
   /// Offset of local index li in the local part.
   [[nodiscard]] std::int64_t offset(const index& li) const noexcept {
     std::int64_t o = 0;
-    for (int d = 0; d < N; ++d) o += li[static_cast<std::size_t>(d)] * strides_[static_cast<std::size_t>(d)];
+    for (int d = 0; d < N; ++d)
+      o += li[static_cast<std::size_t>(d)] * strides_[static_cast<std::size_t>(d)];
     return o;
   }
   /// Local element at local index li (unchecked).
-  [[nodiscard]] T& operator[](const index& li) noexcept { return data_[static_cast<std::size_t>(offset(li))]; }
+  [[nodiscard]] T& operator[](const index& li) noexcept {
+    return data_[static_cast<std::size_t>(offset(li))];
+  }
   /// Local element at local index li (unchecked).
   [[nodiscard]] const T& operator[](const index& li) const noexcept {
     return data_[static_cast<std::size_t>(offset(li))];
   }
   /// Local element at local indices (i0, i1, ...) (unchecked).
   template <class... I>
-    requires(sizeof...(I) == N)
-  [[nodiscard]] T& operator()(I... i) noexcept {
+  requires(sizeof...(I) == N) [[nodiscard]] T& operator()(I... i) noexcept {
     return (*this)[index{static_cast<std::int64_t>(i)...}];
   }
   /// Element at global index gi; throws cairn::error unless this rank holds it.
   [[nodiscard]] T& global(const index& gi) {
     for (int d = 0; d < N; ++d)
-      if (gi[static_cast<std::size_t>(d)] < 0 || gi[static_cast<std::size_t>(d)] >= layout_.shape()[static_cast<std::size_t>(d)])
+      if (gi[static_cast<std::size_t>(d)] < 0 ||
+          gi[static_cast<std::size_t>(d)] >= layout_.shape()[static_cast<std::size_t>(d)])
         detail::fail("darray::global", detail::caller_rank(layout_.group()), "index ",
                      gi[static_cast<std::size_t>(d)], " out of range in dimension ", d);
     if (!layout_.is_local(gi))
       detail::fail("darray::global", detail::caller_rank(layout_.group()),
-                   "global index not held by this rank (owner: group rank ", layout_.owner(gi), ")");
+                   "global index not held by this rank (owner: group rank ", layout_.owner(gi),
+                   ")");
     return (*this)[layout_.to_local(gi)];
   }
 

@@ -20,8 +20,8 @@ struct dim_dist {
     block_cyclic,  ///< blocks of `size` dealt round-robin
     replicated,    ///< not distributed: every grid coordinate holds the whole dimension
   };
-  kind k = kind::block;     ///< the format
-  std::int64_t size = 0;    ///< block size (block_cyclic only)
+  kind k = kind::block;   ///< the format
+  std::int64_t size = 0;  ///< block size (block_cyclic only)
   /// Equal formats (and block sizes).
   friend bool operator==(const dim_dist&, const dim_dist&) = default;
 };
@@ -76,8 +76,8 @@ struct dim_map {
 
 /// A layout without its element type or compile-time rank: what planning works on.
 struct layout_desc {
-  int ndim = 0;                               ///< number of dimensions
-  std::array<dim_map, max_dims> dims{};       ///< per dimension
+  int ndim = 0;                          ///< number of dimensions
+  std::array<dim_map, max_dims> dims{};  ///< per dimension
   /// Row-major grid coordinates of group rank r.
   void coords_of(int r, int* c) const noexcept {
     for (int d = ndim - 1; d >= 0; --d) {
@@ -129,8 +129,8 @@ class layout {
   layout(const cairn::group& g, const index& shape, const std::array<dim_dist, N>& dists,
          const std::array<int, N>& grid = {})
       : group_(g),
-        desc_(detail::make_layout_desc("layout", detail::caller_rank(g), g.size(), N,
-                                       shape.data(), dists.data(), grid.data())) {
+        desc_(detail::make_layout_desc("layout", detail::caller_rank(g), g.size(), N, shape.data(),
+                                       dists.data(), grid.data())) {
     if (g.rank() >= 0) desc_.coords_of(g.rank(), coords_.data());
   }
 

@@ -28,13 +28,13 @@ struct dim_run {
 /// One dimension of a plan: for each (source coordinate, destination coordinate) the runs of
 /// indices the pair exchanges, in increasing global order, adjacent runs merged.
 struct dim_plan {
-  int gs = 1;                          ///< source grid extent
-  int gd = 1;                          ///< destination grid extent
-  std::vector<dim_run> runs;           ///< all runs, grouped by pair
-  std::vector<std::uint32_t> first;    ///< runs of pair (cs, cd): [first[cs*gd+cd], first[...+1])
-  std::vector<std::int64_t> total;     ///< indices exchanged by each pair
-  std::vector<std::uint8_t> src_one;   ///< the pair's source indices form one interval
-  std::vector<std::uint8_t> dst_one;   ///< the pair's destination indices form one interval
+  int gs = 1;                         ///< source grid extent
+  int gd = 1;                         ///< destination grid extent
+  std::vector<dim_run> runs;          ///< all runs, grouped by pair
+  std::vector<std::uint32_t> first;   ///< runs of pair (cs, cd): [first[cs*gd+cd], first[...+1])
+  std::vector<std::int64_t> total;    ///< indices exchanged by each pair
+  std::vector<std::uint8_t> src_one;  ///< the pair's source indices form one interval
+  std::vector<std::uint8_t> dst_one;  ///< the pair's destination indices form one interval
   /// Runs of the pair (cs, cd).
   [[nodiscard]] std::span<const dim_run> of(std::size_t pair) const noexcept {
     return {runs.data() + first[pair], runs.data() + first[pair + 1]};
@@ -43,9 +43,9 @@ struct dim_plan {
 
 /// One peer of this rank in a plan: what it exchanges with one rank.
 struct plan_peer {
-  int world_rank = 0;                   ///< the peer
-  std::int64_t elements = 0;            ///< elements exchanged
-  std::array<std::uint32_t, detail::max_dims> pair{};  ///< per dimension: index into dim_plan
+  int world_rank = 0;                                        ///< the peer
+  std::int64_t elements = 0;                                 ///< elements exchanged
+  std::array<std::uint32_t, detail::max_dims> pair{};        ///< per dimension: index into dim_plan
   std::array<std::int64_t, detail::max_dims> src_strides{};  ///< sender's local strides
   std::array<std::int64_t, detail::max_dims> dst_strides{};  ///< receiver's local strides
   bool src_contiguous = false;  ///< the elements are one block of the sender's local part
@@ -59,18 +59,18 @@ struct plan_peer {
 /// rank's copy to itself, if any, is the send entry whose peer is the rank itself.
 class redistribution_plan {
  public:
-  int rank = -1;                     ///< world rank this plan is for
-  std::size_t elem_size = 0;         ///< bytes per element
-  detail::layout_desc src;           ///< source layout
-  detail::layout_desc dst;           ///< destination layout
-  std::vector<int> src_members;      ///< source group (world ranks)
-  std::vector<int> dst_members;      ///< destination group (world ranks)
-  std::uint64_t groups_id = 0;       ///< identity of the (source, destination) group pair
-  std::vector<dim_plan> dims;        ///< per dimension, shared by all peers
-  std::vector<plan_peer> sends;      ///< peers this rank sends to (itself included)
-  std::vector<plan_peer> recvs;      ///< peers this rank receives from (itself excluded)
+  int rank = -1;                 ///< world rank this plan is for
+  std::size_t elem_size = 0;     ///< bytes per element
+  detail::layout_desc src;       ///< source layout
+  detail::layout_desc dst;       ///< destination layout
+  std::vector<int> src_members;  ///< source group (world ranks)
+  std::vector<int> dst_members;  ///< destination group (world ranks)
+  std::uint64_t groups_id = 0;   ///< identity of the (source, destination) group pair
+  std::vector<dim_plan> dims;    ///< per dimension, shared by all peers
+  std::vector<plan_peer> sends;  ///< peers this rank sends to (itself included)
+  std::vector<plan_peer> recvs;  ///< peers this rank receives from (itself excluded)
 
-  int chunks = 1;                    ///< slabs each peer's data is cut into (at most)
+  int chunks = 1;  ///< slabs each peer's data is cut into (at most)
 
   /// Elements this rank sends (to others and itself).
   [[nodiscard]] std::int64_t send_elements() const noexcept;
@@ -124,7 +124,7 @@ class redistribution_plan {
       ii[du] = at;
     }
     if (rows_before > 0) return;  // first is past the end
-    std::size_t xi = 0;  // run of the last dimension where the first row starts
+    std::size_t xi = 0;           // run of the last dimension where the first row starts
     while (skip >= r[last][xi].len) skip -= r[last][xi++].len;
     std::int64_t left = count;
     std::int64_t ps = 0, pd = 0, pl = 0;  // pending merged run
@@ -173,22 +173,16 @@ namespace detail {
 
 /// Computes this rank's plan (no communication). Both layouts must have the same global shape;
 /// each peer's data is cut into up to `chunks` slabs (>= 1). `call` names the caller in errors.
-std::shared_ptr<const redistribution_plan> compute_plan(const char* call, int world_rank,
-                                                        std::size_t elem_size,
-                                                        const layout_desc& src,
-                                                        const std::vector<int>& src_members,
-                                                        const layout_desc& dst,
-                                                        const std::vector<int>& dst_members,
-                                                        int chunks = 1);
+std::shared_ptr<const redistribution_plan> compute_plan(
+    const char* call, int world_rank, std::size_t elem_size, const layout_desc& src,
+    const std::vector<int>& src_members, const layout_desc& dst,
+    const std::vector<int>& dst_members, int chunks = 1);
 
 /// As compute_plan, through a per-thread cache keyed by everything the plan depends on.
-std::shared_ptr<const redistribution_plan> cached_plan(const char* call, int world_rank,
-                                                       std::size_t elem_size,
-                                                       const layout_desc& src,
-                                                       const std::vector<int>& src_members,
-                                                       const layout_desc& dst,
-                                                       const std::vector<int>& dst_members,
-                                                       int chunks = 1);
+std::shared_ptr<const redistribution_plan> cached_plan(
+    const char* call, int world_rank, std::size_t elem_size, const layout_desc& src,
+    const std::vector<int>& src_members, const layout_desc& dst,
+    const std::vector<int>& dst_members, int chunks = 1);
 
 /// Throws cairn::error (naming `call`, `rank` and the value) unless chunks >= 1.
 void check_chunks(const char* call, int rank, int chunks);
@@ -203,8 +197,7 @@ dim_plan sweep_dimension(const dim_map& s, const dim_map& d);
 /// communication.
 template <int N>
 std::shared_ptr<const redistribution_plan> plan_redistribution(const layout<N>& src,
-                                                               const layout<N>& dst,
-                                                               int world_rank,
+                                                               const layout<N>& dst, int world_rank,
                                                                std::size_t elem_size,
                                                                int chunks = 1) {
   return detail::cached_plan("plan_redistribution", world_rank, elem_size, src.desc(),

@@ -57,9 +57,9 @@ struct task_transfer_args {
   int peer_task = 0;
   bool sending = false;
   int tag = 0;
-  layout_desc desc;       ///< the caller's array layout
+  layout_desc desc;  ///< the caller's array layout
   std::size_t elem_size = 0;
-  void* data = nullptr;   ///< local part (const for senders)
+  void* data = nullptr;  ///< local part (const for senders)
   transfer_options opts;
 };
 
@@ -90,7 +90,9 @@ class tasks {
   /// Task of world rank r.
   [[nodiscard]] int task_of(int r) const { return task_of_.at(static_cast<std::size_t>(r)); }
   /// The group of task t.
-  [[nodiscard]] const cairn::group& group(int t) const { return groups_.at(static_cast<std::size_t>(t)); }
+  [[nodiscard]] const cairn::group& group(int t) const {
+    return groups_.at(static_cast<std::size_t>(t));
+  }
   /// This rank's task group.
   [[nodiscard]] const cairn::group& my_group() const { return group(me_); }
   /// The world.
@@ -100,8 +102,8 @@ class tasks {
   /// receives it with the same tag into an array of the same global shape and element type.
   template <class T, int N>
   array_request isend(const darray<T, N>& a, int to, int tag = 0, const transfer_options& o = {}) {
-    return start(a.get_layout().desc(), a.get_layout().group(), sizeof(T),
-                 const_cast<T*>(a.data()), true, to, tag, o, "isend");
+    return start(a.get_layout().desc(), a.get_layout().group(), sizeof(T), const_cast<T*>(a.data()),
+                 true, to, tag, o, "isend");
   }
   /// Starts receiving from task `from` into `b`.
   template <class T, int N>
@@ -121,13 +123,15 @@ class tasks {
   }
   /// A persistent send of `a` to task `to` (the array must outlive it).
   template <class T, int N>
-  persistent_transfer send_init(const darray<T, N>& a, int to, int tag = 0, const transfer_options& o = {}) {
-    return init(a.get_layout().desc(), a.get_layout().group(), sizeof(T),
-                const_cast<T*>(a.data()), true, to, tag, o, "send_init");
+  persistent_transfer send_init(const darray<T, N>& a, int to, int tag = 0,
+                                const transfer_options& o = {}) {
+    return init(a.get_layout().desc(), a.get_layout().group(), sizeof(T), const_cast<T*>(a.data()),
+                true, to, tag, o, "send_init");
   }
   /// A persistent receive into `b` from task `from`.
   template <class T, int N>
-  persistent_transfer recv_init(darray<T, N>& b, int from, int tag = 0, const transfer_options& o = {}) {
+  persistent_transfer recv_init(darray<T, N>& b, int from, int tag = 0,
+                                const transfer_options& o = {}) {
     return init(b.get_layout().desc(), b.get_layout().group(), sizeof(T), b.data(), false, from,
                 tag, o, "recv_init");
   }
@@ -192,12 +196,11 @@ class tasks {
                       void* data, bool sending, int peer, int tag, const transfer_options& o,
                       const char* call);
   persistent_transfer init(const detail::layout_desc& d, const cairn::group& g, std::size_t elem,
-                           void* data, bool sending, int peer, int tag,
-                           const transfer_options& o, const char* call);
+                           void* data, bool sending, int peer, int tag, const transfer_options& o,
+                           const char* call);
   std::unique_ptr<detail::array_exec> prepare(const detail::layout_desc& d, const cairn::group& g,
-                                              std::size_t elem, void* data, bool sending,
-                                              int peer, int tag, const transfer_options& o,
-                                              const char* call);
+                                              std::size_t elem, void* data, bool sending, int peer,
+                                              int tag, const transfer_options& o, const char* call);
   void check_task(const char* call, int t) const;
   void build(const std::vector<std::vector<int>>& members);
 

@@ -30,11 +30,11 @@ enum class transfer_strategy : std::uint8_t {
 /// up over every transfer given this record through transfer_options::steps. Costs nothing when
 /// no record is given.
 struct transfer_steps {
-  double exchange_s = 0;   ///< descriptor exchange: posted until the other task's descriptor arrived
-  double plan_s = 0;       ///< scheduling: descriptor checks, strategy and plan (cached or computed)
-  double pack_s = 0;       ///< packing strided pieces for sending, and this rank's copy to itself
-  double transmit_s = 0;   ///< the rest of the stages: messages in flight, waiting for peers
-  double unpack_s = 0;     ///< unpacking into place (threads engine: the direct copies)
+  double exchange_s = 0;  ///< descriptor exchange: posted until the other task's descriptor arrived
+  double plan_s = 0;      ///< scheduling: descriptor checks, strategy and plan (cached or computed)
+  double pack_s = 0;      ///< packing strided pieces for sending, and this rank's copy to itself
+  double transmit_s = 0;  ///< the rest of the stages: messages in flight, waiting for peers
+  double unpack_s = 0;    ///< unpacking into place (threads engine: the direct copies)
   std::int64_t transfers = 0;  ///< transfers completed
   /// Peers whose parts this rank copied straight from their memory (transfer_options::direct)
   std::int64_t straight_peers = 0;
@@ -44,15 +44,17 @@ struct transfer_steps {
 /// `count` elements, from element `first` in the order both sides agree on, of what `peer`
 /// sends this rank.
 struct slab_arrival {
-  const redistribution_plan* plan = nullptr;  ///< the receiver's plan (of the stage writing the destination)
-  const plan_peer* peer = nullptr;            ///< the sender (for this rank's own part: itself)
-  std::int64_t first = 0;                     ///< first element of the slab
-  std::int64_t count = 0;                     ///< elements in the slab
+  const redistribution_plan* plan =
+      nullptr;                      ///< the receiver's plan (of the stage writing the destination)
+  const plan_peer* peer = nullptr;  ///< the sender (for this rank's own part: itself)
+  std::int64_t first = 0;           ///< first element of the slab
+  std::int64_t count = 0;           ///< elements in the slab
   /// Calls f(offset, len) for every run of destination elements the slab wrote (offsets in
   /// elements in the receiver's local part).
   template <class F>
   void for_each_run(F&& f) const {
-    plan->for_each_run(*peer, first, count, [&](std::int64_t, std::int64_t t, std::int64_t l) { f(t, l); });
+    plan->for_each_run(*peer, first, count,
+                       [&](std::int64_t, std::int64_t t, std::int64_t l) { f(t, l); });
   }
 };
 
@@ -142,14 +144,17 @@ array_request iredistribute(const darray<T, N>& src, darray<T, N>& dst,
   const auto& dl = dst.get_layout();
   detail::rank_context* ctx = detail::context_of(sl.group(), dl.group(), call);
   if (ctx == nullptr) return {};
-  const int me = sl.group().rank() >= 0 ? detail::caller_rank(sl.group()) : detail::caller_rank(dl.group());
+  const int me =
+      sl.group().rank() >= 0 ? detail::caller_rank(sl.group()) : detail::caller_rank(dl.group());
   if (static_cast<const void*>(&src) == static_cast<const void*>(&dst))
     detail::fail(call, me, "source and destination are the same array");
-  const auto t0 = opts.steps ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  auto plan = detail::cached_plan(call, me, sizeof(T), sl.desc(), sl.group().members(),
-                                  dl.desc(), dl.group().members(), opts.chunks);
+  const auto t0 =
+      opts.steps ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  auto plan = detail::cached_plan(call, me, sizeof(T), sl.desc(), sl.group().members(), dl.desc(),
+                                  dl.group().members(), opts.chunks);
   if (opts.steps)
-    opts.steps->plan_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    opts.steps->plan_s +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return detail::start_plan(*ctx, call, std::move(plan), src.data(), dst.data(), 0, opts);
 }
 

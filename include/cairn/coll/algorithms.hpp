@@ -20,7 +20,8 @@ namespace cairn {
 enum class bcast_algorithm {
   automatic,          ///< binomial below 512 KiB or on 2 ranks, else scatter + allgather
   binomial,           ///< binomial tree, log2 p steps (src/coll/bcast_binomial.cpp)
-  scatter_allgather,  ///< van de Geijn, about 2 bytes per rank (src/coll/bcast_scatter_allgather.cpp)
+  scatter_allgather,  ///< van de Geijn, about 2 bytes per rank
+                      ///< (src/coll/bcast_scatter_allgather.cpp)
   shared_memory,      ///< on a group of one node, up to 16384 bytes: through shared memory, no
                       ///< messages (the world: src/coll/shared_memory_flat.cpp; other groups:
                       ///< src/coll/shared_memory_group.cpp)
@@ -40,18 +41,20 @@ enum class allreduce_algorithm {
   automatic,           ///< recursive doubling below 64 KiB (or fewer elements than ranks);
                        ///< from 64 KiB Rabenseifner, from 256 KiB ring for commutative
                        ///< operations on more than 2 ranks
-  recursive_doubling,  ///< butterfly with a fold for non-powers of two (src/coll/allreduce_recursive_doubling.cpp)
-  ring,                ///< reduce-scatter + allgather rings, commutative operations only (src/coll/allreduce_ring.cpp)
-  rabenseifner,        ///< recursive halving + recursive doubling (src/coll/allreduce_rabenseifner.cpp)
-  shared_memory,       ///< as bcast_algorithm::shared_memory; operands combined in rank order
+  recursive_doubling,  ///< butterfly with a fold for non-powers of two
+                       ///< (src/coll/allreduce_recursive_doubling.cpp)
+  ring,                ///< reduce-scatter + allgather rings, commutative operations only
+                       ///< (src/coll/allreduce_ring.cpp)
+  rabenseifner,   ///< recursive halving + recursive doubling (src/coll/allreduce_rabenseifner.cpp)
+  shared_memory,  ///< as bcast_algorithm::shared_memory; operands combined in rank order
 };
 
 /// Allgather algorithms.
 enum class allgather_algorithm {
-  automatic,           ///< below 64 KiB of gathered data (size() x block) recursive doubling
-                       ///< on powers of two, else Bruck; from 64 KiB ring
-  ring,                ///< p - 1 neighbour steps, bandwidth-optimal (src/coll/allgather_ring.cpp)
-  bruck,               ///< ceil(log2 p) steps for any p, latency-optimal (src/coll/allgather_bruck.cpp)
+  automatic,  ///< below 64 KiB of gathered data (size() x block) recursive doubling
+              ///< on powers of two, else Bruck; from 64 KiB ring
+  ring,       ///< p - 1 neighbour steps, bandwidth-optimal (src/coll/allgather_ring.cpp)
+  bruck,      ///< ceil(log2 p) steps for any p, latency-optimal (src/coll/allgather_bruck.cpp)
   recursive_doubling,  ///< log2 p exchanges, folded for non-powers of two
                        ///< (src/coll/allgather_recursive_doubling.cpp)
 };
@@ -65,8 +68,8 @@ enum class alltoall_algorithm {
 
 /// Reduce-scatter (block) algorithms.
 enum class reduce_scatter_block_algorithm {
-  automatic,          ///< ring for commutative operations from 256 KiB of input (size() x block)
-                      ///< on more than 2 ranks, else recursive halving (always for non-commutative ops)
+  automatic,  ///< ring for commutative operations from 256 KiB of input (size() x block)
+              ///< on more than 2 ranks, else recursive halving (always for non-commutative ops)
   recursive_halving,  ///< log2 p steps, operands in rank order, any operation
                       ///< (src/coll/reduce_scatter_block_recursive_halving.cpp)
   ring,               ///< p - 1 neighbour steps, commutative operations only

@@ -4,9 +4,10 @@
 /// `coll_target(call)`). Every collective is `i<name>(...) -> request`; the blocking form is
 /// `<name>(...)` = `i<name>(...).wait()`, and the persistent form `<name>_init(...) ->
 /// persistent_request` plans once and runs on every `start()` (its buffers stay bound, so they
-/// must be lvalues or views — borrowed ranges: a temporary vector does not compile). Collectives progress whenever
-/// any cairn call runs. Where a call takes an algorithm, `automatic` picks it by message and
-/// group size (the default table, overridable by CAIRN_COLL; see cairn/coll/algorithms.hpp).
+/// must be lvalues or views — borrowed ranges: a temporary vector does not compile). Collectives
+/// progress whenever any cairn call runs. Where a call takes an algorithm, `automatic` picks it by
+/// message and group size (the default table, overridable by CAIRN_COLL; see
+/// cairn/coll/algorithms.hpp).
 ///
 /// In-place forms (MPI_IN_PLACE): `cairn::in_place` where the input would be (for scatter,
 /// where the output would be) says that the input already sits in the one buffer passed; see
@@ -37,7 +38,9 @@ template <class Derived>
 class collectives {
  public:
   /// Non-blocking barrier (shared memory on a group of one node, else dissemination).
-  request ibarrier() { return detail::start_prepared(detail::prepare_barrier(target("ibarrier"), "ibarrier")); }
+  request ibarrier() {
+    return detail::start_prepared(detail::prepare_barrier(target("ibarrier"), "ibarrier"));
+  }
   /// Blocks until every member entered the barrier.
   void barrier() { detail::run_blocking(detail::prepare_barrier(target("barrier"), "barrier")); }
   /// Persistent barrier.
@@ -57,8 +60,8 @@ class collectives {
   }
   /// Persistent broadcast of `buf` (bound at init).
   template <detail::writable_data R>
-    requires std::ranges::borrowed_range<R>
-  persistent_request bcast_init(R&& buf, int root, bcast_algorithm alg = bcast_algorithm::automatic) {
+  requires std::ranges::borrowed_range<R> persistent_request
+  bcast_init(R&& buf, int root, bcast_algorithm alg = bcast_algorithm::automatic) {
     return persistent_request(bcast_impl("bcast_init", buf, root, alg));
   }
 
@@ -71,98 +74,104 @@ class collectives {
   }
   /// Blocking reduce.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-  void reduce(const In& in, Out&& out, int root, Op op = {}, reduce_algorithm alg = reduce_algorithm::automatic) {
+  void reduce(const In& in, Out&& out, int root, Op op = {},
+              reduce_algorithm alg = reduce_algorithm::automatic) {
     detail::run_blocking(reduce_impl("reduce", in, out, root, op, alg));
   }
   /// Persistent reduce.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request reduce_init(In&& in, Out&& out, int root, Op op = {},
-                                 reduce_algorithm alg = reduce_algorithm::automatic) {
+  requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out> persistent_request
+  reduce_init(In&& in, Out&& out, int root, Op op = {},
+              reduce_algorithm alg = reduce_algorithm::automatic) {
     return persistent_request(reduce_impl("reduce_init", in, out, root, op, alg));
   }
   /// In-place reduce: `buf` holds this member's input and, on `root`, receives the result
   /// (elsewhere it is only read).
   template <detail::writable_data R, class Op = plus>
-  request ireduce(in_place_t, R&& buf, int root, Op op = {}, reduce_algorithm alg = reduce_algorithm::automatic) {
+  request ireduce(in_place_t, R&& buf, int root, Op op = {},
+                  reduce_algorithm alg = reduce_algorithm::automatic) {
     return detail::start_prepared(reduce_impl("ireduce", buf, buf, root, op, alg));
   }
   /// Blocking in-place reduce.
   template <detail::writable_data R, class Op = plus>
-  void reduce(in_place_t, R&& buf, int root, Op op = {}, reduce_algorithm alg = reduce_algorithm::automatic) {
+  void reduce(in_place_t, R&& buf, int root, Op op = {},
+              reduce_algorithm alg = reduce_algorithm::automatic) {
     detail::run_blocking(reduce_impl("reduce", buf, buf, root, op, alg));
   }
   /// Persistent in-place reduce.
   template <detail::writable_data R, class Op = plus>
-    requires std::ranges::borrowed_range<R>
-  persistent_request reduce_init(in_place_t, R&& buf, int root, Op op = {},
-                                 reduce_algorithm alg = reduce_algorithm::automatic) {
+  requires std::ranges::borrowed_range<R> persistent_request
+  reduce_init(in_place_t, R&& buf, int root, Op op = {},
+              reduce_algorithm alg = reduce_algorithm::automatic) {
     return persistent_request(reduce_impl("reduce_init", buf, buf, root, op, alg));
   }
 
   /// Reduces `in` of every member element-wise with `op`; every member gets the result in
   /// `out` (same size as `in`).
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-    requires(!std::ranges::range<Op>)
-  request iallreduce(const In& in, Out&& out, Op op = {},
-                     allreduce_algorithm alg = allreduce_algorithm::automatic) {
-    return detail::start_prepared(allreduce_impl("iallreduce", std::ranges::data(in), std::ranges::size(in), out,
-                                                 op, alg, false));
+  requires(!std::ranges::range<Op>) request
+      iallreduce(const In& in, Out&& out, Op op = {},
+                 allreduce_algorithm alg = allreduce_algorithm::automatic) {
+    return detail::start_prepared(allreduce_impl("iallreduce", std::ranges::data(in),
+                                                 std::ranges::size(in), out, op, alg, false));
   }
   /// In-place form: `inout` holds this member's input and receives the result.
   template <detail::writable_data InOut, class Op>
-    requires(!std::ranges::range<Op>)
-  request iallreduce(InOut&& inout, Op op, allreduce_algorithm alg = allreduce_algorithm::automatic) {
-    return detail::start_prepared(allreduce_impl("iallreduce", std::ranges::data(inout), std::ranges::size(inout),
-                                                 inout, op, alg, true));
+  requires(!std::ranges::range<Op>) request
+      iallreduce(InOut&& inout, Op op, allreduce_algorithm alg = allreduce_algorithm::automatic) {
+    return detail::start_prepared(allreduce_impl("iallreduce", std::ranges::data(inout),
+                                                 std::ranges::size(inout), inout, op, alg, true));
   }
   /// Blocking allreduce.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-    requires(!std::ranges::range<Op>)
-  void allreduce(const In& in, Out&& out, Op op = {},
-                 allreduce_algorithm alg = allreduce_algorithm::automatic) {
-    detail::run_blocking(allreduce_impl("allreduce", std::ranges::data(in), std::ranges::size(in), out, op, alg,
-                                        false));
+  requires(!std::ranges::range<Op>) void allreduce(
+      const In& in, Out&& out, Op op = {},
+      allreduce_algorithm alg = allreduce_algorithm::automatic) {
+    detail::run_blocking(allreduce_impl("allreduce", std::ranges::data(in), std::ranges::size(in),
+                                        out, op, alg, false));
   }
   /// Blocking in-place allreduce.
   template <detail::writable_data InOut, class Op>
-    requires(!std::ranges::range<Op>)
-  void allreduce(InOut&& inout, Op op, allreduce_algorithm alg = allreduce_algorithm::automatic) {
-    detail::run_blocking(allreduce_impl("allreduce", std::ranges::data(inout), std::ranges::size(inout), inout, op,
-                                        alg, true));
+  requires(!std::ranges::range<Op>) void allreduce(
+      InOut&& inout, Op op, allreduce_algorithm alg = allreduce_algorithm::automatic) {
+    detail::run_blocking(allreduce_impl("allreduce", std::ranges::data(inout),
+                                        std::ranges::size(inout), inout, op, alg, true));
   }
   /// Persistent allreduce.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-    requires(!std::ranges::range<Op>) && std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request allreduce_init(In&& in, Out&& out, Op op = {},
-                                    allreduce_algorithm alg = allreduce_algorithm::automatic) {
-    return persistent_request(
-        allreduce_impl("allreduce_init", std::ranges::data(in), std::ranges::size(in), out, op, alg, false));
+  requires(!std::ranges::range<Op>) &&
+      std::ranges::borrowed_range<In>&& std::ranges::borrowed_range<Out> persistent_request
+      allreduce_init(In&& in, Out&& out, Op op = {},
+                     allreduce_algorithm alg = allreduce_algorithm::automatic) {
+    return persistent_request(allreduce_impl("allreduce_init", std::ranges::data(in),
+                                             std::ranges::size(in), out, op, alg, false));
   }
   /// Persistent in-place allreduce.
   template <detail::writable_data InOut, class Op>
-    requires(!std::ranges::range<Op>) && std::ranges::borrowed_range<InOut>
-  persistent_request allreduce_init(InOut&& inout, Op op, allreduce_algorithm alg = allreduce_algorithm::automatic) {
-    return persistent_request(allreduce_impl("allreduce_init", std::ranges::data(inout), std::ranges::size(inout),
-                                             inout, op, alg, true));
+  requires(!std::ranges::range<Op>) && std::ranges::borrowed_range<InOut> persistent_request
+      allreduce_init(InOut&& inout, Op op,
+                     allreduce_algorithm alg = allreduce_algorithm::automatic) {
+    return persistent_request(allreduce_impl("allreduce_init", std::ranges::data(inout),
+                                             std::ranges::size(inout), inout, op, alg, true));
   }
   /// In-place allreduce with the tag, as the other in-place forms (same as `iallreduce(buf, op)`).
   template <detail::writable_data R, class Op = plus>
-    requires(!std::ranges::range<Op>)
-  request iallreduce(in_place_t, R&& buf, Op op = {}, allreduce_algorithm alg = allreduce_algorithm::automatic) {
+  requires(!std::ranges::range<Op>) request
+      iallreduce(in_place_t, R&& buf, Op op = {},
+                 allreduce_algorithm alg = allreduce_algorithm::automatic) {
     return iallreduce(buf, op, alg);
   }
   /// Blocking in-place allreduce with the tag.
   template <detail::writable_data R, class Op = plus>
-    requires(!std::ranges::range<Op>)
-  void allreduce(in_place_t, R&& buf, Op op = {}, allreduce_algorithm alg = allreduce_algorithm::automatic) {
+  requires(!std::ranges::range<Op>) void allreduce(
+      in_place_t, R&& buf, Op op = {}, allreduce_algorithm alg = allreduce_algorithm::automatic) {
     allreduce(buf, op, alg);
   }
   /// Persistent in-place allreduce with the tag.
   template <detail::writable_data R, class Op = plus>
-    requires(!std::ranges::range<Op>) && std::ranges::borrowed_range<R>
-  persistent_request allreduce_init(in_place_t, R&& buf, Op op = {},
-                                    allreduce_algorithm alg = allreduce_algorithm::automatic) {
+  requires(!std::ranges::range<Op>) && std::ranges::borrowed_range<R> persistent_request
+      allreduce_init(in_place_t, R&& buf, Op op = {},
+                     allreduce_algorithm alg = allreduce_algorithm::automatic) {
     return allreduce_init(buf, op, alg);
   }
 
@@ -181,8 +190,8 @@ class collectives {
   }
   /// Persistent gather.
   template <detail::contiguous_data In, detail::writable_data Out>
-    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request gather_init(In&& in, Out&& out, int root) {
+  requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out> persistent_request
+  gather_init(In&& in, Out&& out, int root) {
     return persistent_request(gather_impl("gather_init", in, out, root));
   }
   /// In-place gather: `buf` holds size() x n elements with this member's block already at
@@ -198,8 +207,8 @@ class collectives {
   }
   /// Persistent in-place gather.
   template <detail::writable_data R>
-    requires std::ranges::borrowed_range<R>
-  persistent_request gather_init(in_place_t, R&& buf, int root) {
+  requires std::ranges::borrowed_range<R> persistent_request gather_init(in_place_t, R&& buf,
+                                                                         int root) {
     return persistent_request(gather_impl("gather_init", in_place, buf, root));
   }
 
@@ -218,8 +227,8 @@ class collectives {
   }
   /// Persistent scatter.
   template <detail::contiguous_data In, detail::writable_data Out>
-    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request scatter_init(In&& in, Out&& out, int root) {
+  requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out> persistent_request
+  scatter_init(In&& in, Out&& out, int root) {
     return persistent_request(scatter_impl("scatter_init", in, out, root));
   }
   /// In-place scatter: `buf` holds size() x n elements; the root's own block stays where it is
@@ -235,8 +244,8 @@ class collectives {
   }
   /// Persistent in-place scatter.
   template <detail::writable_data R>
-    requires std::ranges::borrowed_range<R>
-  persistent_request scatter_init(R&& buf, in_place_t, int root) {
+  requires std::ranges::borrowed_range<R> persistent_request scatter_init(R&& buf, in_place_t,
+                                                                          int root) {
     return persistent_request(scatter_impl("scatter_init", buf, in_place, root));
   }
 
@@ -244,24 +253,27 @@ class collectives {
   /// `out` must hold at least size() x n elements and gets member i's block at [i n, (i + 1) n).
   /// `in` and `out` must not overlap.
   template <detail::contiguous_data In, detail::writable_data Out>
-  request iallgather(const In& in, Out&& out, allgather_algorithm alg = allgather_algorithm::automatic) {
+  request iallgather(const In& in, Out&& out,
+                     allgather_algorithm alg = allgather_algorithm::automatic) {
     return detail::start_prepared(allgather_impl("iallgather", in, out, alg));
   }
   /// Blocking allgather.
   template <detail::contiguous_data In, detail::writable_data Out>
-  void allgather(const In& in, Out&& out, allgather_algorithm alg = allgather_algorithm::automatic) {
+  void allgather(const In& in, Out&& out,
+                 allgather_algorithm alg = allgather_algorithm::automatic) {
     detail::run_blocking(allgather_impl("allgather", in, out, alg));
   }
   /// Persistent allgather.
   template <detail::contiguous_data In, detail::writable_data Out>
-    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request allgather_init(In&& in, Out&& out, allgather_algorithm alg = allgather_algorithm::automatic) {
+  requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out> persistent_request
+  allgather_init(In&& in, Out&& out, allgather_algorithm alg = allgather_algorithm::automatic) {
     return persistent_request(allgather_impl("allgather_init", in, out, alg));
   }
   /// In-place allgather: `buf` holds size() x n elements with this member's block already at
   /// [rank() n, (rank() + 1) n); the others' blocks land around it.
   template <detail::writable_data R>
-  request iallgather(in_place_t, R&& buf, allgather_algorithm alg = allgather_algorithm::automatic) {
+  request iallgather(in_place_t, R&& buf,
+                     allgather_algorithm alg = allgather_algorithm::automatic) {
     return detail::start_prepared(allgather_impl("iallgather", in_place, buf, alg));
   }
   /// Blocking in-place allgather.
@@ -271,8 +283,8 @@ class collectives {
   }
   /// Persistent in-place allgather.
   template <detail::writable_data R>
-    requires std::ranges::borrowed_range<R>
-  persistent_request allgather_init(in_place_t, R&& buf, allgather_algorithm alg = allgather_algorithm::automatic) {
+  requires std::ranges::borrowed_range<R> persistent_request
+  allgather_init(in_place_t, R&& buf, allgather_algorithm alg = allgather_algorithm::automatic) {
     return persistent_request(allgather_impl("allgather_init", in_place, buf, alg));
   }
 
@@ -280,7 +292,8 @@ class collectives {
   /// every member); block j goes to member j, and block i of `out` (which must hold at least
   /// size() x n elements) comes from member i. `in` and `out` must not overlap.
   template <detail::contiguous_data In, detail::writable_data Out>
-  request ialltoall(const In& in, Out&& out, alltoall_algorithm alg = alltoall_algorithm::automatic) {
+  request ialltoall(const In& in, Out&& out,
+                    alltoall_algorithm alg = alltoall_algorithm::automatic) {
     return detail::start_prepared(alltoall_impl("ialltoall", in, out, alg));
   }
   /// Blocking alltoall.
@@ -290,8 +303,8 @@ class collectives {
   }
   /// Persistent alltoall.
   template <detail::contiguous_data In, detail::writable_data Out>
-    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request alltoall_init(In&& in, Out&& out, alltoall_algorithm alg = alltoall_algorithm::automatic) {
+  requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out> persistent_request
+  alltoall_init(In&& in, Out&& out, alltoall_algorithm alg = alltoall_algorithm::automatic) {
     return persistent_request(alltoall_impl("alltoall_init", in, out, alg));
   }
   /// In-place alltoall: `buf` holds size() blocks of n elements; block j is sent to member j and
@@ -308,8 +321,8 @@ class collectives {
   }
   /// Persistent in-place alltoall.
   template <detail::writable_data R>
-    requires std::ranges::borrowed_range<R>
-  persistent_request alltoall_init(in_place_t, R&& buf, alltoall_algorithm alg = alltoall_algorithm::automatic) {
+  requires std::ranges::borrowed_range<R> persistent_request
+  alltoall_init(in_place_t, R&& buf, alltoall_algorithm alg = alltoall_algorithm::automatic) {
     return persistent_request(alltoall_impl("alltoall_init", in_place, buf, alg));
   }
 
@@ -319,43 +332,51 @@ class collectives {
   /// reduction, [i n, (i + 1) n), in `out`. `in` and `out` must not overlap. Operands are
   /// combined in rank order unless `op` is commutative.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-  request ireduce_scatter_block(const In& in, Out&& out, Op op = {},
-                                reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
-    return detail::start_prepared(reduce_scatter_block_impl("ireduce_scatter_block", in, out, op, alg));
+  request ireduce_scatter_block(
+      const In& in, Out&& out, Op op = {},
+      reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
+    return detail::start_prepared(
+        reduce_scatter_block_impl("ireduce_scatter_block", in, out, op, alg));
   }
   /// Blocking reduce_scatter_block.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-  void reduce_scatter_block(const In& in, Out&& out, Op op = {},
-                            reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
+  void reduce_scatter_block(
+      const In& in, Out&& out, Op op = {},
+      reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
     detail::run_blocking(reduce_scatter_block_impl("reduce_scatter_block", in, out, op, alg));
   }
   /// Persistent reduce_scatter_block.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request reduce_scatter_block_init(
+  requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out> persistent_request
+  reduce_scatter_block_init(
       In&& in, Out&& out, Op op = {},
       reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
-    return persistent_request(reduce_scatter_block_impl("reduce_scatter_block_init", in, out, op, alg));
+    return persistent_request(
+        reduce_scatter_block_impl("reduce_scatter_block_init", in, out, op, alg));
   }
   /// In-place reduce_scatter_block (MPI semantics): `buf` holds the size() x n input, and this
   /// member's block of the reduction lands in its first n elements (the rest is left as is).
   template <detail::writable_data R, class Op = plus>
-  request ireduce_scatter_block(in_place_t, R&& buf, Op op = {},
-                                reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
-    return detail::start_prepared(reduce_scatter_block_impl("ireduce_scatter_block", in_place, buf, op, alg));
+  request ireduce_scatter_block(
+      in_place_t, R&& buf, Op op = {},
+      reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
+    return detail::start_prepared(
+        reduce_scatter_block_impl("ireduce_scatter_block", in_place, buf, op, alg));
   }
   /// Blocking in-place reduce_scatter_block.
   template <detail::writable_data R, class Op = plus>
-  void reduce_scatter_block(in_place_t, R&& buf, Op op = {},
-                            reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
+  void reduce_scatter_block(
+      in_place_t, R&& buf, Op op = {},
+      reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
     detail::run_blocking(reduce_scatter_block_impl("reduce_scatter_block", in_place, buf, op, alg));
   }
   /// Persistent in-place reduce_scatter_block.
   template <detail::writable_data R, class Op = plus>
-    requires std::ranges::borrowed_range<R>
-  persistent_request reduce_scatter_block_init(
-      in_place_t, R&& buf, Op op = {}, reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
-    return persistent_request(reduce_scatter_block_impl("reduce_scatter_block_init", in_place, buf, op, alg));
+  requires std::ranges::borrowed_range<R> persistent_request reduce_scatter_block_init(
+      in_place_t, R&& buf, Op op = {},
+      reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
+    return persistent_request(
+        reduce_scatter_block_impl("reduce_scatter_block_init", in_place, buf, op, alg));
   }
 
   /// Inclusive prefix reduction in group-rank order (MPI_Scan, recursive doubling): member i
@@ -372,8 +393,8 @@ class collectives {
   }
   /// Persistent scan.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request scan_init(In&& in, Out&& out, Op op = {}) {
+  requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out> persistent_request
+  scan_init(In&& in, Out&& out, Op op = {}) {
     return persistent_request(scan_impl("scan_init", in, out, op, false));
   }
   /// In-place scan: `buf` holds this member's input and receives its prefix.
@@ -388,8 +409,8 @@ class collectives {
   }
   /// Persistent in-place scan.
   template <detail::writable_data R, class Op = plus>
-    requires std::ranges::borrowed_range<R>
-  persistent_request scan_init(in_place_t, R&& buf, Op op = {}) {
+  requires std::ranges::borrowed_range<R> persistent_request scan_init(in_place_t, R&& buf,
+                                                                       Op op = {}) {
     return persistent_request(scan_impl("scan_init", in_place, buf, op, false));
   }
 
@@ -407,8 +428,8 @@ class collectives {
   }
   /// Persistent exscan.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request exscan_init(In&& in, Out&& out, Op op = {}) {
+  requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out> persistent_request
+  exscan_init(In&& in, Out&& out, Op op = {}) {
     return persistent_request(scan_impl("exscan_init", in, out, op, true));
   }
   /// In-place exscan: `buf` holds this member's input and receives its exclusive prefix (member
@@ -424,8 +445,8 @@ class collectives {
   }
   /// Persistent in-place exscan.
   template <detail::writable_data R, class Op = plus>
-    requires std::ranges::borrowed_range<R>
-  persistent_request exscan_init(in_place_t, R&& buf, Op op = {}) {
+  requires std::ranges::borrowed_range<R> persistent_request exscan_init(in_place_t, R&& buf,
+                                                                         Op op = {}) {
     return persistent_request(scan_impl("exscan_init", in_place, buf, op, true));
   }
 
@@ -454,8 +475,8 @@ class collectives {
   }
   /// Persistent gatherv (empty `displs` = packed).
   template <detail::contiguous_data In, detail::writable_data Out>
-    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request gatherv_init(In&& in, Out&& out, count_list counts, count_list displs, int root) {
+  requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out> persistent_request
+  gatherv_init(In&& in, Out&& out, count_list counts, count_list displs, int root) {
     return persistent_request(gatherv_impl("gatherv_init", in, out, counts, displs, root));
   }
 
@@ -484,8 +505,8 @@ class collectives {
   }
   /// Persistent scatterv (empty `displs` = packed).
   template <detail::contiguous_data In, detail::writable_data Out>
-    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request scatterv_init(In&& in, Out&& out, count_list counts, count_list displs, int root) {
+  requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out> persistent_request
+  scatterv_init(In&& in, Out&& out, count_list counts, count_list displs, int root) {
     return persistent_request(scatterv_impl("scatterv_init", in, out, counts, displs, root));
   }
 
@@ -503,8 +524,8 @@ class collectives {
   }
   /// Persistent allgatherv.
   template <detail::contiguous_data In, detail::writable_data Out>
-    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request allgatherv_init(In&& in, Out&& out, count_list counts, count_list displs = {}) {
+  requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out> persistent_request
+  allgatherv_init(In&& in, Out&& out, count_list counts, count_list displs = {}) {
     return persistent_request(allgatherv_impl("allgatherv_init", in, out, counts, displs));
   }
 
@@ -513,21 +534,23 @@ class collectives {
   /// elements from member i land at recv_displs[i] of `out` (elements; empty displacements =
   /// packed). send_counts[j] here must equal recv_counts[i] on member j (i = this member).
   template <detail::contiguous_data In, detail::writable_data Out>
-  request ialltoallv(const In& in, count_list send_counts, count_list send_displs, Out&& out, count_list recv_counts,
-                     count_list recv_displs) {
+  request ialltoallv(const In& in, count_list send_counts, count_list send_displs, Out&& out,
+                     count_list recv_counts, count_list recv_displs) {
     return detail::start_prepared(
         alltoallv_impl("ialltoallv", in, send_counts, send_displs, out, recv_counts, recv_displs));
   }
   /// ialltoallv with the blocks packed in rank order.
   template <detail::contiguous_data In, detail::writable_data Out>
   request ialltoallv(const In& in, count_list send_counts, Out&& out, count_list recv_counts) {
-    return detail::start_prepared(alltoallv_impl("ialltoallv", in, send_counts, {}, out, recv_counts, {}));
+    return detail::start_prepared(
+        alltoallv_impl("ialltoallv", in, send_counts, {}, out, recv_counts, {}));
   }
   /// Blocking alltoallv.
   template <detail::contiguous_data In, detail::writable_data Out>
-  void alltoallv(const In& in, count_list send_counts, count_list send_displs, Out&& out, count_list recv_counts,
-                 count_list recv_displs) {
-    detail::run_blocking(alltoallv_impl("alltoallv", in, send_counts, send_displs, out, recv_counts, recv_displs));
+  void alltoallv(const In& in, count_list send_counts, count_list send_displs, Out&& out,
+                 count_list recv_counts, count_list recv_displs) {
+    detail::run_blocking(
+        alltoallv_impl("alltoallv", in, send_counts, send_displs, out, recv_counts, recv_displs));
   }
   /// Blocking alltoallv, packed.
   template <detail::contiguous_data In, detail::writable_data Out>
@@ -536,11 +559,11 @@ class collectives {
   }
   /// Persistent alltoallv (empty displacements = packed).
   template <detail::contiguous_data In, detail::writable_data Out>
-    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request alltoallv_init(In&& in, count_list send_counts, count_list send_displs, Out&& out,
-                                    count_list recv_counts, count_list recv_displs) {
-    return persistent_request(
-        alltoallv_impl("alltoallv_init", in, send_counts, send_displs, out, recv_counts, recv_displs));
+  requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out> persistent_request
+  alltoallv_init(In&& in, count_list send_counts, count_list send_displs, Out&& out,
+                 count_list recv_counts, count_list recv_displs) {
+    return persistent_request(alltoallv_impl("alltoallv_init", in, send_counts, send_displs, out,
+                                             recv_counts, recv_displs));
   }
 
   /// Reduces `in` of every member element-wise with `op` and scatters blocks of different
@@ -559,8 +582,8 @@ class collectives {
   }
   /// Persistent reduce_scatter.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request reduce_scatter_init(In&& in, Out&& out, count_list counts, Op op = {}) {
+  requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out> persistent_request
+  reduce_scatter_init(In&& in, Out&& out, count_list counts, Op op = {}) {
     return persistent_request(reduce_scatter_impl("reduce_scatter_init", in, out, counts, op));
   }
 
@@ -573,9 +596,9 @@ class collectives {
   detail::prepared bcast_impl(const char* call, R& buf, int root, bcast_algorithm alg) {
     using T = std::ranges::range_value_t<R>;
     const auto t = target(call);
-    return detail::prepare_bcast(t, call, std::ranges::data(buf),
-                                 detail::checked_bytes(call, t.world_rank, std::ranges::size(buf), sizeof(T)),
-                                 root, alg);
+    return detail::prepare_bcast(
+        t, call, std::ranges::data(buf),
+        detail::checked_bytes(call, t.world_rank, std::ranges::size(buf), sizeof(T)), root, alg);
   }
 
   template <class In, class Out, class Op>
@@ -588,7 +611,8 @@ class collectives {
     const std::size_t n = std::ranges::size(in);
     detail::checked_bytes(call, t.world_rank, n, sizeof(T));
     if (t.group_rank == root && std::ranges::size(out) != n)
-      detail::fail(call, t.world_rank, "output holds ", std::ranges::size(out), " elements, input ", n);
+      detail::fail(call, t.world_rank, "output holds ", std::ranges::size(out), " elements, input ",
+                   n);
     return detail::prepare_reduce(t, call, std::ranges::data(in), std::ranges::data(out), n, root,
                                   detail::bind_op<T>(op), alg);
   }
@@ -605,21 +629,23 @@ class collectives {
   template <class In, class Out>
   static detail::block_buffers buffers_of(In& in, Out& out) {
     if constexpr (is_in_place<In>) {
-      return {std::ranges::data(out), std::ranges::size(out), std::ranges::data(out), std::ranges::size(out),
-              sizeof(elem_t<In, Out>), true};
+      return {std::ranges::data(out), std::ranges::size(out),  std::ranges::data(out),
+              std::ranges::size(out), sizeof(elem_t<In, Out>), true};
     } else if constexpr (is_in_place<Out>) {
-      return {std::ranges::data(in), std::ranges::size(in), std::ranges::data(in), std::ranges::size(in),
-              sizeof(elem_t<In, Out>), true};
+      return {std::ranges::data(in), std::ranges::size(in),   std::ranges::data(in),
+              std::ranges::size(in), sizeof(elem_t<In, Out>), true};
     } else {
-      return {std::ranges::data(in), std::ranges::size(in), std::ranges::data(out), std::ranges::size(out),
-              sizeof(elem_t<In, Out>)};
+      return {std::ranges::data(in), std::ranges::size(in), std::ranges::data(out),
+              std::ranges::size(out), sizeof(elem_t<In, Out>)};
     }
   }
 
   template <class In, class Out>
   static constexpr bool same_elements = [] {
-    if constexpr (is_in_place<In> || is_in_place<Out>) return true;
-    else return std::is_same_v<std::ranges::range_value_t<In>, std::ranges::range_value_t<Out>>;
+    if constexpr (is_in_place<In> || is_in_place<Out>)
+      return true;
+    else
+      return std::is_same_v<std::ranges::range_value_t<In>, std::ranges::range_value_t<Out>>;
   }();
 
   template <class In, class Out>
@@ -629,14 +655,17 @@ class collectives {
   }
 
   template <class In, class Out>
-  detail::prepared scatter_impl(const char* call, In& in, Out& out, int root) {  // (in place, `in` is written)
+  detail::prepared scatter_impl(const char* call, In& in, Out& out,
+                                int root) {  // (in place, `in` is written)
     static_assert(same_elements<In, Out>, "cairn::scatter: input and output element types differ");
     return detail::prepare_scatter(target(call), call, buffers_of(in, out), root);
   }
 
   template <class In, class Out>
-  detail::prepared allgather_impl(const char* call, const In& in, Out& out, allgather_algorithm alg) {
-    static_assert(same_elements<In, Out>, "cairn::allgather: input and output element types differ");
+  detail::prepared allgather_impl(const char* call, const In& in, Out& out,
+                                  allgather_algorithm alg) {
+    static_assert(same_elements<In, Out>,
+                  "cairn::allgather: input and output element types differ");
     return detail::prepare_allgather(target(call), call, buffers_of(in, out), alg);
   }
 
@@ -656,55 +685,65 @@ class collectives {
   }
 
   template <class In, class Out, class Op>
-  detail::prepared scan_impl(const char* call, const In& in, Out& out, const Op& op, bool exclusive) {
+  detail::prepared scan_impl(const char* call, const In& in, Out& out, const Op& op,
+                             bool exclusive) {
     static_assert(same_elements<In, Out>, "cairn::scan: input and output element types differ");
     const auto t = target(call);
     const auto b = buffers_of(in, out);
     const auto bound = detail::bind_op<elem_t<In, Out>>(op);
-    return exclusive ? detail::prepare_exscan(t, call, b, bound) : detail::prepare_scan(t, call, b, bound);
+    return exclusive ? detail::prepare_exscan(t, call, b, bound)
+                     : detail::prepare_scan(t, call, b, bound);
   }
 
   template <class T, class Out, class Op>
-  detail::prepared allreduce_impl(const char* call, const T* in, std::size_t n, Out& out, const Op& op,
-                                  allreduce_algorithm alg, bool in_place) {
+  detail::prepared allreduce_impl(const char* call, const T* in, std::size_t n, Out& out,
+                                  const Op& op, allreduce_algorithm alg, bool in_place) {
     static_assert(std::is_same_v<std::remove_const_t<T>, std::ranges::range_value_t<Out>>,
                   "cairn::allreduce: input and output element types differ");
     const auto t = target(call);
     detail::checked_bytes(call, t.world_rank, n, sizeof(T));
     if (!in_place && std::ranges::size(out) != n)
-      detail::fail(call, t.world_rank, "output holds ", std::ranges::size(out), " elements, input ", n);
+      detail::fail(call, t.world_rank, "output holds ", std::ranges::size(out), " elements, input ",
+                   n);
     return detail::prepare_allreduce(t, call, in, std::ranges::data(out), n,
                                      detail::bind_op<std::remove_const_t<T>>(op), alg);
   }
 
   template <class In, class Out>
-  detail::prepared gatherv_impl(const char* call, const In& in, Out& out, count_list c, count_list d, int root) {
+  detail::prepared gatherv_impl(const char* call, const In& in, Out& out, count_list c,
+                                count_list d, int root) {
     static_assert(same_elements<In, Out>, "cairn::gatherv: input and output element types differ");
     return detail::prepare_gatherv(target(call), call, buffers_of(in, out), {c, d}, root);
   }
 
   template <class In, class Out>
-  detail::prepared scatterv_impl(const char* call, const In& in, Out& out, count_list c, count_list d, int root) {
+  detail::prepared scatterv_impl(const char* call, const In& in, Out& out, count_list c,
+                                 count_list d, int root) {
     static_assert(same_elements<In, Out>, "cairn::scatterv: input and output element types differ");
     return detail::prepare_scatterv(target(call), call, buffers_of(in, out), {c, d}, root);
   }
 
   template <class In, class Out>
-  detail::prepared allgatherv_impl(const char* call, const In& in, Out& out, count_list c, count_list d) {
-    static_assert(same_elements<In, Out>, "cairn::allgatherv: input and output element types differ");
+  detail::prepared allgatherv_impl(const char* call, const In& in, Out& out, count_list c,
+                                   count_list d) {
+    static_assert(same_elements<In, Out>,
+                  "cairn::allgatherv: input and output element types differ");
     return detail::prepare_allgatherv(target(call), call, buffers_of(in, out), {c, d});
   }
 
   template <class In, class Out>
-  detail::prepared alltoallv_impl(const char* call, const In& in, count_list sc, count_list sd, Out& out, count_list rc,
-                                  count_list rd) {
-    static_assert(same_elements<In, Out>, "cairn::alltoallv: input and output element types differ");
+  detail::prepared alltoallv_impl(const char* call, const In& in, count_list sc, count_list sd,
+                                  Out& out, count_list rc, count_list rd) {
+    static_assert(same_elements<In, Out>,
+                  "cairn::alltoallv: input and output element types differ");
     return detail::prepare_alltoallv(target(call), call, buffers_of(in, out), {sc, sd}, {rc, rd});
   }
 
   template <class In, class Out, class Op>
-  detail::prepared reduce_scatter_impl(const char* call, const In& in, Out& out, count_list c, const Op& op) {
-    static_assert(same_elements<In, Out>, "cairn::reduce_scatter: input and output element types differ");
+  detail::prepared reduce_scatter_impl(const char* call, const In& in, Out& out, count_list c,
+                                       const Op& op) {
+    static_assert(same_elements<In, Out>,
+                  "cairn::reduce_scatter: input and output element types differ");
     return detail::prepare_reduce_scatter(target(call), call, buffers_of(in, out), c,
                                           detail::bind_op<std::ranges::range_value_t<In>>(op));
   }

@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <vector>
 #include <span>
 #include <type_traits>
+#include <vector>
 
 #include "cairn/coll/algorithms.hpp"
 #include "cairn/coll/op.hpp"
@@ -26,8 +26,8 @@ struct group_members;
 /// A reduction operation with its element type erased.
 struct op_binding {
   /// to[i] = from[i] op to[i] (from_is_left) or to[i] op from[i], for n elements.
-  void (*combine)(const void* op, const void* from, void* to, std::size_t n, bool from_is_left) =
-      nullptr;
+  void (*combine)(const void* op, const void* from, void* to, std::size_t n,
+                  bool from_is_left) = nullptr;
   std::shared_ptr<const void> op;  ///< the operation object
   std::size_t elem = 1;            ///< element size in bytes
   bool commutative = true;
@@ -50,10 +50,12 @@ op_binding bind_op(const Op& op) {
   if constexpr (std::is_empty_v<Op> && std::is_default_constructible_v<Op>) {
     // Stateless operations (plus, min, ...) share one static object: no allocation per call.
     static const Op shared{};
-    return op_binding{&combine_typed<T, Op>, std::shared_ptr<const void>(std::shared_ptr<const void>{}, &shared),
+    return op_binding{&combine_typed<T, Op>,
+                      std::shared_ptr<const void>(std::shared_ptr<const void>{}, &shared),
                       sizeof(T), op_commutative(op)};
   } else {
-    return op_binding{&combine_typed<T, Op>, std::make_shared<Op>(op), sizeof(T), op_commutative(op)};
+    return op_binding{&combine_typed<T, Op>, std::make_shared<Op>(op), sizeof(T),
+                      op_commutative(op)};
   }
 }
 
@@ -69,7 +71,7 @@ struct coll_target {
 /// reduce_scatter_block) or of a scan, with element counts as the caller passed them; the
 /// entry points check them against the group size and each other.
 struct block_buffers {
-  const void* in = nullptr;    ///< the caller's input
+  const void* in = nullptr;   ///< the caller's input
   std::size_t in_count = 0;   ///< elements in `in`
   void* out = nullptr;        ///< the caller's output
   std::size_t out_count = 0;  ///< elements in `out`
@@ -80,7 +82,14 @@ struct block_buffers {
 };
 
 /// The collectives that may run on the node board (shared memory, no messages).
-enum class board_collective : std::uint8_t { none, barrier, bcast, reduce, allreduce, reduce_generalized };
+enum class board_collective : std::uint8_t {
+  none,
+  barrier,
+  bcast,
+  reduce,
+  allreduce,
+  reduce_generalized
+};
 
 /// A planned collective bound to its buffers: what a start needs. Starting it again (a
 /// persistent collective) reuses the plan; starts must come in the same order on every member.
@@ -90,8 +99,15 @@ struct prepared {
   prepared() = default;
   prepared(coll_target t, const char* c, std::shared_ptr<const coll::schedule> p, const void* i,
            void* o, op_binding b, std::size_t bytes = 0, int root = -1, bool check = false)
-      : target(std::move(t)), call(c), plan(std::move(p)), in(i), out(o), op(std::move(b)),
-        check_bytes(bytes), check_root(root), checked(check) {}
+      : target(std::move(t)),
+        call(c),
+        plan(std::move(p)),
+        in(i),
+        out(o),
+        op(std::move(b)),
+        check_bytes(bytes),
+        check_root(root),
+        checked(check) {}
 
   coll_target target{};
   const char* call = "";
@@ -139,8 +155,8 @@ struct vector_layout {
 // The prepare functions check the arguments (throwing cairn::error before anything is sent),
 // choose the algorithm (`automatic`: CAIRN_COLL, then the default table) and plan.
 prepared prepare_barrier(const coll_target& t, const char* call);
-prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::size_t bytes, int root,
-                       bcast_algorithm alg);
+prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::size_t bytes,
+                       int root, bcast_algorithm alg);
 prepared prepare_reduce(const coll_target& t, const char* call, const void* in, void* out,
                         std::size_t count, int root, const op_binding& op, reduce_algorithm alg);
 prepared prepare_allreduce(const coll_target& t, const char* call, const void* in, void* out,
@@ -163,13 +179,16 @@ prepared prepare_alltoall(const coll_target& t, const char* call, const block_bu
 /// Reduce-scatter (block): the block is `b.out_count` elements; `b.in` holds at least group
 /// size x block; they must not overlap. A forced ring needs a commutative `op`. In place: the
 /// buffer holds group size x block, the result lands in its first block.
-prepared prepare_reduce_scatter_block(const coll_target& t, const char* call, const block_buffers& b,
-                                      const op_binding& op, reduce_scatter_block_algorithm alg);
+prepared prepare_reduce_scatter_block(const coll_target& t, const char* call,
+                                      const block_buffers& b, const op_binding& op,
+                                      reduce_scatter_block_algorithm alg);
 /// Inclusive scan: `b.out_count` equals `b.in_count`; they must not overlap (in place: one
 /// buffer).
-prepared prepare_scan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op);
+prepared prepare_scan(const coll_target& t, const char* call, const block_buffers& b,
+                      const op_binding& op);
 /// Exclusive scan: as prepare_scan; the output of group rank 0 is not written.
-prepared prepare_exscan(const coll_target& t, const char* call, const block_buffers& b, const op_binding& op);
+prepared prepare_exscan(const coll_target& t, const char* call, const block_buffers& b,
+                        const op_binding& op);
 /// Gatherv: this rank sends `b.in_count` elements; on the root, `recv` (group size entries)
 /// places rank r's block in `b.out`.
 prepared prepare_gatherv(const coll_target& t, const char* call, const block_buffers& b,

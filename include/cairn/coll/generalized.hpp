@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "cairn/coll/detail.hpp"
-#include "cairn/coll/persistent.hpp"
 #include "cairn/coll/op.hpp"
+#include "cairn/coll/persistent.hpp"
 #include "cairn/runtime/error.hpp"
 #include "cairn/runtime/group.hpp"
 #include "cairn/runtime/request.hpp"
@@ -108,11 +108,13 @@ class reduce_balancer {
  public:
   /// Messages world rank `r` receives in the recorded graphs.
   [[nodiscard]] int incoming(int r) const noexcept {
-    return r >= 0 && static_cast<std::size_t>(r) < in_.size() ? in_[static_cast<std::size_t>(r)] : 0;
+    return r >= 0 && static_cast<std::size_t>(r) < in_.size() ? in_[static_cast<std::size_t>(r)]
+                                                              : 0;
   }
   /// Messages world rank `r` sends in the recorded graphs.
   [[nodiscard]] int outgoing(int r) const noexcept {
-    return r >= 0 && static_cast<std::size_t>(r) < out_.size() ? out_[static_cast<std::size_t>(r)] : 0;
+    return r >= 0 && static_cast<std::size_t>(r) < out_.size() ? out_[static_cast<std::size_t>(r)]
+                                                               : 0;
   }
   /// Counts one message from world rank `from` to `to` (other traffic may be accounted too).
   void add_edge(int from, int to);
@@ -135,10 +137,11 @@ namespace detail {
 /// before anything is sent), builds the group P ∪ R (participants in increasing rank order, then
 /// the other receivers in increasing order) and plans (plans are cached per rank), recording the
 /// graph in `opt.balancer` if any. `in_count`/`out_count` are elements as the caller passed them.
-prepared prepare_reduce_generalized(const coll_target& t, const char* call, std::span<const int> participants,
-                                    std::span<const int> receivers, const void* in, std::size_t in_count,
-                                    void* out, std::size_t out_count, const op_binding& op,
-                                    const generalized_reduce_options& opt);
+prepared prepare_reduce_generalized(const coll_target& t, const char* call,
+                                    std::span<const int> participants,
+                                    std::span<const int> receivers, const void* in,
+                                    std::size_t in_count, void* out, std::size_t out_count,
+                                    const op_binding& op, const generalized_reduce_options& opt);
 }  // namespace detail
 
 namespace coll {
@@ -159,7 +162,8 @@ class generalized_collectives {
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
   request ireduce(rank_set participants, rank_set receivers, const In& in, Out&& out, Op op = {},
                   generalized_reduce_options opt = {}) {
-    return detail::start_prepared(reduce_impl("ireduce", participants, receivers, in, out, op, opt));
+    return detail::start_prepared(
+        reduce_impl("ireduce", participants, receivers, in, out, op, opt));
   }
   /// Blocking generalized reduce.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
@@ -174,16 +178,18 @@ class generalized_collectives {
   /// here. (Named ireduce_init: a reduce_init beside the rooted one would need the world to
   /// import both overload sets.)
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-    requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out>
-  persistent_request ireduce_init(rank_set participants, rank_set receivers, In&& in, Out&& out, Op op = {},
-                                  generalized_reduce_options opt = {}) {
-    return persistent_request(reduce_impl("ireduce_init", participants, receivers, in, out, op, opt));
+  requires std::ranges::borrowed_range<In> && std::ranges::borrowed_range<Out> persistent_request
+  ireduce_init(rank_set participants, rank_set receivers, In&& in, Out&& out, Op op = {},
+               generalized_reduce_options opt = {}) {
+    return persistent_request(
+        reduce_impl("ireduce_init", participants, receivers, in, out, op, opt));
   }
 
  private:
   template <class In, class Out, class Op>
-  detail::prepared reduce_impl(const char* call, const rank_set& participants, const rank_set& receivers,
-                               const In& in, Out& out, const Op& op, const generalized_reduce_options& opt) {
+  detail::prepared reduce_impl(const char* call, const rank_set& participants,
+                               const rank_set& receivers, const In& in, Out& out, const Op& op,
+                               const generalized_reduce_options& opt) {
     using T = std::ranges::range_value_t<In>;
     static_assert(std::is_same_v<T, std::ranges::range_value_t<Out>>,
                   "cairn::reduce: input and output element types differ");

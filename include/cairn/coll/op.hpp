@@ -11,52 +11,82 @@ namespace cairn {
 /// a + b
 struct plus {
   static constexpr bool commutative = true;
-  template <class T> T operator()(const T& a, const T& b) const { return a + b; }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return a + b;
+  }
 };
 /// a * b
 struct multiplies {
   static constexpr bool commutative = true;
-  template <class T> T operator()(const T& a, const T& b) const { return a * b; }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return a * b;
+  }
 };
 /// The smaller of a and b.
 struct min {
   static constexpr bool commutative = true;
-  template <class T> T operator()(const T& a, const T& b) const { return b < a ? b : a; }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return b < a ? b : a;
+  }
 };
 /// The larger of a and b.
 struct max {
   static constexpr bool commutative = true;
-  template <class T> T operator()(const T& a, const T& b) const { return a < b ? b : a; }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return a < b ? b : a;
+  }
 };
 /// a && b
 struct logical_and {
   static constexpr bool commutative = true;
-  template <class T> T operator()(const T& a, const T& b) const { return static_cast<T>(a && b); }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return static_cast<T>(a && b);
+  }
 };
 /// a || b
 struct logical_or {
   static constexpr bool commutative = true;
-  template <class T> T operator()(const T& a, const T& b) const { return static_cast<T>(a || b); }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return static_cast<T>(a || b);
+  }
 };
 /// a != b as truth values
 struct logical_xor {
   static constexpr bool commutative = true;
-  template <class T> T operator()(const T& a, const T& b) const { return static_cast<T>(!a != !b); }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return static_cast<T>(!a != !b);
+  }
 };
 /// a & b
 struct bit_and {
   static constexpr bool commutative = true;
-  template <class T> T operator()(const T& a, const T& b) const { return a & b; }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return a & b;
+  }
 };
 /// a | b
 struct bit_or {
   static constexpr bool commutative = true;
-  template <class T> T operator()(const T& a, const T& b) const { return a | b; }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return a | b;
+  }
 };
 /// a ^ b
 struct bit_xor {
   static constexpr bool commutative = true;
-  template <class T> T operator()(const T& a, const T& b) const { return a ^ b; }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return a ^ b;
+  }
 };
 
 /// A value with the rank (or any index) it came from, for minloc/maxloc.
@@ -92,7 +122,10 @@ template <class F>
 struct user_op {
   F f;
   bool commutative = false;
-  template <class T> T operator()(const T& a, const T& b) const { return f(a, b); }
+  template <class T>
+  T operator()(const T& a, const T& b) const {
+    return f(a, b);
+  }
 };
 /// Makes a user operation: `cairn::op([](auto a, auto b) { ... }, /*commutative=*/true)`.
 template <class F>
@@ -103,8 +136,10 @@ user_op<F> op(F f, bool commutative) {
 namespace detail {
 template <class Op>
 constexpr bool op_commutative(const Op& op) {
-  if constexpr (requires { op.commutative; }) return static_cast<bool>(op.commutative);
-  else return false;
+  if constexpr (requires { op.commutative; })
+    return static_cast<bool>(op.commutative);
+  else
+    return false;
 }
 }  // namespace detail
 

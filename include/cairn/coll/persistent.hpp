@@ -25,7 +25,8 @@ class persistent_request {
   /// Internal: wraps a prepared collective (see coll::collectives::<name>_init).
   explicit persistent_request(detail::prepared p) : prepared_(std::move(p)) {
     // A board collective has no plan to print (a gate's plan is its messages' schedule).
-    if (prepared_.board != detail::board_collective::none && !prepared_.plan) detail::describe_board_plan(prepared_);
+    if (prepared_.board != detail::board_collective::none && !prepared_.plan)
+      detail::describe_board_plan(prepared_);
   }
   persistent_request(persistent_request&&) noexcept = default;
   persistent_request& operator=(persistent_request&&) noexcept = default;

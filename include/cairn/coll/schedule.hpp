@@ -39,9 +39,9 @@ enum class step_kind : std::uint8_t {
 /// One step of a schedule.
 struct step {
   step_kind kind = step_kind::copy;
-  int peer = -1;              ///< group rank (send, recv)
-  region from{};              ///< send source, reduce operand, copy source
-  region to{};                ///< recv destination, reduce accumulator, copy destination
+  int peer = -1;  ///< group rank (send, recv)
+  region from{};  ///< send source, reduce operand, copy source
+  region to{};    ///< recv destination, reduce accumulator, copy destination
   std::size_t bytes = 0;
   bool from_is_left = false;  ///< reduce: `from` is the left operand (rank order matters)
 };
@@ -56,7 +56,7 @@ class schedule {
   schedule(std::string name_, int group_size_, int group_rank_)
       : name(std::move(name_)), group_size(group_size_), group_rank(group_rank_) {}
 
-  std::string name;           ///< "<collective>/<algorithm>", e.g. "allreduce/recursive_doubling"
+  std::string name;  ///< "<collective>/<algorithm>", e.g. "allreduce/recursive_doubling"
   int group_size = 0;
   int group_rank = 0;
   std::size_t temp_bytes = 0;  ///< scratch memory the schedule needs
@@ -75,12 +75,18 @@ class schedule {
   [[nodiscard]] std::pair<std::size_t, std::size_t> round(std::size_t r) const noexcept;
 
   // Shorthands for planners.
-  void send(int peer, region from, std::size_t bytes) { add({step_kind::send, peer, from, {}, bytes, false}); }
-  void recv(int peer, region to, std::size_t bytes) { add({step_kind::recv, peer, {}, to, bytes, false}); }
+  void send(int peer, region from, std::size_t bytes) {
+    add({step_kind::send, peer, from, {}, bytes, false});
+  }
+  void recv(int peer, region to, std::size_t bytes) {
+    add({step_kind::recv, peer, {}, to, bytes, false});
+  }
   void reduce(region from, region to, std::size_t bytes, bool from_is_left) {
     add({step_kind::reduce, -1, from, to, bytes, from_is_left});
   }
-  void copy(region from, region to, std::size_t bytes) { add({step_kind::copy, -1, from, to, bytes, false}); }
+  void copy(region from, region to, std::size_t bytes) {
+    add({step_kind::copy, -1, from, to, bytes, false});
+  }
 };
 
 /// Prints the schedule, one round per line.

@@ -69,8 +69,7 @@ class channel {
   // Routed messages carry each item's origin only for handlers that ask for it.
   static constexpr bool carry_origin = routed && wants_context;
   // Items start at a multiple of their alignment after the header.
-  static constexpr std::size_t header_bytes =
-      std::max(sizeof(detail::wire_header), alignof(T));
+  static constexpr std::size_t header_bytes = std::max(sizeof(detail::wire_header), alignof(T));
 
  public:
   /// Item type.
@@ -108,8 +107,7 @@ class channel {
   void send(const T& x) { send_to(owner_of(x), x); }
   /// Sends `x` to the owner of the global target `target` (a key the distribution maps).
   template <class Key>
-    requires(!std::is_same_v<std::remove_cvref_t<Key>, T>)
-  void send(const Key& target, const T& x) {
+  requires(!std::is_same_v<std::remove_cvref_t<Key>, T>) void send(const Key& target, const T& x) {
     send_to(owner_of(target), x);
   }
   /// Sends every item of `items` to its owner.
@@ -187,8 +185,10 @@ class channel {
 
   template <class X>
   int owner_of(const X& x) const {
-    if constexpr (requires { dist_.owner(x); }) return static_cast<int>(dist_.owner(x));
-    else return static_cast<int>(std::invoke(dist_, x));
+    if constexpr (requires { dist_.owner(x); })
+      return static_cast<int>(dist_.owner(x));
+    else
+      return static_cast<int>(std::invoke(dist_, x));
   }
 
   [[noreturn]] void bad_dest(const char* call, int dest) const {
@@ -212,19 +212,24 @@ class channel {
     if constexpr (!routed) {
       append<false, Forwarded>(final_[static_cast<std::size_t>(next)], next, x, dest, origin);
     } else {
-      if (next == dest) append<false, Forwarded>(final_[static_cast<std::size_t>(next)], next, x, dest, origin);
-      else append<true, Forwarded>(transit_[static_cast<std::size_t>(next)], next, x, dest, origin);
+      if (next == dest)
+        append<false, Forwarded>(final_[static_cast<std::size_t>(next)], next, x, dest, origin);
+      else
+        append<true, Forwarded>(transit_[static_cast<std::size_t>(next)], next, x, dest, origin);
     }
   }
 
   template <bool Transit, bool Forwarded>
   void append(detail::out_buffer& b, int peer, const T& x, int dest, int origin) {
-    if (!b.data) [[unlikely]] b.data = core_.acquire();
+    if (!b.data) [[unlikely]]
+      b.data = core_.acquire();
     std::byte* items = b.data + header_bytes;
     if constexpr (Combine::enabled) {
       if (combine_.absorb(x, b, items)) {
-        if constexpr (Forwarded) ++core_.stats().combined_hops;
-        else ++core_.stats().combined_source;
+        if constexpr (Forwarded)
+          ++core_.stats().combined_hops;
+        else
+          ++core_.stats().combined_source;
         return;
       }
     }
@@ -248,7 +253,8 @@ class channel {
   // Sends the buffer for `peer`: header, then the metadata arrays moved up behind the items.
   template <bool Transit>
   void ship(int peer) {
-    detail::out_buffer& b = Transit ? transit_[static_cast<std::size_t>(peer)] : final_[static_cast<std::size_t>(peer)];
+    detail::out_buffer& b =
+        Transit ? transit_[static_cast<std::size_t>(peer)] : final_[static_cast<std::size_t>(peer)];
     const std::size_t n = b.n;
     std::byte* items = b.data + header_bytes;
     std::size_t bytes = header_bytes + n * sizeof(T);
@@ -308,11 +314,13 @@ class channel {
     const std::size_t n = h.items;
     const bool transit = (h.flags & detail::wire_transit) != 0;
     const bool origins = (h.flags & detail::wire_origins) != 0;
-    const std::size_t need = header_bytes + n * sizeof(T) + (transit ? n * 4 : 0) + (origins ? n * 4 : 0);
+    const std::size_t need =
+        header_bytes + n * sizeof(T) + (transit ? n * 4 : 0) + (origins ? n * 4 : 0);
     if (need != bytes || (transit && !routed) || (origins && !carry_origin)) [[unlikely]]
       core_.fail("channel", "malformed message of " + std::to_string(bytes) + " bytes from rank " +
                                 std::to_string(from) + " (" + std::to_string(n) + " items, flags " +
-                                std::to_string(h.flags) + "): do all ranks create their channels in the same order?");
+                                std::to_string(h.flags) +
+                                "): do all ranks create their channels in the same order?");
     const std::byte* items = msg + header_bytes;
     const std::byte* dests = items + n * sizeof(T);
     const std::byte* orig = dests + (transit ? n * 4 : 0);
@@ -368,24 +376,27 @@ class channel {
 
 /// Makes a channel of items of type T in place:
 /// `auto ch = make_channel<T>(w, dist, handler [, route [, combine]] [, options]);`
-template <class T, class Dist, class Handler, class Route = route::direct, class Combine = combine::none>
-[[nodiscard]] channel<T, Dist, Handler, Route, Combine> make_channel(const cairn::world& w, Dist dist,
-                                                                     Handler handler, Route route = {},
+template <class T, class Dist, class Handler, class Route = route::direct,
+          class Combine = combine::none>
+[[nodiscard]] channel<T, Dist, Handler, Route, Combine> make_channel(const cairn::world& w,
+                                                                     Dist dist, Handler handler,
+                                                                     Route route = {},
                                                                      Combine combine = {},
                                                                      channel_options opts = {}) {
   return {w, std::move(dist), std::move(handler), std::move(route), std::move(combine), opts};
 }
 /// make_channel with options and the direct route.
 template <class T, class Dist, class Handler>
-[[nodiscard]] channel<T, Dist, Handler> make_channel(const cairn::world& w, Dist dist, Handler handler,
-                                                     channel_options opts) {
+[[nodiscard]] channel<T, Dist, Handler> make_channel(const cairn::world& w, Dist dist,
+                                                     Handler handler, channel_options opts) {
   return {w, std::move(dist), std::move(handler), route::direct{}, combine::none{}, opts};
 }
 /// make_channel with a route and options (no combining).
 template <class T, class Dist, class Handler, class Route>
-  requires route_spec<Route>
-[[nodiscard]] channel<T, Dist, Handler, Route> make_channel(const cairn::world& w, Dist dist, Handler handler,
-                                                            Route route, channel_options opts) {
+requires route_spec<Route>
+[[nodiscard]] channel<T, Dist, Handler, Route> make_channel(const cairn::world& w, Dist dist,
+                                                            Handler handler, Route route,
+                                                            channel_options opts) {
   return {w, std::move(dist), std::move(handler), std::move(route), combine::none{}, opts};
 }
 

@@ -48,21 +48,22 @@ struct channel_options {
 
 /// Counters of one channel on one rank (printed at destruction with CAIRN_STATS=1).
 struct channel_stats {
-  std::uint64_t sent = 0;             ///< items given to send() on this rank
-  std::uint64_t local = 0;            ///< of those, owned by this rank (handler called here)
-  std::uint64_t delivered = 0;        ///< handler calls on this rank
-  std::uint64_t forwarded = 0;        ///< items that arrived here and were routed on
-  std::uint64_t combined_source = 0;  ///< items dropped or merged by combining at their source
-  std::uint64_t combined_hops = 0;    ///< ... at an intermediate hop
-  std::uint64_t buffers_sent = 0;     ///< messages sent
-  std::uint64_t items_in_buffers = 0; ///< items carried by those messages
-  std::uint64_t messages_received = 0;///< messages received
-  std::uint64_t over_cap = 0;         ///< buffers allocated beyond the memory cap (in handlers)
-  std::uint64_t backpressure_waits = 0; ///< times send() waited for a free buffer
-  std::uint64_t peak_send_bytes = 0;  ///< most bytes of send buffers held at once
+  std::uint64_t sent = 0;                ///< items given to send() on this rank
+  std::uint64_t local = 0;               ///< of those, owned by this rank (handler called here)
+  std::uint64_t delivered = 0;           ///< handler calls on this rank
+  std::uint64_t forwarded = 0;           ///< items that arrived here and were routed on
+  std::uint64_t combined_source = 0;     ///< items dropped or merged by combining at their source
+  std::uint64_t combined_hops = 0;       ///< ... at an intermediate hop
+  std::uint64_t buffers_sent = 0;        ///< messages sent
+  std::uint64_t items_in_buffers = 0;    ///< items carried by those messages
+  std::uint64_t messages_received = 0;   ///< messages received
+  std::uint64_t over_cap = 0;            ///< buffers allocated beyond the memory cap (in handlers)
+  std::uint64_t backpressure_waits = 0;  ///< times send() waited for a free buffer
+  std::uint64_t peak_send_bytes = 0;     ///< most bytes of send buffers held at once
   /// Mean items per message sent.
   [[nodiscard]] double mean_fill() const noexcept {
-    return buffers_sent ? static_cast<double>(items_in_buffers) / static_cast<double>(buffers_sent) : 0.0;
+    return buffers_sent ? static_cast<double>(items_in_buffers) / static_cast<double>(buffers_sent)
+                        : 0.0;
   }
 };
 
@@ -94,8 +95,8 @@ class channel_core {
 
   /// Registers a channel of `buffer_bytes`-byte buffers with the rank's message layer. Every
   /// rank must create its channels in the same order (the creation index is the wire tag).
-  channel_core(const world& w, std::size_t buffer_bytes, const channel_options& opts,
-               void* typed, deliver_fn deliver, flush_fn flush, drain_fn drain);
+  channel_core(const world& w, std::size_t buffer_bytes, const channel_options& opts, void* typed,
+               deliver_fn deliver, flush_fn flush, drain_fn drain);
   ~channel_core();
   channel_core(const channel_core&) = delete;
   channel_core& operator=(const channel_core&) = delete;
@@ -184,10 +185,10 @@ class channel_core {
   std::vector<std::byte*> owned_;  // every buffer ever allocated (freed at destruction)
   channel_stats stats_;
   bool retired_ = false;
-  cairn::world w_;                               // for the collectives of termination
+  cairn::world w_;                                     // for the collectives of termination
   std::array<std::vector<std::uint64_t>, 4> sent_to_;  // messages per peer, by level mod 4
-  std::array<std::uint64_t, 4> received_{};      // messages received, by level mod 4
-  std::uint32_t level_ = 0;                      // level whose counts are still open
+  std::array<std::uint64_t, 4> received_{};            // messages received, by level mod 4
+  std::uint32_t level_ = 0;                            // level whose counts are still open
   // The non-blocking phase: wave in flight, its operands, the previous wave's sums.
   cairn::request wave_;
   bool wave_running_ = false;

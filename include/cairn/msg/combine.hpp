@@ -51,7 +51,9 @@ struct none {
   void init() {}
   /// Never absorbs.
   template <class T>
-  bool absorb(const T&, detail::out_buffer&, std::byte*) noexcept { return false; }
+  bool absorb(const T&, detail::out_buffer&, std::byte*) noexcept {
+    return false;
+  }
 };
 
 /// Drops an item equal (bytewise) to the one cached in its slot: for idempotent handlers
@@ -107,13 +109,15 @@ struct keep_best {
   std::size_t slots = 4096;              ///< cache entries (rounded up to a power of two)
 
   /// Best values per `key(item)`, compared by `value(item)`, in a cache of `n` slots.
-  keep_best(Key k, Value v, std::size_t n = 4096) : key(std::move(k)), value(std::move(v)), slots(n) {}
+  keep_best(Key k, Value v, std::size_t n = 4096)
+      : key(std::move(k)), value(std::move(v)), slots(n) {}
 
   /// Allocates the cache for items of type T.
   template <class T>
   void init() {
     using V = std::remove_cvref_t<std::invoke_result_t<const Value&, const T&>>;
-    static_assert(std::is_trivially_copyable_v<V>, "keep_min/keep_max values must be trivially copyable");
+    static_assert(std::is_trivially_copyable_v<V>,
+                  "keep_min/keep_max values must be trivially copyable");
     entries_.assign(detail::slot_count(slots) * entry_bytes<T>(), std::byte{0});
     mask_ = detail::slot_count(slots) - 1;
   }

@@ -44,7 +44,8 @@ class fast_divider {
 /// Converts a key to the 64-bit index the built-in distributions work on.
 template <class K>
 std::uint64_t key_index(const K& k) noexcept {
-  static_assert(std::is_integral_v<K>, "built-in distributions take integral keys; use .of(key_fn)");
+  static_assert(std::is_integral_v<K>,
+                "built-in distributions take integral keys; use .of(key_fn)");
   return static_cast<std::uint64_t>(k);
 }
 
@@ -54,19 +55,23 @@ std::uint64_t key_index(const K& k) noexcept {
 /// `dist.owner(key(x))`. Made by the `of` member of every distribution.
 template <class Base, class KeyFn>
 struct keyed_distribution {
-  Base base;   ///< the distribution of keys
-  KeyFn key;   ///< item -> key
+  Base base;  ///< the distribution of keys
+  KeyFn key;  ///< item -> key
   /// Owner rank of item (or key) `x`: keys that the base takes directly go straight to it.
   template <class X>
   [[nodiscard]] int owner(const X& x) const noexcept {
-    if constexpr (std::is_invocable_v<const KeyFn&, const X&>) return base.owner(std::invoke(key, x));
-    else return base.owner(x);
+    if constexpr (std::is_invocable_v<const KeyFn&, const X&>)
+      return base.owner(std::invoke(key, x));
+    else
+      return base.owner(x);
   }
   /// Local index of item (or key) `x` on its owner.
   template <class X>
   [[nodiscard]] std::uint64_t local_index(const X& x) const noexcept {
-    if constexpr (std::is_invocable_v<const KeyFn&, const X&>) return base.local_index(std::invoke(key, x));
-    else return base.local_index(x);
+    if constexpr (std::is_invocable_v<const KeyFn&, const X&>)
+      return base.local_index(std::invoke(key, x));
+    else
+      return base.local_index(x);
   }
 };
 
@@ -86,8 +91,11 @@ class block_distribution : public distribution_base<block_distribution> {
  public:
   /// `n` targets over `ranks` ranks.
   block_distribution(std::uint64_t n, int ranks) : n_(n), ranks_(ranks) {
-    if (ranks < 1) throw error("cairn::block_distribution: ranks must be >= 1, not " + std::to_string(ranks));
-    const std::uint64_t b = n == 0 ? 1 : (n + static_cast<std::uint64_t>(ranks) - 1) / static_cast<std::uint64_t>(ranks);
+    if (ranks < 1)
+      throw error("cairn::block_distribution: ranks must be >= 1, not " + std::to_string(ranks));
+    const std::uint64_t b =
+        n == 0 ? 1
+               : (n + static_cast<std::uint64_t>(ranks) - 1) / static_cast<std::uint64_t>(ranks);
     div_ = detail::fast_divider(b);
   }
   /// Owner of key `k` (k < n).
@@ -122,7 +130,8 @@ class cyclic_distribution : public distribution_base<cyclic_distribution> {
  public:
   /// Keys dealt round-robin over `ranks` ranks.
   explicit cyclic_distribution(int ranks) : ranks_(ranks) {
-    if (ranks < 1) throw error("cairn::cyclic_distribution: ranks must be >= 1, not " + std::to_string(ranks));
+    if (ranks < 1)
+      throw error("cairn::cyclic_distribution: ranks must be >= 1, not " + std::to_string(ranks));
     div_ = detail::fast_divider(static_cast<std::uint64_t>(ranks));
   }
   /// Owner of key `k`.
@@ -180,7 +189,8 @@ class hashed_distribution : public distribution_base<hashed_distribution> {
  public:
   /// Hashed over `ranks` ranks.
   explicit hashed_distribution(int ranks) : ranks_(ranks) {
-    if (ranks < 1) throw error("cairn::hashed_distribution: ranks must be >= 1, not " + std::to_string(ranks));
+    if (ranks < 1)
+      throw error("cairn::hashed_distribution: ranks must be >= 1, not " + std::to_string(ranks));
   }
   /// Owner of key `k`: a 64-bit mix of k, scaled to [0, ranks) by multiplication.
   template <class K>
@@ -191,7 +201,8 @@ class hashed_distribution : public distribution_base<hashed_distribution> {
     x ^= x >> 33;
     x *= 0xc4ceb9fe1a85ec53ULL;
     x ^= x >> 33;
-    return static_cast<int>((static_cast<detail::uint128>(x) * static_cast<unsigned>(ranks_)) >> 64);
+    return static_cast<int>((static_cast<detail::uint128>(x) * static_cast<unsigned>(ranks_)) >>
+                            64);
   }
   /// Number of ranks.
   [[nodiscard]] int ranks() const noexcept { return ranks_; }

@@ -25,7 +25,7 @@ concept router = requires(const R& r, int dest) {
   { r.next_hop(dest) } -> std::convertible_to<int>;  // the peer an item for `dest` goes to next
   { r.max_hops() } -> std::convertible_to<int>;      // hops of the longest path
   { r.describe() } -> std::convertible_to<std::string>;
-  { R::is_direct } -> std::convertible_to<bool>;     // true: next_hop(dest) == dest always
+  { R::is_direct } -> std::convertible_to<bool>;  // true: next_hop(dest) == dest always
 };
 
 /// A router that looks the next hop up in a table made by a route (one entry per rank).
@@ -37,7 +37,9 @@ class table_router {
   table_router(std::vector<int> next, int hops, std::string text)
       : next_(std::move(next)), hops_(hops), text_(std::move(text)) {}
   /// Peer the item for `dest` goes to next (dest itself on the last hop).
-  [[nodiscard]] int next_hop(int dest) const noexcept { return next_[static_cast<std::size_t>(dest)]; }
+  [[nodiscard]] int next_hop(int dest) const noexcept {
+    return next_[static_cast<std::size_t>(dest)];
+  }
   /// Hops of the longest path.
   [[nodiscard]] int max_hops() const noexcept { return hops_; }
   /// e.g. "grid 2x3x4".

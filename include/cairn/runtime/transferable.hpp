@@ -15,12 +15,11 @@ concept transferable = std::is_trivially_copyable_v<T> && !std::is_const_v<T>;
 /// A contiguous range of transferable elements (vector, array, span, string, ...).
 template <class R>
 concept contiguous_data = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
-                          transferable<std::ranges::range_value_t<R>>;
+    transferable<std::ranges::range_value_t<R>>;
 
 /// A contiguous range whose elements may be written.
 template <class R>
-concept writable_data =
-    contiguous_data<R> &&
+concept writable_data = contiguous_data<R> &&
     !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<R>>>;
 
 /// Byte size of `count` elements of `elem` bytes; throws on negative or overflowing counts.

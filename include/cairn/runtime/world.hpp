@@ -30,7 +30,6 @@ enum class engine {
 /// Name of an engine ("threads" or "mpi").
 std::string_view to_string(engine e) noexcept;
 
-
 /// One rank's view of the run: who it is, where the others are, and point-to-point messaging.
 ///
 /// A `world` is a cheap handle (copyable); all copies refer to the same rank. Each rank must
@@ -82,16 +81,15 @@ class world : public coll::collectives<world>, public coll::generalized_collecti
   /// Starts sending `count` elements at `data` to rank `dest`.
   template <detail::transferable T>
   request isend(const T* data, std::int64_t count, int dest, int tag = 0) {
-    return isend_bytes("isend", data, detail::checked_bytes("isend", rank_, count, sizeof(T)),
-                       dest, tag);
+    return isend_bytes("isend", data, detail::checked_bytes("isend", rank_, count, sizeof(T)), dest,
+                       tag);
   }
   /// Sends `data` to rank `dest`; returns once the buffer may be reused.
   template <detail::contiguous_data R>
   void send(const R& data, int dest, int tag = 0) {
     using T = std::ranges::range_value_t<R>;
     send_bytes("send", std::ranges::data(data),
-               detail::checked_bytes("send", rank_, std::ranges::size(data), sizeof(T)), dest,
-               tag);
+               detail::checked_bytes("send", rank_, std::ranges::size(data), sizeof(T)), dest, tag);
   }
   /// Sends `count` elements at `data` to rank `dest`.
   template <detail::transferable T>
