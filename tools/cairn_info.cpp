@@ -26,7 +26,19 @@ int main(int argc, char** argv) {
   const char* progress = std::getenv("CAIRN_PROGRESS");
   std::cout << "progress modes: calls (default), peers (threads engine), thread; CAIRN_PROGRESS"
             << (progress ? " = \"" + std::string(progress) + "\"" : std::string(" is not set"))
-            << "\n\n";
+            << "\n";
+  try {
+    const cairn::thread_level level = cairn::mpi_thread_level_requested({});
+    const char* asked = std::getenv("CAIRN_MPI_THREAD_LEVEL");
+    std::cout << "MPI engine's thread level: " << cairn::to_string(level)
+              << (level == cairn::thread_level::multiple && !asked ? " (the progress thread)" : "")
+              << "; CAIRN_MPI_THREAD_LEVEL"
+              << (asked ? " = \"" + std::string(asked) + "\"" : std::string(" is not set"))
+              << "\n\n";
+  } catch (const cairn::error& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  }
   std::cout << "collectives and algorithms (size measured for the selection table):\n";
   for (const auto& c : cairn::coll::algorithm_catalog()) {
     std::cout << "  " << c.collective << ":";

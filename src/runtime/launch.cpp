@@ -107,6 +107,18 @@ progress_setting progress_of(const launch_options& o) {
   return p;
 }
 
+thread_level thread_level_setting(const launch_options& o) {
+  if (o.mpi_thread_level) return *o.mpi_thread_level;
+  if (const char* v = env("CAIRN_MPI_THREAD_LEVEL")) {
+    for (thread_level l : {thread_level::single, thread_level::funneled, thread_level::serialized,
+                           thread_level::multiple})
+      if (std::strcmp(v, to_string(l)) == 0) return l;
+    throw error(std::string("cairn::launch: CAIRN_MPI_THREAD_LEVEL=") + v +
+                " is none of single, funneled, serialized, multiple");
+  }
+  return thread_level::single;
+}
+
 double watchdog_setting(const launch_options& o) {
   if (o.watchdog_s) return *o.watchdog_s;
   if (const char* v = env("CAIRN_WATCHDOG_S")) return parse_seconds("CAIRN_WATCHDOG_S", v);
@@ -252,8 +264,9 @@ int run_mpi(const launch_options& o, const std::function<void(world&)>& fn) {
     throw error(
         "cairn::launch: progress mode 'peers' needs the threads engine (ranks of one "
         "process); use 'thread' with MPI");
-  // The progress thread calls MPI while the rank's thread may too (the application's own MPI).
-  detail::mpi_ensure_initialized(progress.mode == progress_mode::thread);
+  // Without the progress thread the rank's own thread is the only one that calls MPI.
+  detail::mpi_ensure_initialized(static_cast<int>(mpi_thread_level_requested(o)),
+                                 progress.mode == progress_mode::thread);
   auto topo = std::make_shared<topology>();
   int rank = 0, size = 0, local_size = 1;
   detail::mpi_world_layout(rank, size, topo->node_of, topo->node_count, local_size);
@@ -295,6 +308,29 @@ int run_mpi(const launch_options& o, const std::function<void(world&)>& fn) {
 }  // namespace
 
 bool mpi_available() noexcept { return CAIRN_HAVE_MPI != 0; }
+
+const char* to_string(thread_level level) noexcept {
+  switch (level) {
+    case thread_level::single: return "single";
+    case thread_level::funneled: return "funneled";
+    case thread_level::serialized: return "serialized";
+    case thread_level::multiple: return "multiple";
+  }
+  return "?";
+}
+
+thread_level mpi_thread_level_requested(const launch_options& options) {
+  const thread_level asked = thread_level_setting(options);
+  return progress_of(options).mode == progress_mode::thread ? thread_level::multiple : asked;
+}
+
+std::optional<thread_level> mpi_thread_level_provided() noexcept {
+#if CAIRN_HAVE_MPI
+  const int level = detail::mpi_thread_level_provided();
+  if (level >= 0) return static_cast<thread_level>(level);
+#endif
+  return std::nullopt;
+}
 
 engine detect_engine(int, char**) {
   if (const char* e = env("CAIRN_ENGINE")) {

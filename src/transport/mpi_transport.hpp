@@ -132,8 +132,13 @@ class mpi_transport final : public transport {
   unsigned long long probe_word_ = 0;  // read by the neighbour in the launch probe
 };
 
-/// Initializes MPI once per process (MPI_Finalize runs at exit if cairn initialized it).
-void mpi_ensure_initialized(bool thread_multiple);
+/// Initializes MPI once per process at thread level `level` (0 single, 1 funneled,
+/// 2 serialized, 3 multiple; MPI_Finalize runs at exit if cairn initialized it). Where MPI is
+/// already initialized, keeps the level provided and fails only if `progress_thread` needs
+/// more than it.
+void mpi_ensure_initialized(int level, bool progress_thread);
+/// The thread level MPI provides (0..3 as above), or -1 outside MPI_Init..MPI_Finalize.
+int mpi_thread_level_provided() noexcept;
 /// Rank, size and node placement of MPI_COMM_WORLD.
 void mpi_world_layout(int& rank, int& size, std::vector<int>& node_of, int& node_count,
                       int& local_size);
