@@ -1,6 +1,6 @@
 // cairn-info: prints the engines of this build, every collective's algorithms and the active
-// selection table (the defaults, then the CAIRN_COLL rules that override them). Exits 1 with
-// the error when CAIRN_COLL does not parse.
+// selection table (the default table in CAIRN_COLL syntax, one rule a line, then the CAIRN_COLL
+// rules that come before it). Exits 1 with the error when CAIRN_COLL does not parse.
 #include <cstdlib>
 #include <iostream>
 #include <limits>
@@ -15,6 +15,14 @@ std::string range_text(const cairn::coll::selection_rule& r) {
   if (r.max_bytes == none) return "for " + std::to_string(r.min_bytes) + " bytes and more";
   if (r.min_bytes == 0) return "up to " + std::to_string(r.max_bytes) + " bytes";
   return "from " + std::to_string(r.min_bytes) + " to " + std::to_string(r.max_bytes) + " bytes";
+}
+
+// A rule's conditions as written in the table (" if a and b"; empty without any).
+std::string conditions_text(const cairn::coll::selection_rule& r) {
+  std::string s;
+  for (std::size_t i = 0; i < r.conditions.size(); ++i)
+    s += (i ? " and " : " if ") + r.conditions[i];
+  return s;
 }
 }  // namespace
 
@@ -51,11 +59,17 @@ int main(int argc, char** argv) {
          "  reduce_scatter_block, scan, exscan\n"
          "generalized reduce (any receiver set): ireduce(participants, receivers, ...), "
          "ireduce_init;\n"
-         "  algorithms: butterfly shared_memory (generalized_reduce_options: load_balance, "
-         "balancer,\n"
-         "  direct_delivery)\n";
-  std::cout << "\ndefault selection:\n";
-  for (const auto& line : cairn::coll::default_selection()) std::cout << "  " << line << "\n";
+         "  generalized_reduce_options: algorithm, load_balance, balancer, direct_delivery\n";
+  try {
+    std::cout << "\ndefault selection (CAIRN_COLL syntax; for each collective the first rule "
+                 "that applies\nand whose algorithm can run the call; shared_memory needs one "
+                 "node, ring a commutative\noperation):\n";
+    for (const auto& r : cairn::coll::default_selection())
+      std::cout << "  " << cairn::coll::to_string(r) << "\n";
+  } catch (const cairn::error& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  }
   const char* env = std::getenv("CAIRN_COLL");
   std::cout << "\nCAIRN_COLL"
             << (env ? " = \"" + std::string(env) + "\"" : std::string(" is not set")) << "\n";
@@ -64,7 +78,8 @@ int main(int argc, char** argv) {
     if (!rules.empty())
       std::cout << "overrides (first matching rule wins; per-call algorithms win over them):\n";
     for (const auto& r : rules)
-      std::cout << "  " << r.collective << "=" << r.algorithm << " " << range_text(r) << "\n";
+      std::cout << "  " << r.collective << "=" << r.algorithm << " " << range_text(r)
+                << conditions_text(r) << "\n";
   } catch (const cairn::error& e) {
     std::cerr << e.what() << "\n";
     return 1;

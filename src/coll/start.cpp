@@ -1,19 +1,17 @@
 // The entry points of the typed collective calls: check the arguments, choose the algorithm
-// (per call, then CAIRN_COLL, then the default table), plan the schedule; start it.
+// (per call, else the selection table: CAIRN_COLL, then the default table,
+// src/coll/selection_table.cpp), plan the schedule or prepare the board; start it.
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <memory>
-#include <string_view>
 
 #include "coll/compose.hpp"
 #include "coll/executor.hpp"
 #include "coll/plan_cache.hpp"
 #include "coll/planners.hpp"
 #include "coll/selection.hpp"
-#include "coll/shared_memory_direct.hpp"
 #include "coll/shared_memory_flat.hpp"
 #include "coll/shared_memory_group.hpp"
 #include "coll/start_checks.hpp"
@@ -23,16 +21,6 @@
 namespace cairn::detail {
 
 namespace {
-// The default table (README "Collectives and groups"; coll::default_selection() prints it).
-constexpr std::size_t ring_threshold_bytes = 256 * 1024;
-constexpr std::size_t rabenseifner_threshold_bytes = 64 * 1024;
-constexpr std::size_t allgather_ring_threshold_bytes = 64 * 1024;
-constexpr std::size_t long_rooted_threshold_bytes = 512 * 1024;  // bcast, reduce
-constexpr std::size_t alltoall_bruck_max_block_bytes = 256;
-constexpr int alltoall_bruck_min_ranks = 5;
-
-bool power_of_two(int p) { return (p & (p - 1)) == 0; }
-
 // Elements in `blocks` blocks of `n` (group size x block), checked against the byte size limit.
 std::size_t blocks_count(const coll_target& t, const char* call, std::size_t n, std::size_t blocks,
                          std::size_t elem) {
@@ -141,15 +129,6 @@ prepared blocks(const coll_target& t, const char* call, std::shared_ptr<const co
   return {t, call, std::move(plan), in, out, op_binding{}, block, root, true};
 }
 
-// CAIRN_COLL_CHECK=1 (read once): every checked collective runs the count check first.
-bool count_check_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("CAIRN_COLL_CHECK");
-    return v && *v && std::string_view(v) != "0";
-  }();
-  return on;
-}
-
 // The prepared plan behind the count check (planned per start: a debugging mode).
 std::shared_ptr<const coll::schedule> with_count_check(const prepared& p) {
   const coll::schedule& main = *p.plan;
@@ -159,22 +138,6 @@ std::shared_ptr<const coll::schedule> with_count_check(const prepared& p) {
   coll::append(s, main,
                {{coll::slot::input, 0}, {coll::slot::output, 0}, {coll::slot::temp, s.temp_bytes}});
   return std::make_shared<const coll::schedule>(std::move(s));
-}
-// Collectives on groups of one node run on the board up to this size (the default table), and
-// bcast, reduce and allreduce beyond it where their ranks can copy straight between their
-// buffers (shared_memory_direct.cpp); CAIRN_COLL or a forced algorithm may choose it wherever
-// it can run.
-constexpr std::size_t board_threshold_bytes = 16384;
-
-// The board collective behind a collective that may run there.
-board_collective board_kind(coll_id id) {
-  switch (id) {
-    case coll_id::barrier: return board_collective::barrier;
-    case coll_id::bcast: return board_collective::bcast;
-    case coll_id::reduce: return board_collective::reduce;
-    case coll_id::allreduce: return board_collective::allreduce;
-    default: return board_collective::none;
-  }
 }
 
 // A collective forced onto the board (shared_memory), or refused with the reason.
@@ -187,50 +150,19 @@ prepared on_board(const coll_target& t, const char* call, board_collective k, co
   return p;
 }
 
-// The algorithm of a collective that may run on the board (`board`, its enum's shared_memory):
-// the caller's if not automatic (0), else CAIRN_COLL's first usable rule (`usable`, and the
-// board only where it can run), else the board if the default table takes it; automatic if
-// none of these.
-template <class Alg, class Usable>
-Alg board_or(const coll_target& t, coll_id id, std::size_t bytes, Alg alg, Alg board,
-             Usable usable) {
-  if (alg != Alg{}) return alg;
-  alg = static_cast<Alg>(environment_choice(id, bytes, [&](int a) {
-    return usable(a) && (a != static_cast<int>(board) || !board_refusal(t, board_kind(id), bytes));
-  }));
-  return alg == Alg{} && board_by_default(t, board_kind(id), bytes) ? board : alg;
-}
-// Every algorithm is usable (collectives whose operation rules none out).
-constexpr auto any_algorithm = [](int) { return true; };
-template <class Alg>
-Alg board_or(const coll_target& t, coll_id id, std::size_t bytes, Alg alg, Alg board) {
-  return board_or(t, id, bytes, alg, board, any_algorithm);
-}
-
-// True if the call that board_or sent to messages on `t` would run on the board at some other
-// size (the default table's 16 KiB, a CAIRN_COLL range): ranks whose counts lie on either side
-// would wait on different paths. The choice is constant between the ends of the rules, so the
-// board's first size is 0 or one of those ends.
-template <class Alg, class Usable>
-bool board_elsewhere(const coll_target& t, coll_id id, Alg board, Usable usable) {
-  if (count_check_enabled() || !t.ctx->board()) return false;
-  auto board_at = [&](std::size_t s) { return board_or(t, id, s, Alg{}, board, usable) == board; };
-  if (board_at(0)) return true;
-  for (const resolved_rule& r : environment_rules())
-    if (r.which == id &&
-        (board_at(r.min_bytes) ||
-         (r.max_bytes < std::numeric_limits<std::size_t>::max() && board_at(r.max_bytes + 1))))
-      return true;
-  return false;
+// What the selection table's conditions see of a call on `t` of `bytes` (the size the table
+// measures) in elements of `elem` bytes.
+call_facts facts(const coll_target& t, std::size_t bytes, std::size_t elem,
+                 bool commutative = true) {
+  return {bytes, elem, group_size(t), commutative, false};
 }
 
 // A collective that runs by messages, behind a board gate (prepared::gate) where the table
 // chose messages (`automatic`) and another count would run on the board: its ranks first meet
 // the others' signatures there, where a rank whose count put it on the board waits for them.
-template <class Alg, class Usable>
-prepared by_messages(prepared&& r, bool automatic, coll_id id, Alg board, Usable usable) {
-  if (automatic && board_elsewhere(r.target, id, board, usable)) {
-    r.board = board_kind(id);
+prepared by_messages(prepared&& r, bool automatic, coll_id id, const call_facts& f) {
+  if (automatic && board_elsewhere(r.target, id, f)) {
+    r.board = board_provider(id);
     r.gate = true;
   }
   return std::move(r);
@@ -246,11 +178,6 @@ request start_board(const prepared& p) {
   return on_world_slots(p) ? start_on_board(p) : start_on_group_board(p);
 }
 }  // namespace
-
-bool board_by_default(const coll_target& t, board_collective kind, std::size_t bytes) {
-  return (bytes <= board_threshold_bytes || board_moves_direct(kind, bytes)) &&
-         !count_check_enabled() && !board_refusal(t, kind, bytes);
-}
 
 request start_prepared(prepared&& p) {
   if (p.board != board_collective::none) return start_board(p);
@@ -276,8 +203,8 @@ void run_blocking(prepared&& p) {
 }
 
 prepared prepare_barrier(const coll_target& t, const char* call) {
-  constexpr int shared_memory = 2;  // the catalog's second barrier algorithm
-  if (board_or(t, coll_id::barrier, 0, 0, shared_memory) == shared_memory)
+  if (select_algorithm(t, facts(t, 0, 1), barrier_algorithm::automatic) ==
+      barrier_algorithm::shared_memory)
     return on_board(t, call, board_collective::barrier, nullptr, nullptr, {}, 0, -1);
   const int p = group_size(t), me = t.group_rank;
   auto plan = cached({planner::barrier_dissemination, true, p, me, 0, 0, 0},
@@ -290,19 +217,17 @@ prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::s
   check_root(t, call, root);
   const int p = group_size(t), me = t.group_rank;
   const bool automatic = alg == bcast_algorithm::automatic;
-  alg = board_or(t, coll_id::bcast, bytes, alg, bcast_algorithm::shared_memory);
+  const call_facts f = facts(t, bytes, 1);
+  alg = select_algorithm(t, f, alg);
   if (alg == bcast_algorithm::shared_memory)
     return on_board(t, call, board_collective::bcast, buf, buf, {}, bytes, root);
-  if (alg == bcast_algorithm::automatic)
-    alg = p > 2 && bytes >= long_rooted_threshold_bytes ? bcast_algorithm::scatter_allgather
-                                                        : bcast_algorithm::binomial;
   auto plan = alg == bcast_algorithm::scatter_allgather
                   ? cached({planner::bcast_scatter_allgather, true, p, me, root, bytes, 0},
                            [&] { return coll::plan_bcast_scatter_allgather(p, me, root, bytes); })
                   : cached({planner::bcast_binomial, true, p, me, root, bytes, 0},
                            [&] { return coll::plan_bcast_binomial(p, me, root, bytes); });
   return by_messages({t, call, std::move(plan), buf, buf, op_binding{}, bytes, root, true},
-                     automatic, coll_id::bcast, bcast_algorithm::shared_memory, any_algorithm);
+                     automatic, coll_id::bcast, f);
 }
 
 prepared prepare_reduce(const coll_target& t, const char* call, const void* in, void* out,
@@ -311,13 +236,10 @@ prepared prepare_reduce(const coll_target& t, const char* call, const void* in, 
   const int p = group_size(t), me = t.group_rank;
   const std::size_t bytes = count * op.elem;
   const bool automatic = alg == reduce_algorithm::automatic;
-  alg = board_or(t, coll_id::reduce, bytes, alg, reduce_algorithm::shared_memory);
+  const call_facts f = facts(t, bytes, op.elem, op.commutative);
+  alg = select_algorithm(t, f, alg);
   if (alg == reduce_algorithm::shared_memory)
     return on_board(t, call, board_collective::reduce, in, out, op, bytes, root);
-  if (alg == reduce_algorithm::automatic)
-    alg = p > 2 && bytes >= long_rooted_threshold_bytes && count >= static_cast<std::size_t>(p)
-              ? reduce_algorithm::reduce_scatter_gather
-              : reduce_algorithm::binomial;
   auto plan =
       alg == reduce_algorithm::reduce_scatter_gather
           ? cached({planner::reduce_scatter_gather, op.commutative, p, me, root, bytes, op.elem},
@@ -328,7 +250,7 @@ prepared prepare_reduce(const coll_target& t, const char* call, const void* in, 
           : cached({planner::reduce_binomial, op.commutative, p, me, root, bytes, 0},
                    [&] { return coll::plan_reduce_binomial(p, me, root, bytes, op.commutative); });
   return by_messages({t, call, std::move(plan), in, out, op, bytes, root, true}, automatic,
-                     coll_id::reduce, reduce_algorithm::shared_memory, any_algorithm);
+                     coll_id::reduce, f);
 }
 
 prepared prepare_allreduce(const coll_target& t, const char* call, const void* in, void* out,
@@ -338,20 +260,10 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
   if (alg == allreduce_algorithm::ring && !op.commutative)
     fail(call, t.world_rank, "the ring algorithm needs a commutative operation");
   const bool automatic = alg == allreduce_algorithm::automatic;
-  auto usable = [&](int a) {
-    return op.commutative || a != static_cast<int>(allreduce_algorithm::ring);
-  };
-  alg = board_or(t, coll_id::allreduce, bytes, alg, allreduce_algorithm::shared_memory, usable);
+  const call_facts f = facts(t, bytes, op.elem, op.commutative);
+  alg = select_algorithm(t, f, alg);
   if (alg == allreduce_algorithm::shared_memory)
     return on_board(t, call, board_collective::allreduce, in, out, op, bytes, -1);
-  if (alg == allreduce_algorithm::automatic) {
-    const bool long_vector = count >= static_cast<std::size_t>(p) && p > 1;
-    alg = !long_vector || bytes < rabenseifner_threshold_bytes
-              ? allreduce_algorithm::recursive_doubling
-          : op.commutative && p > 2 && bytes >= ring_threshold_bytes
-              ? allreduce_algorithm::ring
-              : allreduce_algorithm::rabenseifner;
-  }
   const int me = t.group_rank;
   std::shared_ptr<const coll::schedule> plan;
   if (alg == allreduce_algorithm::ring)
@@ -367,7 +279,7 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
           return coll::plan_allreduce_recursive_doubling(p, me, bytes, op.elem, op.commutative);
         });
   return by_messages({t, call, std::move(plan), in, out, op, bytes, -1, true}, automatic,
-                     coll_id::allreduce, allreduce_algorithm::shared_memory, usable);
+                     coll_id::allreduce, f);
 }
 
 prepared prepare_gather(const coll_target& t, const char* call, const block_buffers& b, int root) {
@@ -419,12 +331,7 @@ prepared prepare_allgather(const coll_target& t, const char* call, const block_b
     check_holds(t, call, "output", b.out_count, need, n);
     check_disjoint(t, call, b.in, block, b.out, need * b.elem);
   }
-  if (alg == allgather_algorithm::automatic)
-    alg = static_cast<allgather_algorithm>(environment_choice(coll_id::allgather, need * b.elem));
-  if (alg == allgather_algorithm::automatic)
-    alg = need * b.elem >= allgather_ring_threshold_bytes ? allgather_algorithm::ring
-          : power_of_two(p)                               ? allgather_algorithm::recursive_doubling
-                                                          : allgather_algorithm::bruck;
+  alg = select_algorithm(t, facts(t, need * b.elem, b.elem), alg);
   const int me = t.group_rank;
   std::shared_ptr<const coll::schedule> plan;
   if (alg == allgather_algorithm::ring)
@@ -454,12 +361,7 @@ prepared prepare_alltoall(const coll_target& t, const char* call, const block_bu
   }
   const int me = t.group_rank;
   const std::size_t block = n * b.elem;
-  if (alg == alltoall_algorithm::automatic)
-    alg = static_cast<alltoall_algorithm>(environment_choice(coll_id::alltoall, block));
-  if (alg == alltoall_algorithm::automatic)
-    alg = p >= alltoall_bruck_min_ranks && block <= alltoall_bruck_max_block_bytes
-              ? alltoall_algorithm::bruck
-              : alltoall_algorithm::pairwise;
+  alg = select_algorithm(t, facts(t, block, b.elem), alg);
   // In place Bruck works as it is (it reads the input into scratch before any step), the
   // pairwise exchange sends from a copy of the buffer (it receives over blocks still to send).
   return blocks(t, call,
@@ -488,15 +390,7 @@ prepared prepare_reduce_scatter_block(const coll_target& t, const char* call,
   }
   if (alg == reduce_scatter_block_algorithm::ring && !op.commutative)
     fail(call, t.world_rank, "the ring algorithm needs a commutative operation");
-  if (alg == reduce_scatter_block_algorithm::automatic)
-    alg = static_cast<reduce_scatter_block_algorithm>(
-        environment_choice(coll_id::reduce_scatter_block, need * b.elem, [&](int a) {
-          return op.commutative || a != static_cast<int>(reduce_scatter_block_algorithm::ring);
-        }));
-  if (alg == reduce_scatter_block_algorithm::automatic)
-    alg = op.commutative && p > 2 && need * b.elem >= ring_threshold_bytes
-              ? reduce_scatter_block_algorithm::ring
-              : reduce_scatter_block_algorithm::recursive_halving;
+  alg = select_algorithm(t, facts(t, need * b.elem, b.elem, op.commutative), alg);
   const int me = t.group_rank;
   // Neither plan depends on commutativity (recursive halving always keeps rank order; the ring
   // runs commutative operations only): the key does not tell them apart. In place (the output

@@ -30,9 +30,4 @@ inline void check_disjoint(const coll_target& t, const char* call, const void* i
     fail(call, t.world_rank, "input and output overlap");
 }
 
-/// The default table's choice of the board for collective `kind` of `bytes` per rank on `t`
-/// (start.cpp): never with the count check (it checks with messages, which would not meet a
-/// rank on the board).
-bool board_by_default(const coll_target& t, board_collective kind, std::size_t bytes);
-
 }  // namespace cairn::detail

@@ -9,6 +9,7 @@
 #include "cairn/coll/generalized.hpp"
 #include "coll/generalized_planners.hpp"
 #include "coll/plan_cache.hpp"
+#include "coll/selection.hpp"
 #include "coll/shared_memory_flat.hpp"
 #include "coll/start_checks.hpp"
 #include "runtime/group_members.hpp"
@@ -114,24 +115,34 @@ struct cached_plan {
 };
 
 // True if the reduction runs on the node board: forced (refused with the reason where it cannot
-// run), or chosen by default when no load balancing is asked for.
+// run), or chosen by the selection table for the call `f`.
 bool runs_on_board(const detail::coll_target& t, const char* call,
-                   const generalized_reduce_options& opt, std::size_t bytes) {
+                   const generalized_reduce_options& opt, const detail::call_facts& f) {
   using alg = generalized_reduce_algorithm;
-  if (opt.algorithm == alg::butterfly) return false;
-  const bool balanced = opt.load_balance || opt.balancer;
   if (opt.algorithm == alg::shared_memory) {
     if (const char* why =
-            detail::board_refusal(t, detail::board_collective::reduce_generalized, bytes))
+            detail::board_refusal(t, detail::board_collective::reduce_generalized, f.bytes))
       detail::fail(call, t.world_rank, "the shared_memory algorithm ", why);
-    if (balanced)
+    if (f.balanced)
       detail::fail(
           call, t.world_rank,
           "the shared_memory algorithm sends no messages to balance (load_balance, balancer)");
     return true;
   }
-  return !balanced &&
-         detail::board_by_default(t, detail::board_collective::reduce_generalized, bytes);
+  return detail::select_algorithm(t, f, opt.algorithm) == alg::shared_memory;
+}
+
+// Ranks in P ∪ R (both sorted).
+int union_size(const std::vector<int>& p, const std::vector<int>& r) {
+  std::size_t both = 0;
+  for (std::size_t i = 0, j = 0; i < p.size() && j < r.size();) {
+    if (p[i] == r[j]) ++both;
+    if (p[i] <= r[j])
+      ++i;
+    else
+      ++j;
+  }
+  return static_cast<int>(p.size() + r.size() - both);
 }
 
 }  // namespace
@@ -197,7 +208,9 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call,
   }
 
   reduce_balancer* const balancer = opt.balancer;
-  key.board = runs_on_board(t, call, opt, bytes);
+  const call_facts f{bytes, op.elem, union_size(key.p, key.r), op.commutative,
+                     opt.load_balance || balancer};
+  key.board = runs_on_board(t, call, opt, f);
   key.me = me;
   key.bytes = bytes;
   key.balance = opt.load_balance || balancer;
@@ -233,11 +246,11 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call,
   // Every rank computes the same bytes when the call is right: the count check can compare them.
   prepared p(coll_target{t.ctx, c->members, c->group_rank, me}, call, c->plan, in, out, op, bytes,
              -1, true);
-  // Where a smaller count would run on the board (MPI without cross-memory copies, past 16 KiB),
-  // the butterfly first meets the others there (prepared::gate): ranks on either side of 16 KiB
-  // then report the disagreement.
+  // Where another count would run on the board (MPI without cross-memory copies past 16 KiB, a
+  // CAIRN_COLL range), the butterfly first meets the others there (prepared::gate): ranks on
+  // either side then report the disagreement.
   const bool gate = !key.board && opt.algorithm == generalized_reduce_algorithm::automatic &&
-                    !key.balance && board_by_default(t, board_collective::reduce_generalized, 0);
+                    board_elsewhere(t, coll_id::generalized_reduce, f);
   if (key.board || gate) {  // the participants are the group's first |P| ranks
     p.board = board_collective::reduce_generalized;
     p.gate = gate;
