@@ -52,13 +52,6 @@ inline void timed(double* acc, F&& f) {
   *acc += seconds_since(t0);
 }
 
-// The running array transfers of this rank (a rank is one thread, so no lock), and a counter
-// of completed receives that tells a waiting rank it made progress.
-thread_local std::vector<array_exec*> running_execs;
-thread_local std::vector<array_exec*> advance_scratch;
-thread_local std::uint64_t arrivals = 0;
-thread_local cross_memory_reader peer_reader;  // MPI engine, direct copies
-
 // Cross-memory reads cost a walk of the sender's pages per run, so the MPI engine copies
 // straight only when the runs are long: when the last dimension's runs average at least this
 // many bytes. Measured (4 MPI processes, 2 cores, N = 1024 doubles, medians of 40 paired
@@ -81,16 +74,30 @@ struct spare_buffer {
   std::unique_ptr<std::byte[]> data;
   std::size_t size = 0;
 };
-thread_local std::vector<spare_buffer> spare_staging;
 constexpr std::size_t max_spares = 4;
 
-// Where this rank's search for a free offer word starts (a rank's words are used in turn).
-thread_local std::size_t offer_cursor = 0;
+// The array layer's state on one rank (its slot in rank_context): the running transfers, a
+// counter of completed receives that tells a waiting rank it made progress, spare staging
+// buffers and the next offer word to try.
+struct array_rank {
+  explicit array_rank(rank_context& ctx);
+  std::vector<array_exec*> running;
+  std::vector<array_exec*> scratch;  // step_running's snapshot of `running`
+  std::uint64_t arrivals = 0;
+  cross_memory_reader peer_reader;  // MPI engine, direct copies
+  std::vector<spare_buffer> spare_staging;
+  std::size_t offer_cursor = 0;  // a rank's offer words are used in turn
+  // True while the rank steps its transfers: a request test inside a step re-enters the
+  // runtime's layers, which must not step them again.
+  bool stepping = false;
+};
+
+array_rank& array_state(rank_context& ctx) { return ctx.layer<array_rank>(); }
 
 // Takes a free offer word of rank `me` and opens it for `src`; generation 0 if all are in use.
-part_offer open_offer(const node_board& b, int me, const std::byte* src) {
+part_offer open_offer(const node_board& b, int me, std::size_t& cursor, const std::byte* src) {
   for (std::size_t n = 0; n < node_board::offer_words; ++n) {
-    const std::size_t i = offer_cursor++ % node_board::offer_words;
+    const std::size_t i = cursor++ % node_board::offer_words;
     std::atomic<std::uint64_t>& w = b.offer(me, i);
     const std::uint64_t v = w.load(std::memory_order_acquire);
     if (node_board::offer_state_of(v) < node_board::offer_released)
@@ -102,31 +109,34 @@ part_offer open_offer(const node_board& b, int me, const std::byte* src) {
   return {src, 0, 0};
 }
 
-// True while this rank steps its transfers: a request test inside a step re-enters the
-// runtime's pollers, which must not step them again.
-thread_local bool stepping = false;
-
 struct stepping_scope {
+  bool& stepping;
   bool was = stepping;
-  stepping_scope() { stepping = true; }
+  explicit stepping_scope(bool& flag) : stepping(flag) { stepping = true; }
   ~stepping_scope() { stepping = was; }
 };
 
 // Steps every running transfer of the rank, `last` (if any) after the others. Snapshot: steps
 // may retire transfers from the list.
-void step_running(array_exec* last) {
-  stepping_scope guard;
-  advance_scratch.assign(running_execs.begin(), running_execs.end());
-  for (array_exec* e : advance_scratch)
+void step_running(array_rank& ar, array_exec* last) {
+  stepping_scope guard(ar.stepping);
+  ar.scratch.assign(ar.running.begin(), ar.running.end());
+  for (array_exec* e : ar.scratch)
     if (e != last && e->running) e->step_safe();
   if (last) last->step_safe();
 }
 
-// The runtime poller: every test/wait/progress of the rank advances its array transfers, so a
-// rank blocked in a plain request::wait() (or a collective) still serves its array peers.
-void poll_running(void*) {
-  if (!stepping && !running_execs.empty()) step_running(nullptr);
-}
+// Every test/wait/progress of the rank advances its array transfers, so a rank blocked in a
+// plain request::wait() (or a collective) still serves its array peers. Never by helpers:
+// steps run on the rank's thread.
+constexpr layer_hooks hooks{[](void* state) {
+                              auto& ar = *static_cast<array_rank*>(state);
+                              if (!ar.stepping && !ar.running.empty()) step_running(ar, nullptr);
+                              return true;
+                            },
+                            false};
+
+array_rank::array_rank(rank_context& ctx) { ctx.add_layer(this, hooks); }
 }  // namespace
 
 int array_tag(int tag_ub, std::uint64_t key, int kind) {
@@ -172,6 +182,7 @@ array_exec::~array_exec() {
 void array_exec::give_staging() noexcept {
   if (!staging) return;
   try {
+    auto& spare_staging = array_state(*ctx).spare_staging;
     if (spare_staging.size() == max_spares) {  // keep the largest
       auto smallest =
           std::min_element(spare_staging.begin(), spare_staging.end(),
@@ -195,6 +206,7 @@ void array_exec::take_staging(std::size_t need) {
   give_staging();
   // The smallest spare that fits, else a new buffer (uninitialized: every byte is written,
   // by packing or by a message, before it is read).
+  auto& spare_staging = array_state(*ctx).spare_staging;
   auto best = spare_staging.end();
   for (auto it = spare_staging.begin(); it != spare_staging.end(); ++it)
     if (it->size >= need && (best == spare_staging.end() || it->size < best->size)) best = it;
@@ -209,14 +221,14 @@ void array_exec::take_staging(std::size_t need) {
 }
 
 void array_exec::retire() {
+  auto& running_execs = array_state(*ctx).running;
   auto it = std::find(running_execs.begin(), running_execs.end(), this);
   if (it != running_execs.end()) running_execs.erase(it);
 }
 
 void array_exec::start() {
   rank_entry guard(*ctx);  // helpers (launch_options::progress) stay out meanwhile
-  if (!running) running_execs.push_back(this);
-  ctx->add_poller(&running_execs, &poll_running);
+  if (!running) array_state(*ctx).running.push_back(this);
   running = true;
   error = nullptr;
   current = 0;
@@ -295,7 +307,8 @@ void array_exec::start_stage() {
   for (const plan_peer& pe : p.sends) {
     if (pe.world_rank == me) continue;
     if (stage_direct) {
-      offers.push_back(board ? open_offer(*board, me, st.src) : part_offer{st.src, 0, 0});
+      offers.push_back(board ? open_offer(*board, me, array_state(*ctx).offer_cursor, st.src)
+                             : part_offer{st.src, 0, 0});
       sends.push_back(array_irecv(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));
       sends.push_back(
           array_isend(*ctx, call, &offers.back(), sizeof(part_offer), pe.world_rank, st.data_tag));
@@ -388,7 +401,7 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
         });
         return;
       }
-      cross_memory_reader& r = peer_reader;
+      cross_memory_reader& r = array_state(*ctx).peer_reader;
       r.begin(ctx->tp().peer_pid(pe.world_rank));
       p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
         r.add(st.dst + static_cast<std::size_t>(t) * es, from + static_cast<std::size_t>(s) * es,
@@ -424,7 +437,7 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
     report_slab(pe, b, e - b);
   }
   --recvs_left;
-  ++arrivals;
+  ++array_state(*ctx).arrivals;
 }
 
 bool array_exec::stage_done() {
@@ -453,7 +466,8 @@ void array_exec::step_safe() {
 
 bool array_exec::advance() {
   rank_entry guard(*ctx);
-  if (running && !stepping) step_running(this);
+  array_rank& ar = array_state(*ctx);
+  if (running && !ar.stepping) step_running(ar, this);
   if (error) {
     auto err = error;
     error = nullptr;
@@ -492,9 +506,9 @@ void array_exec::wait() {
   rank_entry guard(*ctx);
   std::uint64_t spins = 0;
   for (;;) {
-    const std::uint64_t seen = arrivals;
+    const std::uint64_t seen = array_state(*ctx).arrivals;
     if (advance()) return;
-    if (arrivals != seen) spins = 0;
+    if (array_state(*ctx).arrivals != seen) spins = 0;
     ctx->idle(nullptr, spins);  // spins, then parks until something arrives (and the watchdog)
   }
 }

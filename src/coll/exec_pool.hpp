@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/request_state.hpp"
+#include "transport/request_state.hpp"
 
 namespace cairn::detail {
 

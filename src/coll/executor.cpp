@@ -6,6 +6,7 @@
 #include <tuple>
 #include <vector>
 
+#include "coll/coll_rank.hpp"
 #include "coll/exec_pool.hpp"
 #include "coll/planners.hpp"
 #include "coll/shared_memory_flat.hpp"
@@ -32,7 +33,7 @@ struct coll_exec {
   std::vector<std::uint32_t> pending_step;
   std::string error;
   // It continues a gate (continue_as_schedule): a disagreement the rank's board tails found
-  // meanwhile is raised by its wait (rank_context::board_progress::deferred_error).
+  // meanwhile is raised by its wait (board_progress::deferred_error).
   bool after_gate = false;
 
   std::byte* at(const coll::region& r) const {
@@ -152,13 +153,13 @@ request start_schedule(coll_target t, const char* call, std::shared_ptr<const co
                        const void* in, void* out, op_binding op) {
   rank_context& ctx = *t.ctx;
   rank_entry guard(ctx);
-  const std::uint32_t seq = ctx.next_coll_seq(t.members->id);
+  const std::uint32_t seq = coll_state(ctx).next_seq(t.members->id);
   coll_exec* e = bind_exec(ctx, std::move(t.members), std::move(plan), in, out, std::move(op), seq);
   request_state* s =
-      ctx.acquire(request_state::kind::schedule, call, -1, e->tag, msg_context::coll, nullptr, 0);
+      ctx.acquire(request_state::kind::layer, call, -1, e->tag, msg_context::coll, nullptr, 0);
   s->engine_ptr = e;
-  ctx.add_coll(s);
-  ctx.advance_colls();  // the first round goes out at once
+  coll_state(ctx).add(s);
+  coll_state(ctx).advance();  // the first round goes out at once
   return request(&ctx, s);
 }
 

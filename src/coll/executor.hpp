@@ -1,7 +1,7 @@
 #pragma once
 // The progress engine of collectives: runs a schedule round by round on top of the transport.
 // Every cairn call that tests, waits or progresses advances every running collective of the
-// rank (rank_context::advance_colls), so collectives move while the user waits on anything.
+// rank (coll_rank::advance), so collectives move while the user waits on anything.
 
 #include <cstdint>
 #include <memory>
@@ -9,7 +9,7 @@
 
 #include "cairn/coll/detail.hpp"
 #include "cairn/coll/schedule.hpp"
-#include "runtime/request_state.hpp"
+#include "transport/request_state.hpp"
 
 namespace cairn::detail {
 

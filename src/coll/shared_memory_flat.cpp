@@ -12,7 +12,7 @@
 //
 // Eager ranks: a rank whose part needs no other slot (a bcast's root, a reduce's non-roots) or
 // only the root's (a bcast's others) finishes once that part is done, without waiting for the
-// other ranks; its tail (rank_context::board_progress) then checks every signature and
+// other ranks; its tail (board_progress) then checks every signature and
 // publishes `done`, in order, whenever the rank is in cairn. So the root of a stream of short
 // bcasts runs up to K collectives ahead, as with MPI's eager messages, instead of meeting
 // every rank each time. A disagreement a tail finds is raised by the rank's next board
@@ -46,6 +46,7 @@
 
 #include "cairn/coll/schedule.hpp"
 #include "cairn/runtime/error.hpp"
+#include "coll/coll_rank.hpp"
 #include "coll/exec_pool.hpp"
 #include "coll/plan_cache.hpp"
 #include "coll/shared_memory_direct.hpp"
@@ -71,7 +72,7 @@ struct board_exec : board_call {
       false;           // this rank's part is done (for a direct one: if `moved`, peers' may not be)
   bool moved = false;  // a direct one passed the signature check and moved its share
   // Its part needs no other rank's slot, or only the root's (a bcast's): it finishes at once
-  // and leaves a tail (rank_context::board_progress::tail).
+  // and leaves a tail (board_progress::tail).
   bool eager = false;
   int arrived = 1;  // peers seen, counted from this rank on (this rank itself is 0)
   std::shared_ptr<const group_members> members;  // a gate's group (its schedule runs there)
@@ -79,11 +80,11 @@ struct board_exec : board_call {
 
   void bind(const prepared& p, rank_context& ctx) {
     bind_call(p);
-    seq = ++ctx.board_state().started;
+    seq = ++coll_state(ctx).board.started;
     // Every board collective takes the group's message number too, so that a gate's schedule
     // (which needs one) and the board collectives of ranks that disagree with it leave every
     // rank's numbering alike.
-    msg_seq = ctx.next_coll_seq(p.target.members->id);
+    msg_seq = coll_state(ctx).next_seq(p.target.members->id);
     if (then) [[unlikely]]
       members = p.target.members;
     direct = !then && board_moves_direct(kind, bytes);
@@ -98,7 +99,7 @@ struct board_exec : board_call {
   }
 };
 
-static_assert(std::size(rank_context::board_progress{}.tails) == node_board::slots,
+static_assert(std::size(board_progress{}.tails) == node_board::slots,
               "a rank has at most one tail per slot");
 
 thread_local exec_pool<board_exec> pool;  // non-blocking board collectives
@@ -108,7 +109,7 @@ constexpr std::size_t prefetched_payload_max = 128;  // publish(): the next slot
 // True if every rank completed collective `upto`; else the first rank that did not, in
 // `laggard`.
 bool all_completed(rank_context& ctx, const node_board& b, std::uint64_t upto, int& laggard) {
-  auto& st = ctx.board_state();
+  auto& st = coll_state(ctx).board;
   if (st.all_completed >= upto) return true;
   std::uint64_t floor = std::numeric_limits<std::uint64_t>::max();
   for (int r = 0; r < b.ranks(); ++r) {
@@ -192,7 +193,7 @@ std::string first_disagreement(const node_board& b, std::uint64_t seq,
 
 // Publishes that this rank completed collective `seq` (and all before it).
 void publish_done(rank_context& ctx, const node_board& b, std::uint64_t seq) {
-  ctx.board_state().completed = seq;
+  coll_state(ctx).board.completed = seq;
   // seq_cst, then wake: a rank may park waiting for this word (slot_free).
   b.done(ctx.rank()).store(seq, std::memory_order_seq_cst);
   for (int r = 0; r < b.ranks(); ++r)
@@ -203,8 +204,8 @@ void publish_done(rank_context& ctx, const node_board& b, std::uint64_t seq) {
 // Completes the rank's tails in order as far as the other ranks' slots allow: each once every
 // rank published its collective, checking every signature. True when none is left; else
 // `wait` receives the slot awaited.
-bool drain_tails(rank_context& ctx, const node_board& b, rank_context::board_wait& wait) {
-  auto& st = ctx.board_state();
+bool drain_tails(rank_context& ctx, const node_board& b, board_wait& wait) {
+  auto& st = coll_state(ctx).board;
   const int n = b.ranks(), me = ctx.rank();
   while (st.has_tails()) {
     auto& t = st.tails[st.tails_first % node_board::slots];
@@ -258,9 +259,9 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
 // An eager collective's part: a bcast's non-root takes the root's data once the root's slot
 // holds it and agrees; then the collective finishes, leaving its tail. False while the root
 // has not published.
-bool finish_eager(rank_context& ctx, const node_board& b, board_exec& e,
-                  rank_context::board_wait& wait) {
-  auto& st = ctx.board_state();
+bool finish_eager(rank_context& ctx, const node_board& b, board_exec& e, board_wait& wait) {
+  coll_rank& cs = coll_state(ctx);
+  auto& st = cs.board;
   if (e.kind == board_collective::bcast && ctx.rank() != e.root) {
     board_slot& r = b.slot(e.root, e.seq);
     if (r.seq.load(std::memory_order_acquire) != e.seq) {
@@ -273,23 +274,24 @@ bool finish_eager(rank_context& ctx, const node_board& b, board_exec& e,
   auto& t = st.tails[st.tails_end++ % node_board::slots];
   t = {e.seq,  e.bytes, e.algorithm,     static_cast<std::uint32_t>(e.kind),
        e.root, 1,       !e.error.empty()};
+  cs.tail_added();
   st.finished = e.seq;
   e.completed = true;
   return true;
 }
 
 // Moves e on as far as it goes; true when complete. `wait` receives what it waits for.
-bool step(rank_context& ctx, const node_board& b, board_exec& e, rank_context::board_wait& wait) {
+bool step(rank_context& ctx, const node_board& b, board_exec& e, board_wait& wait) {
   const int me = ctx.rank();
-  auto& st = ctx.board_state();
-  rank_context::board_wait tail_wait;
+  auto& st = coll_state(ctx).board;
+  board_wait tail_wait;
   const bool tails_done = !st.has_tails() || drain_tails(ctx, b, tail_wait);
   if (!e.published) {
     int laggard = 0;
     if (!slot_free(ctx, b, e.seq, laggard)) {
-      wait = laggard == me ? tail_wait
-                           : rank_context::board_wait{&b.done(laggard), e.seq - node_board::slots,
-                                                      laggard, e.call};
+      wait = laggard == me
+                 ? tail_wait
+                 : board_wait{&b.done(laggard), e.seq - node_board::slots, laggard, e.call};
       return false;
     }
     publish(ctx, b, e);
@@ -309,7 +311,7 @@ bool step(rank_context& ctx, const node_board& b, board_exec& e, rank_context::b
       return false;
     }
     if (st.completed + 1 != e.seq) {  // this rank's earlier ones first
-      wait = tails_done ? rank_context::board_wait{} : tail_wait;
+      wait = tails_done ? board_wait{} : tail_wait;
       return false;
     }
     complete(ctx, b, e);
@@ -400,16 +402,17 @@ void run_on_board(const prepared& p) {
   board_exec e;
   e.bind(p, ctx);
   {
-    rank_context::board_wait wait;
+    board_wait wait;
     std::uint64_t spins = 0;
     struct clear_watch {  // however the wait ends (abort, watchdog)
       rank_context& ctx;
-      ~clear_watch() { ctx.watch_board({}); }
+      ~clear_watch() { coll_state(ctx).watch_board({}); }
     } clear{ctx};
     for (unsigned polls = 1; !step(ctx, b, e, wait); ++polls) {
       // The rest of the rank moves meanwhile (its earlier collectives may be what this waits for).
       if (!wait.word || (polls & 63) == 0) ctx.progress();
-      if (wait.word) ctx.watch_board(wait);  // else the earlier collective's own (board_advance)
+      if (wait.word)
+        coll_state(ctx).watch_board(wait);  // else the earlier collective's own (board_advance)
       ctx.idle(nullptr, spins);
     }
   }
@@ -450,24 +453,24 @@ request start_on_board(const prepared& p) {
 
 request board_request(rank_context& ctx, const char* call, std::uint8_t phase, void* exec) {
   request_state* s =
-      ctx.acquire(request_state::kind::schedule, call, -1, 0, msg_context::coll, nullptr, 0);
+      ctx.acquire(request_state::kind::layer, call, -1, 0, msg_context::coll, nullptr, 0);
   s->phase = phase;
   s->engine_ptr = exec;
-  ctx.add_coll(s);
-  ctx.advance_colls();
+  coll_state(ctx).add(s);
+  coll_state(ctx).advance();
   return request(&ctx, s);
 }
 
 bool board_advance(rank_context& ctx, request_state* s) {
   board_exec& e = *exec_of(s);
-  rank_context::board_wait wait;
+  board_wait wait;
   if (!step(ctx, *ctx.board(), e, wait)) {
     // The earliest unfinished one is what the rank waits for (they finish in order): a park
     // re-checks its word, so a peer's wake cannot slip in between.
-    if (e.seq == ctx.board_state().finished + 1) ctx.watch_board(wait);
+    if (e.seq == coll_state(ctx).board.finished + 1) coll_state(ctx).watch_board(wait);
     return false;
   }
-  ctx.watch_board({});
+  coll_state(ctx).watch_board({});
   if (e.then && e.error.empty()) {  // a gate passed: its schedule takes over the request
     const bool done = continue_as_schedule(ctx, s, e, std::move(e.members), e.msg_seq);
     recycle(&e);
@@ -480,16 +483,16 @@ bool board_advance(rank_context& ctx, request_state* s) {
 
 void board_advance_tails(rank_context& ctx) {
   const node_board& b = *ctx.board();
-  auto& st = ctx.board_state();
-  rank_context::board_wait wait;
+  auto& st = coll_state(ctx).board;
+  board_wait wait;
   const bool drained = drain_tails(ctx, b, wait);
   // With no collective on the world's board in flight, the tails are what a park watches.
-  if (st.started == st.finished) ctx.watch_board(drained ? rank_context::board_wait{} : wait);
+  if (st.started == st.finished) coll_state(ctx).watch_board(drained ? board_wait{} : wait);
 }
 
 void board_finish_tails(rank_context& ctx) {
-  auto& st = ctx.board_state();
-  auto& g = ctx.group_board();
+  auto& st = coll_state(ctx).board;
+  auto& g = coll_state(ctx).group_board;
   if (!st.has_tails() && !g.tails && st.deferred_error.empty()) return;
   rank_entry guard(ctx);
   std::uint64_t spins = 0;
@@ -498,16 +501,17 @@ void board_finish_tails(rank_context& ctx) {
     if (!st.has_tails() && !g.tails) break;
     ctx.idle(nullptr, spins);
   }
-  ctx.watch_board({});
+  coll_state(ctx).watch_board({});
   std::string why;
   board_take_deferred(ctx, why);
   if (!why.empty()) fail("cairn::launch", ctx.rank(), why);
 }
 
 void board_take_deferred(rank_context& ctx, std::string& error) {
-  if (ctx.board_state().has_tails()) board_advance_tails(ctx);  // those whose calls are all visible
-  if (ctx.group_board().tails) group_board_advance_tails(ctx);
-  auto& late = ctx.board_state().deferred_error;
+  if (coll_state(ctx).board.has_tails())
+    board_advance_tails(ctx);  // those whose calls are all visible
+  if (coll_state(ctx).group_board.tails) group_board_advance_tails(ctx);
+  auto& late = coll_state(ctx).board.deferred_error;
   if (late.empty() || !error.empty()) [[likely]]
     return;
   error = std::move(late);
@@ -525,7 +529,7 @@ bool board_finish(request_state* s, std::string& error) {
 
 void board_cancel(rank_context& ctx, request_state* s) {
   // A published slot cannot be taken back: unwinding ends the run, which is what peers see.
-  ctx.watch_board({});
+  coll_state(ctx).watch_board({});
   recycle(exec_of(s));
   s->engine_ptr = nullptr;
 }

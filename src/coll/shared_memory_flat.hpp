@@ -12,7 +12,7 @@
 #include "cairn/coll/detail.hpp"
 #include "cairn/coll/schedule.hpp"
 #include "coll/executor.hpp"
-#include "runtime/request_state.hpp"
+#include "transport/request_state.hpp"
 
 namespace cairn::detail {
 
@@ -85,7 +85,7 @@ std::string board_disagreement(int q, const board_signature& theirs, const board
 
 /// Runs a prepared board collective (p.board) to its end, with no request (a blocking call).
 void run_on_board(const prepared& p);
-/// Starts a prepared board collective; its request is a collective's (kind::schedule) marked
+/// Starts a prepared board collective; its request is a collective's (kind::layer) marked
 /// by `phase == board_phase`, advanced and finished by the functions below.
 request start_on_board(const prepared& p);
 
@@ -94,8 +94,8 @@ request start_on_board(const prepared& p);
 request board_request(rank_context& ctx, const char* call, std::uint8_t phase, void* exec);
 
 inline constexpr std::uint8_t board_phase = 1;
-/// Completes the rank's board tails (rank_context::board_progress) as far as they go, from the
-/// rank's progress engine (rank_context::advance_colls).
+/// Completes the rank's board tails (board_progress) as far as they go, from the
+/// rank's progress engine (coll_rank::advance).
 void board_advance_tails(rank_context& ctx);
 /// Completes them all, and those on groups, waiting for the other ranks' calls (the end of the
 /// rank's function), and raises a disagreement one of them found.

@@ -59,6 +59,7 @@
 
 #include "cairn/coll/schedule.hpp"
 #include "cairn/runtime/error.hpp"
+#include "coll/coll_rank.hpp"
 #include "coll/exec_pool.hpp"
 #include "coll/shared_memory_direct.hpp"
 #include "runtime/group_members.hpp"
@@ -102,7 +103,7 @@ struct group_exec : board_call {
     members = p.target.members;
     me = p.target.group_rank;
     group = members->id;
-    seq = ctx.next_coll_seq(group);
+    seq = coll_state(ctx).next_seq(group);
     key = node_board::key_of(group, seq);
     const int n = static_cast<int>(members->world_ranks.size());
     carries = false;
@@ -321,7 +322,7 @@ bool step(rank_context& ctx, const node_board& b, group_exec& e) {
 
 // Counts a group collective unfinished on this rank (its doorbell is then watched).
 void begin(rank_context& ctx, const node_board& b) {
-  auto& g = ctx.group_board();
+  auto& g = coll_state(ctx).group_board;
   g.bell = &b.doorbell(ctx.rank());
   ++g.pending;
 }
@@ -338,7 +339,8 @@ struct group_tails {
 // Continues e's collective as a tail, moved out of e (which keeps only its error, for its
 // caller).
 void hand_to_tail(rank_context& ctx, group_exec& e) {
-  auto& g = ctx.group_board();
+  coll_rank& cs = coll_state(ctx);
+  auto& g = cs.group_board;
   if (!g.tail_store) g.tail_store = std::make_shared<group_tails>();
   auto& store = *static_cast<group_tails*>(g.tail_store.get());
   for (std::size_t i = 0; i < node_board::group_slots; ++i) {
@@ -352,6 +354,7 @@ void hand_to_tail(rank_context& ctx, group_exec& e) {
     store.used[i] = true;
     ++g.tails;
     ++g.pending;  // its doorbell stays watched
+    cs.tail_added();
     return;
   }
   throw error("cairn: internal error: more group tails than keyed slots");
@@ -377,9 +380,9 @@ void run_on_group_board(const prepared& p) {
   begin(ctx, b);
   struct end_watch {  // however the wait ends (abort, watchdog)
     rank_context& ctx;
-    ~end_watch() { --ctx.group_board().pending; }
+    ~end_watch() { --coll_state(ctx).group_board.pending; }
   } end{ctx};
-  auto& watch = ctx.group_board();
+  auto& watch = coll_state(ctx).group_board;
   std::uint64_t spins = 0;
   for (unsigned polls = 0;; ++polls) {
     // The rest of the rank moves meanwhile (its other collectives may be what this waits for):
@@ -408,7 +411,7 @@ bool group_board_advance(rank_context& ctx, request_state* s) {
   group_exec& e = *exec_of(s);
   if (!step(ctx, *ctx.board(), e)) return false;
   if (e.leaves_tail) hand_to_tail(ctx, e);
-  --ctx.group_board().pending;
+  --coll_state(ctx).group_board.pending;
   if (e.then && e.error.empty()) {  // a gate passed: its schedule takes over the request
     // (numbered as the gate on the group)
     const bool done = continue_as_schedule(ctx, s, e, std::move(e.members), e.seq);
@@ -421,11 +424,11 @@ bool group_board_advance(rank_context& ctx, request_state* s) {
 }
 
 void group_board_advance_tails(rank_context& ctx) {
-  auto& g = ctx.group_board();
+  auto& g = coll_state(ctx).group_board;
   if (!g.tails) return;
   const node_board& b = *ctx.board();
   auto& store = *static_cast<group_tails*>(g.tail_store.get());
-  auto& deferred = ctx.board_state().deferred_error;
+  auto& deferred = coll_state(ctx).board.deferred_error;
   for (std::size_t i = 0; i < node_board::group_slots; ++i) {
     if (!store.used[i] || !step(ctx, b, store.items[i])) continue;
     group_exec& t = store.items[i];
@@ -446,7 +449,7 @@ bool group_board_finish(request_state* s, std::string& error) {
 
 void group_board_cancel(rank_context& ctx, request_state* s) {
   // A published slot cannot be taken back: unwinding ends the run, which is what peers see.
-  if (!s->done.load(std::memory_order_relaxed)) --ctx.group_board().pending;
+  if (!s->done.load(std::memory_order_relaxed)) --coll_state(ctx).group_board.pending;
   recycle(exec_of(s));
   s->engine_ptr = nullptr;
 }

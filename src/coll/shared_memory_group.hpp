@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cairn/coll/detail.hpp"
-#include "runtime/request_state.hpp"
+#include "transport/request_state.hpp"
 
 namespace cairn::detail {
 
@@ -15,7 +15,7 @@ class rank_context;
 
 /// Runs a prepared group board collective to its end, with no request (a blocking call).
 void run_on_group_board(const prepared& p);
-/// Starts a prepared group board collective; its request is a collective's (kind::schedule)
+/// Starts a prepared group board collective; its request is a collective's (kind::layer)
 /// marked by `phase == group_board_phase`, advanced and finished by the functions below.
 request start_on_group_board(const prepared& p);
 
@@ -25,7 +25,7 @@ bool group_board_advance(rank_context& ctx, request_state* s);
 bool group_board_finish(request_state* s, std::string& error);
 void group_board_cancel(rank_context& ctx, request_state* s);
 std::string group_board_describe(const request_state* s);
-/// Advances the rank's group tails (rank_context::group_board_watch), from its progress engine.
+/// Advances the rank's group tails (group_board_watch), from its progress engine.
 void group_board_advance_tails(rank_context& ctx);
 
 }  // namespace cairn::detail

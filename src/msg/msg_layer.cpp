@@ -6,14 +6,22 @@
 
 namespace cairn::msg::detail {
 
-msg_layer& msg_layer::of(cairn::detail::rank_context& ctx) {
-  if (void* l = ctx.msg_layer()) return *static_cast<msg_layer*>(l);
-  auto layer = std::make_shared<msg_layer>(ctx);
-  msg_layer& ref = *layer;
-  ref.last_activity_s_ = cairn::detail::now_s();
-  ctx.set_msg_layer(std::move(layer), [](void* l) { static_cast<msg_layer*>(l)->poll(); });
-  return ref;
+namespace {
+// Once made, the layer is polled on every test, wait and progress (channels may receive at any
+// time); never by helpers, since handlers run on their rank's thread.
+constexpr cairn::detail::layer_hooks hooks{[](void* l) {
+                                             static_cast<msg_layer*>(l)->poll();
+                                             return true;
+                                           },
+                                           false};
+}  // namespace
+
+msg_layer::msg_layer(cairn::detail::rank_context& ctx)
+    : ctx(ctx), last_activity_s_(cairn::detail::now_s()) {
+  ctx.add_layer(this, hooks);
 }
+
+msg_layer& msg_layer::of(cairn::detail::rank_context& ctx) { return ctx.layer<msg_layer>(); }
 
 bool msg_layer::poll() {
   // A handler that waits (or sends) re-enters here through the runtime: nested polls return at

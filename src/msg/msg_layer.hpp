@@ -16,7 +16,9 @@ namespace cairn::msg::detail {
 
 class msg_layer {
  public:
-  explicit msg_layer(cairn::detail::rank_context& ctx) : ctx(ctx) {}
+  /// Registers with the rank (rank_context::layer makes it on first use): polled on every
+  /// test, wait and progress of the rank, by the rank's own thread only (handlers run there).
+  explicit msg_layer(cairn::detail::rank_context& ctx);
 
   /// The layer of `ctx`, installed on first use.
   static msg_layer& of(cairn::detail::rank_context& ctx);

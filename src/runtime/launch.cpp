@@ -13,7 +13,6 @@
 #include <thread>
 #include <vector>
 
-#include "coll/shared_memory_flat.hpp"
 #include "runtime/progress_thread.hpp"
 #include "runtime/rank_context.hpp"
 #include "transport/threads_transport.hpp"
@@ -215,7 +214,8 @@ int run_threads(int argc, char** argv, const launch_options& o,
       c->enable_helpers();
       helped.push_back(c.get());
     }
-  if (progress.mode == progress_mode::peers) fabric->set_peer_progress(helped);
+  if (progress.mode == progress_mode::peers)
+    fabric->set_peer_progress({helped.begin(), helped.end()});
   std::optional<detail::progress_thread> progress_thread;
   if (progress.mode == progress_mode::thread) progress_thread.emplace(helped, progress.interval_s);
 
@@ -230,7 +230,7 @@ int run_threads(int argc, char** argv, const launch_options& o,
     try {
       world w(contexts[static_cast<std::size_t>(r)]);
       fn(w);
-      detail::board_finish_tails(*contexts[static_cast<std::size_t>(r)]);
+      contexts[static_cast<std::size_t>(r)]->finish_layers();
     } catch (const detail::run_aborted&) {
     } catch (const std::exception& e) {
       run->fail(r, e.what());
@@ -288,7 +288,7 @@ int run_mpi(const launch_options& o, const std::function<void(world&)>& fn) {
   try {
     world w(c);
     fn(w);
-    detail::board_finish_tails(*c);
+    c->finish_layers();
     progress_thread.reset();
     c->tp().finish(*c);
   } catch (const detail::run_aborted&) {

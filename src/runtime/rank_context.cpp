@@ -1,8 +1,5 @@
 #include "runtime/rank_context.hpp"
 
-#include "coll/executor.hpp"
-#include "coll/shared_memory_flat.hpp"
-#include "coll/shared_memory_group.hpp"
 #include "runtime/group_members.hpp"
 
 #include <sched.h>
@@ -27,7 +24,6 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
-constexpr std::size_t slab_states = 256;
 // How long one park may last before the wait loop re-checks abort and the watchdog.
 constexpr double park_slice_s = 0.02;
 }  // namespace
@@ -37,20 +33,14 @@ double now_s() noexcept {
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
 }
 
-const char* to_string(msg_context c) noexcept {
-  switch (c) {
-    case msg_context::user: return "user";
-    case msg_context::coll: return "coll";
-    case msg_context::msg: return "msg";
-    case msg_context::array: return "array";
-  }
-  return "?";
+int allocate_layer_slot() noexcept {
+  static std::atomic<int> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 rank_context::rank_context(int rank, int size, cairn::engine e, std::shared_ptr<run_state> run,
                            std::shared_ptr<const topology> topo, double watchdog_s)
-    : rank_(rank),
-      size_(size),
+    : transport_rank(rank, size, &run->aborting),
       engine_(e),
       run_(std::move(run)),
       topo_(std::move(topo)),
@@ -58,52 +48,34 @@ rank_context::rank_context(int rank, int size, cairn::engine e, std::shared_ptr<
 
 rank_context::~rank_context() = default;
 
-request_state* rank_context::acquire(request_state::kind k, const char* call, int peer, int tag,
-                                     msg_context c, void* buf, std::size_t capacity) {
-  if (pool_.empty()) {
-    auto slab = std::make_unique<request_state[]>(slab_states);
-    pool_.reserve(pool_.size() + slab_states);
-    for (std::size_t i = slab_states; i-- > 0;) pool_.push_back(&slab[i]);
-    slabs_.push_back(std::move(slab));
+int rank_context::add_layer(void* state, const layer_hooks& hooks) {
+  if (layers_.size() >= 32) fail("cairn", rank(), "more than 32 layers registered with a rank");
+  layers_.push_back({state, hooks});
+  const int id = static_cast<int>(layers_.size()) - 1;
+  mark_busy(id);
+  return id;
+}
+
+void rank_context::advance_layers(bool helper) {
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const std::uint32_t bit = 1u << i;
+    const layer_entry& l = layers_[i];
+    if (!(busy_ & bit) || (helper && !l.hooks.helpers_may_advance)) continue;
+    // Cleared only by what the layer reports once it returned: work it found or added
+    // meanwhile keeps it busy, and an exception leaves it busy.
+    if (!l.hooks.advance(l.state)) busy_ &= ~bit;
   }
-  request_state* s = pool_.back();
-  pool_.pop_back();
-  s->done.store(0, std::memory_order_relaxed);
-  s->k = k;
-  s->ctx = c;
-  s->failed = false;
-  s->call = call;
-  s->peer = peer;
-  s->tag = tag;
-  s->buf = buf;
-  s->capacity = capacity;
-  s->incoming = 0;
-  s->st = status{};
-  s->prev = s->next = nullptr;
-  s->engine_ptr = nullptr;
-  s->phase = 0;
-  s->slot = 0;
-  s->active_prev = nullptr;
-  if (helped_) outstanding_.fetch_add(1, std::memory_order_relaxed);
-  s->active_next = active_;
-  if (active_) active_->active_prev = s;
-  active_ = s;
-  return s;
 }
 
-void rank_context::switch_seq(std::uint64_t id) {
-  last_seq_ = &coll_seq_[id];  // map elements never move
-  last_seq_id_ = id;
+void rank_context::finish_layers() {
+  for (const layer_entry& l : layers_)
+    if (l.hooks.finish) l.hooks.finish(l.state);
 }
 
-void rank_context::release(request_state* s) noexcept {
-  if (s->active_prev)
-    s->active_prev->active_next = s->active_next;
-  else
-    active_ = s->active_next;
-  if (s->active_next) s->active_next->active_prev = s->active_prev;
-  if (helped_) outstanding_.fetch_sub(1, std::memory_order_relaxed);
-  pool_.push_back(s);
+bool rank_context::ready_above() const noexcept {
+  for (const layer_entry& l : layers_)
+    if (l.hooks.ready && l.hooks.ready(l.state)) return true;
+  return false;
 }
 
 // The lock protocol (seq_cst throughout): a helper first raises `missed_`, then tries the lock;
@@ -163,8 +135,8 @@ void rank_context::unlock_owner() noexcept {
 bool rank_context::advance_locked() noexcept {
   missed_.store(0, std::memory_order_seq_cst);  // what arrived before this is seen below
   try {
-    const bool found = tp_->advance_pending(active_);
-    if (has_colls()) advance_colls();
+    const bool found = tp_->advance_pending(pending_list());
+    if (busy_) advance_layers(true);
     return found;
   } catch (...) {
     // Errors of a collective are kept in its state and raised by its wait(); what escapes
@@ -173,36 +145,15 @@ bool rank_context::advance_locked() noexcept {
   }
 }
 
-void rank_context::advance_colls() {
-  // Before the checks: a ring after this load keeps a park from sleeping (board_ready).
-  if (group_board_.pending) group_board_.seen = group_board_.bell->load(std::memory_order_seq_cst);
-  if (board_.has_tails()) board_advance_tails(*this);
-  if (group_board_.tails) group_board_advance_tails(*this);
-  for (std::size_t i = 0; i < colls_.size();) {
-    if (coll_advance(*this, colls_[i])) {
-      colls_[i] = colls_.back();
-      colls_.pop_back();
-    } else {
-      ++i;
-    }
-  }
-}
-
 void rank_context::make_world_group() {
-  std::vector<int> all(static_cast<std::size_t>(size_));
-  for (int r = 0; r < size_; ++r) all[static_cast<std::size_t>(r)] = r;
+  std::vector<int> all(static_cast<std::size_t>(size()));
+  for (int r = 0; r < size(); ++r) all[static_cast<std::size_t>(r)] = r;
   world_group_ = std::make_shared<const group_members>(std::move(all));
 }
 
 void rank_context::cancel(request_state* s) {
-  if (s->k == request_state::kind::schedule) {
-    for (std::size_t i = 0; i < colls_.size(); ++i)
-      if (colls_[i] == s) {
-        colls_[i] = colls_.back();
-        colls_.pop_back();
-        break;
-      }
-    coll_cancel(*this, s);
+  if (s->k == request_state::kind::layer) {
+    s->ops->cancel(*this, s);
   } else {
     tp_->cancel(s);
   }
@@ -210,12 +161,12 @@ void rank_context::cancel(request_state* s) {
 }
 
 status rank_context::finish(request_state* s) {
-  if (s->k == request_state::kind::schedule) {
+  if (s->k == request_state::kind::layer) {
     std::string err;
-    const bool ok = coll_finish(s, err);
+    const bool ok = s->ops->finish(s, err);
     const char* call = s->call;
     release(s);
-    if (!ok) fail(call, rank_, err);
+    if (!ok) fail(call, rank(), err);
     return status{};
   }
   status st = s->st;
@@ -225,9 +176,9 @@ status rank_context::finish(request_state* s) {
     std::size_t incoming = s->incoming, capacity = s->capacity;
     release(s);
     if (incoming > 0)
-      fail(call, rank_, "message of ", incoming, " bytes from rank ", src, " (tag ", tag,
+      fail(call, rank(), "message of ", incoming, " bytes from rank ", src, " (tag ", tag,
            ") does not fit the receive buffer of ", capacity, " bytes");
-    fail(call, rank_, "message from rank ", src, " (tag ", tag,
+    fail(call, rank(), "message from rank ", src, " (tag ", tag,
          ") is larger than the receive buffer of ", capacity, " bytes");
   }
   release(s);
@@ -278,9 +229,9 @@ void rank_context::idle(request_state* s, std::uint64_t& spins) {
 std::string rank_context::describe_pending() const {
   std::ostringstream os;
   int n = 0;
-  for (const request_state* s = active_; s; s = s->active_next, ++n) {
-    if (s->k == request_state::kind::schedule) {
-      os << "  " << s->call << ": " << coll_describe(s) << "\n";
+  for (const request_state* s = pending_list(); s; s = s->active_next, ++n) {
+    if (s->k == request_state::kind::layer) {
+      os << "  " << s->call << ": " << s->ops->describe(s) << "\n";
       continue;
     }
     os << "  " << s->call << (s->k == request_state::kind::send ? " to rank " : " from ");
@@ -295,14 +246,8 @@ std::string rank_context::describe_pending() const {
       os << s->tag;
     os << ", " << s->capacity << " bytes, context " << to_string(s->ctx) << "\n";
   }
-  if (board_wait_.word)
-    os << "  " << board_wait_.call << ": shared-memory collective #" << board_wait_.value
-       << " on the world, waiting for rank " << board_wait_.peer << "\n";
-  if (group_board_.pending)
-    os << "  " << group_board_.pending
-       << " shared-memory collective(s) on groups (listed above if non-blocking; "
-       << group_board_.tails
-       << " returned to their caller, still reading the other members' slots)\n";
+  for (const layer_entry& l : layers_)
+    if (l.hooks.describe) l.hooks.describe(l.state, os);
   if (n == 0) os << "  (no pending point-to-point operation)\n";
   if (tp_) tp_->describe(os);
   return os.str();
@@ -310,13 +255,13 @@ std::string rank_context::describe_pending() const {
 
 void rank_context::watchdog_fire(double idle_s) {
   std::ostringstream os;
-  os << "cairn watchdog: rank " << rank_ << " made no progress for " << idle_s
+  os << "cairn watchdog: rank " << rank() << " made no progress for " << idle_s
      << " s (CAIRN_WATCHDOG_S=" << watchdog_s_ << "); pending operations:\n"
      << describe_pending();
   const std::string text = os.str();
   std::fputs(text.c_str(), stderr);
   std::fflush(stderr);
-  run_->fail(rank_, "watchdog: no progress for " + std::to_string(idle_s) + " s");
+  run_->fail(rank(), "watchdog: no progress for " + std::to_string(idle_s) + " s");
   throw run_aborted{};
 }
 

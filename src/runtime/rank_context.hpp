@@ -1,6 +1,7 @@
 #pragma once
-// One rank's runtime: identity, placement, its transport, the request pool, the wait loop and
-// the watchdog. Owned by shared_ptr from every `world` handle of the rank.
+// One rank's runtime: identity, placement, its transport, the layers' states and hooks, the
+// wait loop and the watchdog. Owned by shared_ptr from every `world` handle of the rank. It
+// knows no layer above it: they register into it (runtime/layers.hpp).
 
 #include <algorithm>
 #include <atomic>
@@ -8,12 +9,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "cairn/runtime/world.hpp"
-#include "runtime/request_state.hpp"
+#include "runtime/layers.hpp"
 #include "runtime/run_state.hpp"
+#include "transport/request_state.hpp"
 #include "transport/transport.hpp"
 
 namespace cairn::detail {
@@ -35,13 +36,11 @@ struct topology {
   }
 };
 
-class rank_context {
+class rank_context final : public transport_rank {
  public:
   rank_context(int rank, int size, cairn::engine e, std::shared_ptr<run_state> run,
                std::shared_ptr<const topology> topo, double watchdog_s);
-  ~rank_context();
-  rank_context(const rank_context&) = delete;
-  rank_context& operator=(const rank_context&) = delete;
+  ~rank_context() override;
 
   void set_transport(std::unique_ptr<transport> t) {
     tp_ = std::move(t);
@@ -55,21 +54,19 @@ class rank_context {
   int tag_ub() const noexcept { return tag_ub_; }
   transport& tp() noexcept { return *tp_; }
 
-  int rank() const noexcept { return rank_; }
-  int size() const noexcept { return size_; }
   cairn::engine engine() const noexcept { return engine_; }
   /// True if this rank can copy straight from and into its peers' memory: one address space
   /// (threads engine) or cross-memory copies (MPI on one node, transport::peer_pid). The same
   /// on every rank of a run.
   bool reaches_peer_memory() const noexcept {
-    return engine_ == cairn::engine::threads || tp_->peer_pid(rank_) != 0;
+    return engine_ == cairn::engine::threads || tp_->peer_pid(rank()) != 0;
   }
   const topology& topo() const noexcept { return *topo_; }
   run_state& run() noexcept { return *run_; }
 
   /// Throws if the run this rank belonged to has ended (or is being torn down).
   void check_alive(const char* call) const {
-    if (ended_) fail(call, rank_, "use after the run ended");
+    if (ended_) fail(call, rank(), "use after the run ended");
   }
   /// Throws run_aborted if another rank failed.
   void check_abort() const {
@@ -77,128 +74,51 @@ class rank_context {
   }
   void end() noexcept { ended_ = true; }
 
-  /// A fresh pending state, linked into the rank's list of pending operations.
-  request_state* acquire(request_state::kind k, const char* call, int peer, int tag, msg_context c,
-                         void* buf, std::size_t capacity);
-  /// Returns a state to the pool.
-  void release(request_state* s) noexcept;
+  // ---- Layers (runtime/layers.hpp) ----
 
-  /// True if a collective is running on this rank (or a board collective's tail: board_progress).
-  bool has_colls() const noexcept {
-    return !colls_.empty() || board_.has_tails() || group_board_.tails;
+  /// The per-rank state of layer type T, made on first use as `T(*this)` (its constructor
+  /// registers its hooks with add_layer). Lives until the rank context ends.
+  template <class T>
+  T& layer() {
+    const auto i = static_cast<std::size_t>(layer_slot<T>());
+    if (i >= layer_states_.size() || !layer_states_[i]) [[unlikely]] {
+      if (i >= layer_states_.size()) layer_states_.resize(i + 1);
+      auto made = std::make_shared<T>(*this);
+      layer_states_[i] = made;
+    }
+    return *static_cast<T*>(layer_states_[i].get());
   }
-  /// Tests once (advancing communication, every running collective and the layers' pollers).
+  /// Registers a layer's hooks for `state`; returns its number for mark_busy. The layer's
+  /// `advance` runs on every test/wait/progress from now on while it reports work.
+  int add_layer(void* state, const layer_hooks& hooks);
+  /// Layer `layer` has new work: its `advance` runs again on the next test/wait/progress.
+  void mark_busy(int layer) noexcept { busy_ |= 1u << layer; }
+  /// Completes what the layers still run in the background once the rank's function returned
+  /// normally (their `finish` hooks, in registration order); throws what they found wrong.
+  void finish_layers();
+
+  /// Tests once (advancing communication and every layer with work).
   bool test(request_state* s) {
-    if (has_colls()) advance_colls();
-    if (!pollers_.empty()) run_pollers();
-    if (s->k == request_state::kind::schedule) return s->done.load(std::memory_order_relaxed) != 0;
+    if (busy_) advance_layers(false);
+    if (s->k == request_state::kind::layer) return s->done.load(std::memory_order_relaxed) != 0;
     return tp_->test(s);
   }
-  /// Advances communication, every running collective and the layers' pollers, without blocking.
+  /// Advances communication and every layer with work, without blocking.
   void progress() {
     tp_->poll();
-    if (has_colls()) advance_colls();
-    if (!pollers_.empty()) run_pollers();
-  }
-
-  /// Registers `fn(obj)` to run on every test/wait/progress of this rank (once per pair), so
-  /// that the layers above (aggregated messages, array transfers) keep moving while the rank
-  /// waits for anything. Pollers must tolerate being re-entered (guard themselves) and stay
-  /// registered until the run ends.
-  void add_poller(void* obj, void (*fn)(void*)) {
-    for (const auto& p : pollers_)
-      if (p.obj == obj && p.fn == fn) return;
-    pollers_.push_back({obj, fn});
-  }
-
-  /// The aggregated-messages layer of this rank (src/msg), made on first use by that layer and
-  /// polled by every test/wait/progress so that items keep flowing while the rank waits for
-  /// anything. Type-erased so the runtime does not depend on the layer above it.
-  void* msg_layer() const noexcept { return layer_.get(); }
-  /// Installs the message layer and the function that polls it (once per rank).
-  void set_msg_layer(std::shared_ptr<void> layer, void (*poll)(void*)) {
-    layer_ = std::move(layer);
-    add_poller(layer_.get(), poll);
+    if (busy_) advance_layers(false);
   }
   /// Withdraws a pending operation (exception unwinding); never waits for peers.
   void cancel(request_state* s);
 
-  /// Registers a started collective with the progress engine.
-  void add_coll(request_state* s) { colls_.push_back(s); }
-  /// Advances every running collective as far as it goes without blocking.
-  void advance_colls();
   /// The group of all ranks (made on first use).
   const std::shared_ptr<const group_members>& world_group() {
     if (!world_group_) [[unlikely]]
       make_world_group();
     return world_group_;
   }
-  /// Sequence number of the next collective on the group with identity `id`.
-  std::uint32_t next_coll_seq(std::uint64_t id) {
-    // A rank issues collectives mostly on one group at a time: remember its counter (map
-    // elements never move) and skip the hash lookup.
-    if (id != last_seq_id_ || !last_seq_) [[unlikely]]
-      switch_seq(id);
-    return (*last_seq_)++;
-  }
-  /// The rank's board collectives (src/coll/shared_memory_flat.cpp), numbered alike on every
-  /// rank (collectives on the world match in issue order): how many it started, completed
-  /// (data moved, in order) and finished (request done, in order: a direct one once every rank
-  /// moved its data), and a floor under what every rank completed (last seen).
-  struct board_progress {
-    std::uint64_t started = 0, completed = 0, finished = 0, all_completed = 0;
-    /// Board collectives finished but not completed: a rank whose part needs no other rank's
-    /// slot (a bcast's root, a reduce's non-roots) or only the root's (a bcast's others)
-    /// finishes once that part is done; the rest (every slot's signature, then the `done`
-    /// word) follows, in order, while the rank is in cairn. Their signatures, [first, end)
-    /// modulo node_board::slots (at most that many: a slot is reused only once every rank
-    /// completed its last use).
-    struct tail {
-      std::uint64_t seq = 0, bytes = 0, algorithm = 0;
-      std::uint32_t kind = 0;
-      std::int32_t root = -1;
-      int arrived = 1;        // peers seen, counted from this rank on
-      bool reported = false;  // its part already failed (no second report)
-    };
-    tail tails[32];  // node_board::slots (a static_assert in shared_memory_flat.cpp)
-    std::uint64_t tails_first = 0, tails_end = 0;
-    /// A disagreement a tail (here or on a group) found after its collective finished: raised
-    /// by the rank's next board collective once that completed, or at the end of its function.
-    std::string deferred_error;
-    bool has_tails() const noexcept { return tails_first != tails_end; }
-  };
-  board_progress& board_state() noexcept { return board_; }
-  /// What a board collective waits for: `word` to reach at least `value` (rank `peer`'s).
-  struct board_wait {
-    const std::atomic<std::uint64_t>* word = nullptr;
-    std::uint64_t value = 0;
-    int peer = -1;
-    const char* call = "";
-  };
-  /// Sets (or clears, with a default board_wait) what the rank waits for on the board, so that
-  /// parking re-checks it and the watchdog reports it.
-  void watch_board(const board_wait& w) noexcept { board_wait_ = w; }
-  /// The rank's collectives on groups that run on the board (src/coll/shared_memory_group.cpp):
-  /// how many are unfinished, and the rank's doorbell with the value it had before they were
-  /// last checked. A ring since then means one of them may move.
-  struct group_board_watch {
-    const std::atomic<std::uint64_t>* bell = nullptr;
-    std::uint64_t seen = 0;
-    int pending = 0;
-    /// Of those, the tails (as board_progress::tail): finished for their caller, still reading
-    /// and acknowledging the other members' slots; kept by the group board's `tail_store`.
-    int tails = 0;
-    std::shared_ptr<void> tail_store;
-  };
-  group_board_watch& group_board() noexcept { return group_board_; }
-  /// True if the awaited board word has its value, or the doorbell rang since the rank's group
-  /// board collectives were last checked (seq_cst: pairs with the publisher's wake).
-  bool board_ready() const noexcept {
-    return (board_wait_.word &&
-            board_wait_.word->load(std::memory_order_seq_cst) >= board_wait_.value) ||
-           (group_board_.pending &&
-            group_board_.bell->load(std::memory_order_seq_cst) != group_board_.seen);
-  }
+  /// True if a layer's awaited word in shared memory may have changed (its `ready` hook).
+  bool ready_above() const noexcept override;
   /// Blocks until `s` completes; returns its status or throws its error. Releases `s`.
   status wait(request_state* s);
   /// Completion bookkeeping after `s` tested complete: throws its error, releases it.
@@ -209,8 +129,6 @@ class rank_context {
   /// Called by waits that made no progress: parks, checks abort and the watchdog.
   /// `spins` counts consecutive unsuccessful polls of the current wait.
   void idle(request_state* s, std::uint64_t& spins);
-  /// Marks that something happened on this rank (arrival, completion): resets the watchdog.
-  void note_progress() noexcept { ++progress_epoch_; }
 
   /// Text listing the pending operations (for the watchdog).
   std::string describe_pending() const;
@@ -232,27 +150,24 @@ class rank_context {
     if (helped_ && --depth_ == 0) unlock_owner();
   }
   /// Called by another thread: if the rank is outside cairn and has something pending,
-  /// advances its communication and collectives once (never its pollers: channel handlers
-  /// run on the rank's thread). Never blocks. True if it ran and something had arrived.
-  bool help() noexcept;
+  /// advances its communication and the layers helpers may advance, once (never a layer
+  /// that runs user code: channel handlers run on the rank's thread). Never blocks. True if
+  /// it ran and something had arrived.
+  bool help() noexcept override;
 
  private:
   void lock_owner() noexcept;
   void unlock_owner() noexcept;
   bool help_once() noexcept;
   bool advance_locked() noexcept;
-  void switch_seq(std::uint64_t id);  // next_coll_seq on another group than last time
-
-  bool helped_ = false;
-  int depth_ = 0;  // rank thread only
-  std::atomic<std::uint32_t> lock_{0};
-  std::atomic<std::uint32_t> missed_{0};       // a helper found the lock taken
-  std::atomic<std::uint32_t> outstanding_{0};  // pending states (helpers skip idle ranks)
-
+  void advance_layers(bool helper);
+  void make_world_group();
   [[noreturn]] void watchdog_fire(double idle_s);
 
-  int rank_;
-  int size_;
+  int depth_ = 0;  // rank thread only
+  std::atomic<std::uint32_t> lock_{0};
+  std::atomic<std::uint32_t> missed_{0};  // a helper found the lock taken
+
   cairn::engine engine_;
   std::shared_ptr<run_state> run_;
   std::shared_ptr<const topology> topo_;
@@ -260,31 +175,18 @@ class rank_context {
   bool ended_ = false;
   int tag_ub_ = 32767;
   const node_board* node_board_ = nullptr;
-  void make_world_group();
-  std::vector<request_state*> colls_;  // running collectives
   std::shared_ptr<const group_members> world_group_;
-  std::unordered_map<std::uint64_t, std::uint32_t> coll_seq_;
-  board_progress board_;
-  board_wait board_wait_;
-  group_board_watch group_board_;
-  std::uint64_t last_seq_id_ = 0;
-  std::uint32_t* last_seq_ = nullptr;
-  std::shared_ptr<void> layer_;  // the message layer (src/msg), if any
-  struct poller {
-    void* obj;
-    void (*fn)(void*);
-  };
-  std::vector<poller> pollers_;
-  void run_pollers() {
-    for (std::size_t i = 0; i < pollers_.size(); ++i) pollers_[i].fn(pollers_[i].obj);
-  }
 
-  std::vector<request_state*> pool_;  // free states
-  std::vector<std::unique_ptr<request_state[]>> slabs_;
-  request_state* active_ = nullptr;  // pending operations (doubly linked)
+  struct layer_entry {
+    void* state;
+    layer_hooks hooks;
+  };
+  std::vector<layer_entry> layers_;  // in registration order
+  std::uint32_t busy_ = 0;           // bit per layer: its advance runs on the next test
+  // Layers' states by slot (layer<T>()); after tp_, so they go before the transport does.
+  std::vector<std::shared_ptr<void>> layer_states_;
 
   double watchdog_s_;
-  std::uint64_t progress_epoch_ = 0;
   std::uint64_t watched_epoch_ = 0;
   double watched_since_ = 0;  // monotonic seconds when watched_epoch_ was last seen to change
 };

@@ -95,7 +95,7 @@ void world::send_bytes(const char* call, const void* data, std::size_t bytes, in
   auto& c = context(call);
   detail::rank_entry guard(c);
   check_dest(c, call, dest, tag);
-  c.tp().send(c, call, data, bytes, dest, tag, msg_context::user);
+  if (request_state* s = c.tp().send(c, call, data, bytes, dest, tag, msg_context::user)) c.wait(s);
 }
 
 request world::irecv_bytes(const char* call, void* data, std::size_t bytes, int source, int tag) {

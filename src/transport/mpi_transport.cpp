@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/rank_context.hpp"
+#include "cairn/runtime/error.hpp"
 #include "transport/copy_bytes.hpp"
 #include "transport/cross_memory.hpp"
 
@@ -124,7 +124,7 @@ void mpi_world_layout(int& rank, int& size, std::vector<int>& node_of, int& node
         node_of_leader[static_cast<std::size_t>(leaders[static_cast<std::size_t>(r)])];
 }
 
-mpi_transport::mpi_transport(rank_context& ctx, bool oversubscribed)
+mpi_transport::mpi_transport(transport_rank& ctx, bool oversubscribed)
     : ctx_(ctx), oversubscribed_(oversubscribed), next_seq_(static_cast<std::size_t>(ctx.size())) {
   for (std::size_t c = 0; c < small_.size(); ++c) {
     MPI_Comm_dup(MPI_COMM_WORLD, &small_[c]);
@@ -239,7 +239,7 @@ void mpi_transport::give_buffer(void* b) noexcept {
   if (b) free_buffers_.push_back(static_cast<std::byte*>(b));
 }
 
-request_state* mpi_transport::isend(rank_context& ctx, const char* call, const void* data,
+request_state* mpi_transport::isend(transport_rank& ctx, const char* call, const void* data,
                                     std::size_t bytes, int dest, int tag, msg_context c) {
   const int n = checked_int_bytes(call, ctx.rank(), bytes);
   if (c == msg_context::coll && bytes <= direct_limit) {
@@ -277,7 +277,7 @@ request_state* mpi_transport::isend(rank_context& ctx, const char* call, const v
   return s;
 }
 
-request_state* mpi_transport::isend_exact(rank_context& ctx, const char* call, const void* data,
+request_state* mpi_transport::isend_exact(transport_rank& ctx, const char* call, const void* data,
                                           std::size_t bytes, int dest, int tag, msg_context c) {
   if (c != msg_context::array || bytes <= direct_limit)
     return isend(ctx, call, data, bytes, dest, tag, c);
@@ -293,7 +293,7 @@ request_state* mpi_transport::isend_exact(rank_context& ctx, const char* call, c
   return s;
 }
 
-void mpi_transport::irecv_exact(rank_context& ctx, request_state* s) {
+void mpi_transport::irecv_exact(transport_rank& ctx, request_state* s) {
   if (s->ctx != msg_context::array || s->capacity <= direct_limit) return irecv(ctx, s);
   s->st = status{s->peer, s->tag, s->capacity};
   s->phase = exact_phase;  // tested as a posted payload; cancelled like a posted receive
@@ -302,19 +302,19 @@ void mpi_transport::irecv_exact(rank_context& ctx, request_state* s) {
   if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx.rank(), rc);
 }
 
-void mpi_transport::send(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
-                         int dest, int tag, msg_context c) {
+request_state* mpi_transport::send(transport_rank& ctx, const char* call, const void* data,
+                                   std::size_t bytes, int dest, int tag, msg_context c) {
   // Direct messages go eagerly, so a blocking MPI_Send returns at once and saves a request;
   // longer ones are waited for in cairn's loop, which keeps the watchdog and abort working.
   if (bytes <= direct_limit) {
     const int rc = MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, small(c));
     if (rc != MPI_SUCCESS) mpi_fail(call, ctx.rank(), rc);
-    return;
+    return nullptr;
   }
-  ctx.wait(isend(ctx, call, data, bytes, dest, tag, c));
+  return isend(ctx, call, data, bytes, dest, tag, c);
 }
 
-void mpi_transport::irecv(rank_context& ctx, request_state* s) {
+void mpi_transport::irecv(transport_rank& ctx, request_state* s) {
   checked_int_bytes(s->call, ctx.rank(), s->capacity);
   for (auto it = stash_.begin(); it != stash_.end(); ++it)
     if (it->ctx == s->ctx && (s->peer == any_source || s->peer == it->source) &&
@@ -445,7 +445,7 @@ bool mpi_transport::advance_pending(request_state* pending) {
   bool found = poll();
   // Sends and long receives complete only when they are tested themselves.
   for (request_state* s = pending; s; s = s->active_next)
-    if (s->k != request_state::kind::schedule && !s->done.load(std::memory_order_relaxed))
+    if (s->k != request_state::kind::layer && !s->done.load(std::memory_order_relaxed))
       found = test(s) || found;
   return found;
 }
@@ -565,7 +565,7 @@ void mpi_transport::cancel(request_state* s) {
   delete[] static_cast<std::byte*>(s->engine_ptr);
 }
 
-void mpi_transport::finish(rank_context& ctx) {
+void mpi_transport::finish(transport_rank& ctx) {
   // Every rank reached the end: whatever is still unmatched was never received.
   MPI_Barrier(small(msg_context::user));
   for (int c = 0; c < msg_context_count; ++c) stash_arrived(static_cast<msg_context>(c));

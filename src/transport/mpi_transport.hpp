@@ -36,20 +36,20 @@ class mpi_transport final : public transport {
 
   /// Duplicates MPI_COMM_WORLD twice per context (and once for exact messages) and makes the node
   /// board (collective over all processes).
-  mpi_transport(rank_context& ctx, bool oversubscribed);
+  mpi_transport(transport_rank& ctx, bool oversubscribed);
   ~mpi_transport() override;
 
-  request_state* isend(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
+  request_state* isend(transport_rank& ctx, const char* call, const void* data, std::size_t bytes,
                        int dest, int tag, msg_context c) override;
-  void send(rank_context& ctx, const char* call, const void* data, std::size_t bytes, int dest,
-            int tag, msg_context c) override;
-  void irecv(rank_context& ctx, request_state* s) override;
+  request_state* send(transport_rank& ctx, const char* call, const void* data, std::size_t bytes,
+                      int dest, int tag, msg_context c) override;
+  void irecv(transport_rank& ctx, request_state* s) override;
   /// Messages of the array context longer than direct_limit go without a header, on their
   /// own communicator, posted at their exact size (both sides hold the same plan); others as
   /// isend/irecv.
-  request_state* isend_exact(rank_context& ctx, const char* call, const void* data,
+  request_state* isend_exact(transport_rank& ctx, const char* call, const void* data,
                              std::size_t bytes, int dest, int tag, msg_context c) override;
-  void irecv_exact(rank_context& ctx, request_state* s) override;
+  void irecv_exact(transport_rank& ctx, request_state* s) override;
   bool poll() override;
   bool advance_pending(request_state* pending) override;
   bool test(request_state* s) override;
@@ -60,7 +60,7 @@ class mpi_transport final : public transport {
   /// as the threads engine does, so that the process waited for gets the core.
   unsigned spin_polls() const override { return oversubscribed_ ? 32 : 2000; }
   int tag_ub() const override { return tag_ub_; }
-  void finish(rank_context& ctx) override;
+  void finish(transport_rank& ctx) override;
   void describe(std::ostream& os) const override;
   /// The board is a shared-memory window (MPI_Win_allocate_shared) when every process of
   /// MPI_COMM_WORLD is on one node. Processes poll, so wake() has nothing to do.
@@ -110,7 +110,7 @@ class mpi_transport final : public transport {
   /// Takes every arrived, unmatched message of context c out of MPI into the stash.
   void stash_arrived(msg_context c);
 
-  rank_context& ctx_;
+  transport_rank& ctx_;
   std::array<MPI_Comm, msg_context_count> small_{};
   std::array<MPI_Comm, msg_context_count> large_{};
   int tag_ub_ = 32767;

@@ -9,7 +9,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "runtime/rank_context.hpp"
+#include "cairn/runtime/error.hpp"
 #include "transport/copy_bytes.hpp"
 
 namespace cairn::detail {
@@ -84,7 +84,7 @@ void threads_fabric::wake_all() noexcept {
   for (int r = 0; r < ranks_; ++r) box(r).park.wake_always();
 }
 
-threads_transport::threads_transport(std::shared_ptr<threads_fabric> fabric, rank_context& ctx,
+threads_transport::threads_transport(std::shared_ptr<threads_fabric> fabric, transport_rank& ctx,
                                      bool oversubscribed)
     : fabric_(std::move(fabric)),
       ctx_(ctx),
@@ -203,7 +203,7 @@ bool threads_transport::ring_put(lane& l, std::uint64_t seq, int tag, msg_contex
   return true;
 }
 
-request_state* threads_transport::isend(rank_context& ctx, const char* call, const void* data,
+request_state* threads_transport::isend(transport_rank& ctx, const char* call, const void* data,
                                         std::size_t bytes, int dest, int tag, msg_context c) {
   lane* l = out_lane(dest);
   const std::uint64_t seq = l->next_seq++;
@@ -237,12 +237,12 @@ request_state* threads_transport::isend(rank_context& ctx, const char* call, con
   return s;
 }
 
-void threads_transport::send(rank_context& ctx, const char* call, const void* data,
-                             std::size_t bytes, int dest, int tag, msg_context c) {
-  if (request_state* s = isend(ctx, call, data, bytes, dest, tag, c)) ctx.wait(s);
+request_state* threads_transport::send(transport_rank& ctx, const char* call, const void* data,
+                                       std::size_t bytes, int dest, int tag, msg_context c) {
+  return isend(ctx, call, data, bytes, dest, tag, c);
 }
 
-void threads_transport::irecv(rank_context&, request_state* r) {
+void threads_transport::irecv(transport_rank&, request_state* r) {
   poll();
   if (const unexpected_match m = find_unexpected(r->peer, r->tag, r->ctx); m.e) {
     take_unexpected(m);
@@ -479,8 +479,7 @@ void threads_transport::park(request_state* s, double max_s, std::uint64_t round
   }
   const std::uint32_t ticket = box_.park.prepare();
   if (box_.inbox.load(std::memory_order_seq_cst) || ring_ready() ||
-      (s && s->done.load(std::memory_order_seq_cst)) || ctx_.board_ready() ||
-      ctx_.run().aborting.load(std::memory_order_seq_cst)) {
+      (s && s->done.load(std::memory_order_seq_cst)) || ctx_.ready_above() || ctx_.aborting()) {
     box_.park.cancel();
     return;
   }
@@ -515,7 +514,7 @@ void threads_transport::cancel(request_state* s) {
   delete[] copy;
 }
 
-void threads_transport::finish(rank_context& ctx) {
+void threads_transport::finish(transport_rank& ctx) {
   poll();
   if (!unexpected_count_) return;
   const envelope* e = nullptr;  // the earliest arrived

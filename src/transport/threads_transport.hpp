@@ -121,7 +121,7 @@ class threads_fabric {
   /// Longest payload a ring record carries.
   std::size_t ring_payload_limit() const noexcept { return ring_payload_limit_; }
   /// progress_mode::peers: every rank's context, so that a sender can advance its receiver.
-  void set_peer_progress(std::vector<rank_context*> ranks) { peers_ = std::move(ranks); }
+  void set_peer_progress(std::vector<transport_rank*> ranks) { peers_ = std::move(ranks); }
   /// Lets rank r advance if peer progress is on and r is outside cairn (per message: the
   /// default mode pays one inline test).
   void help(int r) const noexcept {
@@ -137,7 +137,7 @@ class threads_fabric {
   std::unique_ptr<mailbox[]> boxes_;
   std::vector<std::vector<envelope*>> envelopes_;
   std::vector<std::vector<lane*>> lanes_;
-  std::vector<rank_context*> peers_;
+  std::vector<transport_rank*> peers_;
   struct aligned_delete {
     void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{128}); }
   };
@@ -148,14 +148,15 @@ class threads_fabric {
 
 class threads_transport final : public transport {
  public:
-  threads_transport(std::shared_ptr<threads_fabric> fabric, rank_context& ctx, bool oversubscribed);
+  threads_transport(std::shared_ptr<threads_fabric> fabric, transport_rank& ctx,
+                    bool oversubscribed);
   ~threads_transport() override;
 
-  request_state* isend(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
+  request_state* isend(transport_rank& ctx, const char* call, const void* data, std::size_t bytes,
                        int dest, int tag, msg_context c) override;
-  void send(rank_context& ctx, const char* call, const void* data, std::size_t bytes, int dest,
-            int tag, msg_context c) override;
-  void irecv(rank_context& ctx, request_state* s) override;
+  request_state* send(transport_rank& ctx, const char* call, const void* data, std::size_t bytes,
+                      int dest, int tag, msg_context c) override;
+  void irecv(transport_rank& ctx, request_state* s) override;
   bool poll() override;
   /// Polling completes everything here: receivers complete long sends as they copy.
   bool advance_pending(request_state*) override { return poll(); }
@@ -169,7 +170,7 @@ class threads_transport final : public transport {
   void cancel(request_state* s) override;
   unsigned spin_polls() const override { return spin_polls_; }
   int tag_ub() const override;
-  void finish(rank_context& ctx) override;
+  void finish(transport_rank& ctx) override;
   void describe(std::ostream& os) const override;
   const node_board* board() const noexcept override { return &fabric_->board(); }
   void wake(int r) noexcept override {
@@ -213,7 +214,7 @@ class threads_transport final : public transport {
   void take_unexpected(const unexpected_match& m) noexcept;
 
   std::shared_ptr<threads_fabric> fabric_;
-  rank_context& ctx_;
+  transport_rank& ctx_;
   int me_;
   mailbox& box_;
   unsigned spin_polls_;

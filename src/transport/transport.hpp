@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <iosfwd>
 
-#include "runtime/request_state.hpp"
+#include "transport/request_state.hpp"
+#include "transport/transport_rank.hpp"
 
 namespace cairn::detail {
 
 class node_board;
-class rank_context;
 
 class transport {
  public:
@@ -19,21 +19,23 @@ class transport {
 
   /// Starts a send. Returns nullptr when the send completed at once (buffer reusable), else a
   /// pending state from ctx.acquire(). Arguments are already validated.
-  virtual request_state* isend(rank_context& ctx, const char* call, const void* data,
+  virtual request_state* isend(transport_rank& ctx, const char* call, const void* data,
                                std::size_t bytes, int dest, int tag, msg_context c) = 0;
-  /// Blocking send (may be cheaper than isend + wait for short messages).
-  virtual void send(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
-                    int dest, int tag, msg_context c) = 0;
+  /// Starts a send the caller then waits for: as isend, but may complete short messages at
+  /// once in a cheaper way (a blocking send of the engine). Returns the state to wait for, or
+  /// nullptr.
+  virtual request_state* send(transport_rank& ctx, const char* call, const void* data,
+                              std::size_t bytes, int dest, int tag, msg_context c) = 0;
   /// Starts a receive into a state from ctx.acquire() (buf, capacity, peer, tag, ctx filled).
-  virtual void irecv(rank_context& ctx, request_state* s) = 0;
+  virtual void irecv(transport_rank& ctx, request_state* s) = 0;
   /// As isend, for a message whose exact size the receiver computed from the same plan and
   /// posts with irecv_exact: an engine may skip its size protocol (the MPI engine's header).
-  virtual request_state* isend_exact(rank_context& ctx, const char* call, const void* data,
+  virtual request_state* isend_exact(transport_rank& ctx, const char* call, const void* data,
                                      std::size_t bytes, int dest, int tag, msg_context c) {
     return isend(ctx, call, data, bytes, dest, tag, c);
   }
   /// As irecv, for a message of exactly s->capacity bytes from s->peer sent with isend_exact.
-  virtual void irecv_exact(rank_context& ctx, request_state* s) { irecv(ctx, s); }
+  virtual void irecv_exact(transport_rank& ctx, request_state* s) { irecv(ctx, s); }
   /// Advances communication; true if anything arrived or completed.
   virtual bool poll() = 0;
   /// Advances communication and every operation of the rank's pending list (`pending`, linked
@@ -55,7 +57,7 @@ class transport {
   /// Largest user tag.
   virtual int tag_ub() const = 0;
   /// Called once when the rank's function returned normally: reports messages nobody received.
-  virtual void finish(rank_context& ctx) = 0;
+  virtual void finish(transport_rank& ctx) = 0;
   /// Appends engine-side pending state (e.g. unreceived messages) to a watchdog report.
   virtual void describe(std::ostream& os) const = 0;
   /// The memory shared by all ranks of the run, if they share one node (else null).

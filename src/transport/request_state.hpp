@@ -16,8 +16,13 @@ inline constexpr int msg_context_count = 4;
 
 const char* to_string(msg_context c) noexcept;
 
+struct layer_operation_ops;  // defined by the runtime (runtime/layers.hpp); opaque here
+
 struct request_state {
-  enum class kind : std::uint8_t { send, recv, schedule };
+  /// A message (send, recv) of the transport, or an operation of a layer above it (a
+  /// collective, ...) that completes through `done` and is finished, withdrawn and described
+  /// by its layer's `ops`.
+  enum class kind : std::uint8_t { send, recv, layer };
 
   /// Set (release) when complete; a peer thread may set it (threads engine, long sends).
   std::atomic<std::uint32_t> done{0};
@@ -39,7 +44,8 @@ struct request_state {
   request_state* active_prev = nullptr;  // the rank's list of pending operations
   request_state* active_next = nullptr;
   void* engine_ptr = nullptr;  // threads: envelope of a long send; mpi: staging buffer;
-                               // schedule: the running collective
+                               // layer: the layer's running operation
+  const layer_operation_ops* ops = nullptr;    // kind::layer: its layer's functions
   alignas(8) unsigned char engine_data[16]{};  // mpi: the MPI_Request
 };
 
