@@ -177,8 +177,11 @@ double isend_run(cairn::world& w, const workload& wl) {
 
 int run_stream(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return 0;  // the baseline runs inline on both engines
-  const std::uint64_t m = inv.opts.quick ? std::uint64_t{1} << 14 : std::uint64_t{1} << 18;
-  const int rounds = inv.opts.quick ? 1 : 3;
+  const std::uint64_t m =
+      count_param(inv.opts, "items",
+                  inv.opts.quick ? std::uint64_t{1} << 14 : std::uint64_t{1} << 18, 1, 1ULL << 34);
+  const int rounds =
+      static_cast<int>(count_param(inv.opts, "rounds", inv.opts.quick ? 1 : 3, 1, 1001));
   return cairn::launch(inv.argc, inv.argv, [&](cairn::world& w) {
     const workload wl(w, m);
     std::vector<double> direct, grid, cube, base;
@@ -210,6 +213,11 @@ int run_stream(const invocation& inv) {
     emit("alltoall-stream-hypercube", cube);
   });
 }
+
+const param_registrar params{
+    "alltoall-stream",
+    {{"items", "M, items of 32 bytes every rank streams", "2^18, 2^14 with --quick"},
+     {"rounds", "runs per figure (the median is reported)", "3, 1 with --quick"}}};
 
 const registrar reg{
     {"alltoall-stream",

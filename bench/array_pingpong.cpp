@@ -37,6 +37,20 @@ void round_trip(bool a_side, cairn::persistent_transfer& send, cairn::persistent
 
 int run_array_pingpong(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return 0;  // the baseline is cairn's own non-persistent transfer
+  std::vector<std::int64_t> row_counts;
+  for (const auto r : count_list_param(inv.opts, "rows", {16, 256}, 1, 1 << 14))
+    row_counts.push_back(static_cast<std::int64_t>(r));
+  std::vector<std::int64_t> squares;
+  for (const auto n : count_list_param(inv.opts, "squares", {4, 8, 16, 32, 64}, 1, 1 << 14))
+    squares.push_back(static_cast<std::int64_t>(n));
+  const int iters_small =
+      static_cast<int>(count_param(inv.opts, "iters", inv.opts.quick ? 100 : 1000, 1, 1 << 24));
+  const int iters_large =
+      static_cast<int>(count_param(inv.opts, "iters-large", inv.opts.quick ? 5 : 50, 1, 1 << 24));
+  const int samples =
+      static_cast<int>(count_param(inv.opts, "samples", inv.opts.quick ? 3 : 7, 1, 1001));
+  const int crossover_samples =
+      static_cast<int>(count_param(inv.opts, "crossover-samples", inv.opts.quick ? 5 : 9, 1, 1001));
   return cairn::launch(inv.argc, inv.argv, [&](cairn::world& w) {
     if (w.size() < 2) throw std::runtime_error("array-pingpong needs at least 2 ranks (two tasks)");
     const int half = w.size() / 2;
@@ -44,7 +58,7 @@ int run_array_pingpong(const invocation& inv) {
     std::optional<report> rep;
     if (w.rank() == 0) rep.emplace(inv.opts.json);
     const std::string engine(to_string(w.engine()));
-    for (const std::int64_t rows : {std::int64_t{16}, std::int64_t{256}}) {
+    for (const std::int64_t rows : row_counts) {
       const std::int64_t cols = rows * 2;  // 16 x 32 doubles = 4 KiB, 256 x 512 = 1 MiB
       const auto bytes = static_cast<std::size_t>(rows * cols * 8);
       const bool a_side = t.task() == 0;
@@ -80,8 +94,8 @@ int run_array_pingpong(const invocation& inv) {
       auto persistent = [&](int iters) {
         for (int i = 0; i < iters; ++i) round_trip(a_side, out, in);
       };
-      const int iters = bytes <= 4096 ? (inv.opts.quick ? 100 : 1000) : (inv.opts.quick ? 5 : 50);
-      const sampling s{2, inv.opts.quick ? 3 : 7, iters};
+      const int iters = bytes <= 4096 ? iters_small : iters_large;
+      const sampling s{2, samples, iters};
       const double plain_s = median_seconds_per_iter(
                                  s, [&] { w.barrier(); }, plain) /
                              2;
@@ -161,8 +175,7 @@ int run_array_pingpong(const invocation& inv) {
 
     // The centralized strategy's crossover: persistent one-way times of both strategies for
     // small square arrays (128 B to 32 KiB), alternating sample by sample.
-    for (const std::int64_t n :
-         {std::int64_t{4}, std::int64_t{8}, std::int64_t{16}, std::int64_t{32}, std::int64_t{64}}) {
+    for (const std::int64_t n : squares) {
       const auto bytes = static_cast<std::size_t>(n * n * 8);
       const bool a_side = t.task() == 0;
       const cairn::layout<2> l =
@@ -186,12 +199,12 @@ int run_array_pingpong(const invocation& inv) {
           round_trip(a_side, pt[static_cast<std::size_t>(2 * which)],
                      pt[static_cast<std::size_t>(2 * which + 1)]);
       };
-      const int iters = inv.opts.quick ? 100 : 1000;
+      const int iters = iters_small;
       round_trips(0, 2);
       round_trips(1, 2);
       const sampling one{0, 1, iters};
       std::vector<double> par, cen;
-      for (int k = 0; k < (inv.opts.quick ? 5 : 9); ++k) {
+      for (int k = 0; k < crossover_samples; ++k) {
         par.push_back(median_seconds_per_iter(
                           one, [&] { w.barrier(); }, [&](int it) { round_trips(0, it); }) /
                       2);
@@ -206,6 +219,15 @@ int run_array_pingpong(const invocation& inv) {
     }
   });
 }
+
+const param_registrar params{
+    "array-pingpong",
+    {{"rows", "R of the R x 2R arrays of the main rows, comma-separated", "16,256"},
+     {"squares", "N of the N x N arrays of the crossover rows, comma-separated", "4,8,16,32,64"},
+     {"iters", "round trips per sample up to 4 KiB", "1000, 100 with --quick"},
+     {"iters-large", "round trips per sample above 4 KiB", "50, 5 with --quick"},
+     {"samples", "timed samples per figure of the main rows", "7, 3 with --quick"},
+     {"crossover-samples", "alternating samples per crossover figure", "9, 5 with --quick"}}};
 
 const registrar reg{
     {"array-pingpong",

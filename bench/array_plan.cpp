@@ -48,7 +48,8 @@ std::vector<std::int64_t> elementwise_counts(const layout_desc& s, const layout_
 
 int run_plan(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return 0;  // no MPI baseline: the baseline is computed here
-  const std::int64_t n = inv.opts.quick ? 1024 : 4096;
+  const auto n = static_cast<std::int64_t>(
+      count_param(inv.opts, "N", inv.opts.quick ? 1024 : 4096, 16, 1 << 20));
   const layout_desc s = bc_layout(n, 3), d = bc_layout(n, 5);
   std::vector<int> members(16);
   for (int i = 0; i < 16; ++i) members[static_cast<std::size_t>(i)] = i;
@@ -66,7 +67,9 @@ int run_plan(const invocation& inv) {
 
   auto time_of = [&](auto&& body, int iters) {
     std::vector<double> per;
-    for (int sample = 0; sample < (inv.opts.quick ? 5 : 11); ++sample) {
+    const int samples =
+        static_cast<int>(count_param(inv.opts, "samples", inv.opts.quick ? 5 : 11, 1, 1001));
+    for (int sample = 0; sample < samples; ++sample) {
       const auto t0 = std::chrono::steady_clock::now();
       for (int i = 0; i < iters; ++i)
         for (int r = 0; r < 16; ++r) body(r);
@@ -89,6 +92,11 @@ int run_plan(const invocation& inv) {
               plan_s * 1e6, "element-wise", naive_s * 1e6});
   return 0;
 }
+
+const param_registrar params{
+    "plan",
+    {{"N", "the N x N array whose plan is computed", "4096, 1024 with --quick"},
+     {"samples", "timed samples (the median is reported)", "11, 5 with --quick"}}};
 
 const registrar reg{
     {"plan",

@@ -37,11 +37,13 @@ struct config {
   bool block_cyclic;  // false: (BLOCK,*) -> (*,BLOCK)
 };
 
-std::vector<config> configs(bool quick) {
-  std::vector<config> c{{"bandwidth_MBps", 1024, false}, {"bc_bandwidth_MBps", 1024, true}};
-  if (!quick) {
-    c.push_back({"bandwidth_MBps", 4096, false});
-    c.push_back({"bc_bandwidth_MBps", 4096, true});
+std::vector<config> configs(const options& o) {
+  std::vector<std::uint64_t> def{1024};
+  if (!o.quick) def.push_back(4096);
+  std::vector<config> c;
+  for (const auto n : count_list_param(o, "N", def, 2, 1 << 16)) {
+    c.push_back({"bandwidth_MBps", static_cast<std::int64_t>(n), false});
+    c.push_back({"bc_bandwidth_MBps", static_cast<std::int64_t>(n), true});
   }
   return c;
 }
@@ -279,7 +281,7 @@ double textbook_figure(cairn::world& w, const config& c, bool quick) {
 #endif
 
 int run_redistribute(const invocation& inv) {
-  const auto cs = configs(inv.opts.quick);
+  const auto cs = configs(inv.opts);
   const bool under_mpi = cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::mpi;
   if (inv.opts.raw_mpi_only) {
     raw_mpi_body body;
@@ -350,6 +352,10 @@ int run_redistribute(const invocation& inv) {
     }
   });
 }
+
+const param_registrar params{
+    "redistribute",
+    {{"N", "N of the N x N arrays of doubles, comma-separated", "1024,4096; 1024 with --quick"}}};
 
 const registrar reg{{"redistribute",
                      "(BLOCK,*) -> (*,BLOCK) and block_cyclic(3) -> (5) between two tasks vs pack "

@@ -169,6 +169,10 @@ int run_bandwidth(const invocation& inv) {
   return run_two_rank(inv, spec);
 }
 
+const param_registrar params{
+    "bandwidth",
+    {{"rounds", "alternating rounds of cairn and the baseline per figure", "3, 1 with --quick"}}};
+
 const registrar reg{{"bandwidth",
                      "streaming bandwidth rank 0 -> 1, windows of isends + ack (MB/s, 1e6 B/s)",
                      run_bandwidth}};

@@ -1,13 +1,19 @@
 #include "baseline.hpp"
 
+#include "json.hpp"
+#include "placement.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -95,29 +101,30 @@ std::optional<double> baseline_figures::at(std::size_t size) const {
 }
 
 std::optional<std::string> json_field(std::string_view line, std::string_view key) {
-  std::string needle(1, '"');
-  needle.append(key).append("\":");
-  const auto at = line.find(needle);
-  if (at == std::string_view::npos) return std::nullopt;
-  std::string_view v = line.substr(at + needle.size());
-  if (v.starts_with("\"")) {
-    v.remove_prefix(1);
-    const auto end = v.find('"');
-    if (end == std::string_view::npos) return std::nullopt;
-    return std::string(v.substr(0, end));
+  const auto doc = parse_json(line);
+  if (!doc) return std::nullopt;
+  const json_value* v = doc->get(key);
+  if (!v) return std::nullopt;
+  switch (v->type) {
+    case json_value::kind::string: return v->string;
+    case json_value::kind::number: {
+      // Integers (sizes) exactly; other numbers with all the digits a double holds.
+      std::array<char, 64> buf{};
+      std::snprintf(buf.data(), buf.size(), "%.17g", v->number);
+      return std::string(buf.data());
+    }
+    case json_value::kind::boolean: return std::string(v->boolean ? "true" : "false");
+    default: return std::nullopt;
   }
-  const auto end = v.find_first_of(",}");
-  const std::string_view text = v.substr(0, end);
-  if (text.empty() || text == "null") return std::nullopt;
-  return std::string(text);
 }
 
-std::string spawn_raw_mpi_rows(const invocation& inv, int processes,
-                               std::vector<std::string>& rows) {
+std::string spawn_mpi_rows(int processes, const std::vector<std::string>& args,
+                           std::vector<std::string>& rows, std::string_view env) {
 #if !CAIRN_BENCH_HAVE_MPI
-  (void)inv;
   (void)processes;
+  (void)args;
   (void)rows;
+  (void)env;
   return "this cairn-bench was built without MPI";
 #else
   if (inside_mpi_launcher()) {
@@ -134,7 +141,9 @@ std::string spawn_raw_mpi_rows(const invocation& inv, int processes,
   }
   const auto self = own_executable();
   if (!self) return "cannot read /proc/self/exe to re-run this program under mpirun";
-  std::string cmd = shell_quote(*mpirun) + " -np " + std::to_string(processes);
+  std::string cmd;
+  if (!env.empty()) cmd += "env " + std::string(env) + " ";
+  cmd += shell_quote(*mpirun) + " -np " + std::to_string(processes);
 #ifdef OPEN_MPI
   // Open MPI refuses to start as root, and more ranks than cores, unless told otherwise; and
   // --oversubscribe turns its binding off, which costs the baseline up to 15 % here: bind
@@ -142,11 +151,8 @@ std::string spawn_raw_mpi_rows(const invocation& inv, int processes,
   cmd += " --oversubscribe --allow-run-as-root";
   if (processes <= static_cast<int>(std::thread::hardware_concurrency())) cmd += " --bind-to core";
 #endif
-  cmd += " " + shell_quote(*self) + " " + shell_quote(inv.name) + " --raw-mpi-only --json";
-  if (inv.opts.quick) cmd += " --quick";
-  if (inv.opts.sizes_given)
-    cmd +=
-        " --sizes=" + std::to_string(inv.opts.min_size) + "-" + std::to_string(inv.opts.max_size);
+  cmd += " " + shell_quote(*self);
+  for (const auto& a : args) cmd += " " + shell_quote(a);
   cmd += " </dev/null";  // mpirun forwards stdin to rank 0; keep ours out of it
 
   std::fflush(nullptr);  // nothing buffered may be written twice by the child
@@ -167,20 +173,40 @@ std::string spawn_raw_mpi_rows(const invocation& inv, int processes,
 #endif
 }
 
+namespace {
+// The subcommand, --quick, --sizes and the parameters of this command line, for a child.
+std::vector<std::string> forwarded_args(const invocation& inv) {
+  std::vector<std::string> args{std::string(inv.name)};
+  if (inv.opts.quick) args.emplace_back("--quick");
+  if (inv.opts.sizes_given)
+    args.push_back("--sizes=" + std::to_string(inv.opts.min_size) + "-" +
+                   std::to_string(inv.opts.max_size));
+  for (const auto& [key, value] : inv.opts.params) args.push_back("--" + key + "=" + value);
+  return args;
+}
+}  // namespace
+
+std::string spawn_raw_mpi_rows(const invocation& inv, int processes,
+                               std::vector<std::string>& rows) {
+  std::vector<std::string> args = forwarded_args(inv);
+  args.emplace_back("--raw-mpi-only");
+  args.emplace_back("--json");
+  return spawn_mpi_rows(processes, args, rows);
+}
+
 baseline_figures spawn_raw_mpi_baseline(const invocation& inv, std::string_view metric,
                                         int processes) {
   baseline_figures out;
   std::vector<std::string> rows;
   out.why_missing = spawn_raw_mpi_rows(inv, processes, rows);
   for (const auto& line : rows) {
-    if (json_field(line, "bench") == inv.name && json_field(line, "metric") == metric &&
-        json_field(line, "baseline") == mpi_raw_name) {
-      const auto size = json_field(line, "size");
-      const auto value = json_field(line, "baseline_value");
-      if (size && value)
-        out.by_size[std::strtoull(size->c_str(), nullptr, 10)] =
-            std::strtod(value->c_str(), nullptr);
-    }
+    const auto r = parse_json(line);
+    if (!r || r->string_at("bench") != inv.name || r->string_at("metric") != metric ||
+        r->string_at("baseline") != mpi_raw_name)
+      continue;
+    const auto size = r->number_at("size");
+    const auto value = r->number_at("baseline_value");
+    if (size && value && *size >= 0) out.by_size[static_cast<std::size_t>(*size)] = *value;
   }
   if (out.why_missing.empty() && out.by_size.empty())
     out.why_missing = "the raw-MPI child printed no " + std::string(metric) + " rows";
@@ -213,40 +239,308 @@ baseline_figures prepare_baseline(const invocation& inv, std::string_view metric
   return spawned;
 }
 
-void measure_sizes(cairn::world& w, const invocation& inv, std::string_view metric,
-                   std::string_view better, const std::vector<std::size_t>& sizes, int rounds,
-                   const baseline_figures& spawned, const size_kernel& mine,
-                   const size_kernel& raw) {
-  const bool inline_raw = w.engine() == cairn::engine::mpi && inv.opts.baseline;
-  std::string why_missing = spawned.why_missing;
-  if (inline_raw && !raw) why_missing = "this cairn-bench was built without MPI";
-  std::optional<report> rep;
-  if (w.rank() == 0) rep.emplace(inv.opts.json);
-  bool told = false;
-  for (const std::size_t size : sizes) {
-    std::vector<double> mine_rounds, base_rounds;
-    for (int round = 0; round < rounds; ++round) {
-      mine_rounds.push_back(mine(size));
-      if (inline_raw && raw) base_rounds.push_back(raw(size));
+int rounds_param(const options& o) {
+  return static_cast<int>(count_param(o, "rounds", o.quick ? 1 : 3, 1, 1000));
+}
+
+std::string mpi_thread_level_name() {
+  const auto level = cairn::mpi_thread_level_provided();
+  return level ? cairn::to_string(*level) : "";
+}
+
+namespace {
+
+// The figures of one size over the rounds of its measurement.
+struct size_state {
+  std::vector<double> mine, base;
+  std::vector<double> probes;  // the placement probes of its measurement
+  bool remeasured = false;
+};
+
+// max / min of the rounds (1 for fewer than two).
+double spread(const std::vector<double>& v) {
+  if (v.size() < 2) return 1;
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  if (*lo <= 0) return *hi > 0 ? std::numeric_limits<double>::infinity() : 1;
+  return *hi / *lo;
+}
+
+constexpr double unstable_spread = 1.5;
+
+#if CAIRN_BENCH_HAVE_MPI
+// MPI initialized the way a plain program does it (`MPI_Init`), and finalized at the end when
+// this run initialized it. With CAIRN_PROGRESS=thread cairn needs MPI_THREAD_MULTIPLE, which
+// MPI_Init does not give: then MPI_Init_thread asks for it (the rows say the level).
+class plain_mpi {
+ public:
+  explicit plain_mpi(std::optional<cairn::thread_level> need = std::nullopt) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized) return;
+    if (!need || *need == cairn::thread_level::single) {
+      MPI_Init(nullptr, nullptr);
+    } else {
+      constexpr int levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
+                                MPI_THREAD_MULTIPLE};
+      int provided = 0;
+      MPI_Init_thread(nullptr, nullptr, levels[static_cast<int>(*need)], &provided);
     }
+    owned_ = true;
+  }
+  plain_mpi(const plain_mpi&) = delete;
+  plain_mpi& operator=(const plain_mpi&) = delete;
+  ~plain_mpi() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (owned_ && !finalized) MPI_Finalize();
+  }
+
+ private:
+  bool owned_ = false;
+};
+#endif
+
+std::string size_list_arg(const std::vector<std::size_t>& sizes) {
+  std::string arg = "--size-list=";
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (i) arg += ',';
+    arg += std::to_string(sizes[i]);
+  }
+  return arg;
+}
+
+// `--raw-mpi-only` of a sized benchmark: the plain child. MPI_Init, the baseline's rounds, no
+// cairn at all; rank 0 prints one JSON row per size.
+int run_plain_child(const invocation& inv, const sized_spec& spec) {
+#if !CAIRN_BENCH_HAVE_MPI
+  (void)spec;
+  note(std::string(inv.name) + " --raw-mpi-only: this cairn-bench was built without MPI");
+  return 2;
+#else
+  if (!spec.raw) {
+    note(std::string(inv.name) + " --raw-mpi-only: no raw MPI kernel");
+    return 2;
+  }
+  plain_mpi mpi;
+  int me = 0, n = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  if (n < spec.min_ranks)
+    throw std::runtime_error(std::string(inv.name) + " needs at least " +
+                             std::to_string(spec.min_ranks) + " processes, this run has " +
+                             std::to_string(n));
+  std::map<std::size_t, std::vector<double> > figures;
+  for (int round = 0; round < spec.rounds; ++round)
+    for (const std::size_t size : spec.sizes) figures[size].push_back(spec.raw(size));
+  if (me == 0) {
+    report rep(true);  // the parent reads JSON lines
+    const std::string level = mpi_thread_level_name();
+    for (const std::size_t size : spec.sizes) {
+      const auto& f = figures[size];
+      row r = raw_mpi_row(std::string(inv.name), n, size, spec.metric, spec.better, median(f));
+      r.baseline_min = *std::min_element(f.begin(), f.end());
+      r.baseline_max = *std::max_element(f.begin(), f.end());
+      r.set("baseline_rounds", std::to_string(f.size()));
+      r.set("baseline_mode", json_text("plain-child"));
+      r.set("baseline_thread_level", json_text(level));
+      rep.add(std::move(r));
+    }
+  }
+  return 0;
+#endif
+}
+
+}  // namespace
+
+int run_sized(const invocation& inv, const sized_spec& spec) {
+  if (inv.opts.raw_mpi_only) return run_plain_child(inv, spec);
+  const bool under_mpi = cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::mpi;
+  bool rank0 = true;
+#if CAIRN_BENCH_HAVE_MPI
+  // Under mpirun, MPI is initialized here, plainly, before cairn: the baseline's rounds then run
+  // as in a user's program, and cairn::launch keeps the level it finds.
+  std::optional<plain_mpi> mpi;
+  if (under_mpi) {
+    mpi.emplace(cairn::mpi_thread_level_requested(spec.launch));
+    int me = 0, n = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    rank0 = me == 0;
+    if (n < spec.min_ranks)
+      throw std::runtime_error(std::string(inv.name) + " needs at least " +
+                               std::to_string(spec.min_ranks) + " ranks, this run has " +
+                               std::to_string(n) + " (use mpirun -np " +
+                               std::to_string(spec.min_ranks) + ")");
+  }
+#endif
+  const std::string mode = under_mpi ? "before-cairn" : "plain-child";
+  std::string level = under_mpi ? mpi_thread_level_name() : "";
+  std::string why_missing;
+  if (!inv.opts.baseline)
+    why_missing = "skipped (--no-baseline)";
+  else if (!spec.raw)
+    why_missing = "this cairn-bench was built without MPI";
+  bool told = false;
+  std::map<std::size_t, size_state> state;
+  std::string engine_name;
+  int ranks = 0;
+
+  // The plain child's arguments: this command line for one round of `sizes`.
+  auto child_args = [&](const std::vector<std::size_t>& sizes) {
+    std::vector<std::string> args = forwarded_args(inv);
+    std::erase_if(args, [](const std::string& a) { return a.starts_with("--rounds="); });
+    args.emplace_back("--rounds=1");
+    args.push_back(size_list_arg(sizes));
+    args.emplace_back("--raw-mpi-only");
+    args.emplace_back("--json");
+    return args;
+  };
+
+  auto baseline_round = [&](const std::vector<std::size_t>& sizes) {
+    if (!why_missing.empty()) return;
+    if (under_mpi) {
+      for (const std::size_t size : sizes) {
+        const double v = spec.raw(size);
+        if (rank0) state[size].base.push_back(v);
+      }
+      return;
+    }
+    std::vector<std::string> lines;
+    const std::string why = spawn_mpi_rows(spec.processes, child_args(sizes), lines);
+    std::size_t got = 0;
+    for (const auto& line : lines) {
+      const auto r = parse_json(line);
+      if (!r || r->string_at("bench") != inv.name || r->string_at("metric") != spec.metric ||
+          r->string_at("baseline") != mpi_raw_name)
+        continue;
+      const auto size = r->number_at("size");
+      const auto value = r->number_at("baseline_value");
+      if (!size || !value || *size < 0) continue;
+      state[static_cast<std::size_t>(*size)].base.push_back(*value);
+      if (const auto l = r->string_at("baseline_thread_level")) level = *l;
+      ++got;
+    }
+    if (!why.empty() || got == 0) {
+      why_missing = why.empty()
+                        ? "the plain MPI child printed no " + std::string(spec.metric) + " rows"
+                        : why;
+      if (got) note(std::string(inv.name) + ": " + why_missing + "; using what it printed");
+    }
+  };
+
+  auto cairn_round = [&](const std::vector<std::size_t>& sizes) {
+    const int rc = cairn::launch(inv.argc, inv.argv, spec.launch, [&](cairn::world& w) {
+      if (w.size() < spec.min_ranks)
+        throw std::runtime_error(std::string(inv.name) + " needs at least " +
+                                 std::to_string(spec.min_ranks) + " ranks, this run has " +
+                                 std::to_string(w.size()));
+      for (const std::size_t size : sizes) {
+        const double v = spec.mine(w, size);
+        if (w.rank() == 0) state[size].mine.push_back(v);
+      }
+      if (w.rank() == 0) {
+        engine_name = cairn::to_string(w.engine());
+        ranks = w.size();
+      }
+    });
+    if (rc != 0)
+      throw std::runtime_error("the cairn run failed (exit code " + std::to_string(rc) + ")");
+  };
+
+  // One measurement of `sizes`: rounds of baseline and cairn alternating, the placement probe
+  // before each round and after the last.
+  auto measure = [&](const std::vector<std::size_t>& sizes) {
+    std::vector<double> probes;
+    auto probe = [&] {
+      if (const auto ns = placement_probe(under_mpi)) probes.push_back(*ns);
+    };
+    for (int round = 0; round < spec.rounds; ++round) {
+      probe();
+      baseline_round(sizes);
+      cairn_round(sizes);
+    }
+    probe();
+    for (const std::size_t size : sizes) state[size].probes = probes;
+  };
+
+  measure(spec.sizes);
+  // Sizes whose rounds spread over more than 1.5x are measured again once; rank 0 decides for
+  // every process.
+  std::vector<char> again(spec.sizes.size(), 0);
+  if (rank0)
+    for (std::size_t i = 0; i < spec.sizes.size(); ++i) {
+      const size_state& s = state[spec.sizes[i]];
+      again[i] = spread(s.mine) > unstable_spread || spread(s.base) > unstable_spread;
+    }
+#if CAIRN_BENCH_HAVE_MPI
+  if (under_mpi)
+    MPI_Bcast(again.data(), static_cast<int>(again.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
+#endif
+  std::vector<std::size_t> unstable;
+  for (std::size_t i = 0; i < spec.sizes.size(); ++i)
+    if (again[i]) unstable.push_back(spec.sizes[i]);
+  if (!unstable.empty()) {
+    for (const std::size_t size : unstable) {
+      state[size] = size_state{};
+      state[size].remeasured = true;
+    }
+    measure(unstable);
+  }
+  if (!rank0) return 0;
+
+  report rep(inv.opts.json);
+  for (const std::size_t size : spec.sizes) {
+    const size_state& s = state[size];
     std::optional<double> base;
-    if (!base_rounds.empty())
-      base = median(base_rounds);
-    else if (!inline_raw)
-      base = spawned.at(size);
-    if (!rep) continue;
+    if (!s.base.empty()) base = median(s.base);
     if (!base && !told) {
       note(std::string(inv.name) + ": baseline " + std::string(mpi_raw_name) + " not measured" +
            (why_missing.empty() ? "" : ": " + why_missing) +
-           (spawned.by_size.empty() ? ""
-                                    : " (first size without a figure: " + human_size(size) + ")"));
+           " (first size without a figure: " + human_size(size) + ")");
       told = true;
     }
-    rep->add(row{std::string(inv.name), std::string(cairn::to_string(w.engine())), w.size(), size,
-                 std::string(metric), std::string(better), median(mine_rounds),
-                 std::string(mpi_raw_name), base});
+    row r{std::string(inv.name),
+          engine_name,
+          ranks,
+          size,
+          std::string(spec.metric),
+          std::string(spec.better),
+          median(s.mine),
+          std::string(mpi_raw_name),
+          base};
+    if (!s.mine.empty()) {
+      r.min = *std::min_element(s.mine.begin(), s.mine.end());
+      r.max = *std::max_element(s.mine.begin(), s.mine.end());
+    }
+    if (!s.base.empty()) {
+      r.baseline_min = *std::min_element(s.base.begin(), s.base.end());
+      r.baseline_max = *std::max_element(s.base.begin(), s.base.end());
+    }
+    r.set("rounds", std::to_string(s.mine.size()));
+    r.set("baseline_rounds", std::to_string(s.base.size()));
+    r.set("baseline_mode", base ? json_text(mode) : "null");
+    r.set("baseline_thread_level", base && !level.empty() ? json_text(level) : "null");
+    placement_span where;
+    if (!s.probes.empty()) {
+      where.before = s.probes.front();
+      where.after = s.probes.back();
+      where.all = s.probes;
+    }
+    r.set("handoff_ns_before", json_text(where.before));
+    r.set("handoff_ns_after", json_text(where.after));
+    std::string all = "[";
+    for (std::size_t i = 0; i < where.all.size(); ++i) {
+      if (i) all += ',';
+      all += json_text(std::optional<double>(where.all[i]));
+    }
+    r.set("handoff_ns", all + "]");
+    r.set("placement_changed", json_text(where.changed()));
+    r.set("unstable",
+          json_text(spread(s.mine) > unstable_spread || spread(s.base) > unstable_spread));
+    r.set("remeasured", json_text(s.remeasured));
+    rep.add(std::move(r));
   }
-  if (rep) rep->finish();
+  return 0;
 }
 
 #if CAIRN_BENCH_HAVE_MPI

@@ -54,17 +54,51 @@ std::optional<std::string> json_field(std::string_view line, std::string_view ke
 /// when the child printed only some figures.
 baseline_figures prepare_baseline(const invocation& inv, std::string_view metric, int processes);
 
-/// cairn's figure for one message size (called on every rank of the run).
-using size_kernel = std::function<double(std::size_t size)>;
+/// A benchmark measured per message size whose baseline is raw MPI ("mpi-raw") measured as a
+/// plain MPI program would measure it (run_sized()).
+struct sized_spec {
+  std::string_view metric;         ///< e.g. "latency_us"
+  std::string_view better;         ///< "lower" or "higher"
+  std::vector<std::size_t> sizes;  ///< message sizes, in order
+  int rounds = 3;                  ///< alternating rounds of cairn and the baseline per figure
+  int min_ranks = 1;               ///< fewer ranks or processes is a usage error
+  /// Options of every cairn::launch (the threads engine's ranks; the MPI engine's progress).
+  cairn::launch_options launch;
+  /// Processes of the baseline child of a threads run (the cairn run's ranks).
+  int processes = 2;
+  /// cairn's figure for one size, called on every rank inside cairn::launch; rank 0's counts.
+  std::function<double(cairn::world& w, std::size_t size)> mine;
+  /// The raw-MPI figure for one size on MPI_COMM_WORLD, called on every process of a plain MPI
+  /// program (MPI initialized by MPI_Init, no cairn state); rank 0's counts. Empty without MPI.
+  std::function<double(std::size_t size)> raw;
+};
 
-/// Measures every size in `rounds` rounds (machine noise drifts over seconds), alternating
-/// cairn's kernel and, under mpirun, the raw MPI kernel (`raw` empty: not built with MPI), and
-/// prints one row per size on rank 0: the median round of each, against the inline or spawned
-/// baseline. Notes once why a baseline is missing.
-void measure_sizes(cairn::world& w, const invocation& inv, std::string_view metric,
-                   std::string_view better, const std::vector<std::size_t>& sizes, int rounds,
-                   const baseline_figures& spawned, const size_kernel& mine,
-                   const size_kernel& raw);
+/// Runs `spec` and prints one row per size on rank 0.
+///
+/// The baseline runs the way a user's own MPI code runs: `MPI_Init` (MPI_THREAD_SINGLE with
+/// Open MPI), no cairn world alive in the process, no cairn polling beside it. Threads engine
+/// (plain run): each round spawns a plain child `mpirun -np <processes> <this program> <name>
+/// --raw-mpi-only` that never starts cairn ("plain-child"), then runs cairn's round. MPI engine
+/// (under mpirun): this process calls `MPI_Init` itself before cairn, runs the baseline round,
+/// then one cairn::launch for cairn's round (cairn keeps the level it finds); later baseline
+/// rounds run after that launch has returned and freed its communicators, window and requests
+/// ("before-cairn"). The placement probe runs before every round and after the last; a size
+/// whose rounds differ by more than 1.5x (max/min, cairn or baseline) is measured again once.
+/// `--raw-mpi-only`: the plain child itself (rounds of the baseline only, JSON rows).
+int run_sized(const invocation& inv, const sized_spec& spec);
+
+/// The number of rounds of a sized benchmark: `--rounds=N`, default 3 (1 with --quick).
+int rounds_param(const options& o);
+
+/// Spawns `mpirun -np <processes> <this program> <args...>` (with `env` assignments before the
+/// launcher, e.g. "CAIRN_MPI_THREAD_LEVEL=funneled") and appends every JSON row it prints to
+/// `rows`. Returns why the child failed (empty on success); never throws.
+std::string spawn_mpi_rows(int processes, const std::vector<std::string>& args,
+                           std::vector<std::string>& rows, std::string_view env = {});
+
+/// The name of the MPI thread level of this process (MPI_Query_thread), "" when MPI is not
+/// initialized or this build has none.
+std::string mpi_thread_level_name();
 
 /// The largest `x` over the members of `c` (a world or a group; every member calls): the slowest
 /// rank's time.

@@ -208,13 +208,29 @@ double mpi_run(cairn::world& w, const csr& g, vertex root) {
 #endif
 
 struct settings {
-  int k;      // log2 vertices per rank
-  int roots;  // searches per figure (median)
+  int k;            // log2 vertices per rank
+  int roots;        // searches per figure (median)
+  int er_factor;    // edges per vertex of the Erdos-Renyi graph
+  int kron_factor;  // edges per vertex of the Kronecker graph
+  int factor(graph::kind kind) const {
+    return kind == graph::kind::erdos_renyi ? er_factor : kron_factor;
+  }
 };
-settings settings_for(const options& o) { return o.quick ? settings{12, 1} : settings{15, 3}; }
+settings settings_for(const options& o) {
+  settings s{o.quick ? 12 : 15, o.quick ? 1 : 3, 0, 0};
+  s.k = static_cast<int>(count_param(o, "scale", static_cast<std::uint64_t>(s.k), 1, 30));
+  s.roots = static_cast<int>(count_param(o, "roots", static_cast<std::uint64_t>(s.roots), 1, 64));
+  s.er_factor = static_cast<int>(count_param(
+      o, "edge-factor-er", static_cast<std::uint64_t>(graph::edge_factor(graph::kind::erdos_renyi)),
+      1, 1024));
+  s.kron_factor = static_cast<int>(
+      count_param(o, "edge-factor-kronecker",
+                  static_cast<std::uint64_t>(graph::edge_factor(graph::kind::kronecker)), 1, 1024));
+  return s;
+}
 
 std::size_t row_size(const csr& g) {
-  return static_cast<std::size_t>(graph::edge_factor(g.family)) * g.dist.local_size(0) * 8;
+  return static_cast<std::size_t>(g.factor) * g.dist.local_size(0) * 8;
 }
 
 constexpr graph::kind kinds[] = {graph::kind::erdos_renyi, graph::kind::kronecker};
@@ -225,7 +241,7 @@ int run_raw_only(const invocation& inv) {
   const settings s = settings_for(inv.opts);
   body = [&](cairn::world& w, report* rep) {
     for (const graph::kind kind : kinds) {
-      const csr g = graph::build(w, kind, s.k);
+      const csr g = graph::build(w, kind, s.k, s.factor(kind));
       std::vector<double> runs;
       for (const vertex root : graph::roots(w, g, s.roots)) runs.push_back(mpi_run(w, g, root));
       if (rep)
@@ -250,7 +266,7 @@ int run_bfs(const invocation& inv) {
     if (w.rank() == 0) rep.emplace(inv.opts.json);
     bool told = false;
     for (const graph::kind kind : kinds) {
-      const csr g = graph::build(w, kind, s.k);
+      const csr g = graph::build(w, kind, s.k, s.factor(kind));
       std::vector<double> sync, async, base;
       for (const vertex root : graph::roots(w, g, s.roots)) {  // alternated per root
         sync.push_back(levelsync_run(w, g, root));
@@ -282,6 +298,13 @@ int run_bfs(const invocation& inv) {
     }
   });
 }
+
+const param_registrar params{
+    "bfs",
+    {{"scale", "log2 of the vertices per rank", "15, 12 with --quick"},
+     {"edge-factor-er", "edges per vertex of the Erdos-Renyi graph", "8"},
+     {"edge-factor-kronecker", "edges per vertex of the Kronecker graph (Graph500: 16)", "16"},
+     {"roots", "searches per figure (the median is reported)", "3, 1 with --quick"}}};
 
 const registrar reg{{"bfs",
                      "AP 4.4 BFS on Erdos-Renyi and Kronecker graphs, level-synchronous and "

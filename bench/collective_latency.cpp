@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
 #include <optional>
 #include <stdexcept>
@@ -19,6 +20,7 @@
 
 #include "baseline.hpp"
 #include "cairn/cairn.hpp"
+#include "kernels.hpp"
 #include "registry.hpp"
 
 #if CAIRN_BENCH_HAVE_MPI
@@ -43,8 +45,19 @@ struct plan {
   int max_iters;          // cap on iterations per sample
 };
 
-plan plan_for(bool quick) {
+plan default_plan(bool quick) {
   return quick ? plan{0.002, 5, 1, 1 << 14} : plan{0.01, 11, 3, 1 << 16};
+}
+
+plan plan_of(const options& o) {
+  plan p = default_plan(o.quick);
+  p.samples =
+      static_cast<int>(count_param(o, "samples", static_cast<std::uint64_t>(p.samples), 1, 1001));
+  p.rounds = rounds_param(o);
+  const auto ms = count_param(o, "sample-us", static_cast<std::uint64_t>(p.sample_seconds * 1e6), 1,
+                              10'000'000);
+  p.sample_seconds = static_cast<double>(ms) * 1e-6;
+  return p;
 }
 
 // The size ladder, keeping only whole vectors of doubles; `dropped` counts the others (only
@@ -199,51 +212,26 @@ double raw_mpi_latency(collective c, std::size_t size, const plan& p) {
 }
 #endif
 
-// `--raw-mpi-only`: the child of a threads run; prints only the raw MPI figures as JSON.
-int run_raw_only(const invocation& inv, const std::vector<std::size_t>& sizes) {
-  raw_mpi_body body;
-#if CAIRN_BENCH_HAVE_MPI
-  const plan p = plan_for(inv.opts.quick);
-  body = [&](cairn::world& w, report* rep) {
-    for (const std::size_t size : sizes) {
-      std::vector<double> rounds;
-      for (int r = 0; r < p.rounds; ++r)
-        rounds.push_back(raw_mpi_latency(collective_named(inv.name), size, p));
-      if (rep)
-        rep->add(
-            raw_mpi_row(std::string(inv.name), w.size(), size, metric, better, median(rounds)));
-    }
-  };
-#endif
-  return run_raw_mpi_only(inv, body);
-}
-
-// The subcommands.
+// The subcommands. Threads engine: the plain child has as many processes as the run has ranks.
 int run_collective(const invocation& inv) {
   const collective c = collective_named(inv.name);
   std::size_t dropped = 0;
-  const std::vector<std::size_t> sizes = double_sizes(inv.opts, dropped);
-  if (inv.opts.raw_mpi_only) return run_raw_only(inv, sizes);
-
-  // The baseline runs as many processes as the threads run has ranks.
-  cairn::launch_options lo;
-  if (cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads)
-    lo.ranks = threads_run_ranks(inv);
-  const baseline_figures spawned = prepare_baseline(inv, metric, lo.ranks.value_or(0));
-
-  const plan p = plan_for(inv.opts.quick);
-  return cairn::launch(inv.argc, inv.argv, lo, [&](cairn::world& w) {
-    if (w.rank() == 0 && dropped)
-      note(std::string(inv.name) + ": skipping " + std::to_string(dropped) +
-           " size(s) that are not a multiple of 8 bytes (a vector of doubles)");
-    size_kernel raw;
+  sized_spec s;
+  s.metric = metric;
+  s.better = better;
+  s.sizes = double_sizes(inv.opts, dropped);
+  const plan p = plan_of(inv.opts);
+  s.rounds = p.rounds;
+  if (!inv.opts.raw_mpi_only && cairn::detect_engine(inv.argc, inv.argv) == cairn::engine::threads)
+    s.launch.ranks = s.processes = threads_run_ranks(inv);
+  if (dropped && !inv.opts.raw_mpi_only)
+    note(std::string(inv.name) + ": skipping " + std::to_string(dropped) +
+         " size(s) that are not a multiple of 8 bytes (a vector of doubles)");
+  s.mine = [&](cairn::world& w, std::size_t size) { return cairn_latency(w, c, size, p); };
 #if CAIRN_BENCH_HAVE_MPI
-    raw = [&](std::size_t size) { return raw_mpi_latency(c, size, p); };
+  s.raw = [&](std::size_t size) { return raw_mpi_latency(c, size, p); };
 #endif
-    measure_sizes(
-        w, inv, metric, better, sizes, p.rounds, spawned,
-        [&](std::size_t size) { return cairn_latency(w, c, size, p); }, raw);
-  });
+  return run_sized(inv, s);
 }
 
 const registrar allreduce_reg{
@@ -251,10 +239,25 @@ const registrar allreduce_reg{
      run_collective}};
 const registrar bcast_reg{
     {"bcast", "bcast latency from rank 0, doubles, automatic algorithm (us)", run_collective}};
+const std::vector<param_spec> collective_params{
+    {"rounds", "alternating rounds of cairn and the baseline per figure", "3, 1 with --quick"},
+    {"samples", "timed samples per round (the median is the round's figure)", "11, 5 with --quick"},
+    {"sample-us", "target duration of one timed sample in microseconds",
+     "10000, 2000 with --quick"}};
+const param_registrar allreduce_params{"allreduce", collective_params};
+const param_registrar bcast_params{"bcast", collective_params};
+const param_registrar reduce_params{"reduce", collective_params};
+
 const registrar reduce_reg{{"reduce",
                             "reduce latency to rank 0, sum of doubles, automatic algorithm (us)",
                             run_collective}};
 
 }  // namespace
+
+#if CAIRN_BENCH_HAVE_MPI
+double raw_mpi_allreduce_us(std::size_t size, bool quick) {
+  return raw_mpi_latency(collective::allreduce, size, default_plan(quick));
+}
+#endif
 
 }  // namespace cairn::bench

@@ -93,7 +93,7 @@ int iterations_for(std::size_t bytes) {
 template <class A, class B, class Barrier, class Slowest>
 std::pair<double, double> time_both(const options& o, std::size_t bytes, A&& a, B&& b,
                                     Barrier&& barrier, Slowest&& slowest) {
-  const int samples = o.quick ? 15 : 61;
+  const int samples = static_cast<int>(count_param(o, "samples", o.quick ? 15 : 61, 1, 10001));
   const int iters = iterations_for(bytes);
   a(2);
   b(2);
@@ -237,6 +237,11 @@ int run_concurrent_reduce(const invocation& inv) {
     }
   });
 }
+
+const param_registrar params{
+    "concurrent-reduce",
+    {{"samples", "timed samples per figure, alternating (the median is reported)",
+      "61, 15 with --quick"}}};
 
 const registrar reg{
     {"concurrent-reduce",

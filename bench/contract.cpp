@@ -5,7 +5,11 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
+
+#include "cairn/cairn.hpp"
+#include "registry.hpp"
 
 namespace cairn::bench {
 
@@ -110,6 +114,7 @@ std::string parse_size_range(std::string_view text, options& opts) {
 }
 
 std::vector<std::size_t> size_ladder(const options& opts) {
+  if (!opts.size_list.empty()) return opts.size_list;
   std::vector<std::size_t> all;
   for (std::size_t s = opts.min_size; s < opts.max_size; s *= 2) all.push_back(s);
   all.push_back(opts.max_size);
@@ -140,6 +145,14 @@ std::optional<double> row::ratio() const {
   return *cairn / *baseline_value;
 }
 
+bool row::has(std::string_view key) const {
+  return std::any_of(extra.begin(), extra.end(), [&](const auto& f) { return f.first == key; });
+}
+
+std::string json_text(std::string_view s) { return json_string(s); }
+std::string json_text(std::optional<double> v) { return json_number(v); }
+std::string json_text(bool b) { return b ? "true" : "false"; }
+
 std::string to_json(const row& r) {
   std::string s = "{";
   s += "\"bench\":" + json_string(r.bench);
@@ -152,12 +165,44 @@ std::string to_json(const row& r) {
   s += ",\"baseline\":" + json_string(r.baseline);
   s += ",\"baseline_value\":" + json_number(r.baseline_value);
   s += ",\"ratio\":" + json_number(r.ratio());
+  s += ",\"value\":" + json_number(r.cairn);
+  if (r.min) s += ",\"min\":" + json_number(r.min);
+  if (r.max) s += ",\"max\":" + json_number(r.max);
+  if (r.baseline_min) s += ",\"baseline_min\":" + json_number(r.baseline_min);
+  if (r.baseline_max) s += ",\"baseline_max\":" + json_number(r.baseline_max);
+  for (const auto& [key, value] : r.extra) {
+    s += ',';
+    s += json_string(key);
+    s += ':';
+    s += value;
+  }
+  const auto& params = recorded_params();
+  if (!params.empty()) {
+    s += ",\"params\":{";
+    bool first = true;
+    for (const auto& [key, value] : params) {
+      if (!first) s += ',';
+      s += json_string(key);
+      s += ':';
+      s += value;
+      first = false;
+    }
+    s += "}";
+  }
   return s + "}";
 }
 
 report::~report() { finish(); }
 
 void report::add(row r) {
+  // A raw-MPI baseline not measured by run_sized() (baseline.hpp): in the same processes as
+  // cairn under mpirun, or in a child that started it through cairn::launch.
+  if (r.baseline.starts_with("mpi") && !r.has("baseline_mode")) {
+    r.set("baseline_mode", json_text(r.engine == "mpi" ? "inline" : "cairn-child"));
+    const auto level = cairn::mpi_thread_level_provided();
+    r.set("baseline_thread_level",
+          r.engine == "mpi" && level ? json_text(cairn::to_string(*level)) : "null");
+  }
   if (json_) {
     const std::string line = to_json(r) + "\n";
     std::fputs(line.c_str(), stdout);
@@ -171,18 +216,46 @@ void report::finish() {
   if (finished_) return;
   finished_ = true;
   if (json_ || rows_.empty()) return;
-  constexpr std::size_t columns = 10;
+  constexpr std::size_t columns = 13;
   using line = std::array<std::string, columns>;
   // Numbers are right-aligned, names left-aligned.
-  constexpr std::array<bool, columns> right{false, false, true,  true, false,
-                                            false, true,  false, true, true};
+  constexpr std::array<bool, columns> right{false, false, true, true, false, false, true,
+                                            true,  false, true, true, true,  false};
   std::vector<line> lines;
-  lines.push_back({"bench", "engine", "ranks", "size", "metric", "better", "cairn", "baseline",
-                   "baseline_value", "ratio"});
-  for (const row& r : rows_)
+  lines.push_back({"bench", "engine", "ranks", "size", "metric", "better", "cairn", "min-max",
+                   "baseline", "baseline_value", "min-max", "ratio", "placement (handoff ns)"});
+  auto spread = [](std::optional<double> lo, std::optional<double> hi) -> std::string {
+    std::string text;
+    if (!lo || !hi) return text;
+    text = table_number(lo);
+    text += '-';
+    text += table_number(hi);
+    return text;
+  };
+  auto field = [](const row& r, std::string_view key) -> std::string {
+    for (const auto& [k, v] : r.extra)
+      if (k == key) return v;
+    return "";
+  };
+  for (const row& r : rows_) {
+    std::string where;
+    const std::string before = field(r, "handoff_ns_before"), after = field(r, "handoff_ns_after");
+    if (!before.empty() && before != "null") {
+      auto rounded = [](const std::string& text) {
+        return std::to_string(static_cast<long>(std::strtod(text.c_str(), nullptr) + 0.5));
+      };
+      where = rounded(before);
+      where += " -> ";
+      where += after == "null" ? std::string("?") : rounded(after);
+      if (field(r, "placement_changed") == "true") where += " changed";
+    }
+    if (field(r, "unstable") == "true") where += " unstable";
+    if (field(r, "remeasured") == "true") where += " remeasured";
     lines.push_back({r.bench, r.engine, std::to_string(r.ranks), human_size(r.size), r.metric,
-                     r.better, table_number(r.cairn), r.baseline, table_number(r.baseline_value),
-                     ratio_text(r.ratio())});
+                     r.better, table_number(r.cairn), spread(r.min, r.max), r.baseline,
+                     table_number(r.baseline_value), spread(r.baseline_min, r.baseline_max),
+                     ratio_text(r.ratio()), where});
+  }
   std::array<std::size_t, columns> width{};
   for (const line& l : lines)
     for (std::size_t c = 0; c < columns; ++c) width[c] = std::max(width[c], l[c].size());

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,10 @@ struct options {
   std::size_t min_size = 8;   ///< smallest message size in bytes (`--sizes=a-b`)
   std::size_t max_size = std::size_t{4} << 20;  ///< largest message size in bytes
   bool sizes_given = false;  ///< `--sizes` was on the command line (forwarded to children)
+  /// internal (`--size-list=a,b,...`): exactly these sizes, for a spawned baseline child
+  std::vector<std::size_t> size_list;
+  /// The subcommand's own parameters as given (`--scale=16`), by name (see registry.hpp).
+  std::map<std::string, std::string, std::less<>> params;
 };
 
 /// Largest message size `--sizes` accepts; keeps every count within MPI's `int`.
@@ -35,7 +40,8 @@ std::optional<std::size_t> parse_size(std::string_view text);
 /// message, empty on success.
 std::string parse_size_range(std::string_view text, options& opts);
 
-/// The message sizes to measure: min_size, doubling up to max_size, max_size always last.
+/// The message sizes to measure: min_size, doubling up to max_size, max_size always last
+/// (exactly `size_list` when it is set).
 /// With `quick`, only the smallest, the largest and every third doubling down from the largest.
 std::vector<std::size_t> size_ladder(const options& opts);
 
@@ -44,6 +50,21 @@ std::string human_size(std::size_t bytes);
 
 /// One measured figure: cairn's value and the baseline's for the same configuration.
 struct row {
+  row() = default;
+  /// The fields every row has (the rest start empty).
+  row(std::string bench_, std::string engine_, int ranks_, std::size_t size_, std::string metric_,
+      std::string better_, std::optional<double> cairn_, std::string baseline_,
+      std::optional<double> baseline_value_)
+      : bench(std::move(bench_)),
+        engine(std::move(engine_)),
+        ranks(ranks_),
+        size(size_),
+        metric(std::move(metric_)),
+        better(std::move(better_)),
+        cairn(cairn_),
+        baseline(std::move(baseline_)),
+        baseline_value(baseline_value_) {}
+
   std::string bench;     ///< subcommand name, e.g. "pingpong"
   std::string engine;    ///< "threads" or "mpi"
   int ranks = 0;         ///< ranks in the run
@@ -54,13 +75,33 @@ struct row {
   std::optional<double> cairn;
   std::string baseline;                  ///< baseline name, e.g. "mpi-raw"
   std::optional<double> baseline_value;  ///< absent when the baseline could not be measured
+  /// The spread of the rounds behind `cairn` and `baseline_value` (their median), when the
+  /// figure is the median of several rounds.
+  std::optional<double> min, max, baseline_min, baseline_max;
+  /// Further fields, in order: name and the value as JSON text (json_text() makes one).
+  std::vector<std::pair<std::string, std::string>> extra;
+
+  /// Adds a further field (`value` is JSON text).
+  void set(std::string key, std::string value) {
+    extra.emplace_back(std::move(key), std::move(value));
+  }
+  /// True when a further field `key` was set.
+  [[nodiscard]] bool has(std::string_view key) const;
 
   /// cairn / baseline_value, when both exist and the baseline is non-zero.
   [[nodiscard]] std::optional<double> ratio() const;
 };
 
 /// The row as one JSON object on one line (no trailing newline); missing values are null.
+/// Fields: bench, engine, ranks, size, metric, better, cairn (also as `value`), baseline,
+/// baseline_value, ratio; min/max/baseline_min/baseline_max when set; the further fields; and
+/// `params`, the subcommand's parameters as this run used them (registry.hpp).
 std::string to_json(const row& r);
+
+/// JSON text of a string, a number (null when absent or not finite) and a boolean.
+std::string json_text(std::string_view s);
+std::string json_text(std::optional<double> v);
+std::string json_text(bool b);
 
 /// Collects rows and prints them on stdout: JSON lines at once, or an aligned table at the
 /// end (widths fit the content). Only rank 0 of a run should own one.

@@ -236,17 +236,34 @@ int run_fft2d(const invocation& inv) {
       const auto bytes = static_cast<std::size_t>(n * n * 16);
       return bytes < inv.opts.min_size || bytes > inv.opts.max_size;
     });
+  if (inv.opts.params.contains("N")) {  // --N=a,b: exactly these
+    sizes.clear();
+    for (const auto n : count_list_param(inv.opts, "N", {}, 2, 1 << 14))
+      sizes.push_back(static_cast<std::int64_t>(n));
+  } else {
+    std::string t = "[";
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (i) t += ',';
+      t += std::to_string(sizes[i]);
+    }
+    record_param("N", t + "]");
+  }
+  const int rounds =
+      static_cast<int>(count_param(inv.opts, "rounds", inv.opts.quick ? 1 : 5, 1, 1001));
+  const std::uint64_t points =
+      count_param(inv.opts, "points", inv.opts.quick ? 1 << 20 : 1 << 23, 1, 1ULL << 34);
+  const std::uint64_t min_datasets =
+      count_param(inv.opts, "min-datasets", inv.opts.quick ? 8 : 16, 1, 1 << 20);
   return cairn::launch(inv.argc, inv.argv, [&](cairn::world& w) {
     if (w.size() < 2) throw std::runtime_error("fft2d needs at least 2 ranks (two tasks)");
     std::optional<report> rep;
     if (w.rank() == 0) rep.emplace(inv.opts.json);
     for (const std::int64_t n : sizes) {
       const refs ref{reference(n, 0), reference(n, 1)};
-      const int datasets = static_cast<int>(std::max<std::int64_t>(
-          inv.opts.quick ? 8 : 16, (inv.opts.quick ? 1 << 20 : 1 << 23) / (n * n)));
+      const int datasets = static_cast<int>(
+          std::max<std::uint64_t>(min_datasets, points / static_cast<std::uint64_t>(n * n)));
       std::vector<double> pipe, par;
-      for (int round = 0; round < (inv.opts.quick ? 1 : 5);
-           ++round) {  // alternated, so drifting load hits both alike
+      for (int round = 0; round < rounds; ++round) {  // alternated: drifting load hits both alike
         pipe.push_back(pipeline(w, n, datasets, ref));
         par.push_back(data_parallel(w, n, datasets, ref));
       }
@@ -263,6 +280,16 @@ int run_fft2d(const invocation&) {
   return 2;
 }
 #endif
+
+const param_registrar params{
+    "fft2d",
+    {{"N", "image edges N (N^2 complex points), comma-separated",
+      "64,128,256,512,1024; 64,256 with --quick"},
+     {"points", "points streamed per figure: datasets = max(min-datasets, points / N^2)",
+      "2^23, 2^20 with --quick"},
+     {"min-datasets", "the fewest datasets per figure", "16, 8 with --quick"},
+     {"rounds", "alternating rounds of both versions (the median is reported)",
+      "5, 1 with --quick"}}};
 
 const registrar reg{
     {"fft2d", "HPF/MPI 2-D FFT: two-task pipeline vs data-parallel, time per dataset", run_fft2d}};

@@ -312,7 +312,21 @@ int run_fft3d(const invocation& inv) {
       }
       return v;
     }();
-  const int reps = inv.opts.quick ? 3 : 7;
+  if (inv.opts.params.contains("N")) {  // --N=a,b: exactly these
+    sizes.clear();
+    for (const auto n : count_list_param(inv.opts, "N", {}, 2, 4096))
+      sizes.push_back(static_cast<int>(n));
+  } else {
+    record_param("N", [&] {
+      std::string t = "[";
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        if (i) t += ',';
+        t += std::to_string(sizes[i]);
+      }
+      return t + "]";
+    }());
+  }
+  const int reps = static_cast<int>(count_param(inv.opts, "reps", inv.opts.quick ? 3 : 7, 1, 1001));
   int depth = 0, group = 1;
   if (const char* e = std::getenv("CAIRN_FFT3D_DEPTH")) depth = std::atoi(e);
   if (const char* e = std::getenv("CAIRN_FFT3D_GROUP")) group = std::atoi(e);
@@ -373,6 +387,11 @@ int run_fft3d(const invocation&) {
   return 2;
 }
 #endif
+
+const param_registrar params{
+    "fft3d",
+    {{"N", "box edges N (N^3 complex points), comma-separated", "128,256; 64 with --quick"},
+     {"reps", "timed transforms per figure (the median is reported)", "7, 3 with --quick"}}};
 
 const registrar reg{{"fft3d",
                      "LibNBC 3-D FFT in xy-slabs: pipelined ialltoall per plane vs one blocking "

@@ -58,7 +58,8 @@ struct csr {
   kind family = kind::erdos_renyi;
   int scale = 0;            ///< n = 2^scale vertices
   std::uint64_t n = 0;      ///< vertices
-  std::uint64_t edges = 0;  ///< generated edges (edge_factor · n), self loops included
+  int factor = 0;           ///< edges generated per vertex (edge_factor() unless chosen)
+  std::uint64_t edges = 0;  ///< generated edges (factor · n), self loops included
   cairn::block_distribution dist{1, 1};
   std::uint64_t first = 0;             ///< first local vertex
   std::uint64_t local = 0;             ///< local vertices
@@ -95,8 +96,8 @@ inline std::array<vertex, 2> make_edge(kind k, int scale, std::uint64_t e) noexc
 
 /// Builds the graph of `family` with 2^k vertices per rank (2^(k + floor(log2 P)) in all):
 /// every rank generates its share of the edges and one bulk alltoallv takes each edge to both
-/// endpoints' owners (collective).
-inline csr build(cairn::world& w, kind family, int k) {
+/// endpoints' owners (collective). `factor`: edges per vertex, 0 for edge_factor(family).
+inline csr build(cairn::world& w, kind family, int k, int factor = 0) {
   csr g;
   const int ranks = w.size();
   int log_p = 0;
@@ -104,7 +105,8 @@ inline csr build(cairn::world& w, kind family, int k) {
   g.family = family;
   g.scale = k + log_p;
   g.n = std::uint64_t{1} << g.scale;
-  g.edges = static_cast<std::uint64_t>(edge_factor(family)) * g.n;
+  g.factor = factor > 0 ? factor : edge_factor(family);
+  g.edges = static_cast<std::uint64_t>(g.factor) * g.n;
   g.dist = cairn::block_distribution(g.n, ranks);
   g.first = g.dist.local_size(0) * static_cast<std::uint64_t>(w.rank());
   g.local = g.dist.local_size(w.rank());

@@ -82,13 +82,17 @@ double cairn_seconds(cairn::world& w, std::uint64_t t, std::uint64_t updates, Ro
 
 int run_histogram(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return 0;  // the baseline is sequential, measured in the run
-  const std::uint64_t updates = inv.opts.quick ? 2'000'000 : 20'000'000;
-  const int samples = inv.opts.quick ? 1 : 3;
+  const std::uint64_t updates =
+      count_param(inv.opts, "updates", inv.opts.quick ? 2'000'000 : 20'000'000, 1, 1ULL << 40);
+  const std::vector<std::uint64_t> tables =
+      count_list_param(inv.opts, "counters", {1000, std::uint64_t{1} << 20}, 1, 1ULL << 34);
+  const int samples =
+      static_cast<int>(count_param(inv.opts, "samples", inv.opts.quick ? 1 : 3, 1, 1001));
   return cairn::launch(inv.argc, inv.argv, [&](cairn::world& w) {
     std::optional<report> rep;
     if (w.rank() == 0) rep.emplace(inv.opts.json);
     const std::string engine(to_string(w.engine()));
-    for (const std::uint64_t t : {std::uint64_t{1000}, std::uint64_t{1} << 20}) {
+    for (const std::uint64_t t : tables) {
       // Baseline: every rank at once on its own core (as the cairn run uses them); median.
       std::vector<double> seq;
       for (int s = 0; s < samples; ++s) {
@@ -113,6 +117,12 @@ int run_histogram(const invocation& inv) {
     }
   });
 }
+
+const param_registrar params{
+    "histogram",
+    {{"updates", "updates sent by every rank", "20000000, 2000000 with --quick"},
+     {"counters", "T, counters per rank: a comma-separated list, one row each", "1000,2^20"},
+     {"samples", "runs per figure (the median is reported)", "3, 1 with --quick"}}};
 
 const registrar reg{
     {"histogram",

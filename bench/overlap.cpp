@@ -182,12 +182,19 @@ void note_times(const std::string& name, std::size_t size, const std::string& wh
 
 constexpr std::array<const char*, 3> collectives = {"iallreduce", "ialltoall", "ibcast"};
 
-std::vector<std::size_t> overlap_sizes(bool quick) {
-  if (quick) return {1024, 64 * 1024};
-  return {1024, 64 * 1024, 1024 * 1024};
+std::vector<std::size_t> overlap_sizes(const options& o) {
+  std::vector<std::uint64_t> def{1024, 64 * 1024};
+  if (!o.quick) def.push_back(1024 * 1024);
+  std::vector<std::size_t> sizes;
+  for (const auto s : count_list_param(o, "bytes", def, 8, std::uint64_t{1} << 30))
+    sizes.push_back(static_cast<std::size_t>(s));
+  return sizes;
 }
 
+int iterations_param = 0;  // --iters, 0: by size (set once by run_overlap)
+
 int iterations(std::size_t size, bool quick) {
+  if (iterations_param > 0) return iterations_param;
   const int base = size >= (1 << 20) ? 7 : 21;
   return quick ? std::max(3, base / 3) : base;
 }
@@ -390,12 +397,16 @@ std::string bench_name(const std::string& c, bool poll) {
 
 int run_overlap(const invocation& inv) {
   const bool quick = inv.opts.quick;
+  if (inv.opts.params.contains("iters"))
+    iterations_param = static_cast<int>(count_param(inv.opts, "iters", 21, 1, 1'000'000));
+  else
+    record_param("iters", json_text("by size"));
   if (inv.opts.raw_mpi_only) {
     raw_mpi_body body;
 #if CAIRN_BENCH_HAVE_MPI
     body = [&](cairn::world& w, report* rep) {
       for (const std::string c : collectives)
-        for (std::size_t size : overlap_sizes(quick))
+        for (std::size_t size : overlap_sizes(inv.opts))
           for (bool poll : {false, true}) {
             const figures f = mpi_figures(c, size, poll, quick);
             if (!rep) continue;
@@ -440,7 +451,7 @@ int run_overlap(const invocation& inv) {
                     if (w.rank() == 0 && !why_missing.empty() && suffix.empty())
                       note("overlap: no mpi-raw baseline: " + why_missing);
                     for (const std::string c : collectives)
-                      for (std::size_t size : overlap_sizes(quick))
+                      for (std::size_t size : overlap_sizes(inv.opts))
                         // With a progress mode, what matters is the run without polling.
                         for (bool poll : suffix.empty() ? std::vector<bool>{false, true}
                                                         : std::vector<bool>{false}) {
@@ -482,6 +493,11 @@ int run_overlap(const invocation& inv) {
   }
   return rc;
 }
+
+const param_registrar params{
+    "overlap",
+    {{"bytes", "message sizes per rank, comma-separated", "1K,64K,1M; 1K,64K with --quick"},
+     {"iters", "timed iterations per figure", "21, 7 from 1 MiB; a third with --quick"}}};
 
 const registrar reg{{"overlap",
                      "overlap % (IMB-NBC and OSU formulas) of iallreduce, ialltoall, ibcast with "

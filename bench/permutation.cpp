@@ -199,7 +199,10 @@ struct settings {
   int rounds;
 };
 settings settings_for(const options& o) {
-  return o.quick ? settings{std::uint64_t{1} << 16, 1} : settings{std::uint64_t{1} << 20, 3};
+  return settings{
+      count_param(o, "per-rank", o.quick ? std::uint64_t{1} << 16 : std::uint64_t{1} << 20, 1,
+                  1ULL << 34),
+      static_cast<int>(count_param(o, "rounds", o.quick ? 1 : 3, 1, 1001))};
 }
 
 int run_raw_only(const invocation& inv) {
@@ -260,6 +263,11 @@ int run_permutation(const invocation& inv) {
     emit("permutation-grid", grid);
   });
 }
+
+const param_registrar params{
+    "permutation",
+    {{"per-rank", "elements per rank", "2^20, 2^16 with --quick"},
+     {"rounds", "timed runs per figure (the median is reported)", "3, 1 with --quick"}}};
 
 const registrar reg{{"permutation",
                      "AP 4.3 permutation, depth-two handlers, vs two MPI_Alltoallv rounds "

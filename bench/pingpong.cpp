@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels.hpp"
 #include "two_rank.hpp"
 
 #if CAIRN_BENCH_HAVE_MPI
@@ -129,9 +130,17 @@ int run_pingpong(const invocation& inv) {
   return run_two_rank(inv, spec);
 }
 
+const param_registrar params{
+    "pingpong",
+    {{"rounds", "alternating rounds of cairn and the baseline per figure", "3, 1 with --quick"}}};
+
 const registrar reg{
     {"pingpong", "one-way latency rank 0 <-> 1, blocking send/recv (us)", run_pingpong}};
 
 }  // namespace
+
+#if CAIRN_BENCH_HAVE_MPI
+double raw_mpi_pingpong_us(std::size_t size, bool quick) { return raw_mpi_pingpong(size, quick); }
+#endif
 
 }  // namespace cairn::bench

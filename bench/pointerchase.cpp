@@ -143,8 +143,12 @@ double mpi_run(cairn::world& w, int rounds) {
 }
 #endif
 
-int rounds_for(const options& o) { return o.quick ? 50 : 200; }
-int samples_for(const options& o) { return o.quick ? 1 : 3; }
+int rounds_for(const options& o) {
+  return static_cast<int>(count_param(o, "laps", o.quick ? 50 : 200, 1, 1'000'000));
+}
+int samples_for(const options& o) {
+  return static_cast<int>(count_param(o, "samples", o.quick ? 1 : 3, 1, 1001));
+}
 
 int run_raw_only(const invocation& inv) {
   raw_mpi_body body;
@@ -194,6 +198,11 @@ int run_pointerchase(const invocation& inv) {
                 base_us});
   });
 }
+
+const param_registrar params{
+    "pointerchase",
+    {{"laps", "R, times the token travels around the ring", "200, 50 with --quick"},
+     {"samples", "timed runs per figure (the median is reported)", "3, 1 with --quick"}}};
 
 const registrar reg{{"pointerchase",
                      "AP 4.2: a token relayed around a random ring of ranks, unbuffered channel vs "

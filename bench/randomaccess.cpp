@@ -273,7 +273,10 @@ struct settings {
   int rounds;  // timed runs per figure (median)
 };
 
-settings settings_for(const options& o) { return o.quick ? settings{16, 1} : settings{19, 3}; }
+settings settings_for(const options& o) {
+  return settings{static_cast<int>(count_param(o, "scale", o.quick ? 16 : 19, 1, 34)),
+                  static_cast<int>(count_param(o, "rounds", o.quick ? 1 : 3, 1, 1001))};
+}
 
 double gups(const problem& p, double seconds) {
   return 4.0 * static_cast<double>(p.n) / seconds / 1e9;
@@ -348,6 +351,11 @@ int run_randomaccess(const invocation& inv) {
     emit("randomaccess-hypercube", cube);
   });
 }
+
+const param_registrar params{
+    "randomaccess",
+    {{"scale", "log2 of the table words per rank", "19, 16 with --quick"},
+     {"rounds", "timed runs per figure (the median is reported)", "3, 1 with --quick"}}};
 
 const registrar reg{
     {"randomaccess",

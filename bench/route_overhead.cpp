@@ -58,8 +58,10 @@ outcome run_route(cairn::world& w, Route route, std::uint64_t items) {
 
 int run_route_overhead(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return 0;  // the baseline is route::direct, in the same run
-  const std::uint64_t items = inv.opts.quick ? 1'000'000 : 8'000'000;
-  const int samples = inv.opts.quick ? 1 : 5;
+  const std::uint64_t items =
+      count_param(inv.opts, "items", inv.opts.quick ? 1'000'000 : 8'000'000, 1, 1ULL << 40);
+  const int samples =
+      static_cast<int>(count_param(inv.opts, "samples", inv.opts.quick ? 1 : 5, 1, 1001));
   return cairn::launch(inv.argc, inv.argv, [&](cairn::world& w) {
     std::optional<report> rep;
     if (w.rank() == 0) rep.emplace(inv.opts.json);
@@ -94,6 +96,11 @@ int run_route_overhead(const invocation& inv) {
     emit("route-overhead-hypercube", cube_ns, cube);
   });
 }
+
+const param_registrar params{
+    "route-overhead",
+    {{"items", "items sent by every rank", "8000000, 1000000 with --quick"},
+     {"samples", "runs per figure (the median is reported)", "5, 1 with --quick"}}};
 
 const registrar reg{{"route-overhead",
                      "CPU ns per item per hop, grid and hypercube vs direct (8-byte items)",

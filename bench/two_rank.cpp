@@ -12,50 +12,20 @@
 
 namespace cairn::bench {
 
-namespace {
-
-// The benchmarks pair ranks 0 and 1; a single-rank run is a usage error, not a hang.
-void require_two_ranks(const cairn::world& w, std::string_view name) {
-  if (w.size() >= 2) return;
-  throw std::runtime_error(std::string(name) + " needs at least 2 ranks, this run has " +
-                           std::to_string(w.size()) +
-                           (w.engine() == cairn::engine::mpi ? " (use mpirun -np 2)" : ""));
-}
-
-// `--raw-mpi-only`: the child of a threads run; prints only the raw MPI figures as JSON.
-int run_raw_only(const invocation& inv, const two_rank_spec& spec,
-                 const std::vector<std::size_t>& sizes) {
-  raw_mpi_body body;
-  if (spec.raw_mpi_kernel)
-    body = [&](cairn::world& w, report* rep) {
-      require_two_ranks(w, inv.name);
-      for (const std::size_t size : sizes) {
-        const double v = spec.raw_mpi_kernel(size, inv.opts.quick);
-        if (rep)
-          rep->add(raw_mpi_row(std::string(inv.name), w.size(), size, spec.metric, spec.better, v));
-      }
-    };
-  return run_raw_mpi_only(inv, body);
-}
-
-}  // namespace
-
 int run_two_rank(const invocation& inv, const two_rank_spec& spec) {
-  const std::vector<std::size_t> sizes = size_ladder(inv.opts);
-  if (inv.opts.raw_mpi_only) return run_raw_only(inv, spec, sizes);
-
-  const baseline_figures spawned = prepare_baseline(inv, spec.metric, 2);
-  // Two ranks on the threads engine; the MPI engine ignores it (mpirun decides).
-  return cairn::launch(inv.argc, inv.argv, cairn::launch_options{.ranks = 2}, [&](cairn::world& w) {
-    require_two_ranks(w, inv.name);
-    const bool quick = inv.opts.quick;
-    size_kernel raw;
-    if (spec.raw_mpi_kernel)
-      raw = [&](std::size_t size) { return spec.raw_mpi_kernel(size, quick); };
-    measure_sizes(
-        w, inv, spec.metric, spec.better, sizes, quick ? 1 : 3, spawned,
-        [&](std::size_t size) { return spec.cairn_kernel(w, size, quick); }, raw);
-  });
+  sized_spec s;
+  s.metric = spec.metric;
+  s.better = spec.better;
+  s.sizes = size_ladder(inv.opts);
+  s.rounds = rounds_param(inv.opts);
+  s.min_ranks = 2;     // the benchmarks pair ranks 0 and 1; one rank is a usage error, not a hang
+  s.launch.ranks = 2;  // on the threads engine; the MPI engine ignores it (mpirun decides)
+  s.processes = 2;
+  const bool quick = inv.opts.quick;
+  s.mine = [&](cairn::world& w, std::size_t size) { return spec.cairn_kernel(w, size, quick); };
+  if (spec.raw_mpi_kernel)
+    s.raw = [&](std::size_t size) { return spec.raw_mpi_kernel(size, quick); };
+  return run_sized(inv, s);
 }
 
 namespace {
