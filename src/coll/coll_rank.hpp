@@ -5,12 +5,14 @@
 // advances it through the hooks this layer registers; the runtime never names it.
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "coll/shared_memory_direct.hpp"
 #include "runtime/rank_context.hpp"
 #include "transport/request_state.hpp"
 
@@ -91,6 +93,11 @@ class coll_rank {
 
   board_progress board;
   group_board_watch group_board;
+  /// Scratch of the direct board collectives (shared_memory_direct.cpp), kept per rank: every
+  /// member's published buffers, the accumulator of an in-place or non-root reduction, and a
+  /// peer's segment read across processes. They grow to the largest seen, then stay.
+  std::vector<direct_buffers> member_buffers;
+  std::vector<std::byte> accumulator, peer_segment;
   /// Sets (or clears, with a default board_wait) what the rank waits for on the board, so that
   /// parking re-checks it and the watchdog reports it.
   void watch_board(const board_wait& w) noexcept { wait_ = w; }

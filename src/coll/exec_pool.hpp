@@ -1,6 +1,7 @@
 #pragma once
-// The per-thread recycling of running collectives' states (a rank is one thread): a state
-// keeps its vectors' and scratch memory's capacity, so a repeated collective allocates nothing.
+// The per-rank recycling of running collectives' states (each pool lives in its rank's
+// context, rank_context::layer): a state keeps its vectors' and scratch memory's capacity, so
+// a repeated collective allocates nothing.
 
 #include <string>
 #include <utility>
@@ -10,11 +11,15 @@
 
 namespace cairn::detail {
 
-/// Free states of type T, deleted with the pool (the thread's end).
+class rank_context;
+
+/// Free states of type T, deleted with the pool (the rank context's end). T has a member
+/// `exec_pool<T>* home`, set by take(), so that a state goes back to its rank's pool from code
+/// that does not know the rank (finish_pooled).
 template <class T>
 class exec_pool {
  public:
-  exec_pool() = default;
+  explicit exec_pool(rank_context&) {}
   exec_pool(const exec_pool&) = delete;
   exec_pool& operator=(const exec_pool&) = delete;
   ~exec_pool() {
@@ -22,9 +27,9 @@ class exec_pool {
   }
   /// A recycled state, or a new one.
   T* take() {
-    if (free_.empty()) return new T;
-    T* e = free_.back();
-    free_.pop_back();
+    T* e = free_.empty() ? new T : free_.back();
+    if (!free_.empty()) free_.pop_back();
+    e->home = this;
     return e;
   }
   /// Returns a state the caller has reset.

@@ -20,6 +20,7 @@ namespace cairn::detail {
 namespace {
 
 struct coll_exec {
+  exec_pool<coll_exec>* home = nullptr;  // the pool of its rank
   std::shared_ptr<const coll::schedule> plan;
   std::shared_ptr<const group_members> members;
   const std::byte* in = nullptr;
@@ -48,8 +49,6 @@ struct coll_exec {
 
 coll_exec* exec_of(const request_state* s) { return static_cast<coll_exec*>(s->engine_ptr); }
 
-thread_local exec_pool<coll_exec> pool;
-
 void recycle(coll_exec* e) {
   // pending/pending_step are empty here (a finished or cancelled collective holds none), and
   // error was cleared or never set.
@@ -58,7 +57,7 @@ void recycle(coll_exec* e) {
   e->op.op.reset();
   e->next_round = 0;
   e->after_gate = false;
-  pool.give(e);
+  e->home->give(e);
 }
 
 // The count check's signature records (CAIRN_COLL_CHECK=1): the minimum and the maximum over
@@ -134,7 +133,7 @@ namespace {
 coll_exec* bind_exec(rank_context& ctx, std::shared_ptr<const group_members> members,
                      std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
                      op_binding op, std::uint32_t seq) {
-  coll_exec* e = pool.take();
+  coll_exec* e = ctx.layer<exec_pool<coll_exec>>().take();
   e->plan = std::move(plan);
   e->members = std::move(members);
   e->in = static_cast<const std::byte*>(in);

@@ -31,6 +31,7 @@
 #include <cstring>
 #include <vector>
 
+#include "coll/coll_rank.hpp"
 #include "runtime/rank_context.hpp"
 #include "transport/copy_bytes.hpp"
 #include "transport/cross_memory.hpp"
@@ -39,10 +40,6 @@
 namespace cairn::detail {
 
 namespace {
-
-// Per rank (thread): the accumulator of an in-place or non-root reduction, and a peer's
-// segment read across processes. They grow to the largest segment seen, then stay.
-thread_local std::vector<std::byte> accumulator, peer_segment;
 
 std::byte* at_least(std::vector<std::byte>& v, std::size_t bytes) {
   if (v.size() < bytes) v.resize(bytes);
@@ -91,7 +88,7 @@ std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<con
   };
   // Accumulate in this rank's own output where it receives one and it is not its input.
   const bool own_out = receives(static_cast<std::size_t>(me)) && e.out != e.in;
-  std::byte* acc = own_out ? e.out + off : at_least(accumulator, seg);
+  std::byte* acc = own_out ? e.out + off : at_least(coll_state(ctx).accumulator, seg);
   for (std::size_t q = 0; q < operands; ++q) {
     const int w = members[q];
     const std::byte* operand = nullptr;
@@ -101,7 +98,8 @@ std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<con
       operand = reinterpret_cast<const std::byte*>(static_cast<std::uintptr_t>(bufs[q].in)) + off;
     } else {
       std::byte* to =
-          q == 0 ? acc : at_least(peer_segment, seg);  // the first operand lands in place
+          q == 0 ? acc
+                 : at_least(coll_state(ctx).peer_segment, seg);  // the first operand lands in place
       if (const int err = copy_peer(ctx, w, to, bufs[q].in + off, seg, false))
         return copy_error(w, err, false);
       operand = to;

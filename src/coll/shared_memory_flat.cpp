@@ -65,6 +65,7 @@ static_assert(node_board::payload_max == 16384, "board_refusal names the limit")
 
 // One board collective in flight.
 struct board_exec : board_call {
+  exec_pool<board_exec>* home = nullptr;  // the pool of its rank
   std::uint64_t seq = 0;
   bool direct = false;  // moves data between the buffers (shared_memory_direct.cpp)
   bool published = false;
@@ -101,8 +102,6 @@ struct board_exec : board_call {
 
 static_assert(std::size(board_progress{}.tails) == node_board::slots,
               "a rank has at most one tail per slot");
-
-thread_local exec_pool<board_exec> pool;  // non-blocking board collectives
 
 constexpr std::size_t prefetched_payload_max = 128;  // publish(): the next slot's lines
 
@@ -236,7 +235,7 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
   if (e.error.empty()) e.error = first_disagreement(b, e.seq, e.signature());
   const bool moves_here = e.error.empty() && !e.then;  // a gate's data moves by messages
   if (moves_here && e.direct) {
-    thread_local std::vector<direct_buffers> bufs;
+    auto& bufs = coll_state(ctx).member_buffers;
     bufs.resize(static_cast<std::size_t>(n));
     for (int q = 0; q < n; ++q)
       bufs[static_cast<std::size_t>(q)] = published_buffers(node_board::payload(b.slot(q, e.seq)));
@@ -337,7 +336,7 @@ void recycle(board_exec* e) {
   e->error.clear();
   e->then.reset();
   e->members.reset();
-  pool.give(e);
+  e->home->give(e);
 }
 
 }  // namespace
@@ -433,7 +432,11 @@ void describe_board_plan(prepared& p) {
              (static_cast<std::size_t>(k.size) << 20) ^ static_cast<std::size_t>(k.rank);
     }
   };
-  thread_local bounded_cache<key, std::shared_ptr<const coll::schedule>, key_hash, 1024> cache;
+  struct plans {  // per rank (rank_context::layer)
+    explicit plans(rank_context&) {}
+    bounded_cache<key, std::shared_ptr<const coll::schedule>, key_hash, 1024> cache;
+  };
+  auto& cache = p.target.ctx->layer<plans>().cache;
   const key k{p.board, static_cast<int>(p.target.members->world_ranks.size()), p.target.group_rank};
   p.plan = cache.get(k, [&] {
     const bool generalized = k.kind == board_collective::reduce_generalized;
@@ -446,7 +449,7 @@ void describe_board_plan(prepared& p) {
 request start_on_board(const prepared& p) {
   rank_context& ctx = *p.target.ctx;
   rank_entry guard(ctx);
-  board_exec* e = pool.take();
+  board_exec* e = ctx.layer<exec_pool<board_exec>>().take();
   e->bind(p, ctx);
   return board_request(ctx, p.call, board_phase, e);
 }

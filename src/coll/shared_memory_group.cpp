@@ -73,6 +73,7 @@ namespace {
 
 // One group collective in flight on this rank.
 struct group_exec : board_call {
+  exec_pool<group_exec>* home = nullptr;  // the pool of its rank
   std::shared_ptr<const group_members> members;
   int me = 0;  // group rank
   std::uint64_t group = 0, key = 0;
@@ -159,8 +160,6 @@ struct group_exec : board_call {
     return h ? h : 1;
   }
 };
-
-thread_local exec_pool<group_exec> pool;  // non-blocking group collectives
 
 // Adds one to rank r's doorbell and wakes it (seq_cst: pairs with its park's re-check).
 void ring(rank_context& ctx, const node_board& b, int r) {
@@ -250,7 +249,7 @@ void check(group_exec& e, int q, const group_slot& s) {
 // equal).
 void move(rank_context& ctx, const node_board& b, group_exec& e) {
   const std::size_t n = e.members->world_ranks.size();
-  thread_local std::vector<direct_buffers> bufs;
+  auto& bufs = coll_state(ctx).member_buffers;
   bufs.resize(n);
   for (std::size_t q = 0; q < n; ++q)
     bufs[q] = published_buffers(node_board::payload(*find(b, e.members->world_ranks[q], e)));
@@ -366,7 +365,7 @@ void recycle(group_exec* e) {
   e->error.clear();
   e->then.reset();
   e->receivers.reset();
-  pool.give(e);
+  e->home->give(e);
 }
 
 }  // namespace
@@ -401,7 +400,7 @@ void run_on_group_board(const prepared& p) {
 request start_on_group_board(const prepared& p) {
   rank_context& ctx = *p.target.ctx;
   rank_entry guard(ctx);
-  group_exec* e = pool.take();
+  group_exec* e = ctx.layer<exec_pool<group_exec>>().take();
   e->bind(p, ctx);
   begin(ctx, *ctx.board());
   return board_request(ctx, p.call, group_board_phase, e);
