@@ -2,7 +2,7 @@
 // into place), other pieces are packed per peer and unpacked as each message arrives; with
 // chunks > 1 each peer's piece travels as slabs, each sent once packed and unpacked once
 // arrived (in order per peer). On the threads engine, and on the MPI engine when every
-// process sits on one node and the kernel allows cross-memory reads (transport/cross_memory.hpp),
+// process sits on one node and the kernel allows cross-memory reads (node/cross_memory.hpp),
 // receivers copy straight from the senders' local parts (the message carries only an offer of
 // the part, which the receiver claims before copying, and an empty acknowledgement tells the
 // sender its part may change again).
@@ -11,13 +11,14 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <thread>
 
+#include "array/offer_words.hpp"
 #include "cairn/runtime/error.hpp"
+#include "node/copy_bytes.hpp"
+#include "node/cross_memory.hpp"
 #include "runtime/rank_context.hpp"
-#include "transport/copy_bytes.hpp"
-#include "transport/cross_memory.hpp"
-#include "transport/node_board.hpp"
 
 namespace cairn::detail {
 
@@ -87,6 +88,9 @@ struct array_rank {
   cross_memory_reader peer_reader;  // MPI engine, direct copies
   std::vector<spare_buffer> spare_staging;
   std::size_t offer_cursor = 0;  // a rank's offer words are used in turn
+  /// The node's offer words, null where the ranks share no node memory.
+  const offer_words* offers() const noexcept { return words ? &*words : nullptr; }
+  std::optional<offer_words> words;
   // True while the rank steps its transfers: a request test inside a step re-enters the
   // runtime's layers, which must not step them again.
   bool stepping = false;
@@ -95,15 +99,14 @@ struct array_rank {
 array_rank& array_state(rank_context& ctx) { return ctx.layer<array_rank>(); }
 
 // Takes a free offer word of rank `me` and opens it for `src`; generation 0 if all are in use.
-part_offer open_offer(const node_board& b, int me, std::size_t& cursor, const std::byte* src) {
-  for (std::size_t n = 0; n < node_board::offer_words; ++n) {
-    const std::size_t i = cursor++ % node_board::offer_words;
-    std::atomic<std::uint64_t>& w = b.offer(me, i);
+part_offer open_offer(const offer_words& b, int me, std::size_t& cursor, const std::byte* src) {
+  for (std::size_t n = 0; n < offer_words::count; ++n) {
+    const std::size_t i = cursor++ % offer_words::count;
+    std::atomic<std::uint64_t>& w = b.word(me, i);
     const std::uint64_t v = w.load(std::memory_order_acquire);
-    if (node_board::offer_state_of(v) < node_board::offer_released)
-      continue;  // open or being copied
-    const std::uint64_t generation = node_board::offer_generation_of(v) + 1;
-    w.store(node_board::offer_value(generation, node_board::offer_open), std::memory_order_seq_cst);
+    if (offer_words::state_of(v) < offer_words::released) continue;  // open or being copied
+    const std::uint64_t generation = offer_words::generation_of(v) + 1;
+    w.store(offer_words::value(generation, offer_words::open), std::memory_order_seq_cst);
     return {src, generation, i};
   }
   return {src, 0, 0};
@@ -136,8 +139,16 @@ constexpr layer_hooks hooks{[](void* state) {
                             },
                             false};
 
-array_rank::array_rank(rank_context& ctx) { ctx.add_layer(this, hooks); }
+array_rank::array_rank(rank_context& ctx) {
+  if (ctx.node_memory()) words.emplace(*ctx.node_memory());
+  ctx.add_layer(this, hooks);
+}
 }  // namespace
+
+// The offer words' part of every node region, reserved before any region is sized.
+const std::size_t offers_part =
+    node_regions::reserve(offer_words::count * sizeof(std::uint64_t), &offer_words::format);
+std::size_t offer_words::part_offset() noexcept { return offers_part; }
 
 int array_tag(int tag_ub, std::uint64_t key, int kind) {
   const int bits = tag_bits(tag_ub);
@@ -255,7 +266,7 @@ void array_exec::start_stage() {
   sends.clear();
   drop_offers();
   stage_direct = direct && (ctx->engine() == cairn::engine::threads || cross_memory_pays(p));
-  if (stage_direct) board = ctx->board();  // the offer words of senders and receivers
+  if (stage_direct) board = array_state(*ctx).offers();  // senders' and receivers' words
 
   // Staging: packed receives first, then packed sends (message path only).
   std::size_t need = 0;
@@ -356,12 +367,10 @@ void array_exec::start_stage() {
 void array_exec::drop_offers() noexcept {
   for (const part_offer& o : offers) {
     if (!o.generation) continue;
-    std::atomic<std::uint64_t>& w = board->offer(ctx->rank(), o.word);
-    if (node_board::offer_move(w, o.generation, node_board::offer_open,
-                               node_board::offer_withdrawn))
-      continue;
+    std::atomic<std::uint64_t>& w = board->word(ctx->rank(), o.word);
+    if (offer_words::move(w, o.generation, offer_words::open, offer_words::withdrawn)) continue;
     while (w.load(std::memory_order_acquire) ==
-           node_board::offer_value(o.generation, node_board::offer_claimed))
+           offer_words::value(o.generation, offer_words::claimed))
       std::this_thread::yield();  // a receiver is copying; it waits for nobody
   }
   offers.clear();
@@ -381,10 +390,9 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
     const part_offer& o = incoming[i];
     std::atomic<std::uint64_t>* word = nullptr;
     if (o.generation) {
-      word = &board->offer(pe.world_rank, o.word);
+      word = &board->word(pe.world_rank, o.word);
       // Withdrawn: no acknowledgement either, nobody awaits it.
-      if (!node_board::offer_move(*word, o.generation, node_board::offer_open,
-                                  node_board::offer_claimed))
+      if (!offer_words::move(*word, o.generation, offer_words::open, offer_words::claimed))
         fail(
             call, ctx->rank(), "rank ", pe.world_rank, " withdrew its local part (",
             pe.elements * static_cast<std::int64_t>(es),
@@ -410,7 +418,7 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
       read_error = r.finish();
     });
     if (word)
-      word->store(node_board::offer_value(o.generation, node_board::offer_released),
+      word->store(offer_words::value(o.generation, offer_words::released),
                   std::memory_order_release);
     if (steps) ++steps->straight_peers;
     // The sender may go on either way.

@@ -16,7 +16,7 @@
 
 namespace cairn::detail {
 
-class node_board;
+class offer_words;
 
 /// One plan to run: this rank's sends and receives between `src` and `dst`.
 struct stage {
@@ -28,9 +28,9 @@ struct stage {
 };
 
 /// Direct copies: what a sender sends each receiver instead of the data. The receiver claims
-/// the offer word (in the sender's board region) before copying from `src` and releases it
-/// after; a sender whose transfer unwinds withdraws every offer not yet claimed and waits out
-/// one being copied, so no receiver copies from a local part that is gone (it reports the
+/// the offer word (in the sender's node region, array/offer_words.hpp) before copying from `src`
+/// and releases it after; a sender whose transfer unwinds withdraws every offer not yet claimed and
+/// waits out one being copied, so no receiver copies from a local part that is gone (it reports the
 /// withdrawal instead). Generations tell a word's uses apart.
 struct part_offer {
   const std::byte* src = nullptr;  ///< the sender's local part (in its address space)
@@ -66,8 +66,8 @@ struct array_exec {
   std::vector<std::size_t> send_offset;  // packed sends: offset in staging
   std::unique_ptr<std::byte[]> staging;  // packed pieces (uninitialized; see take_staging)
   std::size_t staging_size = 0;
-  std::vector<part_offer> offers;     // direct: this stage's offers, one per receiver
-  const node_board* board = nullptr;  // direct: where the offer words are
+  std::vector<part_offer> offers;      // direct: this stage's offers, one per receiver
+  const offer_words* board = nullptr;  // direct: where the offer words are
 
   // Step timing (only with a record): when the descriptor exchange and the stage began, and
   // the copy time already counted when the stage began.

@@ -44,7 +44,14 @@ constexpr layer_hooks hooks{&coll_rank_hooks::advance, true, &coll_rank_hooks::r
 constexpr layer_operation_ops operation_ops{&coll_finish, &coll_rank_hooks::cancel, &coll_describe};
 }  // namespace
 
-coll_rank::coll_rank(rank_context& ctx) : ctx_(ctx), layer_(ctx.add_layer(this, hooks)) {}
+
+// The board's part of every node region, reserved before any region is sized.
+const std::size_t board_part = node_regions::reserve(node_board::part_bytes, &node_board::format);
+std::size_t node_board::part_offset() noexcept { return board_part; }
+
+coll_rank::coll_rank(rank_context& ctx) : ctx_(ctx), layer_(ctx.add_layer(this, hooks)) {
+  if (ctx.node_memory()) view_.emplace(*ctx.node_memory());
+}
 
 void coll_rank::add(request_state* s) {
   s->ops = &operation_ops;

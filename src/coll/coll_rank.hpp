@@ -8,10 +8,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "coll/board_layout.hpp"
 #include "coll/shared_memory_direct.hpp"
 #include "runtime/rank_context.hpp"
 #include "transport/request_state.hpp"
@@ -91,6 +93,8 @@ class coll_rank {
     return (*last_seq_)++;
   }
 
+  /// The board in the node's regions; null where the ranks share no node memory.
+  const node_board* board_view() const noexcept { return view_ ? &*view_ : nullptr; }
   board_progress board;
   group_board_watch group_board;
   /// Scratch of the direct board collectives (shared_memory_direct.cpp), kept per rank: every
@@ -118,9 +122,12 @@ class coll_rank {
   std::uint64_t last_seq_id_ = 0;
   std::uint32_t* last_seq_ = nullptr;
   board_wait wait_;
+  std::optional<node_board> view_;
 };
 
 /// The collectives' state of rank `ctx` (made on first use).
 inline coll_rank& coll_state(rank_context& ctx) { return ctx.layer<coll_rank>(); }
+/// The board of rank `ctx`, which must share node memory with its peers (ctx.node_memory()).
+inline const node_board& board_of(rank_context& ctx) { return *coll_state(ctx).board_view(); }
 
 }  // namespace cairn::detail

@@ -11,9 +11,9 @@
 #include "coll/planners.hpp"
 #include "coll/shared_memory_flat.hpp"
 #include "coll/shared_memory_group.hpp"
+#include "node/copy_bytes.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
-#include "transport/copy_bytes.hpp"
 
 namespace cairn::detail {
 

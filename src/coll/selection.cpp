@@ -460,7 +460,8 @@ const resolved_rule* chosen_rule(const coll_target& t, coll_id which, const call
 }
 
 bool board_elsewhere(const coll_target& t, coll_id which, const call_facts& f) {
-  if (count_check_enabled() || !t.ctx->board() || board_provider(which) == board_collective::none)
+  if (count_check_enabled() || !t.ctx->node_memory() ||
+      board_provider(which) == board_collective::none)
     return false;
   auto board_at = [&](std::size_t bytes) {
     call_facts g = f;

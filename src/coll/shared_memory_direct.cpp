@@ -5,7 +5,7 @@
 //
 // Once every member published, each moves its share straight between the members' buffers —
 // plain copies on the threads engine, cross-memory reads and writes (one system call per peer
-// and direction, transport/cross_memory.hpp) on the MPI engine:
+// and direction, node/cross_memory.hpp) on the MPI engine:
 //
 //   bcast      each non-root copies the root's buffer into its own
 //   reduce     member q combines element segment q of every input, in group order, and writes
@@ -31,11 +31,11 @@
 #include <cstring>
 #include <vector>
 
+#include "coll/board_layout.hpp"
 #include "coll/coll_rank.hpp"
+#include "node/copy_bytes.hpp"
+#include "node/cross_memory.hpp"
 #include "runtime/rank_context.hpp"
-#include "transport/copy_bytes.hpp"
-#include "transport/cross_memory.hpp"
-#include "transport/node_board.hpp"
 
 namespace cairn::detail {
 

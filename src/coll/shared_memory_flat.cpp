@@ -1,5 +1,5 @@
 // The flat shared-memory collectives: short barrier, bcast, reduce and allreduce on the
-// world, when all ranks share a node (transport::board()), blocking, non-blocking and
+// world, when all ranks share a node (rank_context::node_memory()), blocking, non-blocking and
 // persistent.
 //
 // Board collective number s (counted alike on every rank: collectives on the world match in
@@ -46,16 +46,16 @@
 
 #include "cairn/coll/schedule.hpp"
 #include "cairn/runtime/error.hpp"
+#include "coll/board_layout.hpp"
 #include "coll/coll_rank.hpp"
 #include "coll/exec_pool.hpp"
 #include "coll/plan_cache.hpp"
 #include "coll/shared_memory_direct.hpp"
 #include "coll/shared_memory_group.hpp"
+#include "node/copy_bytes.hpp"
+#include "node/prefetch.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
-#include "transport/copy_bytes.hpp"
-#include "transport/node_board.hpp"
-#include "transport/prefetch.hpp"
 
 namespace cairn::detail {
 
@@ -381,11 +381,11 @@ std::string board_disagreement(int q, const board_signature& theirs, const board
 const char* board_refusal(const coll_target& t, board_collective kind, std::size_t bytes) {
   if (bytes > node_board::payload_max) {
     if (!board_moves_direct(kind, bytes)) return "needs at most 16384 bytes per rank";
-    if (t.ctx->board() && !t.ctx->reaches_peer_memory())
+    if (t.ctx->node_memory() && !t.ctx->reaches_peer_memory())
       return "needs at most 16384 bytes per rank where processes cannot copy from each other "
              "(CAIRN_CMA)";
   }
-  if (!t.ctx->board()) return "needs all ranks on one node";
+  if (!t.ctx->node_memory()) return "needs all ranks on one node";
   return nullptr;
 }
 
@@ -397,7 +397,7 @@ bool board_on_world(const coll_target& t) {
 void run_on_board(const prepared& p) {
   rank_context& ctx = *p.target.ctx;
   rank_entry guard(ctx);
-  const node_board& b = *ctx.board();
+  const node_board& b = board_of(ctx);
   board_exec e;
   e.bind(p, ctx);
   {
@@ -467,7 +467,7 @@ request board_request(rank_context& ctx, const char* call, std::uint8_t phase, v
 bool board_advance(rank_context& ctx, request_state* s) {
   board_exec& e = *exec_of(s);
   board_wait wait;
-  if (!step(ctx, *ctx.board(), e, wait)) {
+  if (!step(ctx, board_of(ctx), e, wait)) {
     // The earliest unfinished one is what the rank waits for (they finish in order): a park
     // re-checks its word, so a peer's wake cannot slip in between.
     if (e.seq == coll_state(ctx).board.finished + 1) coll_state(ctx).watch_board(wait);
@@ -485,7 +485,7 @@ bool board_advance(rank_context& ctx, request_state* s) {
 }
 
 void board_advance_tails(rank_context& ctx) {
-  const node_board& b = *ctx.board();
+  const node_board& b = board_of(ctx);
   auto& st = coll_state(ctx).board;
   board_wait wait;
   const bool drained = drain_tails(ctx, b, wait);

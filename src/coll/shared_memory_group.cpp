@@ -1,7 +1,7 @@
 // The shared-memory collectives on groups: barrier, bcast, reduce, allreduce and Aspen's
-// generalized reduce on any group of ranks sharing the node (transport::board()), blocking,
-// non-blocking and persistent, any number in flight on the same, different and overlapping
-// groups.
+// generalized reduce on any group of ranks sharing the node (rank_context::node_memory()),
+// blocking, non-blocking and persistent, any number in flight on the same, different and
+// overlapping groups.
 //
 // A collective on a group is named by the group's identity and its number on that group (the
 // same on every member: collectives on a group match in issue order), so unlike the world's
@@ -59,13 +59,13 @@
 
 #include "cairn/coll/schedule.hpp"
 #include "cairn/runtime/error.hpp"
+#include "coll/board_layout.hpp"
 #include "coll/coll_rank.hpp"
 #include "coll/exec_pool.hpp"
 #include "coll/shared_memory_direct.hpp"
+#include "node/copy_bytes.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
-#include "transport/copy_bytes.hpp"
-#include "transport/node_board.hpp"
 
 namespace cairn::detail {
 
@@ -373,7 +373,7 @@ void recycle(group_exec* e) {
 void run_on_group_board(const prepared& p) {
   rank_context& ctx = *p.target.ctx;
   rank_entry guard(ctx);
-  const node_board& b = *ctx.board();
+  const node_board& b = board_of(ctx);
   group_exec e;
   e.bind(p, ctx);
   begin(ctx, b);
@@ -402,13 +402,13 @@ request start_on_group_board(const prepared& p) {
   rank_entry guard(ctx);
   group_exec* e = ctx.layer<exec_pool<group_exec>>().take();
   e->bind(p, ctx);
-  begin(ctx, *ctx.board());
+  begin(ctx, board_of(ctx));
   return board_request(ctx, p.call, group_board_phase, e);
 }
 
 bool group_board_advance(rank_context& ctx, request_state* s) {
   group_exec& e = *exec_of(s);
-  if (!step(ctx, *ctx.board(), e)) return false;
+  if (!step(ctx, board_of(ctx), e)) return false;
   if (e.leaves_tail) hand_to_tail(ctx, e);
   --coll_state(ctx).group_board.pending;
   if (e.then && e.error.empty()) {  // a gate passed: its schedule takes over the request
@@ -425,7 +425,7 @@ bool group_board_advance(rank_context& ctx, request_state* s) {
 void group_board_advance_tails(rank_context& ctx) {
   auto& g = coll_state(ctx).group_board;
   if (!g.tails) return;
-  const node_board& b = *ctx.board();
+  const node_board& b = board_of(ctx);
   auto& store = *static_cast<group_tails*>(g.tail_store.get());
   auto& deferred = coll_state(ctx).board.deferred_error;
   for (std::size_t i = 0; i < node_board::group_slots; ++i) {

@@ -44,12 +44,13 @@ class rank_context final : public transport_rank {
 
   void set_transport(std::unique_ptr<transport> t) {
     tp_ = std::move(t);
-    node_board_ = tp_ ? tp_->board() : nullptr;
+    node_memory_ = tp_ ? tp_->node_memory() : nullptr;
     if (tp_) tag_ub_ = tp_->tag_ub();
   }
-  /// The transport's node board, null where the ranks share no node (cached: the board
-  /// collectives ask on every call, and a transport keeps its board for life).
-  const node_board* board() const noexcept { return node_board_; }
+  /// The node regions the transport shares among the ranks (src/node), null where they share
+  /// no node (cached: the board collectives ask on every call, and a transport keeps its
+  /// regions for life).
+  const node_regions* node_memory() const noexcept { return node_memory_; }
   /// Largest user tag of the engine (cached: checked on every call).
   int tag_ub() const noexcept { return tag_ub_; }
   transport& tp() noexcept { return *tp_; }
@@ -174,7 +175,7 @@ class rank_context final : public transport_rank {
   std::unique_ptr<transport> tp_;
   bool ended_ = false;
   int tag_ub_ = 32767;
-  const node_board* node_board_ = nullptr;
+  const node_regions* node_memory_ = nullptr;
   std::shared_ptr<const group_members> world_group_;
 
   struct layer_entry {

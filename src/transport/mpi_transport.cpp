@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "cairn/runtime/error.hpp"
-#include "transport/copy_bytes.hpp"
-#include "transport/cross_memory.hpp"
+#include "node/copy_bytes.hpp"
+#include "node/cross_memory.hpp"
 
 namespace cairn::detail {
 
@@ -138,7 +138,7 @@ mpi_transport::mpi_transport(transport_rank& ctx, bool oversubscribed)
   int flag = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
   if (flag && ub) tag_ub_ = *ub;
-  make_board();
+  make_regions();
   probe_cross_memory();
 }
 
@@ -146,7 +146,7 @@ void mpi_transport::probe_cross_memory() {
   const int n = ctx_.size();
   const char* env = std::getenv("CAIRN_CMA");
   // The same on every process (the environment of one launch), so no process waits alone.
-  if (!board() || n < 2 || (env && std::string_view(env) == "0")) return;
+  if (!node_memory() || n < 2 || (env && std::string_view(env) == "0")) return;
   struct entry {
     long long pid;
     unsigned long long address;
@@ -167,7 +167,7 @@ void mpi_transport::probe_cross_memory() {
     pids_[static_cast<std::size_t>(r)] = static_cast<int>(all[static_cast<std::size_t>(r)].pid);
 }
 
-void mpi_transport::make_board() {
+void mpi_transport::make_regions() {
   constexpr std::size_t region_align = 128;
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ctx_.rank(), MPI_INFO_NULL, &node);
@@ -179,18 +179,18 @@ void mpi_transport::make_board() {
     MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each region near its owner
     void* base = nullptr;
     const int rc =
-        MPI_Win_allocate_shared(static_cast<MPI_Aint>(node_board::region_bytes + region_align), 1,
-                                info, node, &base, &board_win_);
+        MPI_Win_allocate_shared(static_cast<MPI_Aint>(node_regions::region_bytes() + region_align),
+                                1, info, node, &base, &region_win_);
     MPI_Info_free(&info);
-    if (rc != MPI_SUCCESS) board_win_ = MPI_WIN_NULL;  // same outcome everywhere: no board
+    if (rc != MPI_SUCCESS) region_win_ = MPI_WIN_NULL;  // same outcome everywhere: no board
   }
-  if (board_win_ != MPI_WIN_NULL) {
+  if (region_win_ != MPI_WIN_NULL) {
     std::vector<std::byte*> bases(static_cast<std::size_t>(node_size));
     for (int r = 0; r < node_size; ++r) {
       MPI_Aint size = 0;
       int disp = 0;
       void* b = nullptr;
-      MPI_Win_shared_query(board_win_, r, &size, &disp, &b);
+      MPI_Win_shared_query(region_win_, r, &size, &disp, &b);
       // MPI promises no alignment, the slots need their cache lines: start each region at the
       // next 128-byte boundary (the same offset in every process: shared segments are mapped
       // at page boundaries).
@@ -198,13 +198,13 @@ void mpi_transport::make_board() {
       const std::size_t pad = (region_align - at % region_align) % region_align;
       bases[static_cast<std::size_t>(r)] = static_cast<std::byte*>(b) + pad;
     }
-    node_board::format(bases[static_cast<std::size_t>(ctx_.rank())]);
+    node_regions::format(bases[static_cast<std::size_t>(ctx_.rank())]);
     // A passive-target epoch for the whole run: loads and stores (and their atomics) are the
     // only accesses; the barrier orders every region's formatting before any use.
-    MPI_Win_lock_all(MPI_MODE_NOCHECK, board_win_);
-    MPI_Win_sync(board_win_);
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, region_win_);
+    MPI_Win_sync(region_win_);
     MPI_Barrier(node);
-    board_ = node_board(std::move(bases));
+    regions_ = node_regions(std::move(bases));
   }
   MPI_Comm_free(&node);
 }
@@ -213,9 +213,9 @@ mpi_transport::~mpi_transport() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
-  if (board_win_ != MPI_WIN_NULL) {
-    MPI_Win_unlock_all(board_win_);
-    MPI_Win_free(&board_win_);
+  if (region_win_ != MPI_WIN_NULL) {
+    MPI_Win_unlock_all(region_win_);
+    MPI_Win_free(&region_win_);
   }
   MPI_Comm_free(&exact_);
   for (std::size_t c = 0; c < small_.size(); ++c) {

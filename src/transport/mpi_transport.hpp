@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "transport/node_board.hpp"
+#include "node/node_regions.hpp"
 #include "transport/transport.hpp"
 
 namespace cairn::detail {
@@ -35,7 +35,7 @@ class mpi_transport final : public transport {
   static constexpr std::size_t header_bytes = direct_limit + 16;
 
   /// Duplicates MPI_COMM_WORLD twice per context (and once for exact messages) and makes the node
-  /// board (collective over all processes).
+  /// node regions (collective over all processes).
   mpi_transport(transport_rank& ctx, bool oversubscribed);
   ~mpi_transport() override;
 
@@ -62,10 +62,10 @@ class mpi_transport final : public transport {
   int tag_ub() const override { return tag_ub_; }
   void finish(transport_rank& ctx) override;
   void describe(std::ostream& os) const override;
-  /// The board is a shared-memory window (MPI_Win_allocate_shared) when every process of
+  /// The node regions are a shared-memory window (MPI_Win_allocate_shared) when every process of
   /// MPI_COMM_WORLD is on one node. Processes poll, so wake() has nothing to do.
-  const node_board* board() const noexcept override {
-    return board_win_ != MPI_WIN_NULL ? &board_ : nullptr;
+  const node_regions* node_memory() const noexcept override {
+    return region_win_ != MPI_WIN_NULL ? &regions_ : nullptr;
   }
   /// Set on one node when every process could read its neighbour's memory at launch.
   int peer_pid(int r) const noexcept override {
@@ -90,8 +90,8 @@ class mpi_transport final : public transport {
     std::vector<std::byte> data;  // direct messages: the payload
   };
 
-  /// Creates the board's window if all processes share a node (collective).
-  void make_board();
+  /// Creates the node regions' window if all processes share a node (collective).
+  void make_regions();
   /// On one node: every process's id if each could read its neighbour's memory (collective).
   void probe_cross_memory();
   MPI_Comm small(msg_context c) const noexcept { return small_[static_cast<std::size_t>(c)]; }
@@ -126,8 +126,8 @@ class mpi_transport final : public transport {
   std::vector<std::unique_ptr<std::byte[]>> buffers_;  // every staging buffer
   std::vector<std::byte*> free_buffers_;
   MPI_Comm exact_ = MPI_COMM_NULL;  // isend_exact / irecv_exact (array context)
-  MPI_Win board_win_ = MPI_WIN_NULL;
-  node_board board_;
+  MPI_Win region_win_ = MPI_WIN_NULL;
+  node_regions regions_;
   std::vector<int> pids_;              // by world rank; empty: no cross-memory reads
   unsigned long long probe_word_ = 0;  // read by the neighbour in the launch probe
 };

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "cairn/runtime/error.hpp"
-#include "transport/copy_bytes.hpp"
+#include "node/copy_bytes.hpp"
 
 namespace cairn::detail {
 
@@ -59,14 +59,15 @@ threads_fabric::threads_fabric(int ranks)
       boxes_(std::make_unique<mailbox[]>(static_cast<std::size_t>(ranks))),
       envelopes_(static_cast<std::size_t>(ranks)),
       lanes_(static_cast<std::size_t>(ranks)),
-      board_memory_(static_cast<std::byte*>(::operator new[](
-          static_cast<std::size_t>(ranks) * node_board::region_bytes, std::align_val_t{128}))) {
+      region_memory_(static_cast<std::byte*>(::operator new[](
+          static_cast<std::size_t>(ranks) * node_regions::region_bytes(), std::align_val_t{128}))) {
   std::vector<std::byte*> bases;
   for (int r = 0; r < ranks; ++r) {
-    bases.push_back(board_memory_.get() + static_cast<std::size_t>(r) * node_board::region_bytes);
-    node_board::format(bases.back());
+    bases.push_back(region_memory_.get() +
+                    static_cast<std::size_t>(r) * node_regions::region_bytes());
+    node_regions::format(bases.back());
   }
-  board_ = node_board(std::move(bases));
+  regions_ = node_regions(std::move(bases));
 }
 
 threads_fabric::~threads_fabric() {

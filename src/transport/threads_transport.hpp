@@ -23,8 +23,8 @@
 #include <memory>
 #include <vector>
 
-#include "transport/node_board.hpp"
-#include "transport/parker.hpp"
+#include "node/node_regions.hpp"
+#include "node/parker.hpp"
 #include "transport/transport.hpp"
 
 namespace cairn::detail {
@@ -127,8 +127,8 @@ class threads_fabric {
   void help(int r) const noexcept {
     if (!peers_.empty()) help_peer(r);
   }
-  /// The board of the run (every rank's region in one allocation).
-  const node_board& board() const noexcept { return board_; }
+  /// The node regions of the run (every rank's in one allocation).
+  const node_regions& node_memory() const noexcept { return regions_; }
 
  private:
   int ranks_;
@@ -141,8 +141,8 @@ class threads_fabric {
   struct aligned_delete {
     void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{128}); }
   };
-  std::unique_ptr<std::byte[], aligned_delete> board_memory_;
-  node_board board_;
+  std::unique_ptr<std::byte[], aligned_delete> region_memory_;
+  node_regions regions_;
   void help_peer(int r) const noexcept;
 };
 
@@ -172,7 +172,7 @@ class threads_transport final : public transport {
   int tag_ub() const override;
   void finish(transport_rank& ctx) override;
   void describe(std::ostream& os) const override;
-  const node_board* board() const noexcept override { return &fabric_->board(); }
+  const node_regions* node_memory() const noexcept override { return &fabric_->node_memory(); }
   void wake(int r) noexcept override {
     fabric_->box(r).park.wake();
     fabric_->help(r);  // progress mode peers: r's board collectives move while it computes

@@ -11,7 +11,7 @@
 
 namespace cairn::detail {
 
-class node_board;
+class node_regions;
 
 class transport {
  public:
@@ -61,12 +61,12 @@ class transport {
   /// Appends engine-side pending state (e.g. unreceived messages) to a watchdog report.
   virtual void describe(std::ostream& os) const = 0;
   /// The memory shared by all ranks of the run, if they share one node (else null).
-  virtual const node_board* board() const noexcept { return nullptr; }
+  virtual const node_regions* node_memory() const noexcept { return nullptr; }
   /// Wakes rank r if it parked, or advances it (progress mode peers), after this rank
-  /// published something on the board that r may be waiting for (seq_cst after publishing).
+  /// published something in node memory that r may be waiting for (seq_cst after publishing).
   virtual void wake(int r) noexcept { (void)r; }
   /// The process whose memory holds rank r's, for copies straight out of it
-  /// (transport/cross_memory.hpp), or 0 if this rank cannot read it that way. The threads
+  /// (node/cross_memory.hpp), or 0 if this rank cannot read it that way. The threads
   /// engine shares one address space and needs none.
   virtual int peer_pid(int r) const noexcept {
     (void)r;

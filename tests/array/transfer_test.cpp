@@ -135,7 +135,7 @@ void redistribute_case(cairn::world& w, std::mt19937_64& g, std::uint64_t seed, 
 
 // Long rows: the last dimension, 1024-2047 doubles, whole on every rank (the others random),
 // so the runs are at least 8 KiB: what the MPI engine on one node reads straight from the
-// sender's memory where the kernel allows it (transport/cross_memory.hpp).
+// sender's memory where the kernel allows it (node/cross_memory.hpp).
 template <int N>
 void long_rows_case(cairn::world& w, std::mt19937_64& g, std::uint64_t seed, bool direct) {
   std::array<std::int64_t, N> shape{};

@@ -512,7 +512,7 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
 }
 
 // Long collectives between buffers at every distance modulo a page: the direct path copies
-// with transport/copy_bytes.hpp, which avoids `rep movsb` where the destination starts just
+// with node/copy_bytes.hpp, which avoids `rep movsb` where the destination starts just
 // after the source (modulo 4096); those offsets must copy as right as the others.
 TEST(SharedMemory, DirectCopiesAtPageDistances) {
   run([](cairn::world& w) {

@@ -1,8 +1,8 @@
 #pragma once
-// The node board: memory every rank of the run can read, through which short collectives run
-// without messages (src/coll/shared_memory_flat.cpp, src/coll/shared_memory_group.cpp). Threads
-// engine: one allocation of the fabric; MPI engine: an MPI-3 shared-memory window, when all
-// processes sit on one node.
+// The board: the collectives' part of every rank's node region (src/node/node_regions.hpp),
+// through which short collectives run without messages (src/coll/shared_memory_flat.cpp,
+// src/coll/shared_memory_group.cpp) and long ones publish their buffers
+// (src/coll/shared_memory_direct.cpp).
 //
 // Each rank owns `slots` slots, used by successive board collectives on the world in turn,
 // and a `done` word; it is the only writer of them. A slot is a header (the collective's
@@ -15,16 +15,14 @@
 // written by others: they add to it when they published or acknowledged something it may wait
 // for.
 //
-// Array transfers that copy straight from a sender's memory (src/array/array_exec.cpp) use a
-// rank's `offer_words`: one word per local part offered to a receiver, a generation above a
-// state (offer_state) that the receiver claims before copying and releases after, and that the
-// owner withdraws when its transfer is abandoned. Receivers write these words too.
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <new>
 #include <vector>
+
+#include "node/node_regions.hpp"
 
 namespace cairn::detail {
 
@@ -84,37 +82,8 @@ class node_board {
   static constexpr std::size_t group_slot_stride = sizeof(group_slot) + payload_max;
   /// Bytes before the first keyed slot.
   static constexpr std::size_t group_offset = done_stride + slots * slot_stride;
-  /// Offer words per rank (direct-copy offers outstanding at once; more go unprotected).
-  static constexpr std::size_t offer_words = 4096;
-  /// Bytes before the first offer word.
-  static constexpr std::size_t offers_offset = group_offset + group_slots * group_slot_stride;
-  /// Bytes a rank's region needs (128-byte aligned).
-  static constexpr std::size_t region_bytes = offers_offset + offer_words * sizeof(std::uint64_t);
-  /// The state of an offer word, in its low two bits (its generation above).
-  enum offer_state : std::uint64_t {
-    offer_open = 0,
-    offer_claimed = 1,
-    offer_released = 2,
-    offer_withdrawn = 3
-  };
-  /// An offer word's value: `generation` in `st`.
-  static constexpr std::uint64_t offer_value(std::uint64_t generation, offer_state st) noexcept {
-    return generation << 2 | st;
-  }
-  /// The state and the generation an offer word's value holds.
-  static constexpr offer_state offer_state_of(std::uint64_t value) noexcept {
-    return offer_state(value & 3);
-  }
-  static constexpr std::uint64_t offer_generation_of(std::uint64_t value) noexcept {
-    return value >> 2;
-  }
-  /// Moves offer word `w` from state `from` to `to` within `generation`; false if it was not in
-  /// `from` (another state, or a later generation).
-  static bool offer_move(std::atomic<std::uint64_t>& w, std::uint64_t generation, offer_state from,
-                         offer_state to) noexcept {
-    std::uint64_t v = offer_value(generation, from);
-    return w.compare_exchange_strong(v, offer_value(generation, to), std::memory_order_acq_rel);
-  }
+  /// Bytes of a rank's part (a multiple of 128).
+  static constexpr std::size_t part_bytes = group_offset + group_slots * group_slot_stride;
 
   /// The (never 0) key of collective `seq` on the group of identity `group`; readers compare
   /// the header's fields too, so a collision of keys is never mistaken for a match.
@@ -125,10 +94,12 @@ class node_board {
   }
 
   node_board() = default;
-  /// A board over `bases[r]`, the region of rank r (region_bytes each, 128-byte aligned).
-  explicit node_board(std::vector<std::byte*> bases) : bases_(std::move(bases)) {}
+  /// The board in the node's regions (its part of each).
+  explicit node_board(const node_regions& n) : bases_(n.parts(part_offset())) {}
 
-  /// Constructs the words of one region (its owner, before any rank reads it).
+  /// Where the board sits in a node region (reserved at static initialization).
+  static std::size_t part_offset() noexcept;
+  /// Constructs the words of one rank's part (its owner, before any rank reads it).
   static void format(std::byte* region) noexcept {
     new (region) std::atomic<std::uint64_t>{0};
     new (region + doorbell_offset) std::atomic<std::uint64_t>{0};
@@ -137,9 +108,6 @@ class node_board {
       new (region + done_stride + i * slot_stride) board_slot{};
     for (std::size_t i = 0; i < group_slots; ++i)
       new (region + group_offset + i * group_slot_stride) group_slot{};
-    for (std::size_t i = 0; i < offer_words; ++i)
-      new (region + offers_offset + i * sizeof(std::uint64_t))
-          std::atomic<std::uint64_t>{offer_value(0, offer_released)};
   }
 
   /// The last board collective rank r completed, all earlier ones included (release).
@@ -171,11 +139,6 @@ class node_board {
   group_slot& keyed(int r, std::size_t i) const noexcept {
     return *std::launder(reinterpret_cast<group_slot*>(bases_[static_cast<std::size_t>(r)] +
                                                        group_offset + i * group_slot_stride));
-  }
-  /// Rank r's offer word i (< offer_words).
-  std::atomic<std::uint64_t>& offer(int r, std::size_t i) const noexcept {
-    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(
-        bases_[static_cast<std::size_t>(r)] + offers_offset + i * sizeof(std::uint64_t)));
   }
   /// The payload behind a keyed slot's header.
   static std::byte* payload(group_slot& s) noexcept {

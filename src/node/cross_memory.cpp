@@ -1,4 +1,4 @@
-#include "transport/cross_memory.hpp"
+#include "node/cross_memory.hpp"
 
 #include <sys/types.h>
 
