@@ -21,10 +21,18 @@ using cairn::bench::invocation;
 // The parameters of one subcommand, indented under it.
 std::string params_text(std::string_view bench) {
   std::string text;
-  for (const auto& p : cairn::bench::params_of(bench)) {
-    std::string flag = "      --" + std::string(p.name) + "=N";
-    if (flag.size() < 24) flag += std::string(24 - flag.size(), ' ');
-    text += flag + "  " + std::string(p.help) + " (default " + std::string(p.default_text) + ")\n";
+  const auto params = cairn::bench::params_of(bench);
+  std::size_t width = 0;
+  for (const auto& p : params) width = std::max(width, p.name.size());
+  for (const auto& p : params) {
+    text += "      --";
+    text += p.name;
+    text += "=N";
+    text += std::string(width - p.name.size() + 2, ' ');
+    text += p.help;
+    text += " (default ";
+    text += p.default_text;
+    text += ")\n";
   }
   return text;
 }
