@@ -81,11 +81,12 @@ struct board_exec : board_call {
 
   void bind(const prepared& p, rank_context& ctx) {
     bind_call(p);
-    seq = ++coll_state(ctx).board.started;
+    coll_rank& cs = coll_state(ctx);
+    seq = ++cs.board.started;
     // Every board collective takes the group's message number too, so that a gate's schedule
     // (which needs one) and the board collectives of ranks that disagree with it leave every
     // rank's numbering alike.
-    msg_seq = coll_state(ctx).next_seq(p.target.members->id);
+    msg_seq = cs.next_seq(p.target.members->id);
     if (then) [[unlikely]]
       members = p.target.members;
     direct = !then && board_moves_direct(kind, bytes);
@@ -397,21 +398,21 @@ bool board_on_world(const coll_target& t) {
 void run_on_board(const prepared& p) {
   rank_context& ctx = *p.target.ctx;
   rank_entry guard(ctx);
-  const node_board& b = board_of(ctx);
+  coll_rank& cs = coll_state(ctx);
+  const node_board& b = *cs.board_view();
   board_exec e;
   e.bind(p, ctx);
   {
     board_wait wait;
     std::uint64_t spins = 0;
     struct clear_watch {  // however the wait ends (abort, watchdog)
-      rank_context& ctx;
-      ~clear_watch() { coll_state(ctx).watch_board({}); }
-    } clear{ctx};
+      coll_rank& cs;
+      ~clear_watch() { cs.watch_board({}); }
+    } clear{cs};
     for (unsigned polls = 1; !step(ctx, b, e, wait); ++polls) {
       // The rest of the rank moves meanwhile (its earlier collectives may be what this waits for).
       if (!wait.word || (polls & 63) == 0) ctx.progress();
-      if (wait.word)
-        coll_state(ctx).watch_board(wait);  // else the earlier collective's own (board_advance)
+      if (wait.word) cs.watch_board(wait);  // else the earlier collective's own (board_advance)
       ctx.idle(nullptr, spins);
     }
   }
@@ -494,8 +495,9 @@ void board_advance_tails(rank_context& ctx) {
 }
 
 void board_finish_tails(rank_context& ctx) {
-  auto& st = coll_state(ctx).board;
-  auto& g = coll_state(ctx).group_board;
+  coll_rank& cs = coll_state(ctx);
+  auto& st = cs.board;
+  auto& g = cs.group_board;
   if (!st.has_tails() && !g.tails && st.deferred_error.empty()) return;
   rank_entry guard(ctx);
   std::uint64_t spins = 0;
@@ -504,17 +506,17 @@ void board_finish_tails(rank_context& ctx) {
     if (!st.has_tails() && !g.tails) break;
     ctx.idle(nullptr, spins);
   }
-  coll_state(ctx).watch_board({});
+  cs.watch_board({});
   std::string why;
   board_take_deferred(ctx, why);
   if (!why.empty()) fail("cairn::launch", ctx.rank(), why);
 }
 
 void board_take_deferred(rank_context& ctx, std::string& error) {
-  if (coll_state(ctx).board.has_tails())
-    board_advance_tails(ctx);  // those whose calls are all visible
-  if (coll_state(ctx).group_board.tails) group_board_advance_tails(ctx);
-  auto& late = coll_state(ctx).board.deferred_error;
+  coll_rank& cs = coll_state(ctx);
+  if (cs.board.has_tails()) board_advance_tails(ctx);  // those whose calls are all visible
+  if (cs.group_board.tails) group_board_advance_tails(ctx);
+  auto& late = cs.board.deferred_error;
   if (late.empty() || !error.empty()) [[likely]]
     return;
   error = std::move(late);

@@ -44,12 +44,13 @@ struct layer_hooks {
   void (*finish)(void* state) = nullptr;
 };
 
-/// The slot of layer state type T in every rank_context: one per type, numbered on first use.
+/// Slots a rank_context has for layer states (rank_context::layer): one per type T that asks.
+inline constexpr int max_layer_slots = 32;
+/// Numbers the next slot (during static initialization); aborts past max_layer_slots.
 int allocate_layer_slot() noexcept;
+/// The slot of layer state type T in every rank_context. Numbered during static
+/// initialization, so a lookup is a plain load (no guard on the hot path).
 template <class T>
-int layer_slot() noexcept {
-  static const int slot = allocate_layer_slot();
-  return slot;
-}
+inline const int layer_slot = allocate_layer_slot();
 
 }  // namespace cairn::detail

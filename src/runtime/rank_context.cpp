@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -35,7 +36,12 @@ double now_s() noexcept {
 
 int allocate_layer_slot() noexcept {
   static std::atomic<int> next{0};
-  return next.fetch_add(1, std::memory_order_relaxed);
+  const int slot = next.fetch_add(1, std::memory_order_relaxed);
+  if (slot >= max_layer_slots) {
+    std::fputs("cairn: internal error: more layer state types than max_layer_slots\n", stderr);
+    std::abort();
+  }
+  return slot;
 }
 
 rank_context::rank_context(int rank, int size, cairn::engine e, std::shared_ptr<run_state> run,

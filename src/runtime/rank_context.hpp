@@ -4,6 +4,7 @@
 // knows no layer above it: they register into it (runtime/layers.hpp).
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cstdint>
@@ -81,13 +82,10 @@ class rank_context final : public transport_rank {
   /// registers its hooks with add_layer). Lives until the rank context ends.
   template <class T>
   T& layer() {
-    const auto i = static_cast<std::size_t>(layer_slot<T>());
-    if (i >= layer_states_.size() || !layer_states_[i]) [[unlikely]] {
-      if (i >= layer_states_.size()) layer_states_.resize(i + 1);
-      auto made = std::make_shared<T>(*this);
-      layer_states_[i] = made;
-    }
-    return *static_cast<T*>(layer_states_[i].get());
+    void* state = layer_states_[static_cast<std::size_t>(layer_slot<T>)];
+    if (!state) [[unlikely]]
+      state = make_layer<T>();
+    return *static_cast<T*>(state);
   }
   /// Registers a layer's hooks for `state`; returns its number for mark_busy. The layer's
   /// `advance` runs on every test/wait/progress from now on while it reports work.
@@ -184,8 +182,17 @@ class rank_context final : public transport_rank {
   };
   std::vector<layer_entry> layers_;  // in registration order
   std::uint32_t busy_ = 0;           // bit per layer: its advance runs on the next test
-  // Layers' states by slot (layer<T>()); after tp_, so they go before the transport does.
-  std::vector<std::shared_ptr<void>> layer_states_;
+  // Layers' states by slot (layer<T>()), and their owners in the order made; after tp_, so
+  // they go before the transport does.
+  std::array<void*, max_layer_slots> layer_states_{};
+  std::vector<std::shared_ptr<void>> layer_owners_;
+  // Out of line and cold: the hot paths that ask for a layer keep their registers.
+  template <class T>
+  [[gnu::noinline, gnu::cold]] void* make_layer() {
+    auto made = std::make_shared<T>(*this);
+    layer_owners_.push_back(made);
+    return layer_states_[static_cast<std::size_t>(layer_slot<T>)] = made.get();
+  }
 
   double watchdog_s_;
   std::uint64_t watched_epoch_ = 0;
