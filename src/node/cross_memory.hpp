@@ -3,7 +3,7 @@
 // process_vm_readv / process_vm_writev): on the MPI engine with every process on one node,
 // array transfers read the sender's local part as the threads engine reads it in its one
 // address space — one copy, no packing, no intermediate buffer — and long board collectives
-// (src/coll/shared_memory_direct.cpp) read their peers' inputs and write their outputs.
+// (src/coll/board/shared_memory_direct.cpp) read their peers' inputs and write their outputs.
 // mpi_transport probes at launch whether the kernel lets every process read its peers (same
 // user, no ptrace restriction); CAIRN_CMA=0 turns it off.
 

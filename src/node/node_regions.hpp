@@ -1,6 +1,6 @@
 #pragma once
 // Memory every rank of a node can read and write: one region per rank, laid out as the parts
-// its users reserved. The collectives' board (src/coll/board_layout.hpp) and the array
+// its users reserved. The collectives' board (src/coll/board/board_layout.hpp) and the array
 // layer's offer words (src/array/offer_words.hpp) each reserve a part and own its layout; this
 // component only sizes, places and formats the regions. The transports allocate them: the
 // threads engine in one allocation, the MPI engine as an MPI-3 shared-memory window when all

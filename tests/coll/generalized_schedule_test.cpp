@@ -13,7 +13,7 @@
 #include <tuple>
 #include <utility>
 
-#include "coll/generalized_planners.hpp"
+#include "coll/algorithms/generalized_planners.hpp"
 #include "harness.hpp"
 
 using namespace cairn::coll;

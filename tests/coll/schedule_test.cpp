@@ -9,7 +9,7 @@
 #include <random>
 #include <sstream>
 
-#include "coll/planners.hpp"
+#include "coll/algorithms/planners.hpp"
 #include "coll_reference.hpp"
 #include "harness.hpp"
 

@@ -1,4 +1,4 @@
-// The default selection table (src/coll/selection_table.cpp): it parses with the CAIRN_COLL
+// The default selection table (src/coll/engine/selection_table.cpp): it parses with the CAIRN_COLL
 // parser, names only algorithms that exist, is what cairn-info prints, and picks for a grid of
 // collectives, sizes, operations and groups what a reference written here independently picks
 // (the default choices as they were written before the table: constants and ternaries).
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "coll/selection.hpp"
+#include "coll/engine/selection.hpp"
 #include "coll_reference.hpp"
 
 namespace {

@@ -1,9 +1,10 @@
 // The shared-memory collectives: barrier, bcast, reduce and allreduce through the node board on
-// the world (src/coll/shared_memory_flat.cpp) and on groups (src/coll/shared_memory_group.cpp),
-// through the slots and, past a slot's 16384 bytes, straight between the buffers
-// (src/coll/shared_memory_direct.cpp), forced and chosen by the default table, blocking,
-// non-blocking and persistent, against sequential references on seeded data; more collectives in
-// flight than the board has slots, on overlapping groups; disagreeing ranks; refusals.
+// the world (src/coll/board/shared_memory_flat.cpp) and on groups
+// (src/coll/board/shared_memory_group.cpp), through the slots and, past a slot's 16384 bytes,
+// straight between the buffers (src/coll/board/shared_memory_direct.cpp), forced and chosen by the
+// default table, blocking, non-blocking and persistent, against sequential references on seeded
+// data; more collectives in flight than the board has slots, on overlapping groups; disagreeing
+// ranks; refusals.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>

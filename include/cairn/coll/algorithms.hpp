@@ -4,8 +4,8 @@
 /// (cairn-info). `automatic` (the default) takes the first rule of the selection table that
 /// applies to the call and whose algorithm can run it: the rules of the environment variable
 /// CAIRN_COLL first, then the default table (default_selection_table(), written in the same
-/// syntax: src/coll/selection_table.cpp). Which algorithm `automatic` picks for which call is
-/// written there and nowhere else.
+/// syntax: src/coll/engine/selection_table.cpp). Which algorithm `automatic` picks for which call
+/// is written there and nowhere else.
 
 #include <cstddef>
 #include <string>
@@ -17,20 +17,21 @@ namespace cairn {
 /// Broadcast algorithms.
 enum class bcast_algorithm {
   automatic,          ///< the selection table's choice
-  binomial,           ///< binomial tree, log2 p steps (src/coll/bcast_binomial.cpp)
+  binomial,           ///< binomial tree, log2 p steps (src/coll/algorithms/bcast_binomial.cpp)
   scatter_allgather,  ///< van de Geijn, about 2 bytes per rank
-                      ///< (src/coll/bcast_scatter_allgather.cpp)
+                      ///< (src/coll/algorithms/bcast_scatter_allgather.cpp)
   shared_memory,      ///< on a group of one node, no messages: through the node board up to
-                      ///< 16384 bytes (the world: src/coll/shared_memory_flat.cpp; other groups:
-                      ///< src/coll/shared_memory_group.cpp), straight between the buffers beyond
-                      ///< where ranks can copy across processes (src/coll/shared_memory_direct.cpp)
+                  ///< 16384 bytes (the world: src/coll/board/shared_memory_flat.cpp; other groups:
+                  ///< src/coll/board/shared_memory_group.cpp), straight between the buffers beyond
+                  ///< where ranks can copy across processes
+                  ///< (src/coll/board/shared_memory_direct.cpp)
 };
 
 /// Reduce algorithms.
 enum class reduce_algorithm {
   automatic,              ///< the selection table's choice
-  binomial,               ///< binomial tree (src/coll/reduce_binomial.cpp)
-  reduce_scatter_gather,  ///< Rabenseifner's reduce (src/coll/reduce_scatter_gather.cpp)
+  binomial,               ///< binomial tree (src/coll/algorithms/reduce_binomial.cpp)
+  reduce_scatter_gather,  ///< Rabenseifner's reduce (src/coll/algorithms/reduce_scatter_gather.cpp)
   shared_memory,          ///< as bcast_algorithm::shared_memory
 };
 
@@ -38,36 +39,38 @@ enum class reduce_algorithm {
 enum class allreduce_algorithm {
   automatic,           ///< the selection table's choice
   recursive_doubling,  ///< butterfly with a fold for non-powers of two
-                       ///< (src/coll/allreduce_recursive_doubling.cpp)
+                       ///< (src/coll/algorithms/allreduce_recursive_doubling.cpp)
   ring,                ///< reduce-scatter + allgather rings, commutative operations only
-                       ///< (src/coll/allreduce_ring.cpp)
-  rabenseifner,   ///< recursive halving + recursive doubling (src/coll/allreduce_rabenseifner.cpp)
-  shared_memory,  ///< as bcast_algorithm::shared_memory; operands combined in rank order
+                       ///< (src/coll/algorithms/allreduce_ring.cpp)
+  rabenseifner,        ///< recursive halving + recursive doubling
+                       ///< (src/coll/algorithms/allreduce_rabenseifner.cpp)
+  shared_memory,       ///< as bcast_algorithm::shared_memory; operands combined in rank order
 };
 
 /// Allgather algorithms.
 enum class allgather_algorithm {
   automatic,  ///< the selection table's choice
-  ring,       ///< p - 1 neighbour steps, bandwidth-optimal (src/coll/allgather_ring.cpp)
-  bruck,      ///< ceil(log2 p) steps for any p, latency-optimal (src/coll/allgather_bruck.cpp)
+  ring,       ///< p - 1 neighbour steps, bandwidth-optimal (src/coll/algorithms/allgather_ring.cpp)
+  bruck,      ///< ceil(log2 p) steps for any p, latency-optimal
+              ///< (src/coll/algorithms/allgather_bruck.cpp)
   recursive_doubling,  ///< log2 p exchanges, folded for non-powers of two
-                       ///< (src/coll/allgather_recursive_doubling.cpp)
+                       ///< (src/coll/algorithms/allgather_recursive_doubling.cpp)
 };
 
 /// Alltoall algorithms.
 enum class alltoall_algorithm {
   automatic,  ///< the selection table's choice
-  pairwise,   ///< p - 1 exchange steps (src/coll/alltoall_pairwise.cpp)
-  bruck,      ///< ceil(log2 p) steps of packed blocks (src/coll/alltoall_bruck.cpp)
+  pairwise,   ///< p - 1 exchange steps (src/coll/algorithms/alltoall_pairwise.cpp)
+  bruck,      ///< ceil(log2 p) steps of packed blocks (src/coll/algorithms/alltoall_bruck.cpp)
 };
 
 /// Reduce-scatter (block) algorithms.
 enum class reduce_scatter_block_algorithm {
   automatic,          ///< the selection table's choice
   recursive_halving,  ///< log2 p steps, operands in rank order, any operation
-                      ///< (src/coll/reduce_scatter_block_recursive_halving.cpp)
+                      ///< (src/coll/algorithms/reduce_scatter_block_recursive_halving.cpp)
   ring,               ///< p - 1 neighbour steps, commutative operations only
-                      ///< (src/coll/reduce_scatter_block_ring.cpp)
+                      ///< (src/coll/algorithms/reduce_scatter_block_ring.cpp)
 };
 
 namespace coll {

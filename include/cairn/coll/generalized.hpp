@@ -3,8 +3,8 @@
 /// Aspen's generalized collectives (Aspen paper, sections 3.2-3.3) on the world: a reduce whose
 /// participants P and receivers R are any sets of ranks. R may be a subset of P, disjoint from
 /// it (receivers that contribute nothing) or both; every rank of P ∪ R calls, and nobody else.
-/// Planned by src/coll/reduce_generalized.cpp; on one node, short ones run on the node board
-/// (src/coll/shared_memory_group.cpp).
+/// Planned by src/coll/algorithms/reduce_generalized.cpp; on one node, short ones run on the node
+/// board (src/coll/board/shared_memory_group.cpp).
 
 #include <algorithm>
 #include <array>
@@ -69,12 +69,12 @@ enum class generalized_reduce_algorithm {
                   ///< they can copy straight between buffers: threads, MPI with CAIRN_CMA) and
                   ///< no load balancing is asked for, else butterfly
   butterfly,      ///< section 3.2's messages: fold, halving, pruned butterfly, delivery
-                  ///< (src/coll/reduce_generalized.cpp)
+                  ///< (src/coll/algorithms/reduce_generalized.cpp)
   shared_memory,  ///< on one node, no messages: up to 16384 bytes every receiver combines the
                   ///< participants' inputs from the node board in rank order
-                  ///< (src/coll/shared_memory_group.cpp); past that every member combines a
+                  ///< (src/coll/board/shared_memory_group.cpp); past that every member combines a
                   ///< segment of them straight from the buffers into the receivers' outputs
-                  ///< (src/coll/shared_memory_direct.cpp)
+                  ///< (src/coll/board/shared_memory_direct.cpp)
 };
 
 /// Options of the generalized reduce.

@@ -29,8 +29,8 @@ enum class step_kind : std::uint8_t {
   recv,    ///< receive `bytes` from group rank `peer` into `to`
   reduce,  ///< to = from (op) to, or to = to (op) from; `bytes` of elements
   copy,    ///< copy `bytes` from `from` to `to`
-  // The count check (CAIRN_COLL_CHECK=1, src/coll/count_check_dissemination.cpp): every rank's
-  // call signature (bytes, root, plan) is reduced to its minimum and maximum over the group.
+  // The count check (CAIRN_COLL_CHECK=1, src/coll/algorithms/count_check_dissemination.cpp): every
+  // rank's call signature (bytes, root, plan) is reduced to its minimum and maximum over the group.
   signature,          ///< write this rank's signature record (`bytes`, root = `peer`) at `to`
   signature_combine,  ///< fold the record at `from` into the record at `to` (min and max)
   signature_verify,   ///< if the record at `to` has min != max: fail, ending the schedule here

@@ -1,0 +1,116 @@
+#pragma once
+// The flat shared-memory collectives (shared_memory_flat.cpp): barrier, bcast, reduce and
+// allreduce on the world through the node board, and the choice between them and those on
+// groups (shared_memory_group.hpp).
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cairn/coll/detail.hpp"
+#include "cairn/coll/schedule.hpp"
+#include "coll/engine/executor.hpp"
+#include "transport/request_state.hpp"
+
+namespace cairn::detail {
+
+class rank_context;
+
+/// Null if board collective `kind` of `bytes` per rank on `t` can run on the board (every rank
+/// shares the node; the payload fits a slot, or the collective moves its data straight between
+/// the buffers where the engine can: shared_memory_direct.hpp); else why not, as the end of a
+/// sentence ("needs ...").
+const char* board_refusal(const coll_target& t, board_collective kind, std::size_t bytes);
+/// True if `t` is the world (or a group of all ranks in world order): its board collectives
+/// run here, those of other groups in shared_memory_group.cpp.
+bool board_on_world(const coll_target& t);
+
+/// What a board collective was called with, and its error: the start of both board forms'
+/// running state.
+struct board_call {
+  const std::byte* in = nullptr;
+  std::byte* out = nullptr;
+  op_binding op;
+  board_collective kind = board_collective::none;
+  std::size_t bytes = 0;
+  int root = -1;
+  const char* call = "";
+  std::string error;
+  /// A gate (prepared::gate): the schedule that runs by messages once the signatures agree,
+  /// and its fingerprint (what the slot publishes).
+  std::shared_ptr<const coll::schedule> then;
+  std::uint64_t algorithm = 0;
+  /// A generalized reduce: its participants (the group's first ranks) and receivers (world
+  /// ranks, sorted), as in prepared.
+  std::int32_t participants = 0;
+  std::shared_ptr<const std::vector<int>> receivers;
+
+  void bind_call(const prepared& p) {
+    in = static_cast<const std::byte*>(p.in);
+    out = static_cast<std::byte*>(p.out);
+    op = p.op;
+    kind = p.board;
+    bytes = p.check_bytes;
+    root = p.check_root;
+    call = p.call;
+    algorithm = 0;
+    if (p.gate) [[unlikely]]
+      bind_gate(p);
+    else if (then) [[unlikely]]
+      then.reset();
+    participants = p.board_participants;
+    if (p.board_receivers || receivers) [[unlikely]]
+      receivers = p.board_receivers;
+  }
+  /// Sets `then` and `algorithm` for a gate (out of line: the board's calls stay short).
+  void bind_gate(const prepared& p);
+};
+
+/// The collective's name in messages ("allreduce", "generalized reduce").
+const char* board_name(board_collective k);
+/// What a rank's slot says of its call: kind (board_collective), bytes, root (-1: none) and
+/// the algorithm's fingerprint if it runs by messages (0: on the board).
+struct board_signature {
+  std::uint32_t kind;
+  std::uint64_t bytes;
+  int root;
+  std::uint64_t algorithm;
+};
+/// The error of ranks that disagree: world rank `q` called `theirs`, this rank `mine`, in board
+/// collective number `seq` on the world (group_size 0) or on a group.
+std::string board_disagreement(int q, const board_signature& theirs, const board_signature& mine,
+                               std::uint64_t seq, std::size_t group_size);
+
+/// Runs a prepared board collective (p.board) to its end, with no request (a blocking call).
+void run_on_board(const prepared& p);
+/// Starts a prepared board collective; its request is a collective's (kind::layer) marked
+/// by `phase == board_phase`, advanced and finished by the functions below.
+request start_on_board(const prepared& p);
+
+/// The request of a board collective whose state `exec` the rank holds (entered): marked by
+/// `phase`, registered with the progress engine and advanced once.
+request board_request(rank_context& ctx, const char* call, std::uint8_t phase, void* exec);
+
+inline constexpr std::uint8_t board_phase = 1;
+/// Completes the rank's board tails (board_progress) as far as they go, from the
+/// rank's progress engine (coll_rank::advance).
+void board_advance_tails(rank_context& ctx);
+/// Completes them all, and those on groups, waiting for the other ranks' calls (the end of the
+/// rank's function), and raises a disagreement one of them found.
+void board_finish_tails(rank_context& ctx);
+/// Advances the rank's tails (watching what they wait for when no collective on the world's
+/// board is in flight); then, if `error` is empty, moves into it a disagreement a tail found
+/// (raised by the later collective that completed, whose error `error` is).
+void board_take_deferred(rank_context& ctx, std::string& error);
+/// The text of such a disagreement, found after the rank's `kind` #seq had returned.
+std::string board_late(std::string why, board_collective kind, std::uint64_t seq);
+/// As coll_advance, coll_finish, coll_cancel and coll_describe (executor.hpp) for board
+/// collectives.
+bool board_advance(rank_context& ctx, request_state* s);
+bool board_finish(request_state* s, std::string& error);
+void board_cancel(rank_context& ctx, request_state* s);
+std::string board_describe(const request_state* s);
+
+}  // namespace cairn::detail

@@ -1,0 +1,77 @@
+#include "coll/engine/coll_rank.hpp"
+
+#include <ostream>
+
+#include "coll/board/shared_memory_flat.hpp"
+#include "coll/board/shared_memory_group.hpp"
+#include "coll/engine/executor.hpp"
+
+namespace cairn::detail {
+
+struct coll_rank_hooks {
+  static bool advance(void* state) { return static_cast<coll_rank*>(state)->advance(); }
+  static bool ready(const void* state) {
+    return static_cast<const coll_rank*>(state)->board_ready();
+  }
+  static void describe(const void* state, std::ostream& os) {
+    const auto& c = *static_cast<const coll_rank*>(state);
+    if (c.wait_.word)
+      os << "  " << c.wait_.call << ": shared-memory collective #" << c.wait_.value
+         << " on the world, waiting for rank " << c.wait_.peer << "\n";
+    if (c.group_board.pending)
+      os << "  " << c.group_board.pending
+         << " shared-memory collective(s) on groups (listed above if non-blocking; "
+         << c.group_board.tails
+         << " returned to their caller, still reading the other members' slots)\n";
+  }
+  static void finish(void* state) { board_finish_tails(static_cast<coll_rank*>(state)->ctx_); }
+  static void cancel(rank_context& ctx, request_state* s) {
+    auto& running = coll_state(ctx).running_;
+    for (std::size_t i = 0; i < running.size(); ++i)
+      if (running[i] == s) {
+        running[i] = running.back();
+        running.pop_back();
+        break;
+      }
+    coll_cancel(ctx, s);
+  }
+};
+
+namespace {
+// Collectives run user operators, never user handlers: helpers may advance them.
+constexpr layer_hooks hooks{&coll_rank_hooks::advance, true, &coll_rank_hooks::ready,
+                            &coll_rank_hooks::describe, &coll_rank_hooks::finish};
+constexpr layer_operation_ops operation_ops{&coll_finish, &coll_rank_hooks::cancel, &coll_describe};
+}  // namespace
+
+// The board's part of every node region, reserved before any region is sized.
+const std::size_t board_part = node_regions::reserve(node_board::part_bytes, &node_board::format);
+std::size_t node_board::part_offset() noexcept { return board_part; }
+
+coll_rank::coll_rank(rank_context& ctx) : ctx_(ctx), layer_(ctx.add_layer(this, hooks)) {
+  if (ctx.node_memory()) view_.emplace(*ctx.node_memory());
+}
+
+void coll_rank::add(request_state* s) {
+  s->ops = &operation_ops;
+  running_.push_back(s);
+  ctx_.mark_busy(layer_);
+}
+
+bool coll_rank::advance() {
+  // Before the checks: a ring after this load keeps a park from sleeping (board_ready).
+  if (group_board.pending) group_board.seen = group_board.bell->load(std::memory_order_seq_cst);
+  if (board.has_tails()) board_advance_tails(ctx_);
+  if (group_board.tails) group_board_advance_tails(ctx_);
+  for (std::size_t i = 0; i < running_.size();) {
+    if (coll_advance(ctx_, running_[i])) {
+      running_[i] = running_.back();
+      running_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  return !running_.empty() || board.has_tails() || group_board.tails;
+}
+
+}  // namespace cairn::detail

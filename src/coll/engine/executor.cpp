@@ -1,0 +1,292 @@
+#include "coll/engine/executor.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+#include <tuple>
+#include <vector>
+
+#include "coll/algorithms/planners.hpp"
+#include "coll/board/shared_memory_flat.hpp"
+#include "coll/board/shared_memory_group.hpp"
+#include "coll/engine/coll_rank.hpp"
+#include "coll/engine/exec_pool.hpp"
+#include "node/copy_bytes.hpp"
+#include "runtime/group_members.hpp"
+#include "runtime/rank_context.hpp"
+
+namespace cairn::detail {
+
+namespace {
+
+struct coll_exec {
+  exec_pool<coll_exec>* home = nullptr;  // the pool of its rank
+  std::shared_ptr<const coll::schedule> plan;
+  std::shared_ptr<const group_members> members;
+  const std::byte* in = nullptr;
+  std::byte* out = nullptr;
+  std::unique_ptr<std::byte[]> temp;
+  std::size_t temp_capacity = 0;
+  op_binding op;
+  int tag = 0;
+  std::size_t next_round = 0;
+  std::vector<request_state*> pending;  // this round's unfinished messages
+  std::vector<std::uint32_t> pending_step;
+  std::string error;
+  // It continues a gate (continue_as_schedule): a disagreement the rank's board tails found
+  // meanwhile is raised by its wait (board_progress::deferred_error).
+  bool after_gate = false;
+
+  std::byte* at(const coll::region& r) const {
+    switch (r.slot) {
+      case coll::slot::input: return const_cast<std::byte*>(in) + r.offset;
+      case coll::slot::output: return out + r.offset;
+      case coll::slot::temp: return temp.get() + r.offset;
+    }
+    return nullptr;
+  }
+};
+
+coll_exec* exec_of(const request_state* s) { return static_cast<coll_exec*>(s->engine_ptr); }
+
+void recycle(coll_exec* e) {
+  // pending/pending_step are empty here (a finished or cancelled collective holds none), and
+  // error was cleared or never set.
+  e->plan.reset();
+  e->members.reset();
+  e->op.op.reset();
+  e->next_round = 0;
+  e->after_gate = false;
+  e->home->give(e);
+}
+
+// The count check's signature records (CAIRN_COLL_CHECK=1): the minimum and the maximum over
+// the ranks folded in so far, ordered by (bytes, root, plan), ties by rank.
+struct signature {
+  std::uint64_t bytes, root, plan, rank;
+  auto key() const { return std::tie(bytes, root, plan); }
+};
+struct signature_record {
+  signature min, max;
+};
+static_assert(sizeof(signature_record) == coll::signature_record_bytes);
+
+// Runs a signature step; false when the verdict is that the ranks' calls differ (e.error set).
+bool signature_step(coll_exec& e, const coll::step& st) {
+  signature_record to;
+  std::memcpy(&to, e.at(st.to), sizeof to);
+  if (st.kind == coll::step_kind::signature) {
+    const signature mine{st.bytes, static_cast<std::uint64_t>(static_cast<std::int64_t>(st.peer)),
+                         plan_fingerprint(e.plan->name),
+                         static_cast<std::uint64_t>(e.plan->group_rank)};
+    to = {mine, mine};
+  } else if (st.kind == coll::step_kind::signature_combine) {
+    signature_record from;
+    std::memcpy(&from, e.at(st.from), sizeof from);
+    if (from.min.key() < to.min.key() ||
+        (from.min.key() == to.min.key() && from.min.rank < to.min.rank))
+      to.min = from.min;
+    if (from.max.key() > to.max.key() ||
+        (from.max.key() == to.max.key() && from.max.rank < to.max.rank))
+      to.max = from.max;
+  } else if (to.min.key() != to.max.key()) {  // signature_verify
+    auto world = [&](std::uint64_t r) {
+      return e.members->world_ranks[static_cast<std::size_t>(r)];
+    };
+    auto root = [](std::uint64_t r) { return static_cast<std::int64_t>(r); };
+    std::ostringstream os;
+    os << "ranks disagree on the call (CAIRN_COLL_CHECK): rank " << world(to.min.rank) << " passes "
+       << to.min.bytes << " bytes";
+    if (root(to.min.root) >= 0) os << " with root " << root(to.min.root);
+    os << ", rank " << world(to.max.rank) << " passes " << to.max.bytes << " bytes";
+    if (root(to.max.root) >= 0) os << " with root " << root(to.max.root);
+    if (to.min.plan != to.max.plan) os << " (and chose another algorithm)";
+    os << "; nothing was transferred (" << e.plan->name << ")";
+    e.error = os.str();
+    return false;
+  }
+  std::memcpy(e.at(st.to), &to, sizeof to);
+  return true;
+}
+
+}  // namespace
+
+int coll_tag(int tag_ub, std::uint64_t group_id, std::uint32_t seq) {
+  const int bits = tag_bits(tag_ub);
+  // Up to 4096 collectives of one group in flight; the rest of the tag tells groups apart.
+  // With MPI's guaranteed minimum (tag_ub 32767: 15 bits) that is 7 bits of group identity,
+  // so distinct groups may share tags there (see the closing note of the collectives work).
+  const int seq_bits = std::min(12, bits / 2);
+  const int id_bits = bits - seq_bits;
+  const std::uint64_t id = (group_id ^ (group_id >> 32)) & ((std::uint64_t{1} << id_bits) - 1);
+  return static_cast<int>((id << seq_bits) | (seq & ((1u << seq_bits) - 1)));
+}
+
+std::uint64_t plan_fingerprint(const std::string& name) noexcept {  // FNV-1a
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  return h ? h : 1;  // 0 means "on the board" in a slot
+}
+
+namespace {
+// A running collective's state for `plan` on `members`, numbered `seq` there.
+coll_exec* bind_exec(rank_context& ctx, std::shared_ptr<const group_members> members,
+                     std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
+                     op_binding op, std::uint32_t seq) {
+  coll_exec* e = ctx.layer<exec_pool<coll_exec>>().take();
+  e->plan = std::move(plan);
+  e->members = std::move(members);
+  e->in = static_cast<const std::byte*>(in);
+  e->out = static_cast<std::byte*>(out);
+  if (e->plan->temp_bytes > e->temp_capacity) {
+    e->temp = std::make_unique<std::byte[]>(e->plan->temp_bytes);
+    e->temp_capacity = e->plan->temp_bytes;
+  }
+  e->op = std::move(op);
+  e->tag = coll_tag(ctx.tag_ub(), e->members->id, seq);
+  return e;
+}
+}  // namespace
+
+request start_schedule(coll_target t, const char* call, std::shared_ptr<const coll::schedule> plan,
+                       const void* in, void* out, op_binding op) {
+  rank_context& ctx = *t.ctx;
+  rank_entry guard(ctx);
+  const std::uint32_t seq = coll_state(ctx).next_seq(t.members->id);
+  coll_exec* e = bind_exec(ctx, std::move(t.members), std::move(plan), in, out, std::move(op), seq);
+  request_state* s =
+      ctx.acquire(request_state::kind::layer, call, -1, e->tag, msg_context::coll, nullptr, 0);
+  s->engine_ptr = e;
+  coll_state(ctx).add(s);
+  coll_state(ctx).advance();  // the first round goes out at once
+  return request(&ctx, s);
+}
+
+bool continue_as_schedule(rank_context& ctx, request_state* s, board_call& gate,
+                          std::shared_ptr<const group_members> members, std::uint32_t seq) {
+  coll_exec* e = bind_exec(ctx, std::move(members), std::move(gate.then), gate.in, gate.out,
+                           std::move(gate.op), seq);
+  e->after_gate = true;
+  s->phase = 0;
+  s->tag = e->tag;
+  s->engine_ptr = e;
+  return coll_advance(ctx, s);
+}
+
+bool coll_advance(rank_context& ctx, request_state* s) {
+  if (s->phase == board_phase) return board_advance(ctx, s);
+  if (s->phase == group_board_phase) return group_board_advance(ctx, s);
+  coll_exec& e = *exec_of(s);
+  transport& tp = ctx.tp();
+  for (;;) {
+    for (request_state* p : e.pending)
+      if (!tp.test(p)) return false;
+    for (std::size_t i = 0; i < e.pending.size(); ++i) {
+      request_state* p = e.pending[i];
+      const coll::step& st = e.plan->steps[e.pending_step[i]];
+      if (e.error.empty() && p->k == request_state::kind::recv &&
+          (p->failed || p->st.bytes != st.bytes)) {
+        std::ostringstream os;
+        os << "rank " << p->st.source << " sent " << (p->failed ? p->incoming : p->st.bytes)
+           << " bytes where this rank expected " << st.bytes << " (" << e.plan->name
+           << "; do all ranks pass the same count and root?)";
+        e.error = os.str();
+      }
+      ctx.release(p);
+    }
+    e.pending.clear();
+    e.pending_step.clear();
+    // After an error the schedule still runs to its end, so that peers waiting for this
+    // rank's later messages are not left hanging; the error is raised by wait().
+    if (e.next_round == e.plan->rounds()) {
+      if (e.after_gate) [[unlikely]]
+        board_take_deferred(ctx, e.error);
+      s->done.store(1, std::memory_order_release);  // request::ready() may look from outside
+      ctx.note_progress();
+      return true;
+    }
+    const auto [first, last] = e.plan->round(e.next_round++);
+    bool verdict_failed = false;
+    for (std::size_t i = first; e.error.empty() && i < last; ++i) {  // local steps first
+      // (skipped after an error: scratch may hold bytes that never arrived)
+      const coll::step& st = e.plan->steps[i];
+      if (st.kind >= coll::step_kind::signature) {  // the count check's kinds come last
+        verdict_failed = !signature_step(e, st);
+      } else if (st.kind == coll::step_kind::copy) {
+        std::byte* from = e.at(st.from);
+        std::byte* to = e.at(st.to);
+        // Scratch and user buffers may overlap only in place; distinct buffers avoid memmove's
+        // slow case (see copy_bytes).
+        if (from == to || !st.bytes) continue;
+        if (to + st.bytes <= from || from + st.bytes <= to)
+          copy_bytes(to, from, st.bytes);
+        else
+          std::memmove(to, from, st.bytes);
+      } else if (st.kind == coll::step_kind::reduce && st.bytes) {
+        e.op.combine(e.op.op.get(), e.at(st.from), e.at(st.to), st.bytes / e.op.elem,
+                     st.from_is_left);
+      }
+    }
+    if (verdict_failed) {  // every rank reached the same verdict: all end here, nothing sent
+      e.next_round = e.plan->rounds();
+      continue;
+    }
+    // Receives are posted before the round's sends go out, so that a peer's message finds
+    // its receive waiting (MPI: matched on arrival, no unexpected-queue copy).
+    auto peer_of = [&](const coll::step& st) {
+      return st.peer >= 0 ? e.members->world_ranks[static_cast<std::size_t>(st.peer)] : -1;
+    };
+    for (std::size_t i = first; i < last; ++i) {
+      const coll::step& st = e.plan->steps[i];
+      if (st.kind != coll::step_kind::recv) continue;
+      request_state* p = ctx.acquire(request_state::kind::recv, s->call, peer_of(st), e.tag,
+                                     msg_context::coll, e.at(st.to), st.bytes);
+      tp.irecv(ctx, p);
+      e.pending.push_back(p);
+      e.pending_step.push_back(static_cast<std::uint32_t>(i));
+    }
+    for (std::size_t i = first; i < last; ++i) {
+      const coll::step& st = e.plan->steps[i];
+      if (st.kind != coll::step_kind::send) continue;
+      if (request_state* p = tp.isend(ctx, s->call, e.at(st.from), st.bytes, peer_of(st), e.tag,
+                                      msg_context::coll)) {
+        e.pending.push_back(p);
+        e.pending_step.push_back(static_cast<std::uint32_t>(i));
+      }
+    }
+  }
+}
+
+bool coll_finish(request_state* s, std::string& error) {
+  if (s->phase == board_phase) return board_finish(s, error);
+  if (s->phase == group_board_phase) return group_board_finish(s, error);
+  return finish_pooled<coll_exec>(s, error, recycle);
+}
+
+void coll_cancel(rank_context& ctx, request_state* s) {
+  if (s->phase == board_phase) return board_cancel(ctx, s);
+  if (s->phase == group_board_phase) return group_board_cancel(ctx, s);
+  coll_exec* e = exec_of(s);
+  for (request_state* p : e->pending) {
+    ctx.tp().cancel(p);
+    ctx.release(p);
+  }
+  e->pending.clear();
+  e->pending_step.clear();
+  e->error.clear();
+  recycle(e);
+  s->engine_ptr = nullptr;
+}
+
+std::string coll_describe(const request_state* s) {
+  if (s->phase == board_phase) return board_describe(s);
+  if (s->phase == group_board_phase) return group_board_describe(s);
+  const coll_exec* e = exec_of(s);
+  std::ostringstream os;
+  os << e->plan->name << " on a group of " << e->members->world_ranks.size()
+     << " ranks (this rank is " << e->plan->group_rank << "), round " << e->next_round << " of "
+     << e->plan->rounds() << ", " << e->pending.size() << " message(s) pending, tag " << e->tag;
+  return os.str();
+}
+
+}  // namespace cairn::detail
