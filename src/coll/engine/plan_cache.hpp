@@ -1,6 +1,7 @@
 #pragma once
-// The per-thread plan caches of the start functions (a rank is one thread). Plans are pure
-// functions of their key, so a repeated collective plans and allocates nothing.
+// The plan caches of the start functions, one per rank (kept in its context,
+// rank_context::layer). Plans are pure functions of their key, so a repeated collective plans
+// and allocates nothing.
 
 #include <cstddef>
 #include <unordered_map>

@@ -56,7 +56,7 @@ std::byte* block_at(void* buf, int r, std::size_t block) {
 }
 
 // Plans are pure functions of (planner, group size, rank, root, sizes, in place): they are cached
-// per thread (a rank is one thread), so a repeated collective plans and allocates nothing.
+// per rank (in its context), so a repeated collective plans and allocates nothing.
 enum class planner : std::uint8_t {
   barrier_dissemination,
   bcast_binomial,
@@ -97,7 +97,8 @@ struct plan_key_hash {
   }
 };
 template <class Make>
-const std::shared_ptr<const coll::schedule>& cached(const plan_key& k, Make&& make) {
+const std::shared_ptr<const coll::schedule>& cached(const coll_target& t, const plan_key& k,
+                                                    Make&& make) {
   using plan_ptr = std::shared_ptr<const coll::schedule>;
   // A direct-mapped front (mask, no division) answers the repeated call without the map.
   struct front_entry {
@@ -105,8 +106,12 @@ const std::shared_ptr<const coll::schedule>& cached(const plan_key& k, Make&& ma
     plan_ptr plan;
   };
   constexpr std::size_t front_size = 64;
-  thread_local bounded_cache<plan_key, plan_ptr, plan_key_hash, 4096> cache;
-  thread_local std::array<front_entry, front_size> front{};
+  struct plans {  // per rank (rank_context::layer)
+    explicit plans(rank_context&) {}
+    bounded_cache<plan_key, plan_ptr, plan_key_hash, 4096> cache;
+    std::array<front_entry, front_size> front{};
+  };
+  auto& [cache, front] = t.ctx->layer<plans>();
   const std::size_t h = plan_key_hash{}(k);
   front_entry& f = front[(h ^ (h >> 17)) & (front_size - 1)];
   if (f.plan && f.key == k) return f.plan;
@@ -207,7 +212,7 @@ prepared prepare_barrier(const coll_target& t, const char* call) {
       barrier_algorithm::shared_memory)
     return on_board(t, call, board_collective::barrier, nullptr, nullptr, {}, 0, -1);
   const int p = group_size(t), me = t.group_rank;
-  auto plan = cached({planner::barrier_dissemination, true, p, me, 0, 0, 0},
+  auto plan = cached(t, {planner::barrier_dissemination, true, p, me, 0, 0, 0},
                      [&] { return coll::plan_barrier_dissemination(p, me); });
   return {t, call, std::move(plan), nullptr, nullptr, op_binding{}, 0, -1, true};
 }
@@ -222,9 +227,9 @@ prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::s
   if (alg == bcast_algorithm::shared_memory)
     return on_board(t, call, board_collective::bcast, buf, buf, {}, bytes, root);
   auto plan = alg == bcast_algorithm::scatter_allgather
-                  ? cached({planner::bcast_scatter_allgather, true, p, me, root, bytes, 0},
+                  ? cached(t, {planner::bcast_scatter_allgather, true, p, me, root, bytes, 0},
                            [&] { return coll::plan_bcast_scatter_allgather(p, me, root, bytes); })
-                  : cached({planner::bcast_binomial, true, p, me, root, bytes, 0},
+                  : cached(t, {planner::bcast_binomial, true, p, me, root, bytes, 0},
                            [&] { return coll::plan_bcast_binomial(p, me, root, bytes); });
   return by_messages({t, call, std::move(plan), buf, buf, op_binding{}, bytes, root, true},
                      automatic, coll_id::bcast, f);
@@ -242,12 +247,12 @@ prepared prepare_reduce(const coll_target& t, const char* call, const void* in, 
     return on_board(t, call, board_collective::reduce, in, out, op, bytes, root);
   auto plan =
       alg == reduce_algorithm::reduce_scatter_gather
-          ? cached({planner::reduce_scatter_gather, op.commutative, p, me, root, bytes, op.elem},
+          ? cached(t, {planner::reduce_scatter_gather, op.commutative, p, me, root, bytes, op.elem},
                    [&] {
                      return coll::plan_reduce_scatter_gather(p, me, root, bytes, op.elem,
                                                              op.commutative);
                    })
-          : cached({planner::reduce_binomial, op.commutative, p, me, root, bytes, 0},
+          : cached(t, {planner::reduce_binomial, op.commutative, p, me, root, bytes, 0},
                    [&] { return coll::plan_reduce_binomial(p, me, root, bytes, op.commutative); });
   return by_messages({t, call, std::move(plan), in, out, op, bytes, root, true}, automatic,
                      coll_id::reduce, f);
@@ -267,15 +272,15 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
   const int me = t.group_rank;
   std::shared_ptr<const coll::schedule> plan;
   if (alg == allreduce_algorithm::ring)
-    plan = cached({planner::allreduce_ring, true, p, me, 0, bytes, op.elem},
+    plan = cached(t, {planner::allreduce_ring, true, p, me, 0, bytes, op.elem},
                   [&] { return coll::plan_allreduce_ring(p, me, bytes, op.elem); });
   else if (alg == allreduce_algorithm::rabenseifner)
-    plan = cached({planner::allreduce_rabenseifner, op.commutative, p, me, 0, bytes, op.elem}, [&] {
-      return coll::plan_allreduce_rabenseifner(p, me, bytes, op.elem, op.commutative);
-    });
+    plan = cached(
+        t, {planner::allreduce_rabenseifner, op.commutative, p, me, 0, bytes, op.elem},
+        [&] { return coll::plan_allreduce_rabenseifner(p, me, bytes, op.elem, op.commutative); });
   else
     plan = cached(
-        {planner::allreduce_recursive_doubling, op.commutative, p, me, 0, bytes, op.elem}, [&] {
+        t, {planner::allreduce_recursive_doubling, op.commutative, p, me, 0, bytes, op.elem}, [&] {
           return coll::plan_allreduce_recursive_doubling(p, me, bytes, op.elem, op.commutative);
         });
   return by_messages({t, call, std::move(plan), in, out, op, bytes, -1, true}, automatic,
@@ -296,7 +301,7 @@ prepared prepare_gather(const coll_target& t, const char* call, const block_buff
   // In place the input is this rank's block of the buffer: the root's copy of it into the
   // output becomes a no-op, and the output is written by receives only.
   return blocks(t, call,
-                cached({planner::gather_binomial, true, p, me, root, block, 0},
+                cached(t, {planner::gather_binomial, true, p, me, root, block, 0},
                        [&] { return coll::plan_gather_binomial(p, me, root, block); }),
                 b.in_place ? block_at(b.out, me, block) : b.in, b.out, block, root);
 }
@@ -315,7 +320,7 @@ prepared prepare_scatter(const coll_target& t, const char* call, const block_buf
   // In place the output is this rank's block of the buffer: the root's copy into it becomes a
   // no-op, and the input is only read.
   return blocks(t, call,
-                cached({planner::scatter_binomial, true, p, me, root, block, 0},
+                cached(t, {planner::scatter_binomial, true, p, me, root, block, 0},
                        [&] { return coll::plan_scatter_binomial(p, me, root, block); }),
                 b.in, b.in_place ? block_at(b.out, me, block) : b.out, block, root);
 }
@@ -335,13 +340,13 @@ prepared prepare_allgather(const coll_target& t, const char* call, const block_b
   const int me = t.group_rank;
   std::shared_ptr<const coll::schedule> plan;
   if (alg == allgather_algorithm::ring)
-    plan = cached({planner::allgather_ring, true, p, me, 0, block, 0},
+    plan = cached(t, {planner::allgather_ring, true, p, me, 0, block, 0},
                   [&] { return coll::plan_allgather_ring(p, me, block); });
   else if (alg == allgather_algorithm::recursive_doubling)
-    plan = cached({planner::allgather_recursive_doubling, true, p, me, 0, block, 0},
+    plan = cached(t, {planner::allgather_recursive_doubling, true, p, me, 0, block, 0},
                   [&] { return coll::plan_allgather_recursive_doubling(p, me, block); });
   else
-    plan = cached({planner::allgather_bruck, true, p, me, 0, block, 0},
+    plan = cached(t, {planner::allgather_bruck, true, p, me, 0, block, 0},
                   [&] { return coll::plan_allgather_bruck(p, me, block); });
   // In place the input is this rank's block of the output. Every plan copies it first (a no-op
   // where it lands at its place, else into scratch) and never reads the input again.
@@ -366,9 +371,9 @@ prepared prepare_alltoall(const coll_target& t, const char* call, const block_bu
   // pairwise exchange sends from a copy of the buffer (it receives over blocks still to send).
   return blocks(t, call,
                 alg == alltoall_algorithm::bruck
-                    ? cached({planner::alltoall_bruck, true, p, me, 0, block, 0},
+                    ? cached(t, {planner::alltoall_bruck, true, p, me, 0, block, 0},
                              [&] { return coll::plan_alltoall_bruck(p, me, block); })
-                    : cached({planner::alltoall_pairwise, true, p, me, 0, block, 0, b.in_place},
+                    : cached(t, {planner::alltoall_pairwise, true, p, me, 0, block, 0, b.in_place},
                              [&] {
                                auto s = coll::plan_alltoall_pairwise(p, me, block);
                                return b.in_place ? coll::plan_in_place_copy(s, bytes) : s;
@@ -398,9 +403,9 @@ prepared prepare_reduce_scatter_block(const coll_target& t, const char* call,
   // ring reads input blocks to the end and has an in-place form.
   auto plan =
       alg == reduce_scatter_block_algorithm::ring
-          ? cached({planner::reduce_scatter_block_ring, true, p, me, 0, block, 0, b.in_place},
+          ? cached(t, {planner::reduce_scatter_block_ring, true, p, me, 0, block, 0, b.in_place},
                    [&] { return coll::plan_reduce_scatter_block_ring(p, me, block, b.in_place); })
-          : cached({planner::reduce_scatter_block_recursive_halving, true, p, me, 0, block, 0},
+          : cached(t, {planner::reduce_scatter_block_recursive_halving, true, p, me, 0, block, 0},
                    [&] { return coll::plan_reduce_scatter_block_recursive_halving(p, me, block); });
   return {t, call, std::move(plan), b.in, b.out, op, block, -1, true};
 }
@@ -410,7 +415,7 @@ prepared prepare_scan(const coll_target& t, const char* call, const block_buffer
   const std::size_t bytes = check_scan_buffers(t, call, b);
   const int p = group_size(t), me = t.group_rank;
   // In place the first copy (input to output) is a no-op and the input is not read again.
-  auto plan = cached({planner::scan_recursive_doubling, true, p, me, 0, bytes, 0},
+  auto plan = cached(t, {planner::scan_recursive_doubling, true, p, me, 0, bytes, 0},
                      [&] { return coll::plan_scan_recursive_doubling(p, me, bytes); });
   return {t, call, std::move(plan), b.in, b.out, op, bytes, -1, true};
 }
@@ -422,7 +427,7 @@ prepared prepare_exscan(const coll_target& t, const char* call, const block_buff
   // The exclusive scan receives into its output while it still sends its input: in place it
   // works on a copy.
   auto plan =
-      cached({planner::exscan_recursive_doubling, true, p, me, 0, bytes, 0, b.in_place}, [&] {
+      cached(t, {planner::exscan_recursive_doubling, true, p, me, 0, bytes, 0, b.in_place}, [&] {
         auto s = coll::plan_exscan_recursive_doubling(p, me, bytes);
         return b.in_place ? coll::plan_in_place_copy(s, bytes) : s;
       });

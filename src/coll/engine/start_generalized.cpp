@@ -180,7 +180,12 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call,
                                     const op_binding& op, const generalized_reduce_options& opt) {
   const int me = t.world_rank;
   const int world_size = static_cast<int>(t.members->world_ranks.size());
-  thread_local plan_key key;  // reused: its vectors keep their capacity
+  struct plans {  // per rank (rank_context::layer)
+    explicit plans(rank_context&) {}
+    plan_key key;  // reused: its vectors keep their capacity
+    bounded_cache<plan_key, std::shared_ptr<const cached_plan>, plan_key_hash, 1024> cache;
+  };
+  auto& [key, cache] = t.ctx->layer<plans>();
   sorted_set(call, me, "participant", participants, world_size, key.p);
   sorted_set(call, me, "receiver", receivers, world_size, key.r);
   const bool participates = std::binary_search(key.p.begin(), key.p.end(), me);
@@ -222,8 +227,6 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call,
         key.load.push_back(balancer->incoming(w));
         key.load.push_back(balancer->outgoing(w));
       }
-  thread_local bounded_cache<plan_key, std::shared_ptr<const cached_plan>, plan_key_hash, 1024>
-      cache;
   const std::shared_ptr<const cached_plan> c = cache.get(key, [&] {
     auto made = std::make_shared<cached_plan>();
     std::vector<int> members = members_of(key.p, key.r);

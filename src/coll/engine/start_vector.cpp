@@ -15,6 +15,7 @@
 #include "coll/engine/executor.hpp"
 #include "coll/engine/start_checks.hpp"
 #include "runtime/group_members.hpp"
+#include "runtime/rank_context.hpp"
 
 namespace cairn::detail {
 
@@ -101,10 +102,15 @@ struct cache_entry {
   }
 };
 template <class Make>
-const std::shared_ptr<const coll::schedule>& cached(const plan_key& k, Make&& make) {
-  // Per thread (a rank is one thread); found by hash, compared in full; bounded (counts that vary
+const std::shared_ptr<const coll::schedule>& cached(const coll_target& t, const plan_key& k,
+                                                    Make&& make) {
+  // Per rank (in its context); found by hash, compared in full; bounded (counts that vary
   // forever, and a plan's size grows with the group).
-  thread_local std::unordered_multimap<std::size_t, cache_entry> cache;
+  struct plans {
+    explicit plans(rank_context&) {}
+    std::unordered_multimap<std::size_t, cache_entry> cache;
+  };
+  auto& cache = t.ctx->layer<plans>().cache;
   const std::size_t h = hash_of(k);
   const auto [first, last] = cache.equal_range(h);
   for (auto it = first; it != last; ++it)
@@ -155,7 +161,7 @@ prepared prepare_gatherv(const coll_target& t, const char* call, const block_buf
     recv = {};  // (not used: not part of the plan)
   }
   return plain(t, call,
-               cached({planner::gatherv_linear, p, me, root, b.elem, b.in_count, recv, {}},
+               cached(t, {planner::gatherv_linear, p, me, root, b.elem, b.in_count, recv, {}},
                       [&] {
                         const byte_layout l = to_bytes(recv, b.elem);
                         return coll::plan_gatherv_linear(p, me, root, send, l.bytes, l.offsets);
@@ -177,7 +183,7 @@ prepared prepare_scatterv(const coll_target& t, const char* call, const block_bu
     send = {};
   }
   return plain(t, call,
-               cached({planner::scatterv_linear, p, me, root, b.elem, b.out_count, send, {}},
+               cached(t, {planner::scatterv_linear, p, me, root, b.elem, b.out_count, send, {}},
                       [&] {
                         const byte_layout l = to_bytes(send, b.elem);
                         return coll::plan_scatterv_linear(p, me, root, l.bytes, l.offsets, recv);
@@ -193,7 +199,7 @@ prepared prepare_allgatherv(const coll_target& t, const char* call, const block_
             recv.counts[static_cast<std::size_t>(me)]);
   check_disjoint(t, call, b.in, b.in_count * b.elem, b.out, b.out_count * b.elem);
   return plain(t, call,
-               cached({planner::allgatherv_ring, p, me, -1, b.elem, 0, recv, {}},
+               cached(t, {planner::allgatherv_ring, p, me, -1, b.elem, 0, recv, {}},
                       [&] {
                         const byte_layout l = to_bytes(recv, b.elem);
                         return coll::plan_allgatherv_ring(p, me, l.bytes, l.offsets);
@@ -210,7 +216,7 @@ prepared prepare_alltoallv(const coll_target& t, const char* call, const block_b
   check_own(t, call, "send counts[rank] is", send.counts[own], "receive counts", recv.counts[own]);
   check_disjoint(t, call, b.in, b.in_count * b.elem, b.out, b.out_count * b.elem);
   return plain(t, call,
-               cached({planner::alltoallv_pairwise, p, me, -1, b.elem, 0, send, recv},
+               cached(t, {planner::alltoallv_pairwise, p, me, -1, b.elem, 0, send, recv},
                       [&] {
                         const byte_layout s = to_bytes(send, b.elem), r = to_bytes(recv, b.elem);
                         return coll::plan_alltoallv_pairwise(p, me, s.bytes, s.offsets, r.bytes,
@@ -231,7 +237,7 @@ prepared prepare_reduce_scatter(const coll_target& t, const char* call, const bl
   return plain(
       t, call,
       cached(
-          {planner::reduce_scatter_pairwise, p, me, -1, b.elem, 0, {counts, {}}, {}},
+          t, {planner::reduce_scatter_pairwise, p, me, -1, b.elem, 0, {counts, {}}, {}},
           [&] {
             return coll::plan_reduce_scatter_pairwise(p, me, to_bytes({counts, {}}, b.elem).bytes);
           }),
