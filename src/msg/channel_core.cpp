@@ -1,4 +1,4 @@
-#include "cairn/msg/channel_core.hpp"
+#include "cairn/msg/detail/channel_core.hpp"
 
 #include <algorithm>
 #include <cstdio>

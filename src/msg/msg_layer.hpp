@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cairn/msg/channel_core.hpp"
+#include "cairn/msg/detail/channel_core.hpp"
 
 namespace cairn::detail {
 class rank_context;

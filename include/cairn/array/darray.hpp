@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "cairn/array/layout.hpp"
+#include "cairn/runtime/detail/transferable.hpp"
 #include "cairn/runtime/error.hpp"
-#include "cairn/runtime/transferable.hpp"
 
 namespace cairn {
 

@@ -7,106 +7,11 @@
 #include <cstdint>
 #include <iosfwd>
 
+#include "cairn/array/detail/layout_desc.hpp"
+#include "cairn/array/dim_dist.hpp"
 #include "cairn/runtime/group.hpp"
 
 namespace cairn {
-
-/// Distribution of one array dimension over its process-grid dimension.
-struct dim_dist {
-  /// The HPF distribution formats.
-  enum class kind : std::uint8_t {
-    block,         ///< contiguous blocks of ceil(n / g)
-    cyclic,        ///< element i on grid coordinate i mod g
-    block_cyclic,  ///< blocks of `size` dealt round-robin
-    replicated,    ///< not distributed: every grid coordinate holds the whole dimension
-  };
-  kind k = kind::block;   ///< the format
-  std::int64_t size = 0;  ///< block size (block_cyclic only)
-  /// Equal formats (and block sizes).
-  friend bool operator==(const dim_dist&, const dim_dist&) = default;
-};
-
-/// The distribution formats, for layout constructors: `{dist::block, dist::replicated}`.
-namespace dist {
-/// BLOCK: contiguous blocks of ceil(n / g).
-inline constexpr dim_dist block{dim_dist::kind::block, 0};
-/// CYCLIC: element i on grid coordinate i mod g.
-inline constexpr dim_dist cyclic{dim_dist::kind::cyclic, 1};
-/// `*`: the dimension is not distributed; with a grid extent g > 1 it is replicated g times.
-inline constexpr dim_dist replicated{dim_dist::kind::replicated, 0};
-/// BLOCK_CYCLIC(k): blocks of k dealt round-robin over the grid dimension.
-constexpr dim_dist block_cyclic(std::int64_t k) { return {dim_dist::kind::block_cyclic, k}; }
-}  // namespace dist
-
-namespace detail {
-
-/// Largest number of dimensions of a layout.
-inline constexpr int max_dims = 8;
-
-/// One dimension, reduced to block_cyclic(k) over g coordinates (block is one round, cyclic is
-/// k = 1); a replicated dimension is one block of n held by every coordinate.
-struct dim_map {
-  std::int64_t n = 0;  ///< global extent
-  int g = 1;           ///< grid extent
-  std::int64_t k = 1;  ///< effective block size (>= 1)
-  bool rep = false;    ///< replicated
-  dim_dist d{};        ///< the format as given
-
-  /// Grid coordinate owning global index i (0 for a replicated dimension).
-  [[nodiscard]] int owner(std::int64_t i) const noexcept {
-    return rep ? 0 : static_cast<int>((i / k) % g);
-  }
-  /// Local index of global index i on its owner.
-  [[nodiscard]] std::int64_t local(std::int64_t i) const noexcept {
-    return rep ? i : (i / (k * g)) * k + i % k;
-  }
-  /// Global index of local index l on coordinate c.
-  [[nodiscard]] std::int64_t global(std::int64_t l, int c) const noexcept {
-    return rep ? l : (l / k) * (k * g) + static_cast<std::int64_t>(c) * k + l % k;
-  }
-  /// Number of indices held by coordinate c.
-  [[nodiscard]] std::int64_t extent(int c) const noexcept {
-    if (rep) return n;
-    const std::int64_t period = k * g;
-    const std::int64_t full = n / period;
-    const std::int64_t rest = n - full * period - static_cast<std::int64_t>(c) * k;
-    return full * k + (rest <= 0 ? 0 : (rest < k ? rest : k));
-  }
-};
-
-/// A layout without its element type or compile-time rank: what planning works on.
-struct layout_desc {
-  int ndim = 0;                          ///< number of dimensions
-  std::array<dim_map, max_dims> dims{};  ///< per dimension
-  /// Row-major grid coordinates of group rank r.
-  void coords_of(int r, int* c) const noexcept {
-    for (int d = ndim - 1; d >= 0; --d) {
-      c[d] = r % dims[static_cast<std::size_t>(d)].g;
-      r /= dims[static_cast<std::size_t>(d)].g;
-    }
-  }
-  /// Number of grid positions (the group size).
-  [[nodiscard]] int grid_size() const noexcept {
-    int p = 1;
-    for (int d = 0; d < ndim; ++d) p *= dims[static_cast<std::size_t>(d)].g;
-    return p;
-  }
-  /// Same global shape, distribution and grid.
-  friend bool operator==(const layout_desc& a, const layout_desc& b) noexcept;
-};
-
-/// Checks and builds a layout description (`call` and `rank` name the caller in errors). A grid
-/// of all zeros asks for a balanced grid over the non-replicated dimensions.
-layout_desc make_layout_desc(const char* call, int rank, int group_size, int ndim,
-                             const std::int64_t* shape, const dim_dist* dists, const int* grid);
-
-/// Prints "[n0 x n1] (block, cyclic(3)) on grid 2x2".
-std::ostream& operator<<(std::ostream& os, const layout_desc& d);
-
-/// World rank of the caller for error messages: its rank in `g` mapped to the world, else -1.
-int caller_rank(const cairn::group& g);
-
-}  // namespace detail
 
 /// An N-d global shape spread over a process grid of a group's ranks (row-major: group rank r
 /// has grid coordinates of r in row-major order over `grid()`). A value: copyable, comparable,

@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "cairn/array/detail/plan.hpp"
 #include "cairn/array/layout.hpp"
 
 namespace cairn {
@@ -168,29 +169,6 @@ class redistribution_plan {
 
 /// Prints the plan: layouts, then per peer the elements, bytes, runs and contiguity.
 std::ostream& operator<<(std::ostream& os, const redistribution_plan& p);
-
-namespace detail {
-
-/// Computes this rank's plan (no communication). Both layouts must have the same global shape;
-/// each peer's data is cut into up to `chunks` slabs (>= 1). `call` names the caller in errors.
-std::shared_ptr<const redistribution_plan> compute_plan(
-    const char* call, int world_rank, std::size_t elem_size, const layout_desc& src,
-    const std::vector<int>& src_members, const layout_desc& dst,
-    const std::vector<int>& dst_members, int chunks = 1);
-
-/// As compute_plan, through a per-thread cache keyed by everything the plan depends on.
-std::shared_ptr<const redistribution_plan> cached_plan(
-    const char* call, int world_rank, std::size_t elem_size, const layout_desc& src,
-    const std::vector<int>& src_members, const layout_desc& dst,
-    const std::vector<int>& dst_members, int chunks = 1);
-
-/// Throws cairn::error (naming `call`, `rank` and the value) unless chunks >= 1.
-void check_chunks(const char* call, int rank, int chunks);
-
-/// The runs of one dimension for every coordinate pair (the merge sweep; exposed for tests).
-dim_plan sweep_dimension(const dim_map& s, const dim_map& d);
-
-}  // namespace detail
 
 /// This rank's plan for moving an array from layout `src` to layout `dst`, each peer's data in
 /// up to `chunks` slabs (cached: the same layouts and chunks give the same shared plan). No

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "cairn/array/darray.hpp"
+#include "cairn/array/detail/transfer.hpp"
 #include "cairn/array/plan.hpp"
 
 namespace cairn {
@@ -116,20 +117,6 @@ class array_request {
  private:
   std::unique_ptr<detail::array_exec> e_;
 };
-
-namespace detail {
-
-/// Starts executing `plan` (this rank's part) from `src` (local part of the source) into
-/// `dst` (local part of the destination). `ctx` is the caller's runtime; `tag_key` separates
-/// transfers between the same groups that may be in flight together.
-array_request start_plan(rank_context& ctx, const char* call,
-                         std::shared_ptr<const redistribution_plan> plan, const void* src,
-                         void* dst, std::uint64_t tag_key, const transfer_options& opts);
-
-/// The caller's runtime from whichever of the two groups it belongs to (nullptr: neither).
-rank_context* context_of(const cairn::group& a, const cairn::group& b, const char* call);
-
-}  // namespace detail
 
 /// Starts moving `src` into `dst` (same global shape, any layouts, over the same group or two
 /// groups — disjoint or overlapping). Every member of either group calls it, in the same order

@@ -21,13 +21,13 @@
 #include <span>
 
 #include "cairn/coll/algorithms.hpp"
-#include "cairn/coll/detail.hpp"
+#include "cairn/coll/detail/prepare.hpp"
 #include "cairn/coll/in_place.hpp"
 #include "cairn/coll/op.hpp"
 #include "cairn/coll/persistent.hpp"
+#include "cairn/runtime/detail/transferable.hpp"
 #include "cairn/runtime/error.hpp"
 #include "cairn/runtime/request.hpp"
-#include "cairn/runtime/transferable.hpp"
 
 namespace cairn::coll {
 

@@ -16,13 +16,13 @@
 #include <utility>
 #include <vector>
 
-#include "cairn/coll/detail.hpp"
+#include "cairn/coll/detail/prepare.hpp"
 #include "cairn/coll/op.hpp"
 #include "cairn/coll/persistent.hpp"
+#include "cairn/runtime/detail/transferable.hpp"
 #include "cairn/runtime/error.hpp"
 #include "cairn/runtime/group.hpp"
 #include "cairn/runtime/request.hpp"
-#include "cairn/runtime/transferable.hpp"
 
 namespace cairn {
 
@@ -131,18 +131,6 @@ class reduce_balancer {
  private:
   std::vector<int> in_, out_;
 };
-
-namespace detail {
-/// Generalized reduce on the world of `t`: checks the rank sets and the buffers (cairn::error
-/// before anything is sent), builds the group P ∪ R (participants in increasing rank order, then
-/// the other receivers in increasing order) and plans (plans are cached per rank), recording the
-/// graph in `opt.balancer` if any. `in_count`/`out_count` are elements as the caller passed them.
-prepared prepare_reduce_generalized(const coll_target& t, const char* call,
-                                    std::span<const int> participants,
-                                    std::span<const int> receivers, const void* in,
-                                    std::size_t in_count, void* out, std::size_t out_count,
-                                    const op_binding& op, const generalized_reduce_options& opt);
-}  // namespace detail
 
 namespace coll {
 

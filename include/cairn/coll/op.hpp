@@ -5,6 +5,7 @@
 #include <concepts>
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 namespace cairn {
 
@@ -132,15 +133,5 @@ template <class F>
 user_op<F> op(F f, bool commutative) {
   return user_op<F>{std::move(f), commutative};
 }
-
-namespace detail {
-template <class Op>
-constexpr bool op_commutative(const Op& op) {
-  if constexpr (requires { op.commutative; })
-    return static_cast<bool>(op.commutative);
-  else
-    return false;
-}
-}  // namespace detail
 
 }  // namespace cairn

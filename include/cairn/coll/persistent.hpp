@@ -4,7 +4,7 @@
 /// chooses the algorithm and plans once, binding the buffers; each `start()` runs the same
 /// schedule again with no checking, choosing or planning.
 
-#include "cairn/coll/detail.hpp"
+#include "cairn/coll/detail/prepare.hpp"
 #include "cairn/coll/schedule.hpp"
 #include "cairn/runtime/request.hpp"
 #include "cairn/runtime/status.hpp"

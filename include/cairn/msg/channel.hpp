@@ -24,11 +24,12 @@
 #include <utility>
 #include <vector>
 
-#include "cairn/msg/channel_core.hpp"
+#include "cairn/msg/channel_options.hpp"
 #include "cairn/msg/combine.hpp"
+#include "cairn/msg/detail/channel_core.hpp"
 #include "cairn/msg/distribution.hpp"
 #include "cairn/msg/route.hpp"
-#include "cairn/runtime/transferable.hpp"
+#include "cairn/runtime/detail/transferable.hpp"
 #include "cairn/runtime/world.hpp"
 
 namespace cairn::msg {

@@ -13,11 +13,11 @@
 #include <type_traits>
 
 #include "cairn/coll/generalized.hpp"
+#include "cairn/runtime/detail/transferable.hpp"
 #include "cairn/runtime/error.hpp"
 #include "cairn/runtime/group.hpp"
 #include "cairn/runtime/request.hpp"
 #include "cairn/runtime/status.hpp"
-#include "cairn/runtime/transferable.hpp"
 
 namespace cairn {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cairn/coll/detail.hpp"
+#include "cairn/coll/detail/prepare.hpp"
 #include "cairn/coll/schedule.hpp"
 #include "coll/engine/executor.hpp"
 #include "transport/request_state.hpp"

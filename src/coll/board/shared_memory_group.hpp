@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cairn/coll/detail.hpp"
+#include "cairn/coll/detail/prepare.hpp"
 #include "transport/request_state.hpp"
 
 namespace cairn::detail {

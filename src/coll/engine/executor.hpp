@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "cairn/coll/detail.hpp"
+#include "cairn/coll/detail/prepare.hpp"
 #include "cairn/coll/schedule.hpp"
 #include "transport/request_state.hpp"
 

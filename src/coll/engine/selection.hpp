@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cairn/coll/algorithms.hpp"
-#include "cairn/coll/detail.hpp"
+#include "cairn/coll/detail/prepare.hpp"
 #include "cairn/coll/generalized.hpp"
 
 namespace cairn::detail {

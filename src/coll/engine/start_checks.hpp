@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cairn/coll/detail.hpp"
+#include "cairn/coll/detail/prepare.hpp"
 #include "cairn/runtime/error.hpp"
 #include "runtime/group_members.hpp"
 

@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cairn/runtime/detail/transferable.hpp"
 #include "cairn/runtime/error.hpp"
-#include "cairn/runtime/transferable.hpp"
 #include "coll/algorithms/planners.hpp"
 #include "coll/engine/executor.hpp"
 #include "coll/engine/start_checks.hpp"

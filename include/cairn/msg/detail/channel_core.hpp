@@ -1,0 +1,158 @@
+#pragma once
+/// \file
+/// Internal: the untyped half of a channel (compiled in src/msg): buffer pool and memory cap,
+/// sending filled buffers, posted receives, the per-rank message layer that polls every channel
+/// while the rank waits for anything, and the counters termination detection reads. The typed half
+/// (channel.hpp) calls it once per *buffer*, never per item.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cairn/msg/channel_options.hpp"
+#include "cairn/runtime/request.hpp"
+#include "cairn/runtime/world.hpp"
+
+namespace cairn {
+class world;
+namespace detail {
+class rank_context;
+struct request_state;
+}  // namespace detail
+}  // namespace cairn
+
+namespace cairn::msg {
+
+namespace detail {
+
+/// Wire header of every channel message; the items follow at `header_bytes` (see channel.hpp).
+struct wire_header {
+  std::uint32_t items = 0;  ///< items in the message
+  std::uint32_t flags = 0;  ///< wire_* bits
+};
+/// Per-item destination ranks follow the items (the message is not on its last hop).
+inline constexpr std::uint32_t wire_transit = 1;
+/// Per-item origin ranks follow (routed channels whose handler asks for the source).
+inline constexpr std::uint32_t wire_origins = 2;
+/// Bits 2–3: the depth level the message was sent in, mod 4 (set by the core; see wait_levels).
+inline constexpr std::uint32_t wire_level_shift = 2;
+
+class msg_layer;
+
+/// The untyped part of one channel on one rank.
+class channel_core {
+ public:
+  /// Delivers one received message (called with the layer's handler depth raised).
+  using deliver_fn = void (*)(void* typed, const std::byte* msg, std::size_t bytes, int from);
+  /// Sends every partly filled buffer of the typed channel.
+  using flush_fn = void (*)(void* typed);
+  /// Delivers items queued for this rank; true if there were any.
+  using drain_fn = bool (*)(void* typed);
+
+  /// Registers a channel of `buffer_bytes`-byte buffers with the rank's message layer. Every
+  /// rank must create its channels in the same order (the creation index is the wire tag).
+  channel_core(const world& w, std::size_t buffer_bytes, const channel_options& opts, void* typed,
+               deliver_fn deliver, flush_fn flush, drain_fn drain);
+  ~channel_core();
+  channel_core(const channel_core&) = delete;
+  channel_core& operator=(const channel_core&) = delete;
+
+  /// A free send buffer of buffer_bytes() bytes (64-byte aligned). May make progress first:
+  /// backpressure at the memory cap.
+  std::byte* acquire();
+  /// Sends `bytes` of `data` (from acquire()) to `peer`; the core owns the buffer from now on.
+  void ship(int peer, std::byte* data, std::size_t bytes);
+  /// Polls the whole message layer unless a handler is running (no nested delivery).
+  void poll();
+  /// Counters of this channel on this rank.
+  channel_stats& stats() noexcept { return stats_; }
+  /// Counters of this channel on this rank.
+  const channel_stats& stats() const noexcept { return stats_; }
+  /// Bytes per buffer.
+  [[nodiscard]] std::size_t buffer_bytes() const noexcept { return buffer_bytes_; }
+  /// The channel's name (channel_options::name).
+  [[nodiscard]] const char* name() const noexcept { return opts_.name; }
+  /// The channel's flush interval.
+  [[nodiscard]] double flush_interval_s() const noexcept { return opts_.flush_interval_s; }
+  /// Raises the layer's handler depth for the lifetime of the guard.
+  class handler_scope {
+   public:
+    explicit handler_scope(channel_core& c) noexcept : depth_(c.depth_) { ++*depth_; }
+    ~handler_scope() { --*depth_; }
+    handler_scope(const handler_scope&) = delete;
+    handler_scope& operator=(const handler_scope&) = delete;
+
+   private:
+    int* depth_;
+  };
+  /// Reports an error of this channel (call, rank and values in the message) as cairn::error.
+  [[noreturn]] void fail(const char* call, const std::string& what) const;
+  /// Called by the typed channel's destructor with the items still in its buffers.
+  void retire(std::uint64_t unsent_items) noexcept;
+
+  /// Depth-limited termination (AP 3.6.1), collective over all ranks: `levels` rounds of
+  /// flush + reduce_scatter_block of per-peer message counts + receive exactly that many. Each
+  /// message carries its level mod 4: while a rank waits for level L, messages of levels L+1
+  /// and L+2 (sent by handlers of faster ranks) may already arrive, and must not count for L.
+  void wait_levels(int levels);
+  /// Advances a per-channel, non-blocking termination phase (TRAM's done()): the same waves
+  /// as world::quiesce over this channel's messages only; true once it has terminated (the
+  /// next call starts a new phase).
+  bool phase_test();
+  /// Blocks until phase_test() is true.
+  void phase_wait();
+
+  // Used by the message layer.
+  /// Completes sends and delivers arrived messages; true if anything happened.
+  bool advance(bool deliver);
+  /// Sends partly filled buffers (periodic flush, quiesce).
+  void flush() { flush_(typed_); }
+  /// Delivers locally queued items.
+  bool drain() { return drain_(typed_); }
+  /// Pending sends and posted receives (for the watchdog).
+  [[nodiscard]] std::string describe() const;
+
+ private:
+  struct posted {
+    cairn::detail::request_state* req = nullptr;
+    std::byte* buf = nullptr;
+  };
+  struct in_flight {
+    cairn::detail::request_state* req;
+    std::byte* buf;
+  };
+  void post(posted& p);
+  std::byte* allocate(bool for_send);
+
+  cairn::detail::rank_context* ctx_;
+  msg_layer* layer_;
+  int* depth_;  // the layer's handler depth (raised per handler call: kept inline)
+  int tag_;
+  std::size_t buffer_bytes_;
+  channel_options opts_;
+  void* typed_;
+  deliver_fn deliver_;
+  flush_fn flush_;
+  drain_fn drain_;
+  std::vector<posted> posted_;
+  std::vector<in_flight> in_flight_;
+  std::vector<std::byte*> free_;
+  std::size_t send_bytes_ = 0;     // bytes of send buffers allocated (the cap applies here)
+  std::vector<std::byte*> owned_;  // every buffer ever allocated (freed at destruction)
+  channel_stats stats_;
+  bool retired_ = false;
+  cairn::world w_;                                     // for the collectives of termination
+  std::array<std::vector<std::uint64_t>, 4> sent_to_;  // messages per peer, by level mod 4
+  std::array<std::uint64_t, 4> received_{};            // messages received, by level mod 4
+  std::uint32_t level_ = 0;                            // level whose counts are still open
+  // The non-blocking phase: wave in flight, its operands, the previous wave's sums.
+  cairn::request wave_;
+  bool wave_running_ = false;
+  std::array<std::uint64_t, 2> wave_in_{}, wave_out_{};
+  std::array<std::uint64_t, 2> wave_prev_{~std::uint64_t{0}, 0};
+};
+
+}  // namespace detail
+}  // namespace cairn::msg
