@@ -7,6 +7,7 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <sstream>
 
 #include "array/array_exec.hpp"
 #include "cairn/array/tasks.hpp"

@@ -6,7 +6,6 @@
 /// Planned by src/coll/algorithms/reduce_generalized.cpp; on one node, short ones run on the node
 /// board (src/coll/board/shared_memory_group.cpp).
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <initializer_list>
@@ -40,7 +39,8 @@ class rank_set {
   /// short lists in place, so that a call with literal sets allocates nothing).
   rank_set(std::initializer_list<int> l) {
     if (l.size() <= small_.size()) {
-      std::copy(l.begin(), l.end(), small_.begin());
+      std::size_t i = 0;
+      for (int r : l) small_[i++] = r;
       ranks_ = std::span<const int>(small_.data(), l.size());
     } else {
       owned_.assign(l.begin(), l.end());

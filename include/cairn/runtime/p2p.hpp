@@ -1,0 +1,17 @@
+#pragma once
+/// \file
+/// Everything a point-to-point program needs and nothing of the other layers: `launch`, the
+/// world's identity and placement (`rank`, `size`, `node`, ...), `send`/`recv`/`isend`/
+/// `irecv`/`probe`/`iprobe`, `request` and `status`, and `cairn::error`. No channels, arrays,
+/// algorithm tables or schedules come with it.
+///
+/// The world's collectives are members of `world` (it derives from coll::collectives and
+/// coll::generalized_collectives), so their declarations come along; what keeps this header
+/// lighter than cairn/cairn.hpp is that the standard headers the other layers use
+/// (<algorithm>, <chrono>, <iostream> formatting, ...) do not.
+
+#include "cairn/runtime/error.hpp"
+#include "cairn/runtime/launch.hpp"
+#include "cairn/runtime/request.hpp"
+#include "cairn/runtime/status.hpp"
+#include "cairn/runtime/world.hpp"
