@@ -463,12 +463,17 @@ bool array_exec::stage_done() {
 
 void array_exec::step_safe() {
   try {
-    if (step()) retire();
+    if (!step()) return;
+    retire();
   } catch (...) {
     error = std::current_exception();
     running = false;
     after_pre = nullptr;
     retire();
+  }
+  if (req) {  // request::ready() may look from outside
+    req->done.store(1, std::memory_order_release);
+    ctx->note_progress();
   }
 }
 
@@ -533,43 +538,34 @@ void array_exec::settle() noexcept {
 
 namespace cairn {
 
-array_request::array_request() noexcept = default;
-array_request::array_request(std::unique_ptr<detail::array_exec> e) noexcept : e_(std::move(e)) {}
-array_request::array_request(array_request&&) noexcept = default;
-array_request& array_request::operator=(array_request&& o) noexcept {
-  if (this != &o) {
-    if (e_) e_->settle();
-    e_ = std::move(o.e_);
-  }
-  return *this;
-}
+namespace {
+using detail::array_exec;
+using detail::request_state;
 
-array_request::~array_request() {
-  if (e_) e_->settle();
-}
+array_exec* exec_of(const request_state* s) { return static_cast<array_exec*>(s->engine_ptr); }
 
-bool array_request::test() {
-  if (!e_) return true;
-  try {
-    if (!e_->advance()) return false;
-  } catch (...) {
-    e_.reset();
-    throw;
-  }
-  e_.reset();
-  return true;
+// An array transfer behind a cairn::request: its layer's finish, cancel and describe.
+std::exception_ptr finish_transfer(detail::rank_context&, request_state* s) {
+  std::unique_ptr<array_exec> e(exec_of(s));
+  s->engine_ptr = nullptr;
+  e->req = nullptr;
+  return e->error;
 }
-
-void array_request::wait() {
-  if (!e_) return;
-  try {
-    e_->wait();
-  } catch (...) {
-    e_.reset();
-    throw;
-  }
-  e_.reset();
+void cancel_transfer(detail::rank_context&, request_state* s) {
+  // Unwinding: the transfer's own requests withdraw themselves, offers are withdrawn first.
+  std::unique_ptr<array_exec> e(exec_of(s));
+  s->engine_ptr = nullptr;
+  e->req = nullptr;
 }
+std::string describe_transfer(const request_state* s) {
+  const array_exec& e = *exec_of(s);
+  return "array transfer, stage " + std::to_string(e.current + 1) + " of " +
+         std::to_string(e.stages.size()) + (e.after_pre ? " (exchanging descriptors)" : "") + ", " +
+         std::to_string(e.recvs_left) + " slab(s) to receive";
+}
+constexpr detail::layer_operation_ops transfer_ops{&finish_transfer, &cancel_transfer,
+                                                   &describe_transfer};
+}  // namespace
 
 namespace detail {
 
@@ -577,9 +573,9 @@ bool copies_straight(rank_context& ctx, const transfer_options& opts) {
   return opts.direct && ctx.reaches_peer_memory();
 }
 
-array_request start_plan(rank_context& ctx, const char* call,
-                         std::shared_ptr<const redistribution_plan> plan, const void* src,
-                         void* dst, std::uint64_t tag_key, const transfer_options& opts) {
+request start_plan(rank_context& ctx, const char* call,
+                   std::shared_ptr<const redistribution_plan> plan, const void* src, void* dst,
+                   std::uint64_t tag_key, const transfer_options& opts) {
   ctx.check_alive(call);
   auto e = std::make_unique<array_exec>();
   e->ctx = &ctx;
@@ -591,9 +587,19 @@ array_request start_plan(rank_context& ctx, const char* call,
   e->stages.push_back(stage{std::move(plan), static_cast<const std::byte*>(src),
                             static_cast<std::byte*>(dst), array_tag(ctx.tag_ub(), key, 0),
                             array_tag(ctx.tag_ub(), key, 1)});
+  return start_request(std::move(e));
+}
+
+request start_request(std::unique_ptr<array_exec> e) {
   e->start();
   if (e->advance()) return {};
-  return array_request(std::move(e));
+  rank_context& ctx = *e->ctx;
+  request_state* s =
+      ctx.acquire(request_state::kind::layer, e->call, -1, 0, msg_context::array, nullptr, 0);
+  s->ops = &transfer_ops;
+  e->req = s;
+  s->engine_ptr = e.release();
+  return request(&ctx, s);
 }
 
 rank_context* context_of(const cairn::group& a, const cairn::group& b, const char* call) {

@@ -77,6 +77,9 @@ struct array_exec {
   double copies_at_stage_start = 0;
 
   std::exception_ptr error;  // failure found while another transfer's wait advanced this one
+  /// The request this transfer completes (kind::layer; null for a persistent transfer, whose
+  /// handle waits itself): marked done when the last step finished or failed.
+  request_state* req = nullptr;
 
   array_exec() = default;
   array_exec(const array_exec&) = delete;
@@ -109,6 +112,10 @@ struct array_exec {
   void report_slab(const plan_peer& pe, std::int64_t first, std::int64_t count);
   bool stage_done();
 };
+
+/// Starts `e` and hands it to a cairn::request (kind::layer) that completes when the transfer
+/// does; a transfer complete at once gives a completed request.
+request start_request(std::unique_ptr<array_exec> e);
 
 /// True if receivers copy straight from the senders' memory (opts.direct, where the rank
 /// reaches its peers' memory); the same on every rank of a run.

@@ -188,11 +188,7 @@ std::unique_ptr<array_exec> prepare_task_transfer(task_transfer_args args) {
   return e;
 }
 
-array_request start_prepared(std::unique_ptr<array_exec> e) {
-  e->start();
-  if (e->advance()) return {};
-  return array_request(std::move(e));
-}
+request start_prepared(std::unique_ptr<array_exec> e) { return start_request(std::move(e)); }
 
 }  // namespace detail
 

@@ -4,6 +4,7 @@
 // the rank calls on every test, wait, park, watchdog report and at the end of the rank's
 // function. See ARCHITECTURE.md ("How a call travels").
 
+#include <exception>
 #include <iosfwd>
 #include <string>
 
@@ -16,8 +17,9 @@ class rank_context;
 /// How a layer finishes, withdraws and describes an operation it runs under a request
 /// (request_state::kind::layer, `request_state::ops`).
 struct layer_operation_ops {
-  /// Frees a completed operation's state; false (and its message in `error`) if it failed.
-  bool (*finish)(request_state* s, std::string& error);
+  /// Frees a completed operation's state; returns its failure (null if it succeeded), which
+  /// the rank raises once `s` is back in the pool.
+  std::exception_ptr (*finish)(rank_context& ctx, request_state* s);
   /// Withdraws a running operation during exception unwinding; never blocks on peers.
   void (*cancel)(rank_context& ctx, request_state* s);
   /// One line for the watchdog: what the operation is and what it waits for.

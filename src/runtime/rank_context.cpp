@@ -168,11 +168,9 @@ void rank_context::cancel(request_state* s) {
 
 status rank_context::finish(request_state* s) {
   if (s->k == request_state::kind::layer) {
-    std::string err;
-    const bool ok = s->ops->finish(s, err);
-    const char* call = s->call;
+    const std::exception_ptr err = s->ops->finish(*this, s);
     release(s);
-    if (!ok) fail(call, rank(), err);
+    if (err) std::rethrow_exception(err);
     return status{};
   }
   status st = s->st;

@@ -282,6 +282,38 @@ TEST(ArrayTransfer, NonBlockingRedistributionsInFlightTogether) {
   });
 }
 
+// One completion handle: array transfers, point-to-point and collectives complete through
+// cairn::request, so wait_any / wait_all / test_all take them mixed.
+TEST(ArrayTransfer, RequestsOfEveryKindInOneWait) {
+  run([](cairn::world& w) {
+    std::mt19937_64 g(20261125);
+    const cairn::group all = w.group(cairn::ranks{0, w.size()});
+    for (int round = 0; round < 3; ++round) {
+      const cairn::layout<2> from = random_layout<2>(g, all, {29, 17});
+      const cairn::layout<2> to = random_layout<2>(g, all, {29, 17});
+      cairn::darray<double, 2> a(from), b(to);
+      const std::uint64_t seed = 40 + static_cast<std::uint64_t>(round);
+      a.fill([&](const auto& gi) { return value(gi, seed); });
+      const int right = (w.rank() + 1) % w.size(), left = (w.rank() + w.size() - 1) % w.size();
+      long token = 1000L * round + w.rank(), got = -1, mine = w.rank() + 1L, sum = 0;
+      std::vector<cairn::request> reqs;
+      reqs.push_back(cairn::iredistribute(a, b, {.direct = round != 1}));
+      reqs.push_back(w.irecv(&got, 1, left, 9));
+      reqs.push_back(w.iallreduce(std::span(&mine, 1), std::span(&sum, 1), cairn::plus{}));
+      reqs.push_back(w.isend(&token, 1, right, 9));
+      // wait_any until all are done, then wait_all on the (complete) rest.
+      std::size_t done = 0;
+      while (cairn::wait_any(reqs) != reqs.size()) ++done;
+      EXPECT_LE(done, reqs.size());
+      cairn::wait_all(reqs);
+      EXPECT_TRUE(cairn::test_all(reqs));
+      EXPECT_EQ(mismatches(b, seed), 0) << "round " << round;
+      EXPECT_EQ(got, 1000L * round + left);
+      EXPECT_EQ(sum, static_cast<long>(w.size()) * (w.size() + 1) / 2);
+    }
+  });
+}
+
 // Two tasks: random layouts on each, both strategies, both directions at once, persistent.
 TEST(ArrayTransfer, BetweenTasks) {
   run([](cairn::world& w) {

@@ -12,6 +12,7 @@
 #include "cairn/array/darray.hpp"
 #include "cairn/array/detail/transfer.hpp"
 #include "cairn/array/plan.hpp"
+#include "cairn/runtime/request.hpp"
 
 namespace cairn {
 
@@ -90,33 +91,12 @@ struct transfer_options {
   std::function<void(const slab_arrival&)> on_slab = nullptr;
 };
 
-/// Handle of a running array transfer (move-only). `test` advances it (receivers unpack each
-/// message as it arrives, or copy straight from the sender on the threads engine); `wait`
-/// blocks. A request destroyed while pending is waited for (withdrawn during unwinding).
-class array_request {
- public:
-  /// A completed request.
-  array_request() noexcept;
-  /// Wraps a started transfer (internal).
-  explicit array_request(std::unique_ptr<detail::array_exec> e) noexcept;
-  /// Takes over `other`'s transfer.
-  array_request(array_request&& other) noexcept;
-  /// Waits for this request's transfer (unless unwinding), then takes over `other`'s.
-  array_request& operator=(array_request&& other) noexcept;
-  array_request(const array_request&) = delete;
-  array_request& operator=(const array_request&) = delete;
-  /// Waits for a pending transfer (during exception unwinding: withdraws it).
-  ~array_request();
-  /// Advances the transfer; true once this rank's part is complete.
-  bool test();
-  /// Blocks until this rank's part is complete.
-  void wait();
-  /// True once complete.
-  [[nodiscard]] bool complete() const noexcept { return e_ == nullptr; }
-
- private:
-  std::unique_ptr<detail::array_exec> e_;
-};
+/// Handle of a running array transfer: a cairn::request like every other operation's, so
+/// `wait_all`, `wait_any` and `test_all` take it with point-to-point and collective requests.
+/// `test` advances it (receivers unpack each message as it arrives, or copy straight from the
+/// sender on the threads engine); `wait` blocks. A request destroyed while pending is waited
+/// for (withdrawn during unwinding).
+using array_request = request;
 
 /// Starts moving `src` into `dst` (same global shape, any layouts, over the same group or two
 /// groups — disjoint or overlapping). Every member of either group calls it, in the same order

@@ -24,7 +24,18 @@ struct coll_rank_hooks {
          << c.group_board.tails
          << " returned to their caller, still reading the other members' slots)\n";
   }
-  static void finish(void* state) { board_finish_tails(static_cast<coll_rank*>(state)->ctx_); }
+  static void finish_tails(void* state) {
+    board_finish_tails(static_cast<coll_rank*>(state)->ctx_);
+  }
+  static std::exception_ptr finish(rank_context& ctx, request_state* s) {
+    std::string err;
+    if (coll_finish(s, err)) return nullptr;
+    try {
+      fail(s->call, ctx.rank(), err);
+    } catch (...) {
+      return std::current_exception();
+    }
+  }
   static void cancel(rank_context& ctx, request_state* s) {
     auto& running = coll_state(ctx).running_;
     for (std::size_t i = 0; i < running.size(); ++i)
@@ -40,8 +51,9 @@ struct coll_rank_hooks {
 namespace {
 // Collectives run user operators, never user handlers: helpers may advance them.
 constexpr layer_hooks hooks{&coll_rank_hooks::advance, true, &coll_rank_hooks::ready,
-                            &coll_rank_hooks::describe, &coll_rank_hooks::finish};
-constexpr layer_operation_ops operation_ops{&coll_finish, &coll_rank_hooks::cancel, &coll_describe};
+                            &coll_rank_hooks::describe, &coll_rank_hooks::finish_tails};
+constexpr layer_operation_ops operation_ops{&coll_rank_hooks::finish, &coll_rank_hooks::cancel,
+                                            &coll_describe};
 }  // namespace
 
 // The board's part of every node region, reserved before any region is sized.

@@ -33,7 +33,7 @@ struct task_transfer_args {
 /// Checks the arguments and prepares a transfer (nothing is sent until start).
 std::unique_ptr<array_exec> prepare_task_transfer(task_transfer_args a);
 /// Starts a prepared transfer and wraps it as a request.
-array_request start_prepared(std::unique_ptr<array_exec> e);
+request start_prepared(std::unique_ptr<array_exec> e);
 
 }  // namespace detail
 

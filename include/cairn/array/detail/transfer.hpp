@@ -7,7 +7,7 @@
 
 namespace cairn {
 class group;
-class array_request;
+class request;
 class redistribution_plan;
 struct transfer_options;
 
@@ -20,9 +20,9 @@ namespace detail {
 /// Starts executing `plan` (this rank's part) from `src` (local part of the source) into
 /// `dst` (local part of the destination). `ctx` is the caller's runtime; `tag_key` separates
 /// transfers between the same groups that may be in flight together.
-array_request start_plan(rank_context& ctx, const char* call,
-                         std::shared_ptr<const redistribution_plan> plan, const void* src,
-                         void* dst, std::uint64_t tag_key, const transfer_options& opts);
+request start_plan(rank_context& ctx, const char* call,
+                   std::shared_ptr<const redistribution_plan> plan, const void* src, void* dst,
+                   std::uint64_t tag_key, const transfer_options& opts);
 
 /// The caller's runtime from whichever of the two groups it belongs to (nullptr: neither).
 rank_context* context_of(const cairn::group& a, const cairn::group& b, const char* call);
