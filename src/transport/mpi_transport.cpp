@@ -81,7 +81,7 @@ void mpi_ensure_initialized(int level, bool progress_thread) {
   const int got = level_index(provided);
   if (progress_thread && got < 3)
     throw error(std::string("cairn::launch: the progress thread needs MPI_THREAD_MULTIPLE; this "
-                            "MPI provides MPI_THREAD_") +
+                            "MPI provides thread level ") +
                 level_names[got] +
                 (initialized ? " (MPI was initialized before cairn::launch)" : ""));
   if (!initialized && got < level)
