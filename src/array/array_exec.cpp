@@ -591,9 +591,10 @@ request start_plan(rank_context& ctx, const char* call,
 }
 
 request start_request(std::unique_ptr<array_exec> e) {
+  rank_context& ctx = *e->ctx;
+  rank_entry guard(ctx);  // helpers stay out while the rank's pending list changes
   e->start();
   if (e->advance()) return {};
-  rank_context& ctx = *e->ctx;
   request_state* s =
       ctx.acquire(request_state::kind::layer, e->call, -1, 0, msg_context::array, nullptr, 0);
   s->ops = &transfer_ops;
