@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "cairn/coll/algorithms.hpp"
@@ -75,41 +76,28 @@ struct collective_entry {
 /// Every collective (index: coll_id).
 std::span<const collective_entry> collective_table();
 
-/// The collective whose algorithms enum `Alg` names (undefined for other types).
+/// The collective whose algorithms enum `Alg` names (a compile error for other types).
 template <class Alg>
-struct collective_of;
-template <>
-struct collective_of<barrier_algorithm> {
-  static constexpr coll_id id = coll_id::barrier;
-};
-template <>
-struct collective_of<bcast_algorithm> {
-  static constexpr coll_id id = coll_id::bcast;
-};
-template <>
-struct collective_of<reduce_algorithm> {
-  static constexpr coll_id id = coll_id::reduce;
-};
-template <>
-struct collective_of<allreduce_algorithm> {
-  static constexpr coll_id id = coll_id::allreduce;
-};
-template <>
-struct collective_of<allgather_algorithm> {
-  static constexpr coll_id id = coll_id::allgather;
-};
-template <>
-struct collective_of<alltoall_algorithm> {
-  static constexpr coll_id id = coll_id::alltoall;
-};
-template <>
-struct collective_of<reduce_scatter_block_algorithm> {
-  static constexpr coll_id id = coll_id::reduce_scatter_block;
-};
-template <>
-struct collective_of<generalized_reduce_algorithm> {
-  static constexpr coll_id id = coll_id::generalized_reduce;
-};
+constexpr coll_id collective_of() {
+  if constexpr (std::is_same_v<Alg, barrier_algorithm>)
+    return coll_id::barrier;
+  else if constexpr (std::is_same_v<Alg, bcast_algorithm>)
+    return coll_id::bcast;
+  else if constexpr (std::is_same_v<Alg, reduce_algorithm>)
+    return coll_id::reduce;
+  else if constexpr (std::is_same_v<Alg, allreduce_algorithm>)
+    return coll_id::allreduce;
+  else if constexpr (std::is_same_v<Alg, allgather_algorithm>)
+    return coll_id::allgather;
+  else if constexpr (std::is_same_v<Alg, alltoall_algorithm>)
+    return coll_id::alltoall;
+  else if constexpr (std::is_same_v<Alg, reduce_scatter_block_algorithm>)
+    return coll_id::reduce_scatter_block;
+  else if constexpr (std::is_same_v<Alg, generalized_reduce_algorithm>)
+    return coll_id::generalized_reduce;
+  else
+    static_assert(sizeof(Alg) == 0, "not an algorithms enum of a choosing collective");
+}
 
 /// What a rule's conditions may ask about a call (the same on every member of a right call).
 struct call_facts {
@@ -164,7 +152,7 @@ const resolved_rule* chosen_rule(const coll_target& t, coll_id which, const call
 template <class Alg>
 Alg select_algorithm(const coll_target& t, const call_facts& f, Alg requested) {
   if (requested != Alg{}) return requested;
-  const resolved_rule* r = chosen_rule(t, collective_of<Alg>::id, f);
+  const resolved_rule* r = chosen_rule(t, collective_of<Alg>(), f);
   return r ? static_cast<Alg>(r->algorithm->value) : Alg{};
 }
 
