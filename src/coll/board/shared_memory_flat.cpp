@@ -480,7 +480,11 @@ bool board_advance(rank_context& ctx, request_state* s) {
     recycle(&e);
     return done;
   }
-  board_take_deferred(ctx, e.error);  // raised by this request's wait
+  return complete_board_request(ctx, s, e.error);
+}
+
+bool complete_board_request(rank_context& ctx, request_state* s, std::string& error) {
+  board_take_deferred(ctx, error);  // raised by this request's wait
   s->done.store(1, std::memory_order_release);
   return true;
 }

@@ -104,6 +104,10 @@ void board_finish_tails(rank_context& ctx);
 /// board is in flight); then, if `error` is empty, moves into it a disagreement a tail found
 /// (raised by the later collective that completed, whose error `error` is).
 void board_take_deferred(rank_context& ctx, std::string& error);
+/// Completes the request `s` of a board collective (world or group) whose part is done and
+/// that hands over to no gate's schedule: its error is `error`, or else a disagreement a tail
+/// found meanwhile (board_take_deferred). True (the request is done).
+bool complete_board_request(rank_context& ctx, request_state* s, std::string& error);
 /// The text of such a disagreement, found after the rank's `kind` #seq had returned.
 std::string board_late(std::string why, board_collective kind, std::uint64_t seq);
 /// As coll_advance, coll_finish, coll_cancel and coll_describe (executor.hpp) for board

@@ -417,9 +417,7 @@ bool group_board_advance(rank_context& ctx, request_state* s) {
     recycle(&e);
     return done;
   }
-  board_take_deferred(ctx, e.error);  // raised by this request's wait
-  s->done.store(1, std::memory_order_release);
-  return true;
+  return complete_board_request(ctx, s, e.error);
 }
 
 void group_board_advance_tails(rank_context& ctx) {
