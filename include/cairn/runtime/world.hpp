@@ -15,6 +15,7 @@
 #include "cairn/runtime/detail/transferable.hpp"
 #include "cairn/runtime/error.hpp"
 #include "cairn/runtime/group.hpp"
+#include "cairn/runtime/p2p_values.hpp"
 #include "cairn/runtime/request.hpp"
 #include "cairn/runtime/status.hpp"
 
@@ -36,8 +37,15 @@ std::string_view to_string(engine e) noexcept;
 /// The world is also the group of all ranks: every collective of coll::collectives runs on it,
 /// and the generalized collectives (coll::generalized_collectives: any participants, any
 /// receivers) run on its ranks.
-class world : public coll::collectives<world>, public coll::generalized_collectives<world> {
+class world : public coll::collectives<world>,
+              public coll::generalized_collectives<world>,
+              public p2p_value_calls<world> {
  public:
+  // The value forms of point-to-point (p2p_values.hpp) overload the buffer forms below.
+  using p2p_value_calls<world>::send;
+  using p2p_value_calls<world>::isend;
+  using p2p_value_calls<world>::recv;
+  using p2p_value_calls<world>::irecv;
   // Both bases declare ireduce and reduce: the rooted ones (in, out, root, op) and the
   // generalized ones (participants, receivers, in, out, op) overload each other.
   using coll::collectives<world>::ireduce;
