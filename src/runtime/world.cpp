@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "runtime/rank_context.hpp"
+#include "runtime/sized_receive.hpp"
 
 namespace cairn {
 
@@ -116,6 +117,13 @@ status world::recv_bytes(const char* call, void* data, std::size_t bytes, int so
       c.acquire(request_state::kind::recv, call, source, tag, msg_context::user, data, bytes);
   c.tp().irecv(c, s);
   return c.wait(s);
+}
+
+request world::irecv_sized(const char* call, int source, int tag, const detail::sized_sink& sink) {
+  auto& c = context(call);
+  detail::rank_entry guard(c);
+  check_source(c, call, source, tag);
+  return detail::start_sized_receive(c, call, source, tag, sink);
 }
 
 std::optional<status> world::iprobe(int source, int tag) {

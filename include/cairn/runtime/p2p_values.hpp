@@ -58,48 +58,33 @@ void check_value_bytes(const char* call, int rank, const status& st) {
   }
 }
 
-/// Receives a message whose size a probe tells, into a value: sizes a range, or receives the
-/// bytes and deserializes them.
-template <class World, class T>
-class probed_receive final : public operation {
- public:
-  probed_receive(World w, int source, int tag, value_slot<T>* slot)
-      : w_(std::move(w)), source_(source), tag_(tag), slot_(slot) {}
-
-  bool advance() override {
-    if (!posted_) {
-      const auto st = w_.iprobe(source_, tag_);
-      if (!st) return false;
-      posted_ = true;
-      check_value_bytes<T>("irecv", w_.rank(), *st);
-      if constexpr (resizable_data<T>) {
-        using E = std::ranges::range_value_t<T>;
-        slot_->value.resize(st->bytes / sizeof(E));
-        inner_ = w_.irecv_bytes("irecv", std::ranges::data(slot_->value), st->bytes, st->source,
-                                st->tag);
-      } else {
-        bytes_.resize(st->bytes);
-        inner_ = w_.irecv_bytes("irecv", bytes_.data(), bytes_.size(), st->source, st->tag);
-      }
+/// The sink of a value receive (world::irecv_sized): sizes a range by the message, or receives
+/// the bytes and deserializes them into the slot's value.
+template <class T>
+sized_sink value_sink(value_slot<T>* slot) {
+  sized_sink sink;
+  sink.target = slot;
+  sink.buffer = [](void* target, const status& st) -> void* {
+    auto& s = *static_cast<value_slot<T>*>(target);
+    check_value_bytes<T>(s.call, s.rank, st);
+    if constexpr (resizable_data<T>) {
+      s.value.resize(st.bytes / sizeof(std::ranges::range_value_t<T>));
+      return std::ranges::data(s.value);
+    } else {
+      s.bytes.resize(st.bytes);
+      return s.bytes.data();
     }
-    if (!inner_.test()) return false;
-    slot_->st = inner_.last_status();
-    if constexpr (!resizable_data<T>) deserialize_into(bytes_, slot_->value, "irecv", w_.rank());
-    return true;
-  }
-  [[nodiscard]] std::string describe() const override {
-    return posted_ ? "receive of a value (message matched)"
-                   : "receive of a value (waiting for a message)";
-  }
-
- private:
-  World w_;
-  int source_, tag_;
-  value_slot<T>* slot_;
-  bool posted_ = false;
-  std::vector<std::byte> bytes_;
-  request inner_;
-};
+  };
+  sink.complete = [](void* target, const status& st) {
+    auto& s = *static_cast<value_slot<T>*>(target);
+    s.st = st;
+    if constexpr (!resizable_data<T>) {
+      deserialize_into(s.bytes, s.value, s.call, s.rank);
+      s.bytes = {};
+    }
+  };
+  return sink;
+}
 
 /// Sends serialized bytes it owns.
 template <class World>
@@ -164,24 +149,19 @@ class p2p_value_calls {
   template <detail::receivable_value T>
   T recv(int source, int tag, status& st) {
     World& w = self();
-    T value{};
     if constexpr (detail::transferable<T> && !detail::resizable_data<T>) {
+      T value;
       st = w.recv_bytes("recv", &value, sizeof(T), source, tag);
       detail::check_value_bytes<T>("recv", w.rank(), st);
+      return value;
     } else {
-      const status seen = w.probe(source, tag);
-      detail::check_value_bytes<T>("recv", w.rank(), seen);
-      if constexpr (detail::resizable_data<T>) {
-        using E = std::ranges::range_value_t<T>;
-        value.resize(seen.bytes / sizeof(E));
-        st = w.recv_bytes("recv", std::ranges::data(value), seen.bytes, seen.source, seen.tag);
-      } else {
-        std::vector<std::byte> bytes(seen.bytes);
-        st = w.recv_bytes("recv", bytes.data(), bytes.size(), seen.source, seen.tag);
-        deserialize_into(bytes, value, "recv", w.rank());
-      }
+      detail::value_slot<T> slot;
+      slot.call = "recv";
+      slot.rank = w.rank();
+      w.irecv_sized("recv", source, tag, detail::value_sink(&slot)).wait();
+      st = slot.st;
+      return std::move(slot.value);
     }
-    return value;
   }
 
   /// Starts receiving one value (see recv<T>); the request yields it.
@@ -198,9 +178,8 @@ class p2p_value_calls {
       request r = w.irecv_bytes("irecv", &slot->value, sizeof(T), source, tag);
       return value_request<T>(std::move(r), std::move(slot));
     } else {
-      request r = start_operation(
-          w, "irecv",
-          std::make_unique<detail::probed_receive<World, T>>(w, source, tag, slot.get()));
+      slot->call = "irecv";
+      request r = w.irecv_sized("irecv", source, tag, detail::value_sink(slot.get()));
       return value_request<T>(std::move(r), std::move(slot));
     }
   }

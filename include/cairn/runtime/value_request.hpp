@@ -3,8 +3,10 @@
 /// `cairn::value_request<T>`: the handle of a non-blocking call that yields a value (a
 /// receive of a value, a collective that returns one).
 
+#include <cstddef>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "cairn/runtime/request.hpp"
 #include "cairn/runtime/status.hpp"
@@ -18,7 +20,9 @@ template <class T>
 struct value_slot {
   T value{};
   status st{};
-  int rank = -1;  ///< the receiving rank (for errors)
+  int rank = -1;                 ///< the receiving rank (for errors)
+  const char* call = "";         ///< the call that made it (for errors)
+  std::vector<std::byte> bytes;  ///< a serialized value, until it is loaded
   /// Runs once the request completed (size checks); may throw cairn::error.
   void (*check)(value_slot& slot, const status& request_status) = nullptr;
 };

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "cairn/coll/generalized.hpp"
+#include "cairn/runtime/detail/sized_receive.hpp"
 #include "cairn/runtime/detail/transferable.hpp"
 #include "cairn/runtime/error.hpp"
 #include "cairn/runtime/group.hpp"
@@ -155,6 +156,11 @@ class world : public coll::collectives<world>,
   request irecv_bytes(const char* call, void* data, std::size_t bytes, int source, int tag);
   void send_bytes(const char* call, const void* data, std::size_t bytes, int dest, int tag);
   status recv_bytes(const char* call, void* data, std::size_t bytes, int source, int tag);
+  /// Starts a receive whose size the message tells: once a message matches, `sink.buffer`
+  /// makes room for it, and `sink.complete` unpacks it when it arrived. Such receives match
+  /// in the order they were posted (among themselves; a buffer receive posted later may take
+  /// a message first).
+  request irecv_sized(const char* call, int source, int tag, const detail::sized_sink& sink);
 
   /// The group of the given ranks (created locally, no communication). Every listed rank must
   /// be in [0, size()) and appear once.
