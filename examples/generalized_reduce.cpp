@@ -7,11 +7,13 @@
 //
 //   build/examples/generalized_reduce --cairn-ranks=4
 //   scripts/mpiexec -np 2 build/examples/generalized_reduce
-#include <cairn/cairn.hpp>
-
 #include <algorithm>
+#include <cairn/cairn.hpp>
+#include <cstdint>
 #include <cstdio>
 #include <numeric>
+#include <span>
+#include <string>
 #include <vector>
 
 namespace {

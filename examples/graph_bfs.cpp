@@ -7,10 +7,11 @@
 //   build/examples/graph_bfs --cairn-ranks=4
 //   scripts/mpiexec -np 2 build/examples/graph_bfs
 #include <cairn/cairn.hpp>
-
 #include <cstdint>
 #include <cstdio>
 #include <deque>
+#include <span>
+#include <string>
 #include <vector>
 
 namespace {
@@ -56,8 +57,8 @@ int main(int argc, char** argv) {
     }
 
     // Phase 2: level-synchronous BFS from vertex 0. A visit item names a vertex; its owner
-    // gives it the next level if it has none yet. Repeated visits of one vertex still in a
-    // buffer are dropped on the way (dedup: the handler is idempotent).
+    // gives it the next level if it has none yet. A visit that repeats one still in the
+    // combining cache is dropped on the way (dedup: the handler is idempotent).
     std::vector<int> level(local, -1);
     std::vector<std::uint64_t> frontier, next;
     int depth = 0;

@@ -5,13 +5,14 @@
 //
 //   build/examples/jacobi --cairn-ranks=4
 //   scripts/mpiexec -np 2 build/examples/jacobi
-#include <cairn/cairn.hpp>
-
 #include <algorithm>
 #include <array>
+#include <cairn/cairn.hpp>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
+#include <span>
+#include <string>
 #include <vector>
 
 namespace {

@@ -6,10 +6,11 @@
 //   build/examples/transpose --cairn-ranks=4
 //   scripts/mpiexec -np 2 build/examples/transpose
 #include <cairn/cairn.hpp>
-
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <span>
+#include <string>
 
 namespace {
 
