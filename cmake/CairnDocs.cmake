@@ -21,6 +21,11 @@ set(pending
   include/cairn/coll/collectives.hpp
 )
 
+# Pending: warnings about pages written in other branches (matched as regular expressions).
+set(pending_patterns
+  "README\\.md:[0-9]+: warning: unable to resolve reference to 'docs/environment\\.md'"
+)
+
 file(REMOVE ${LOG})
 execute_process(COMMAND ${DOXYGEN} ${DOXYFILE} RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -43,6 +48,11 @@ foreach(line IN LISTS lines)
       set(is_pending TRUE)
     endif()
   endforeach()
+  foreach(pattern IN LISTS pending_patterns)
+    if(line MATCHES "${pattern}")
+      set(is_pending TRUE)
+    endif()
+  endforeach()
   if(is_pending)
     math(EXPR waived "${waived} + 1")
     message("pending: ${line}")
@@ -54,5 +64,5 @@ endforeach()
 if(failing GREATER 0)
   message(FATAL_ERROR "API reference: ${failing} doxygen warning(s) (full log: ${LOG})")
 endif()
-message(STATUS "API reference: no warnings (${waived} in pending headers); see the html/ "
+message(STATUS "API reference: no warnings (${waived} pending, listed above); see the html/ "
                "directory next to ${LOG}")
