@@ -1,9 +1,10 @@
-# Entry points: `make demo`, `make test`, `make bench`. Each installs missing dependencies,
+# Entry points: `make demo`, `make test`, `make bench`, `make docs`. Each installs missing dependencies,
 # configures (once) and builds incrementally into build/ (build-<sanitizer>/ with SANITIZE=).
 #
 #   make test                  all tests, both engines
 #   make test SANITIZE=address threads-engine tests under ASan+UBSan
 #   make test SANITIZE=thread  threads-engine tests under TSan
+#   make docs                  the API reference (Doxygen) in build/docs/html; fails on warnings
 
 SANITIZE ?=
 BUILD_TYPE ?= Release
@@ -21,7 +22,7 @@ endif
 JOBS ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all deps configure build test demo bench clean
+.PHONY: all deps configure build test demo bench docs clean
 
 all: build
 
@@ -44,6 +45,9 @@ demo: build
 
 bench: build
 	@bash scripts/bench $(BUILD_DIR)
+
+docs: configure
+	cmake --build $(BUILD_DIR) --target docs
 
 clean:
 	rm -rf build build-address build-thread

@@ -4,6 +4,7 @@
 #include <cairn/cairn.hpp>
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 int main(int argc, char** argv) {

@@ -50,5 +50,7 @@ int main(int argc, char** argv) {
           static_cast<unsigned long long>(200000ull * static_cast<unsigned>(w.size())),
           cnt.router().describe().c_str(),
           static_cast<unsigned long long>(cnt.stats().combined_source + cnt.stats().combined_hops));
+    if (total != 200000ull * static_cast<unsigned>(w.size()))
+      throw cairn::error("word_histogram: updates were lost or counted twice");
   });
 }

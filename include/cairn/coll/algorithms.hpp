@@ -89,10 +89,10 @@ const std::vector<collective_algorithms>& algorithm_catalog();
 /// One rule of a selection table: use `algorithm` for `collective` when the message size lies
 /// in [min_bytes, max_bytes] and every condition holds.
 struct selection_rule {
-  std::string collective;  ///< a name of algorithm_catalog()
-  std::string algorithm;   ///< one of its algorithms
-  std::size_t min_bytes = 0;
-  std::size_t max_bytes = static_cast<std::size_t>(-1);
+  std::string collective;                                ///< a name of algorithm_catalog()
+  std::string algorithm;                                 ///< one of its algorithms
+  std::size_t min_bytes = 0;                             ///< smallest size the rule applies to
+  std::size_t max_bytes = static_cast<std::size_t>(-1);  ///< largest size the rule applies to
   /// Conditions on the call, all of which must hold, in canonical form (no spaces): a flag
   /// `commutative`, `power_of_two` (of the ranks), `count_check` (CAIRN_COLL_CHECK) or
   /// `balanced` (the generalized reduce's load balancing), or one negated with `!`; or a

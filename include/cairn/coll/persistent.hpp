@@ -22,14 +22,16 @@ class persistent_request {
  public:
   /// An empty handle (start() throws).
   persistent_request() = default;
-  /// Internal: wraps a prepared collective (see coll::collectives::<name>_init).
+  /// Internal: wraps a prepared collective (see the `<name>_init` calls of coll::collectives).
   explicit persistent_request(detail::prepared p) : prepared_(std::move(p)) {
     // A board collective has no plan to print (a gate's plan is its messages' schedule).
     if (prepared_.board != detail::board_collective::none && !prepared_.plan)
       detail::describe_board_plan(prepared_);
   }
-  persistent_request(persistent_request&&) noexcept = default;
-  persistent_request& operator=(persistent_request&&) noexcept = default;
+  /// Moves the collective; `other` becomes an empty handle.
+  persistent_request(persistent_request&& other) noexcept = default;
+  /// Replaces this handle's collective by `other`'s.
+  persistent_request& operator=(persistent_request&& other) noexcept = default;
   persistent_request(const persistent_request&) = delete;
   persistent_request& operator=(const persistent_request&) = delete;
   ~persistent_request() = default;

@@ -2,7 +2,8 @@
 /// \file
 /// A collective as a value: rounds of point-to-point and local steps, planned once for a group
 /// size, a rank and a message size, printable, and executed (any number of times) by the
-/// progress engine. Planning is in one file per algorithm (src/coll/<coll>_<algorithm>.cpp).
+/// progress engine. Planning is in one file per algorithm
+/// (`src/coll/algorithms/<collective>_<algorithm>.cpp`).
 
 #include <cstddef>
 #include <cstdint>
@@ -19,8 +20,8 @@ enum class slot : std::uint8_t { input, output, temp };
 
 /// A byte range in one of the buffers.
 struct region {
-  coll::slot slot = slot::output;
-  std::size_t offset = 0;  ///< bytes from the buffer's start
+  coll::slot slot = slot::output;  ///< the buffer
+  std::size_t offset = 0;          ///< bytes from the buffer's start
 };
 
 /// What a step does.
@@ -38,12 +39,12 @@ enum class step_kind : std::uint8_t {
 
 /// One step of a schedule.
 struct step {
-  step_kind kind = step_kind::copy;
-  int peer = -1;  ///< group rank (send, recv)
-  region from{};  ///< send source, reduce operand, copy source
-  region to{};    ///< recv destination, reduce accumulator, copy destination
-  std::size_t bytes = 0;
-  bool from_is_left = false;  ///< reduce: `from` is the left operand (rank order matters)
+  step_kind kind = step_kind::copy;  ///< what the step does
+  int peer = -1;                     ///< group rank (send, recv)
+  region from{};                     ///< send source, reduce operand, copy source
+  region to{};                       ///< recv destination, reduce accumulator, copy destination
+  std::size_t bytes = 0;             ///< bytes moved, reduced or copied
+  bool from_is_left = false;         ///< reduce: `from` is the left operand (rank order matters)
 };
 
 /// The plan of one collective on one rank. Steps run round by round: at the start of a round
@@ -56,11 +57,11 @@ class schedule {
   schedule(std::string name_, int group_size_, int group_rank_)
       : name(std::move(name_)), group_size(group_size_), group_rank(group_rank_) {}
 
-  std::string name;  ///< "<collective>/<algorithm>", e.g. "allreduce/recursive_doubling"
-  int group_size = 0;
-  int group_rank = 0;
+  std::string name;            ///< "<collective>/<algorithm>", e.g. "allreduce/recursive_doubling"
+  int group_size = 0;          ///< ranks of the group the plan is for
+  int group_rank = 0;          ///< this rank's rank in that group
   std::size_t temp_bytes = 0;  ///< scratch memory the schedule needs
-  std::vector<step> steps;
+  std::vector<step> steps;     ///< every round's steps, round after round
   std::vector<std::uint32_t> round_starts;  ///< index of each round's first step
 
   /// Opens a new round (an empty round is dropped when the next one opens).
@@ -75,15 +76,20 @@ class schedule {
   [[nodiscard]] std::pair<std::size_t, std::size_t> round(std::size_t r) const noexcept;
 
   // Shorthands for planners.
+  /// Appends a send of `bytes` at `from` to group rank `peer`.
   void send(int peer, region from, std::size_t bytes) {
     add({step_kind::send, peer, from, {}, bytes, false});
   }
+  /// Appends a receive of `bytes` from group rank `peer` into `to`.
   void recv(int peer, region to, std::size_t bytes) {
     add({step_kind::recv, peer, {}, to, bytes, false});
   }
+  /// Appends a local reduction of `bytes` of elements: `to = from (op) to` if `from_is_left`,
+  /// else `to = to (op) from`.
   void reduce(region from, region to, std::size_t bytes, bool from_is_left) {
     add({step_kind::reduce, -1, from, to, bytes, from_is_left});
   }
+  /// Appends a local copy of `bytes` from `from` to `to`.
   void copy(region from, region to, std::size_t bytes) {
     add({step_kind::copy, -1, from, to, bytes, false});
   }

@@ -138,8 +138,10 @@ template <class Key, class Value>
 struct keep_max : keep_best<Key, Value, std::greater<>> {
   using keep_best<Key, Value, std::greater<>>::keep_best;
 };
+/// Deduces keep_min's types from its constructor's arguments.
 template <class Key, class Value>
 keep_min(Key, Value, std::size_t = 4096) -> keep_min<Key, Value>;
+/// Deduces keep_max's types from its constructor's arguments.
 template <class Key, class Value>
 keep_max(Key, Value, std::size_t = 4096) -> keep_max<Key, Value>;
 
@@ -188,6 +190,7 @@ struct sum {
   std::vector<entry> entries_;
   std::size_t mask_ = 0;
 };
+/// Deduces sum's types from its constructor's arguments.
 template <class Key, class Value>
 sum(Key, Value, std::size_t = 4096) -> sum<Key, Value>;
 
