@@ -1,6 +1,10 @@
 #include "cairn/runtime/world.hpp"
 
+#include <cstddef>
+#include <cstring>
+#include <exception>
 #include <limits>
+#include <memory>
 
 #include "runtime/rank_context.hpp"
 #include "runtime/sized_receive.hpp"
@@ -33,21 +37,73 @@ using detail::fail;
 using detail::msg_context;
 using detail::request_state;
 
-void check_dest(const detail::rank_context& c, const char* call, int dest, int tag) {
-  if (dest < 0 || dest >= c.size())
-    fail(call, c.rank(), "destination rank ", dest, " is outside the world of ", c.size(),
-         " ranks");
+// The status of a receive or probe from proc_null (as MPI's).
+constexpr status null_status{proc_null, any_tag, 0};
+
+// Validates a destination and tag; false for proc_null (nothing to send). The extra test for
+// proc_null sits on the error path only.
+bool check_dest(const detail::rank_context& c, const char* call, int dest, int tag) {
+  bool real = true;
+  if (dest < 0 || dest >= c.size()) [[unlikely]] {
+    if (dest != proc_null)
+      fail(call, c.rank(), "destination rank ", dest, " is outside the world of ", c.size(),
+           " ranks (use cairn::proc_null for no peer)");
+    real = false;
+  }
   const int ub = c.tag_ub();
   if (tag < 0 || tag > ub) fail(call, c.rank(), "tag ", tag, " is outside [0, ", ub, "]");
+  return real;
 }
 
-void check_source(const detail::rank_context& c, const char* call, int source, int tag) {
-  if (source != any_source && (source < 0 || source >= c.size()))
-    fail(call, c.rank(), "source rank ", source, " is outside the world of ", c.size(),
-         " ranks (use cairn::any_source for a wildcard)");
+// Validates a source (a rank, any_source or proc_null) and tag; false for proc_null.
+bool check_source(const detail::rank_context& c, const char* call, int source, int tag) {
+  bool real = true;
+  if (source != any_source && (source < 0 || source >= c.size())) [[unlikely]] {
+    if (source != proc_null)
+      fail(call, c.rank(), "source rank ", source, " is outside the world of ", c.size(),
+           " ranks (use cairn::any_source for a wildcard, cairn::proc_null for no peer)");
+    real = false;
+  }
   const int ub = c.tag_ub();
   if (tag != any_tag && (tag < 0 || tag > ub))
     fail(call, c.rank(), "tag ", tag, " is outside [0, ", ub, "] (use cairn::any_tag)");
+  return real;
+}
+
+// Posts a send (checked); the rank is entered.
+request post_isend(detail::rank_context& c, const char* call, const void* data, std::size_t bytes,
+                   int dest, int tag) {
+  if (!check_dest(c, call, dest, tag)) [[unlikely]]
+    return request::completed(status{proc_null, tag, 0});
+  if (request_state* s = c.tp().isend(c, call, data, bytes, dest, tag, msg_context::user))
+    return request(&c, s);
+  return request::completed(status{dest, tag, bytes});
+}
+
+// Posts a receive (checked); the rank is entered.
+request post_irecv(detail::rank_context& c, const char* call, void* data, std::size_t bytes,
+                   int source, int tag) {
+  if (!check_source(c, call, source, tag)) [[unlikely]]
+    return request::completed(null_status);
+  request_state* s =
+      c.acquire(request_state::kind::recv, call, source, tag, msg_context::user, data, bytes);
+  c.tp().irecv(c, s);
+  return request(&c, s);
+}
+
+// Waits for the send `s` (may be null), then the receive `r` (may be null), both posted:
+// the receive's error, if any, is raised after the send completed. On any other exception
+// (abort, watchdog) the receive is withdrawn; the send is left as a blocking send leaves it.
+status wait_send_then_recv(detail::rank_context& c, request_state* s, request_state* r) {
+  if (s) {
+    try {
+      c.wait(s);
+    } catch (...) {
+      if (r) c.cancel(r);
+      throw;
+    }
+  }
+  return r ? c.wait(r) : null_status;
 }
 }  // namespace
 
@@ -86,33 +142,28 @@ request world::isend_bytes(const char* call, const void* data, std::size_t bytes
                            int tag) {
   auto& c = context(call);
   detail::rank_entry guard(c);
-  check_dest(c, call, dest, tag);
-  if (request_state* s = c.tp().isend(c, call, data, bytes, dest, tag, msg_context::user))
-    return request(&c, s);
-  return request::completed(status{dest, tag, bytes});
+  return post_isend(c, call, data, bytes, dest, tag);
 }
 
 void world::send_bytes(const char* call, const void* data, std::size_t bytes, int dest, int tag) {
   auto& c = context(call);
   detail::rank_entry guard(c);
-  check_dest(c, call, dest, tag);
+  if (!check_dest(c, call, dest, tag)) [[unlikely]]
+    return;
   if (request_state* s = c.tp().send(c, call, data, bytes, dest, tag, msg_context::user)) c.wait(s);
 }
 
 request world::irecv_bytes(const char* call, void* data, std::size_t bytes, int source, int tag) {
   auto& c = context(call);
   detail::rank_entry guard(c);
-  check_source(c, call, source, tag);
-  request_state* s =
-      c.acquire(request_state::kind::recv, call, source, tag, msg_context::user, data, bytes);
-  c.tp().irecv(c, s);
-  return request(&c, s);
+  return post_irecv(c, call, data, bytes, source, tag);
 }
 
 status world::recv_bytes(const char* call, void* data, std::size_t bytes, int source, int tag) {
   auto& c = context(call);
   detail::rank_entry guard(c);
-  check_source(c, call, source, tag);
+  if (!check_source(c, call, source, tag)) [[unlikely]]
+    return null_status;
   request_state* s =
       c.acquire(request_state::kind::recv, call, source, tag, msg_context::user, data, bytes);
   c.tp().irecv(c, s);
@@ -122,14 +173,133 @@ status world::recv_bytes(const char* call, void* data, std::size_t bytes, int so
 request world::irecv_sized(const char* call, int source, int tag, const detail::sized_sink& sink) {
   auto& c = context(call);
   detail::rank_entry guard(c);
-  check_source(c, call, source, tag);
+  // From proc_null: complete at once; the sink is not called (a value stays default).
+  if (!check_source(c, call, source, tag)) [[unlikely]]
+    return request::completed(null_status);
   return detail::start_sized_receive(c, call, source, tag, sink);
+}
+
+status world::sendrecv_bytes(const char* call, const void* send_data, std::size_t send_bytes,
+                             int dest, int send_tag, void* recv_data, std::size_t recv_bytes,
+                             int source, int recv_tag) {
+  auto& c = context(call);
+  detail::rank_entry guard(c);
+  const bool to_peer = check_dest(c, call, dest, send_tag);
+  const bool from_peer = check_source(c, call, source, recv_tag);
+  // The receive first: a peer's send (or this rank's own, to itself) finds it posted.
+  request_state* r = nullptr;
+  if (from_peer) {
+    r = c.acquire(request_state::kind::recv, call, source, recv_tag, msg_context::user, recv_data,
+                  recv_bytes);
+    c.tp().irecv(c, r);
+  }
+  request_state* s = nullptr;
+  if (to_peer) {
+    try {
+      s = c.tp().isend(c, call, send_data, send_bytes, dest, send_tag, msg_context::user);
+    } catch (...) {
+      if (r) c.cancel(r);
+      throw;
+    }
+  }
+  return wait_send_then_recv(c, s, r);
+}
+
+status world::sendrecv_replace_bytes(const char* call, void* buf, std::size_t bytes, int dest,
+                                     int send_tag, int source, int recv_tag) {
+  auto& c = context(call);
+  detail::rank_entry guard(c);
+  const bool to_peer = check_dest(c, call, dest, send_tag);
+  const bool from_peer = check_source(c, call, source, recv_tag);
+  if (!from_peer) {  // a plain send (or nothing)
+    if (to_peer)
+      if (request_state* s = c.tp().send(c, call, buf, bytes, dest, send_tag, msg_context::user))
+        c.wait(s);
+    return null_status;
+  }
+  // The outgoing data is staged (a peer may read it long after the receive wrote into buf);
+  // short messages on the stack, others in one allocation per call.
+  constexpr std::size_t stack_bytes = 512;
+  alignas(std::max_align_t) unsigned char small[stack_bytes];
+  std::unique_ptr<unsigned char[]> large;
+  const void* out = nullptr;
+  if (to_peer && bytes > 0) {
+    unsigned char* stage = small;
+    if (bytes > stack_bytes) {
+      large.reset(new unsigned char[bytes]);
+      stage = large.get();
+    }
+    std::memcpy(stage, buf, bytes);
+    out = stage;
+  }
+  request_state* r =
+      c.acquire(request_state::kind::recv, call, source, recv_tag, msg_context::user, buf, bytes);
+  c.tp().irecv(c, r);
+  request_state* s = nullptr;
+  if (to_peer) {
+    try {
+      s = c.tp().isend(c, call, out, bytes, dest, send_tag, msg_context::user);
+    } catch (...) {
+      c.cancel(r);
+      throw;
+    }
+  }
+  // The send completes (its staging is no longer read) before the stage goes out of scope.
+  return wait_send_then_recv(c, s, r);
+}
+
+persistent_p2p world::send_init_bytes(const char* call, const void* data, std::size_t bytes,
+                                      int dest, int tag) {
+  auto& c = context(call);
+  check_dest(c, call, dest, tag);
+  return persistent_p2p(ctx_, true, call, const_cast<void*>(data), bytes, dest, tag);
+}
+
+persistent_p2p world::recv_init_bytes(const char* call, void* data, std::size_t bytes, int source,
+                                      int tag) {
+  auto& c = context(call);
+  check_source(c, call, source, tag);
+  return persistent_p2p(ctx_, false, call, data, bytes, source, tag);
+}
+
+void persistent_p2p::start() {
+  if (!ctx_) throw error("cairn::persistent_p2p::start: empty handle (use world::send_init)");
+  auto& c = *ctx_;
+  c.check_alive(call_);
+  if (!current_.complete())
+    fail(call_, c.rank(), "start() while the previous start (", send_ ? "to" : "from", " rank ",
+         peer_, ", tag ", tag_, ") has not completed; wait() for it first");
+  detail::rank_entry guard(c);
+  current_ = send_ ? post_isend(c, call_, buf_, bytes_, peer_, tag_)
+                   : post_irecv(c, call_, buf_, bytes_, peer_, tag_);
+}
+
+bool persistent_p2p::test() { return current_.test(); }
+
+status persistent_p2p::wait() { return current_.wait(); }
+
+void start_all(std::span<persistent_p2p> ops) {
+  for (persistent_p2p& p : ops) p.start();
+}
+
+void wait_all(std::span<persistent_p2p> ops) {
+  std::exception_ptr first;
+  for (persistent_p2p& p : ops) {
+    try {
+      p.wait();
+    } catch (const detail::run_aborted&) {
+      throw;
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 std::optional<status> world::iprobe(int source, int tag) {
   auto& c = context("iprobe");
   detail::rank_entry guard(c);
-  check_source(c, "iprobe", source, tag);
+  if (!check_source(c, "iprobe", source, tag)) return null_status;
   status st;
   if (c.tp().iprobe(source, tag, msg_context::user, &st)) return st;
   return std::nullopt;
@@ -138,7 +308,7 @@ std::optional<status> world::iprobe(int source, int tag) {
 status world::probe(int source, int tag) {
   auto& c = context("probe");
   detail::rank_entry guard(c);
-  check_source(c, "probe", source, tag);
+  if (!check_source(c, "probe", source, tag)) return null_status;
   return c.probe(source, tag, msg_context::user);
 }
 

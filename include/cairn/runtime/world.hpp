@@ -17,10 +17,18 @@
 #include "cairn/runtime/error.hpp"
 #include "cairn/runtime/group.hpp"
 #include "cairn/runtime/p2p_values.hpp"
+#include "cairn/runtime/persistent_p2p.hpp"
 #include "cairn/runtime/request.hpp"
 #include "cairn/runtime/status.hpp"
 
 namespace cairn {
+
+namespace detail {
+/// False for every type; the dependent condition of the static_asserts that reject a temporary
+/// container given to a non-blocking call (they fire only when such an overload is chosen).
+template <class R>
+inline constexpr bool dangling_buffer = false;
+}  // namespace detail
 
 /// The two engines behind the one API.
 enum class engine {
@@ -78,13 +86,24 @@ class world : public coll::collectives<world>,
   /// Largest tag accepted by point-to-point calls on this engine (at least 32767).
   [[nodiscard]] int tag_ub() const;
 
-  /// Starts sending `data` to rank `dest`. The buffer must stay untouched until completion.
+  /// Starts sending `data` to rank `dest` (or nowhere: proc_null). The buffer must stay
+  /// untouched until completion, so `data` is an lvalue, a span or a view
+  /// (std::ranges::borrowed_range): a temporary container is rejected at compile time.
   template <detail::contiguous_data R>
-  request isend(const R& data, int dest, int tag = 0) {
+  requires std::ranges::borrowed_range<R> request isend(R&& data, int dest, int tag = 0) {
     using T = std::ranges::range_value_t<R>;
     return isend_bytes("isend", std::ranges::data(data),
                        detail::checked_bytes("isend", rank_, std::ranges::size(data), sizeof(T)),
                        dest, tag);
+  }
+  /// Rejected: a temporary container would be destroyed while the send still reads it.
+  template <detail::contiguous_data R>
+  requires(!std::ranges::borrowed_range<R>) request isend(R&&, int, int = 0) {
+    static_assert(detail::dangling_buffer<R>,
+                  "cairn::isend: the buffer must outlive the request, but this temporary "
+                  "container is destroyed at the end of the statement; pass an lvalue, a "
+                  "std::span or a view");
+    return {};
   }
   /// Starts sending `count` elements at `data` to rank `dest`.
   template <detail::transferable T>
@@ -92,7 +111,7 @@ class world : public coll::collectives<world>,
     return isend_bytes("isend", data, detail::checked_bytes("isend", rank_, count, sizeof(T)), dest,
                        tag);
   }
-  /// Sends `data` to rank `dest`; returns once the buffer may be reused.
+  /// Sends `data` to rank `dest` (or nowhere: proc_null); returns once the buffer may be reused.
   template <detail::contiguous_data R>
   void send(const R& data, int dest, int tag = 0) {
     using T = std::ranges::range_value_t<R>;
@@ -105,14 +124,25 @@ class world : public coll::collectives<world>,
     send_bytes("send", data, detail::checked_bytes("send", rank_, count, sizeof(T)), dest, tag);
   }
 
-  /// Starts receiving into `data` from `source` (or any_source) with `tag` (or any_tag). A
-  /// message larger than the buffer is an error (cairn::error from test/wait), never truncated.
+  /// Starts receiving into `data` from `source` (or any_source, or proc_null) with `tag` (or
+  /// any_tag). A message larger than the buffer is an error (cairn::error from test/wait), never
+  /// truncated. `data` is an lvalue, a span or a view (a temporary container is rejected at
+  /// compile time: it would be destroyed before the message arrives).
   template <detail::writable_data R>
-  request irecv(R&& data, int source, int tag = 0) {
+  requires std::ranges::borrowed_range<R> request irecv(R&& data, int source, int tag = 0) {
     using T = std::ranges::range_value_t<R>;
     return irecv_bytes("irecv", std::ranges::data(data),
                        detail::checked_bytes("irecv", rank_, std::ranges::size(data), sizeof(T)),
                        source, tag);
+  }
+  /// Rejected: a temporary container would be destroyed before the message is written to it.
+  template <detail::writable_data R>
+  requires(!std::ranges::borrowed_range<R>) request irecv(R&&, int, int = 0) {
+    static_assert(detail::dangling_buffer<R>,
+                  "cairn::irecv: the buffer must outlive the request, but this temporary "
+                  "container is destroyed at the end of the statement; pass an lvalue, a "
+                  "std::span or a view");
+    return {};
   }
   /// Starts receiving at most `count` elements into `data`.
   template <detail::transferable T>
@@ -135,9 +165,112 @@ class world : public coll::collectives<world>,
                       tag);
   }
 
+  /// Sends `send_data` to `dest` with `send_tag` and receives into `recv_data` from `source`
+  /// with `recv_tag` (or any_source / any_tag), as MPI_Sendrecv: both are posted before either
+  /// is waited for, so a ring or a halo exchange of any size (a rank may be its own peer) does
+  /// not deadlock. Either peer may be proc_null. Returns the receive's status; a message larger
+  /// than `recv_data` is a cairn::error (raised once the send completed). The buffers must not
+  /// overlap (see sendrecv_replace).
+  template <detail::contiguous_data S, detail::writable_data R>
+  status sendrecv(const S& send_data, int dest, int send_tag, R&& recv_data, int source,
+                  int recv_tag) {
+    using T = std::ranges::range_value_t<S>;
+    using U = std::ranges::range_value_t<R>;
+    return sendrecv_bytes(
+        "sendrecv", std::ranges::data(send_data),
+        detail::checked_bytes("sendrecv", rank_, std::ranges::size(send_data), sizeof(T)), dest,
+        send_tag, std::ranges::data(recv_data),
+        detail::checked_bytes("sendrecv", rank_, std::ranges::size(recv_data), sizeof(U)), source,
+        recv_tag);
+  }
+  /// sendrecv of `send_count` elements at `send_data` and at most `recv_count` into `recv_data`.
+  template <detail::transferable T, detail::transferable U>
+  status sendrecv(const T* send_data, std::int64_t send_count, int dest, int send_tag, U* recv_data,
+                  std::int64_t recv_count, int source, int recv_tag) {
+    return sendrecv_bytes(
+        "sendrecv", send_data, detail::checked_bytes("sendrecv", rank_, send_count, sizeof(T)),
+        dest, send_tag, recv_data, detail::checked_bytes("sendrecv", rank_, recv_count, sizeof(U)),
+        source, recv_tag);
+  }
+  /// Sends the contents of `buf` to `dest`, then receives into `buf` from `source`, as
+  /// MPI_Sendrecv_replace (deadlock-free as sendrecv; either peer may be proc_null). The
+  /// message received may be as large as `buf`; a larger one is a cairn::error. Costs one copy
+  /// of `buf` (the outgoing data is staged while the incoming is written).
+  template <detail::writable_data R>
+  status sendrecv_replace(R&& buf, int dest, int send_tag, int source, int recv_tag) {
+    using T = std::ranges::range_value_t<R>;
+    return sendrecv_replace_bytes(
+        "sendrecv_replace", std::ranges::data(buf),
+        detail::checked_bytes("sendrecv_replace", rank_, std::ranges::size(buf), sizeof(T)), dest,
+        send_tag, source, recv_tag);
+  }
+  /// sendrecv_replace of `count` elements at `buf`.
+  template <detail::transferable T>
+  status sendrecv_replace(T* buf, std::int64_t count, int dest, int send_tag, int source,
+                          int recv_tag) {
+    return sendrecv_replace_bytes(
+        "sendrecv_replace", buf, detail::checked_bytes("sendrecv_replace", rank_, count, sizeof(T)),
+        dest, send_tag, source, recv_tag);
+  }
+
+  /// A persistent send of `data` to `dest` with `tag` (as MPI_Send_init): checked once, then
+  /// posted by every persistent_p2p::start(). `data` is bound (an lvalue, a span or a view; a
+  /// temporary container is rejected at compile time); its contents may change between starts.
+  template <detail::contiguous_data R>
+  requires std::ranges::borrowed_range<R> persistent_p2p send_init(R&& data, int dest,
+                                                                   int tag = 0) {
+    using T = std::ranges::range_value_t<R>;
+    return send_init_bytes(
+        "send_init", std::ranges::data(data),
+        detail::checked_bytes("send_init", rank_, std::ranges::size(data), sizeof(T)), dest, tag);
+  }
+  /// Rejected: a temporary container would be destroyed while the handle still sends it.
+  template <detail::contiguous_data R>
+  requires(!std::ranges::borrowed_range<R>) persistent_p2p send_init(R&&, int, int = 0) {
+    static_assert(detail::dangling_buffer<R>,
+                  "cairn::send_init: the buffer must outlive the persistent handle, but this "
+                  "temporary container is destroyed at the end of the statement; pass an "
+                  "lvalue, a std::span or a view");
+    return {};
+  }
+  /// A persistent send of `count` elements at `data`.
+  template <detail::transferable T>
+  persistent_p2p send_init(const T* data, std::int64_t count, int dest, int tag = 0) {
+    return send_init_bytes("send_init", data,
+                           detail::checked_bytes("send_init", rank_, count, sizeof(T)), dest, tag);
+  }
+  /// A persistent receive into `data` from `source` with `tag` (wildcards and proc_null
+  /// allowed; as MPI_Recv_init). `data` is bound (an lvalue, a span or a view).
+  template <detail::writable_data R>
+  requires std::ranges::borrowed_range<R> persistent_p2p recv_init(R&& data, int source,
+                                                                   int tag = 0) {
+    using T = std::ranges::range_value_t<R>;
+    return recv_init_bytes(
+        "recv_init", std::ranges::data(data),
+        detail::checked_bytes("recv_init", rank_, std::ranges::size(data), sizeof(T)), source, tag);
+  }
+  /// Rejected: a temporary container would be destroyed while the handle still receives into it.
+  template <detail::writable_data R>
+  requires(!std::ranges::borrowed_range<R>) persistent_p2p recv_init(R&&, int, int = 0) {
+    static_assert(detail::dangling_buffer<R>,
+                  "cairn::recv_init: the buffer must outlive the persistent handle, but this "
+                  "temporary container is destroyed at the end of the statement; pass an "
+                  "lvalue, a std::span or a view");
+    return {};
+  }
+  /// A persistent receive of at most `count` elements into `data`.
+  template <detail::transferable T>
+  persistent_p2p recv_init(T* data, std::int64_t count, int source, int tag = 0) {
+    return recv_init_bytes("recv_init", data,
+                           detail::checked_bytes("recv_init", rank_, count, sizeof(T)), source,
+                           tag);
+  }
+
   /// Status of the first message that a receive(source, tag) would match, if one has arrived.
+  /// From proc_null: at once, source proc_null, tag any_tag, 0 bytes.
   std::optional<status> iprobe(int source = any_source, int tag = any_tag);
-  /// Blocks until a message matching (source, tag) has arrived and returns its status.
+  /// Blocks until a message matching (source, tag) has arrived and returns its status (from
+  /// proc_null: at once, as iprobe).
   status probe(int source = any_source, int tag = any_tag);
 
   /// Advances all outstanding operations of this rank without blocking.
@@ -153,14 +286,30 @@ class world : public coll::collectives<world>,
 
   /// Byte-level forms of the calls above (`call` names the user-facing call in errors).
   request isend_bytes(const char* call, const void* data, std::size_t bytes, int dest, int tag);
+  /// Byte-level irecv.
   request irecv_bytes(const char* call, void* data, std::size_t bytes, int source, int tag);
+  /// Byte-level send.
   void send_bytes(const char* call, const void* data, std::size_t bytes, int dest, int tag);
+  /// Byte-level recv.
   status recv_bytes(const char* call, void* data, std::size_t bytes, int source, int tag);
   /// Starts a receive whose size the message tells: once a message matches, `sink.buffer`
   /// makes room for it, and `sink.complete` unpacks it when it arrived. Such receives match
   /// in the order they were posted (among themselves; a buffer receive posted later may take
-  /// a message first).
+  /// a message first). From proc_null it completes at once without calling the sink.
   request irecv_sized(const char* call, int source, int tag, const detail::sized_sink& sink);
+  /// Byte-level sendrecv.
+  status sendrecv_bytes(const char* call, const void* send_data, std::size_t send_bytes, int dest,
+                        int send_tag, void* recv_data, std::size_t recv_bytes, int source,
+                        int recv_tag);
+  /// Byte-level sendrecv_replace.
+  status sendrecv_replace_bytes(const char* call, void* buf, std::size_t bytes, int dest,
+                                int send_tag, int source, int recv_tag);
+  /// Byte-level send_init.
+  persistent_p2p send_init_bytes(const char* call, const void* data, std::size_t bytes, int dest,
+                                 int tag);
+  /// Byte-level recv_init.
+  persistent_p2p recv_init_bytes(const char* call, void* data, std::size_t bytes, int source,
+                                 int tag);
 
   /// The group of the given ranks (created locally, no communication). Every listed rank must
   /// be in [0, size()) and appear once.
