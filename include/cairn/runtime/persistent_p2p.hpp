@@ -34,6 +34,7 @@ class persistent_p2p {
  public:
   /// An empty handle (start() throws cairn::error).
   persistent_p2p() = default;
+  /// Takes `other`'s binding and running start; `other` becomes empty.
   persistent_p2p(persistent_p2p&&) noexcept = default;
   /// Waits for this handle's running start (as its destructor would), then takes `other`'s.
   persistent_p2p& operator=(persistent_p2p&& other) noexcept {

@@ -26,7 +26,9 @@ class request {
  public:
   /// A null request: already complete, with an empty status.
   request() noexcept = default;
+  /// Takes over `other`'s operation; `other` becomes a null request.
   request(request&& other) noexcept;
+  /// Finishes this request's own operation as the destructor would, then takes `other`'s.
   request& operator=(request&& other) noexcept;
   request(const request&) = delete;
   request& operator=(const request&) = delete;
