@@ -27,10 +27,14 @@ namespace cairn::detail {
 class rank_context;
 struct group_members;
 
-/// Whether `op` says it is commutative (a `commutative` member); false otherwise.
+/// Whether `op` is commutative: is_commutative_v<Op> (cairn's operations, the standard
+/// function objects, specializations), else its `commutative` member read at run time
+/// (cairn::op), else false.
 template <class Op>
 constexpr bool op_commutative(const Op& op) {
-  if constexpr (requires { op.commutative; })
+  if constexpr (is_commutative_v<Op>)
+    return true;
+  else if constexpr (requires { op.commutative; })
     return static_cast<bool>(op.commutative);
   else
     return false;
