@@ -229,9 +229,10 @@ std::size_t parse_choice(const given& g, const char* const (&names)[N]) {
   std::string list;
   for (std::size_t i = 0; i < N; ++i) {
     if (g.value == names[i]) return i;
-    list += (i == 0 ? "" : i + 1 == N ? " or " : ", ") + std::string(names[i]);
+    list += (i == 0 ? "" : ", ") + std::string(names[i]);
   }
-  bad(g.text() + " is not accepted: use " + list);
+  if (N == 1) bad(g.text() + " is not accepted: set it to " + list + ", or unset it");
+  bad(g.text() + " is none of " + list);
 }
 
 struct progress_setting {

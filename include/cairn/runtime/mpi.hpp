@@ -20,7 +20,8 @@ namespace cairn {
 /// Runs `fn(world&)` on the MPI engine over the processes of `comm`: world rank r is rank r
 /// of `comm`, and cairn talks only on duplicates of it, so several runs may proceed at once
 /// on disjoint communicators (e.g. the halves of an MPI_Comm_split). Collective over `comm`.
-/// MPI must be initialized (by the application); cairn keeps the thread level provided.
+/// MPI must be initialized (by the application); cairn keeps the thread level provided. The
+/// engine is MPI whatever `--cairn-engine` or `CAIRN_ENGINE` say (they are still checked).
 /// Otherwise as launch(argc, argv, fn): flags, environment, exit codes (2 for MPI_COMM_NULL,
 /// MPI not initialized, or `launch_options::engine` = threads). A rank that fails ends the
 /// whole job (MPI_Abort on MPI_COMM_WORLD).
