@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <type_traits>
+#include <utility>
 
 #include "cairn/runtime/world.hpp"
 
@@ -96,10 +97,11 @@ int launch_forward(A&& argc, char** argv, const launch_options& options, const v
 /// Runs `fn(world&)` once per rank and returns the process exit code:
 /// - 0 on success, and for `--cairn-help` (which prints cairn's flags and environment
 ///   variables, on the MPI engine on rank 0 only, and runs no rank);
-/// - 2 after printing one line `cairn: <what is wrong>` to stderr when a `--cairn-*` flag is
-///   unknown, a flag, a `CAIRN_*` environment variable or a launch_options field has a bad
-///   value, or the run cannot start as asked (no MPI in this build, a thread level MPI does
-///   not provide); no rank runs then, and nothing is thrown;
+/// - 2 after printing one line `cairn: <what is wrong>` to stderr (on the MPI engine, every
+///   process prints it) when a `--cairn-*` flag is unknown, a flag, a `CAIRN_*` environment
+///   variable or a launch_options field has a bad value, or the run cannot start as asked (no
+///   MPI in this build, a thread level MPI does not provide); no rank runs then, and nothing
+///   is thrown;
 /// - 1 after printing the message if `fn` threw on any rank (the other ranks are released; on
 ///   the MPI engine the job is ended with MPI_Abort).
 ///
@@ -129,8 +131,9 @@ cairn::engine detect_engine(int argc, char** argv);
 /// True when this build of cairn contains the MPI engine.
 bool mpi_available() noexcept;
 
-/// The thread level the MPI engine asks MPI for with these options, the command line and the
-/// environment: `multiple` with the progress thread, else the requested level (default single).
+/// The thread level the MPI engine asks MPI for with these options and the environment (not
+/// the command line): `multiple` with the progress thread, else the requested level (default
+/// single). Throws cairn::error for a bad CAIRN_PROGRESS or CAIRN_MPI_THREAD_LEVEL.
 thread_level mpi_thread_level_requested(const launch_options& options);
 
 /// The thread level MPI provides in this process, or nothing while MPI is not initialized
