@@ -1,18 +1,40 @@
 // cairn-info: prints the engines of this build, every collective's algorithms and the active
 // selection table (the default table in CAIRN_COLL syntax, one rule a line, then the CAIRN_COLL
-// rules that come before it). Exits 1 with the error when CAIRN_COLL does not parse.
+// rules that come before it); `--json` prints the same facts as one JSON object. Exits 2 with
+// the error when an option is unknown or an environment variable it reads (CAIRN_COLL,
+// CAIRN_PROGRESS, CAIRN_MPI_THREAD_LEVEL) has a bad value.
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cairn/cairn.hpp"
 
+#ifndef CAIRN_VERSION
+#define CAIRN_VERSION "unknown"
+#endif
+
 namespace {
+constexpr std::size_t no_limit = std::numeric_limits<std::size_t>::max();
+
+constexpr const char* usage =
+    "usage: cairn-info [--json] [--help] [--version]\n"
+    "Prints what this build of cairn offers and what a run would use here: the engines, the MPI\n"
+    "engine's thread level, the progress mode, every collective's algorithms, the default\n"
+    "algorithm selection table and the rules of CAIRN_COLL that come before it.\n"
+    "  --json     the same facts as one JSON object\n"
+    "  --help     this text\n"
+    "  --version  cairn's version\n"
+    "Exit status: 0; 2 for an unknown option or a bad CAIRN_COLL, CAIRN_PROGRESS or\n"
+    "CAIRN_MPI_THREAD_LEVEL. A program's own flags and variables: run it with --cairn-help.\n";
+
 std::string range_text(const cairn::coll::selection_rule& r) {
-  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
-  if (r.min_bytes == 0 && r.max_bytes == none) return "for every size";
-  if (r.max_bytes == none) return "for " + std::to_string(r.min_bytes) + " bytes and more";
+  if (r.min_bytes == 0 && r.max_bytes == no_limit) return "for every size";
+  if (r.max_bytes == no_limit) return "for " + std::to_string(r.min_bytes) + " bytes and more";
   if (r.min_bytes == 0) return "up to " + std::to_string(r.max_bytes) + " bytes";
   return "from " + std::to_string(r.min_bytes) + " to " + std::to_string(r.max_bytes) + " bytes";
 }
@@ -24,31 +46,149 @@ std::string conditions_text(const cairn::coll::selection_rule& r) {
     s += (i ? " and " : " if ") + r.conditions[i];
   return s;
 }
-}  // namespace
 
-int main(int argc, char** argv) {
-  std::cout << "engines: threads" << (cairn::mpi_available() ? ", mpi" : "")
-            << " (this run would use "
-            << (cairn::detect_engine(argc, argv) == cairn::engine::mpi ? "mpi" : "threads")
-            << ")\n";
-  const char* progress = std::getenv("CAIRN_PROGRESS");
-  std::cout << "progress modes: calls (default), peers (threads engine), thread; CAIRN_PROGRESS"
-            << (progress ? " = \"" + std::string(progress) + "\"" : std::string(" is not set"))
-            << "\n";
-  try {
-    const cairn::thread_level level = cairn::mpi_thread_level_requested({});
-    const char* asked = std::getenv("CAIRN_MPI_THREAD_LEVEL");
-    std::cout << "MPI engine's thread level: " << cairn::to_string(level)
-              << (level == cairn::thread_level::multiple && !asked ? " (the progress thread)" : "")
-              << "; CAIRN_MPI_THREAD_LEVEL"
-              << (asked ? " = \"" + std::string(asked) + "\"" : std::string(" is not set"))
-              << "\n\n";
-  } catch (const cairn::error& e) {
-    std::cerr << e.what() << "\n";
-    return 1;
+// Everything cairn-info reports, gathered once for either output.
+struct facts {
+  bool mpi_built = false;
+  cairn::engine detected = cairn::engine::threads;
+  std::optional<std::string> progress_env;
+  cairn::thread_level level = cairn::thread_level::single;
+  std::optional<std::string> level_env;
+  std::optional<std::string> coll_env;
+  std::vector<cairn::coll::collective_algorithms> catalog;
+  std::vector<cairn::coll::selection_rule> defaults;
+  std::vector<cairn::coll::selection_rule> overrides;
+};
+
+std::optional<std::string> variable(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+// Throws cairn::error for a bad environment.
+facts gather() {
+  facts f;
+  f.mpi_built = cairn::mpi_available();
+  f.detected = cairn::detect_engine(0, nullptr);
+  f.progress_env = variable("CAIRN_PROGRESS");
+  f.level = cairn::mpi_thread_level_requested({});  // checks CAIRN_PROGRESS too
+  f.level_env = variable("CAIRN_MPI_THREAD_LEVEL");
+  f.coll_env = variable("CAIRN_COLL");
+  f.catalog = cairn::coll::algorithm_catalog();
+  f.defaults = cairn::coll::default_selection();
+  f.overrides = cairn::coll::environment_selection();
+  return f;
+}
+
+std::string quote(std::string_view in) {
+  std::string s = "\"";
+  for (const char c : in) {
+    switch (c) {
+      case '"': s += "\\\""; break;
+      case '\\': s += "\\\\"; break;
+      case '\n': s += "\\n"; break;
+      case '\t': s += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          s += buf;
+        } else {
+          s += c;
+        }
+    }
   }
+  return s + "\"";
+}
+
+std::string optional_string(const std::optional<std::string>& v) { return v ? quote(*v) : "null"; }
+
+// JSON is built by appending only (GCC 12 warns falsely about `"," + std::string`).
+void append_list(std::string& s, const std::vector<std::string>& items) {
+  s += '[';
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) s += ',';
+    s += quote(items[i]);
+  }
+  s += ']';
+}
+
+void append_rule(std::string& s, const cairn::coll::selection_rule& r) {
+  s += "{\"collective\":";
+  s += quote(r.collective);
+  s += ",\"algorithm\":";
+  s += quote(r.algorithm);
+  s += ",\"min_bytes\":";
+  s += std::to_string(r.min_bytes);
+  s += ",\"max_bytes\":";
+  s += r.max_bytes == no_limit ? std::string("null") : std::to_string(r.max_bytes);
+  s += ",\"conditions\":";
+  append_list(s, r.conditions);
+  s += ",\"rule\":";
+  s += quote(cairn::coll::to_string(r));
+  s += '}';
+}
+
+void append_rules(std::string& s, const std::vector<cairn::coll::selection_rule>& rules) {
+  s += '[';
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    if (i) s += ',';
+    append_rule(s, rules[i]);
+  }
+  s += ']';
+}
+
+void print_json(const facts& f) {
+  std::string s = "{\"version\":";
+  s += quote(CAIRN_VERSION);
+  s += ",\"engines\":";
+  append_list(s, f.mpi_built ? std::vector<std::string>{"threads", "mpi"}
+                             : std::vector<std::string>{"threads"});
+  s += ",\"detected_engine\":";
+  s += quote(cairn::to_string(f.detected));
+  s += ",\"progress_modes\":[\"calls\",\"peers\",\"thread\"],\"default_progress_mode\":\"calls\"";
+  s += ",\"CAIRN_PROGRESS\":";
+  s += optional_string(f.progress_env);
+  s += ",\"mpi_thread_level\":";
+  s += quote(cairn::to_string(f.level));
+  s += ",\"CAIRN_MPI_THREAD_LEVEL\":";
+  s += optional_string(f.level_env);
+  s += ",\"collectives\":[";
+  for (std::size_t i = 0; i < f.catalog.size(); ++i) {
+    const auto& c = f.catalog[i];
+    if (i) s += ',';
+    s += "{\"collective\":";
+    s += quote(c.collective);
+    s += ",\"algorithms\":";
+    append_list(s, c.algorithms);
+    s += ",\"size_measures\":";
+    s += quote(c.size_meaning);
+    s += '}';
+  }
+  s += "],\"default_selection\":";
+  append_rules(s, f.defaults);
+  s += ",\"CAIRN_COLL\":";
+  s += optional_string(f.coll_env);
+  s += ",\"overrides\":";
+  append_rules(s, f.overrides);
+  s += "}\n";
+  std::cout << s;
+}
+
+void print_text(const facts& f) {
+  std::cout << "cairn " << CAIRN_VERSION << "\n";
+  std::cout << "engines: threads" << (f.mpi_built ? ", mpi" : "") << " (this run would use "
+            << cairn::to_string(f.detected) << ")\n";
+  std::cout << "progress modes: calls (default), peers (threads engine), thread; CAIRN_PROGRESS"
+            << (f.progress_env ? " = \"" + *f.progress_env + "\"" : std::string(" is not set"))
+            << "\n";
+  std::cout << "MPI engine's thread level: " << cairn::to_string(f.level)
+            << (f.level == cairn::thread_level::multiple && !f.level_env ? " (the progress thread)"
+                                                                         : "")
+            << "; CAIRN_MPI_THREAD_LEVEL"
+            << (f.level_env ? " = \"" + *f.level_env + "\"" : std::string(" is not set")) << "\n\n";
   std::cout << "collectives and algorithms (size measured for the selection table):\n";
-  for (const auto& c : cairn::coll::algorithm_catalog()) {
+  for (const auto& c : f.catalog) {
     std::cout << "  " << c.collective << ":";
     for (const auto& a : c.algorithms) std::cout << " " << a;
     std::cout << "  [" << c.size_meaning << "]\n";
@@ -60,29 +200,49 @@ int main(int argc, char** argv) {
          "generalized reduce (any receiver set): ireduce(participants, receivers, ...), "
          "ireduce_init;\n"
          "  generalized_reduce_options: algorithm, load_balance, balancer, direct_delivery\n";
-  try {
-    std::cout << "\ndefault selection (CAIRN_COLL syntax; for each collective the first rule "
-                 "that applies\nand whose algorithm can run the call; shared_memory needs one "
-                 "node, ring a commutative\noperation):\n";
-    for (const auto& r : cairn::coll::default_selection())
-      std::cout << "  " << cairn::coll::to_string(r) << "\n";
-  } catch (const cairn::error& e) {
-    std::cerr << e.what() << "\n";
-    return 1;
-  }
-  const char* env = std::getenv("CAIRN_COLL");
+  std::cout << "\ndefault selection (CAIRN_COLL syntax; for each collective the first rule "
+               "that applies\nand whose algorithm can run the call; shared_memory needs one "
+               "node, ring a commutative\noperation):\n";
+  for (const auto& r : f.defaults) std::cout << "  " << cairn::coll::to_string(r) << "\n";
   std::cout << "\nCAIRN_COLL"
-            << (env ? " = \"" + std::string(env) + "\"" : std::string(" is not set")) << "\n";
+            << (f.coll_env ? " = \"" + *f.coll_env + "\"" : std::string(" is not set")) << "\n";
+  if (!f.overrides.empty())
+    std::cout << "overrides (first matching rule wins; per-call algorithms win over them):\n";
+  for (const auto& r : f.overrides)
+    std::cout << "  " << r.collective << "=" << r.algorithm << " " << range_text(r)
+              << conditions_text(r) << "\n";
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::cout << usage;
+      return 0;
+    }
+    if (a == "--version") {
+      std::cout << "cairn " << CAIRN_VERSION << "\n";
+      return 0;
+    }
+    if (a == "--json") {
+      json = true;
+      continue;
+    }
+    std::cerr << "cairn-info: unknown option '" << a
+              << "'; options are --json, --help, --version\n";
+    return 2;
+  }
   try {
-    const auto& rules = cairn::coll::environment_selection();
-    if (!rules.empty())
-      std::cout << "overrides (first matching rule wins; per-call algorithms win over them):\n";
-    for (const auto& r : rules)
-      std::cout << "  " << r.collective << "=" << r.algorithm << " " << range_text(r)
-                << conditions_text(r) << "\n";
+    const facts f = gather();
+    if (json)
+      print_json(f);
+    else
+      print_text(f);
   } catch (const cairn::error& e) {
-    std::cerr << e.what() << "\n";
-    return 1;
+    std::cerr << "cairn-info: " << e.what() << "\n";
+    return 2;
   }
   return 0;
 }

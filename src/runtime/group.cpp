@@ -5,6 +5,10 @@
 #include "cairn/runtime/world.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
+#if CAIRN_HAVE_MPI
+#include "cairn/runtime/mpi.hpp"
+#include "transport/mpi_transport.hpp"
+#endif
 
 namespace cairn {
 
@@ -43,6 +47,12 @@ const std::vector<int>& group::members() const {
 }
 
 std::uint64_t group::id() const noexcept { return members_ ? members_->id : 0; }
+
+detail::rank_context& group::context(const char* call) const {
+  if (!ctx_) throw error(std::string("cairn::") + call + ": this group belongs to no run");
+  ctx_->check_alive(call);
+  return *ctx_;
+}
 
 detail::coll_target group::coll_target(const char* call) const {
   if (!ctx_) throw error(std::string("cairn::") + call + ": this group belongs to no run");
@@ -90,5 +100,27 @@ detail::coll_target world::coll_target(const char* call) const {
               std::shared_ptr<const detail::group_members>{}, c.world_group().get()),
           rank_, rank_};
 }
+
+#if CAIRN_HAVE_MPI
+namespace {
+detail::mpi_transport& mpi_engine_of(detail::rank_context& c, const char* call) {
+  if (c.engine() != engine::mpi)
+    detail::fail(call, c.rank(),
+                 "an MPI communicator needs the MPI engine; this run uses the threads engine "
+                 "(run under an MPI launcher, or with --cairn-engine=mpi)");
+  return static_cast<detail::mpi_transport&>(c.tp());
+}
+}  // namespace
+
+MPI_Comm mpi_comm(const world& w) {
+  return mpi_engine_of(w.context("mpi_comm"), "mpi_comm").user_comm();
+}
+
+MPI_Comm mpi_comm(const group& g) {
+  detail::mpi_transport& t = mpi_engine_of(g.context("mpi_comm"), "mpi_comm");
+  if (g.rank() < 0) return MPI_COMM_NULL;
+  return t.user_group_comm("mpi_comm", g.members());
+}
+#endif
 
 }  // namespace cairn

@@ -3,14 +3,19 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "runtime/progress_thread.hpp"
@@ -34,29 +39,237 @@ const char* env(const char* name) {
   return v && *v ? v : nullptr;
 }
 
-long parse_int(const char* what, const char* text, long lo, long hi) {
+// ---- Settings: flags, environment variables, options ----
+
+// A bad flag, variable or option: launch prints "cairn: <what>" and returns 2.
+struct usage_error {
+  std::string what;
+};
+[[noreturn]] void bad(std::string what) { throw usage_error{std::move(what)}; }
+
+// Every flag and environment variable cairn reads (launch, and the layers' variables that
+// are read where they are used), for --cairn-help and the checks; docs/environment.md is the
+// same table.
+struct setting {
+  const char* flag;      // "--cairn-..." or null
+  const char* variable;  // "CAIRN_..." or null
+  const char* values;    // what a value may be, or null for a flag without one
+  const char* meaning;
+};
+constexpr setting settings_table[] = {
+    {"--cairn-help", nullptr, nullptr,
+     "print this list, run no rank; launch returns 0 (MPI engine: rank 0 prints)"},
+    {"--cairn-engine", "CAIRN_ENGINE", "threads|mpi",
+     "the engine (default: mpi under an MPI launcher: Open MPI, MPICH/Hydra, PMIx, srun; else "
+     "threads)"},
+    {"--cairn-ranks", "CAIRN_RANKS", "N",
+     "threads engine: number of ranks, 1 to 4096 (default: the hardware threads)"},
+    {"--cairn-threads-nodes", "CAIRN_THREADS_NODES", "K",
+     "threads engine: pretend the ranks sit on K nodes (blocks of consecutive ranks), 1 to "
+     "4096 (default 1)"},
+    {"--cairn-watchdog-s", "CAIRN_WATCHDOG_S", "S",
+     "a wait without progress for S seconds prints its rank and pending operations and ends "
+     "the run (default 0: off)"},
+    {"--cairn-progress", "CAIRN_PROGRESS", "calls|peers|thread",
+     "how operations advance while ranks compute: in cairn calls, by peers (threads engine), "
+     "by a progress thread (default calls)"},
+    {"--cairn-progress-interval-us", "CAIRN_PROGRESS_INTERVAL_US", "U",
+     "progress thread: microseconds it sleeps after a sweep that found nothing, 0 to 1e6 "
+     "(default 20)"},
+    {"--cairn-mpi-thread-level", "CAIRN_MPI_THREAD_LEVEL", "single|funneled|serialized|multiple",
+     "MPI engine: the least thread support asked of MPI (default single; multiple with the "
+     "progress thread)"},
+    {nullptr, "CAIRN_BIND", "cores|none",
+     "threads engine: bind each rank's thread to a core of its own when there are enough "
+     "cores (default cores)"},
+    {nullptr, "CAIRN_CMA", "0|1",
+     "MPI engine on one node: copy straight between processes (cross-memory attach) in array "
+     "transfers and long board collectives (default 1)"},
+    {nullptr, "CAIRN_COLL", "RULES",
+     "collective algorithm rules tried before the default table, e.g. "
+     "\"allreduce=ring@1m- if ranks>8\" (cairn-info prints the table)"},
+    {nullptr, "CAIRN_COLL_CHECK", "0|1",
+     "1: every collective first checks that all ranks agree on sizes, root and algorithm "
+     "(default 0)"},
+    {nullptr, "CAIRN_STATS", "1",
+     "print each channel's counters per rank when the channel ends (unset: off)"},
+};
+
+void print_help(std::FILE* out) {
+  std::string text =
+      "cairn's flags (--cairn-NAME=VALUE or --cairn-NAME VALUE, before any \"--\"; removed from "
+      "the\nprogram's arguments) and environment variables; launch_options set in code win "
+      "over a flag,\na flag over its variable:\n";
+  for (const setting& s : settings_table) {
+    text += "  ";
+    if (s.flag) {
+      text += s.flag;
+      if (s.values) text += std::string("=") + s.values;
+      if (s.variable) text += ", ";
+    }
+    if (s.variable) text += std::string(s.variable) + "=" + s.values;
+    text += std::string("\n      ") + s.meaning + "\n";
+  }
+  std::fputs(text.c_str(), out);
+  std::fflush(out);
+}
+
+// The command line as launch reads it.
+struct command_line {
+  std::vector<std::pair<std::string, std::string>> flags;  // (flag, value) in order
+  bool help = false;
+  std::vector<std::string> args;  // argv[0] and the program's own arguments
+  std::vector<int> kept;          // their indices in argv
+};
+
+const setting* flag_setting(std::string_view name) {
+  for (const setting& s : settings_table)
+    if (s.flag && name == s.flag) return &s;
+  return nullptr;
+}
+
+std::string known_flags() {
+  std::string k;
+  for (const setting& s : settings_table)
+    if (s.flag) k += (k.empty() ? "" : ", ") + std::string(s.flag);
+  return k;
+}
+
+// Reads cairn's flags up to "--". `strict`: an unknown --cairn-* flag or a missing value is an
+// error (else skipped, for detect_engine).
+command_line parse_command_line(int argc, char** argv, bool strict) {
+  command_line cl;
+  if (!argv || argc <= 0) return cl;
+  cl.args.emplace_back(argv[0] ? argv[0] : "");
+  cl.kept.push_back(0);
+  bool ours = true;
+  for (int i = 1; i < argc && argv[i]; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") ours = false;
+    if (!ours || !a.starts_with("--cairn-")) {
+      cl.args.emplace_back(a);
+      cl.kept.push_back(i);
+      continue;
+    }
+    const std::size_t eq = a.find('=');
+    const std::string_view name = a.substr(0, eq);
+    const setting* s = flag_setting(name);
+    if (!s) {
+      if (strict)
+        bad("unknown flag " + std::string(a) + "; cairn's flags are " + known_flags() +
+            " (--cairn-help explains them)");
+      continue;
+    }
+    if (!s->values) {  // --cairn-help
+      if (eq != std::string_view::npos) {
+        if (strict) bad(std::string(name) + " takes no value (got " + std::string(a) + ")");
+        continue;
+      }
+      cl.help = true;
+      continue;
+    }
+    std::string value;
+    if (eq != std::string_view::npos) {
+      value = std::string(a.substr(eq + 1));
+    } else if (i + 1 < argc && argv[i + 1]) {
+      value = argv[++i];
+    } else {
+      if (strict)
+        bad(std::string(name) + " needs a value (" + s->values + "): " + std::string(name) +
+            "=VALUE or " + std::string(name) + " VALUE");
+      continue;
+    }
+    cl.flags.emplace_back(std::string(name), std::move(value));
+  }
+  return cl;
+}
+
+// A setting's value as given, and where: "--cairn-ranks" or "CAIRN_RANKS".
+struct given {
+  std::string source;
+  std::string value;
+  std::string text() const { return source + "=" + value; }
+};
+
+// The setting named by `variable`: its flag (the last one given) wins over the environment.
+std::optional<given> lookup(const command_line& cl, const char* variable) {
+  for (const setting& s : settings_table) {
+    if (!s.variable || std::strcmp(s.variable, variable) != 0) continue;
+    if (s.flag)
+      for (auto it = cl.flags.rbegin(); it != cl.flags.rend(); ++it)
+        if (it->first == s.flag) return given{it->first, it->second};
+    if (const char* v = std::getenv(variable))
+      if (*v) return given{variable, v};
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+long parse_int(const given& g, long lo, long hi) {
   char* end = nullptr;
-  const long v = std::strtol(text, &end, 10);
-  if (!end || *end || end == text || v < lo || v > hi)
-    throw error(std::string("cairn::launch: ") + what + "=" + text + " is not an integer in [" +
-                std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  errno = 0;
+  const long v = std::strtol(g.value.c_str(), &end, 10);
+  if (errno || !end || *end || end == g.value.c_str() || v < lo || v > hi)
+    bad(g.text() + " is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+        "]");
   return v;
 }
 
-double parse_seconds(const char* what, const char* text) {
+double parse_number(const given& g, double hi, const char* unit) {
   char* end = nullptr;
-  const double v = std::strtod(text, &end);
-  if (!end || *end || end == text || !(v >= 0))
-    throw error(std::string("cairn::launch: ") + what + "=" + text +
-                " is not a non-negative number of seconds");
+  const double v = std::strtod(g.value.c_str(), &end);
+  if (!end || *end || end == g.value.c_str() || !(v >= 0 && v <= hi))
+    bad(g.text() + " is not a number of " + unit + " in [0, " + (hi > 1e300 ? "inf" : "1e6") + "]");
   return v;
 }
 
-std::optional<int> ranks_from_args(int argc, char** argv) {
-  static constexpr const char* flag = "--cairn-ranks=";
-  for (int i = 1; i < argc && argv; ++i)
-    if (argv[i] && std::strncmp(argv[i], flag, std::strlen(flag)) == 0)
-      return static_cast<int>(parse_int("--cairn-ranks", argv[i] + std::strlen(flag), 1, 4096));
+// The index of g's value in `names` (an error naming them otherwise).
+template <std::size_t N>
+std::size_t parse_choice(const given& g, const char* const (&names)[N]) {
+  std::string list;
+  for (std::size_t i = 0; i < N; ++i) {
+    if (g.value == names[i]) return i;
+    list += (i == 0 ? "" : ", ") + std::string(names[i]);
+  }
+  if (N == 1) bad(g.text() + " is not accepted: set it to " + list + ", or unset it");
+  bad(g.text() + " is none of " + list);
+}
+
+struct progress_setting {
+  progress_mode mode = progress_mode::calls;
+  double interval_s = 20e-6;
+};
+
+progress_setting progress_of(const command_line& cl, const launch_options& o) {
+  progress_setting p;
+  static constexpr const char* modes[] = {"calls", "peers", "thread"};
+  if (auto g = lookup(cl, "CAIRN_PROGRESS"))
+    p.mode = static_cast<progress_mode>(parse_choice(*g, modes));
+  if (o.progress) p.mode = *o.progress;
+  double us = 20;
+  if (auto g = lookup(cl, "CAIRN_PROGRESS_INTERVAL_US")) us = parse_number(*g, 1e6, "microseconds");
+  if (o.progress_interval_us) {
+    us = *o.progress_interval_us;
+    if (!(us >= 0 && us <= 1e6))
+      bad("launch_options::progress_interval_us = " + std::to_string(us) +
+          " is outside [0, 1e6] microseconds");
+  }
+  p.interval_s = us * 1e-6;
+  return p;
+}
+
+thread_level thread_level_of(const command_line& cl, const launch_options& o) {
+  static constexpr const char* levels[] = {"single", "funneled", "serialized", "multiple"};
+  thread_level l = thread_level::single;
+  if (auto g = lookup(cl, "CAIRN_MPI_THREAD_LEVEL"))
+    l = static_cast<thread_level>(parse_choice(*g, levels));
+  if (o.mpi_thread_level) l = *o.mpi_thread_level;
+  return l;
+}
+
+std::optional<engine> engine_of(const command_line& cl) {
+  static constexpr const char* engines[] = {"threads", "mpi"};
+  if (auto g = lookup(cl, "CAIRN_ENGINE")) return static_cast<engine>(parse_choice(*g, engines));
   return std::nullopt;
 }
 
@@ -68,60 +281,94 @@ bool under_mpi_launcher() {
   return false;
 }
 
+// Everything a run needs, from launch_options, else the flags, else the environment. Every
+// value given anywhere is checked, also where this run would not use it.
+struct run_settings {
+  engine eng = engine::threads;
+  int ranks = 1;
+  int nodes = 1;
+  double watchdog_s = 0;
+  progress_setting progress;
+  thread_level level = thread_level::single;
+  bool bind = true;
+};
+
+run_settings resolve(const command_line& cl, const launch_options& o, bool on_communicator) {
+  run_settings s;
+  const std::optional<engine> asked = engine_of(cl);
+  if (o.engine && on_communicator && *o.engine != engine::mpi)
+    bad("launch_options::engine = threads, but launch was given an MPI communicator");
+  s.eng = o.engine               ? *o.engine
+          : on_communicator      ? engine::mpi
+          : asked                ? *asked
+          : under_mpi_launcher() ? engine::mpi
+                                 : engine::threads;
+
+  s.ranks = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (auto g = lookup(cl, "CAIRN_RANKS")) s.ranks = static_cast<int>(parse_int(*g, 1, 4096));
+  if (o.ranks) {
+    if (*o.ranks < 1 || *o.ranks > 4096)
+      bad("launch_options::ranks = " + std::to_string(*o.ranks) +
+          " is outside [1, 4096] (the threads engine's ranks)");
+    s.ranks = *o.ranks;
+  }
+  if (auto g = lookup(cl, "CAIRN_THREADS_NODES"))
+    s.nodes = static_cast<int>(parse_int(*g, 1, 4096));
+  if (o.threads_nodes) {
+    if (*o.threads_nodes < 1)
+      bad("launch_options::threads_nodes = " + std::to_string(*o.threads_nodes) +
+          " is not at least 1");
+    s.nodes = *o.threads_nodes;
+  }
+  s.nodes = std::min(s.nodes, s.ranks);
+  if (auto g = lookup(cl, "CAIRN_WATCHDOG_S"))
+    s.watchdog_s = parse_number(*g, std::numeric_limits<double>::infinity(), "seconds");
+  if (o.watchdog_s) {
+    if (!(*o.watchdog_s >= 0))
+      bad("launch_options::watchdog_s = " + std::to_string(*o.watchdog_s) +
+          " is not a non-negative number of seconds");
+    s.watchdog_s = *o.watchdog_s;
+  }
+  s.progress = progress_of(cl, o);
+  s.level = thread_level_of(cl, o);
+
+  // Read where they are used; checked here so that a typo fails before any rank starts.
+  static constexpr const char* bind_values[] = {"cores", "none"};
+  static constexpr const char* switches[] = {"0", "1"};
+  static constexpr const char* on[] = {"1"};
+  if (auto g = lookup(cl, "CAIRN_BIND")) s.bind = parse_choice(*g, bind_values) == 0;
+  if (auto g = lookup(cl, "CAIRN_CMA")) (void)parse_choice(*g, switches);
+  if (auto g = lookup(cl, "CAIRN_COLL_CHECK")) (void)parse_choice(*g, switches);
+  if (auto g = lookup(cl, "CAIRN_STATS")) (void)parse_choice(*g, on);
+
+  if (s.eng == engine::mpi && s.progress.mode == progress_mode::peers)
+    bad("progress mode 'peers' needs the threads engine (ranks of one process); use 'thread' "
+        "with MPI");
+  if (s.eng == engine::mpi && !CAIRN_HAVE_MPI)
+    bad("the MPI engine was asked for (CAIRN_ENGINE, --cairn-engine, launch_options::engine, "
+        "or an MPI launcher was detected) but this build of cairn has no MPI; install MPI and "
+        "rebuild, or use --cairn-engine=threads");
+  return s;
+}
+
+// True on the process that prints --cairn-help: rank 0 of an MPI job, any other process.
+bool first_process([[maybe_unused]] const void* comm) {
+#if CAIRN_HAVE_MPI
+  if (detail::mpi_active()) {
+    int r = 0;
+    MPI_Comm_rank(comm ? *static_cast<const MPI_Comm*>(comm) : MPI_COMM_WORLD, &r);
+    return r == 0;
+  }
+#endif
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
+    if (const char* r = env(v)) return std::strcmp(r, "0") == 0;
+  return true;
+}
+
 void print_failure(int rank, const std::string& what) {
   std::string text = "cairn: rank " + std::to_string(rank) + " failed: " + what + "\n";
   std::fputs(text.c_str(), stderr);
   std::fflush(stderr);
-}
-
-struct progress_setting {
-  progress_mode mode = progress_mode::calls;
-  double interval_s = 20e-6;
-};
-
-progress_setting progress_of(const launch_options& o) {
-  progress_setting p;
-  if (o.progress) {
-    p.mode = *o.progress;
-  } else if (const char* v = env("CAIRN_PROGRESS")) {
-    if (std::strcmp(v, "calls") == 0)
-      p.mode = progress_mode::calls;
-    else if (std::strcmp(v, "peers") == 0)
-      p.mode = progress_mode::peers;
-    else if (std::strcmp(v, "thread") == 0)
-      p.mode = progress_mode::thread;
-    else
-      throw error(std::string("cairn::launch: CAIRN_PROGRESS=") + v +
-                  " is none of calls, peers, thread");
-  }
-  double us = 20;
-  if (o.progress_interval_us)
-    us = *o.progress_interval_us;
-  else if (const char* v = env("CAIRN_PROGRESS_INTERVAL_US"))
-    us = parse_seconds("CAIRN_PROGRESS_INTERVAL_US", v);
-  if (!(us >= 0 && us <= 1e6))
-    throw error("cairn::launch: progress_interval_us " + std::to_string(us) +
-                " is outside [0, 1e6]");
-  p.interval_s = us * 1e-6;
-  return p;
-}
-
-thread_level thread_level_setting(const launch_options& o) {
-  if (o.mpi_thread_level) return *o.mpi_thread_level;
-  if (const char* v = env("CAIRN_MPI_THREAD_LEVEL")) {
-    for (thread_level l : {thread_level::single, thread_level::funneled, thread_level::serialized,
-                           thread_level::multiple})
-      if (std::strcmp(v, to_string(l)) == 0) return l;
-    throw error(std::string("cairn::launch: CAIRN_MPI_THREAD_LEVEL=") + v +
-                " is none of single, funneled, serialized, multiple");
-  }
-  return thread_level::single;
-}
-
-double watchdog_setting(const launch_options& o) {
-  if (o.watchdog_s) return *o.watchdog_s;
-  if (const char* v = env("CAIRN_WATCHDOG_S")) return parse_seconds("CAIRN_WATCHDOG_S", v);
-  return 0;
 }
 
 // Binds rank threads to the cores this process may use, one each; restores the calling
@@ -163,30 +410,12 @@ class cpu_binding {
   std::vector<int> cpus_;
 };
 
-int run_threads(int argc, char** argv, const launch_options& o,
+int run_threads(const run_settings& s, std::vector<std::string> args,
                 const std::function<void(world&)>& fn) {
-  int n = 0;
-  if (o.ranks)
-    n = *o.ranks;
-  else if (auto a = ranks_from_args(argc, argv))
-    n = *a;
-  else if (const char* v = env("CAIRN_RANKS"))
-    n = static_cast<int>(parse_int("CAIRN_RANKS", v, 1, 4096));
-  else
-    n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (n < 1 || n > 4096)
-    throw error("cairn::launch: " + std::to_string(n) +
-                " ranks requested; the threads engine runs 1 to 4096");
-
-  int nodes = 1;
-  if (o.threads_nodes)
-    nodes = *o.threads_nodes;
-  else if (const char* v = env("CAIRN_THREADS_NODES"))
-    nodes = static_cast<int>(parse_int("CAIRN_THREADS_NODES", v, 1, 4096));
-  if (nodes < 1) throw error("cairn::launch: threads_nodes must be at least 1");
-  nodes = std::min(nodes, n);
-  const double watchdog = watchdog_setting(o);
-  const progress_setting progress = progress_of(o);
+  const int n = s.ranks;
+  const int nodes = s.nodes;
+  const double watchdog = s.watchdog_s;
+  const progress_setting progress = s.progress;
 
   auto topo = std::make_shared<topology>();
   topo->node_count = nodes;
@@ -198,6 +427,7 @@ int run_threads(int argc, char** argv, const launch_options& o,
 
   auto fabric = std::make_shared<detail::threads_fabric>(n);
   auto run = std::make_shared<run_state>();
+  run->args = std::move(args);
   run->wake_all = [f = fabric.get()] { f->wake_all(); };
   const bool oversubscribed =
       static_cast<unsigned>(n) > std::max(1u, std::thread::hardware_concurrency());
@@ -222,8 +452,7 @@ int run_threads(int argc, char** argv, const launch_options& o,
   // With a core per rank, each rank thread is bound to its own core (as MPI launchers bind
   // processes): otherwise the scheduler may leave two ranks on one core for a while, and
   // every exchange between them then waits out a spin. CAIRN_BIND=none turns it off.
-  const char* bind_env = env("CAIRN_BIND");
-  const bool bind = !oversubscribed && !(bind_env && std::strcmp(bind_env, "none") == 0);
+  const bool bind = !oversubscribed && s.bind;
   cpu_binding binding;
   auto body = [&](int r) {
     if (bind) binding.bind(r);
@@ -258,28 +487,35 @@ int run_threads(int argc, char** argv, const launch_options& o,
 }
 
 #if CAIRN_HAVE_MPI
-int run_mpi(const launch_options& o, const std::function<void(world&)>& fn) {
-  const progress_setting progress = progress_of(o);
-  if (progress.mode == progress_mode::peers)
-    throw error(
-        "cairn::launch: progress mode 'peers' needs the threads engine (ranks of one "
-        "process); use 'thread' with MPI");
+int run_mpi(const run_settings& s, const void* comm_given, std::vector<std::string> args,
+            const std::function<void(world&)>& fn) {
+  const progress_setting progress = s.progress;
+  MPI_Comm comm = MPI_COMM_WORLD;
+  if (comm_given) {
+    if (!detail::mpi_active()) bad("launch(MPI_Comm, ...) was called while MPI is not initialized");
+    comm = *static_cast<const MPI_Comm*>(comm_given);
+    if (comm == MPI_COMM_NULL) bad("launch(MPI_Comm, ...) was given MPI_COMM_NULL");
+  }
+  const thread_level asked =
+      progress.mode == progress_mode::thread ? thread_level::multiple : s.level;
   // Without the progress thread the rank's own thread is the only one that calls MPI.
-  detail::mpi_ensure_initialized(static_cast<int>(mpi_thread_level_requested(o)),
-                                 progress.mode == progress_mode::thread);
+  const std::string wrong = detail::mpi_ensure_initialized(static_cast<int>(asked),
+                                                           progress.mode == progress_mode::thread);
+  if (!wrong.empty()) bad(wrong);
   auto topo = std::make_shared<topology>();
   int rank = 0, size = 0, local_size = 1;
-  detail::mpi_world_layout(rank, size, topo->node_of, topo->node_count, local_size);
+  detail::mpi_world_layout(comm, rank, size, topo->node_of, topo->node_count, local_size);
   topo->derive();
   auto run = std::make_shared<run_state>();
+  run->args = std::move(args);
   run->hard_abort = [rank](const std::string& what) {
     print_failure(rank, what);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Abort(MPI_COMM_WORLD, 1);  // the whole job, also beyond a communicator given to launch
   };
   const bool oversubscribed =
       static_cast<unsigned>(local_size) > std::max(1u, std::thread::hardware_concurrency());
-  auto c = std::make_shared<rank_context>(rank, size, engine::mpi, run, topo, watchdog_setting(o));
-  c->set_transport(std::make_unique<detail::mpi_transport>(*c, oversubscribed));
+  auto c = std::make_shared<rank_context>(rank, size, engine::mpi, run, topo, s.watchdog_s);
+  c->set_transport(std::make_unique<detail::mpi_transport>(*c, oversubscribed, comm));
   std::optional<detail::progress_thread> progress_thread;
   if (progress.mode == progress_mode::thread) {
     c->enable_helpers();
@@ -320,8 +556,14 @@ const char* to_string(thread_level level) noexcept {
 }
 
 thread_level mpi_thread_level_requested(const launch_options& options) {
-  const thread_level asked = thread_level_setting(options);
-  return progress_of(options).mode == progress_mode::thread ? thread_level::multiple : asked;
+  try {
+    const command_line none;
+    return progress_of(none, options).mode == progress_mode::thread
+               ? thread_level::multiple
+               : thread_level_of(none, options);
+  } catch (const usage_error& e) {
+    throw error("cairn::mpi_thread_level_requested: " + e.what);
+  }
 }
 
 std::optional<thread_level> mpi_thread_level_provided() noexcept {
@@ -332,32 +574,46 @@ std::optional<thread_level> mpi_thread_level_provided() noexcept {
   return std::nullopt;
 }
 
-engine detect_engine(int, char**) {
-  if (const char* e = env("CAIRN_ENGINE")) {
-    if (std::strcmp(e, "threads") == 0) return engine::threads;
-    if (std::strcmp(e, "mpi") == 0) return engine::mpi;
-    throw error(std::string("cairn::launch: CAIRN_ENGINE=") + e +
-                " is neither 'threads' nor 'mpi'");
+engine detect_engine(int argc, char** argv) {
+  try {
+    if (auto e = engine_of(parse_command_line(argc, argv, false))) return *e;
+  } catch (const usage_error& e) {
+    throw error("cairn::detect_engine: " + e.what);
   }
   return under_mpi_launcher() ? engine::mpi : engine::threads;
 }
 
-int launch(int argc, char** argv, const std::function<void(world&)>& fn) {
-  return launch(argc, argv, launch_options{}, fn);
+namespace detail {
+
+int launch_main(int* update, int argc, char** argv, const launch_options& options,
+                const void* mpi_comm, const std::function<void(world&)>& fn) {
+  try {
+    command_line cl = parse_command_line(argc, argv, true);
+    if (update && argv && argc > 0) {  // remove cairn's flags in place, as MPI_Init does
+      int j = 0;
+      for (int i : cl.kept) argv[j++] = argv[i];
+      argv[j] = nullptr;
+      *update = j;
+    }
+    if (cl.help) {
+      if (first_process(mpi_comm)) print_help(stdout);
+      return 0;
+    }
+    const run_settings s = resolve(cl, options, mpi_comm != nullptr);
+    if (s.eng == engine::threads) return run_threads(s, std::move(cl.args), fn);
+#if CAIRN_HAVE_MPI
+    return run_mpi(s, mpi_comm, std::move(cl.args), fn);
+#else
+    return 2;  // resolve() refused the MPI engine already
+#endif
+  } catch (const usage_error& e) {
+    const std::string text = "cairn: " + e.what + "\n";
+    std::fputs(text.c_str(), stderr);
+    std::fflush(stderr);
+    return 2;
+  }
 }
 
-int launch(int argc, char** argv, const launch_options& options,
-           const std::function<void(world&)>& fn) {
-  const engine e = options.engine ? *options.engine : detect_engine(argc, argv);
-  if (e == engine::threads) return run_threads(argc, argv, options, fn);
-#if CAIRN_HAVE_MPI
-  return run_mpi(options, fn);
-#else
-  throw error(
-      "cairn::launch: the MPI engine was requested (CAIRN_ENGINE=mpi, or an MPI launcher was "
-      "detected) but this build of cairn has no MPI; install MPI and rebuild, or set "
-      "CAIRN_ENGINE=threads");
-#endif
-}
+}  // namespace detail
 
 }  // namespace cairn

@@ -5,6 +5,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace cairn::detail {
 
@@ -15,6 +16,9 @@ struct run_state {
   std::function<void()> wake_all;
   /// Engine-specific end of the whole run after a failure has been recorded (MPI: MPI_Abort).
   std::function<void(const std::string&)> hard_abort;
+  /// The program's arguments without cairn's flags, argv[0] first (world::args); set before
+  /// any rank starts and never changed during the run.
+  std::vector<std::string> args;
 
   std::mutex m;
   int failed_rank = -1;

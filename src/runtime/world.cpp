@@ -116,6 +116,8 @@ detail::rank_context& world::context(const char* call) const {
   return *ctx_;
 }
 
+const std::vector<std::string>& world::args() const { return context("args").run().args; }
+
 cairn::engine world::engine() const { return context("engine").engine(); }
 
 int world::node_of(int r) const {

@@ -65,7 +65,7 @@ int level_index(int mpi_level) {
 }
 }  // namespace
 
-void mpi_ensure_initialized(int level, bool progress_thread) {
+std::string mpi_ensure_initialized(int level, bool progress_thread) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   int provided = 0;
@@ -80,14 +80,23 @@ void mpi_ensure_initialized(int level, bool progress_thread) {
   }
   const int got = level_index(provided);
   if (progress_thread && got < 3)
-    throw error(std::string("cairn::launch: the progress thread needs MPI_THREAD_MULTIPLE; this "
-                            "MPI provides thread level ") +
-                level_names[got] +
-                (initialized ? " (MPI was initialized before cairn::launch)" : ""));
+    return std::string(
+               "the progress thread (progress mode 'thread') needs MPI_THREAD_MULTIPLE; this MPI "
+               "provides thread level ") +
+           level_names[got] + (initialized ? " (MPI was initialized before cairn::launch)" : "");
   if (!initialized && got < level)
-    throw error(std::string("cairn::launch: asked MPI for thread level ") + level_names[level] +
-                " (CAIRN_MPI_THREAD_LEVEL or launch_options::mpi_thread_level); it provides " +
-                level_names[got]);
+    return std::string("asked MPI for thread level ") + level_names[level] +
+           " (--cairn-mpi-thread-level, CAIRN_MPI_THREAD_LEVEL or "
+           "launch_options::mpi_thread_level); it provides " +
+           level_names[got];
+  return {};
+}
+
+bool mpi_active() noexcept {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
 }
 
 int mpi_thread_level_provided() noexcept {
@@ -100,19 +109,19 @@ int mpi_thread_level_provided() noexcept {
   return level_index(provided);
 }
 
-void mpi_world_layout(int& rank, int& size, std::vector<int>& node_of, int& node_count,
-                      int& local_size) {
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+void mpi_world_layout(MPI_Comm comm, int& rank, int& size, std::vector<int>& node_of,
+                      int& node_count, int& local_size) {
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
   MPI_Comm_size(local, &local_size);
   // The node's leader is its lowest world rank; nodes are numbered in order of their leaders.
   int leader = rank;
   MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local);
   MPI_Comm_free(&local);
   std::vector<int> leaders(static_cast<std::size_t>(size));
-  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm);
   std::vector<int> node_of_leader(static_cast<std::size_t>(size), -1);
   node_count = 0;
   for (int r = 0; r < size; ++r)
@@ -124,19 +133,24 @@ void mpi_world_layout(int& rank, int& size, std::vector<int>& node_of, int& node
         node_of_leader[static_cast<std::size_t>(leaders[static_cast<std::size_t>(r)])];
 }
 
-mpi_transport::mpi_transport(transport_rank& ctx, bool oversubscribed)
-    : ctx_(ctx), oversubscribed_(oversubscribed), next_seq_(static_cast<std::size_t>(ctx.size())) {
+mpi_transport::mpi_transport(transport_rank& ctx, bool oversubscribed, MPI_Comm comm)
+    : ctx_(ctx),
+      oversubscribed_(oversubscribed),
+      next_seq_(static_cast<std::size_t>(ctx.size())),
+      base_(comm) {
   for (std::size_t c = 0; c < small_.size(); ++c) {
-    MPI_Comm_dup(MPI_COMM_WORLD, &small_[c]);
-    MPI_Comm_dup(MPI_COMM_WORLD, &large_[c]);
+    MPI_Comm_dup(base_, &small_[c]);
+    MPI_Comm_dup(base_, &large_[c]);
     MPI_Comm_set_errhandler(small_[c], MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(large_[c], MPI_ERRORS_RETURN);
   }
-  MPI_Comm_dup(MPI_COMM_WORLD, &exact_);
+  MPI_Comm_dup(base_, &exact_);
   MPI_Comm_set_errhandler(exact_, MPI_ERRORS_RETURN);
+  // Made now, collectively over every process: user_group_comm then needs only the members.
+  MPI_Comm_dup(base_, &user_);
   int* ub = nullptr;
   int flag = 0;
-  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+  MPI_Comm_get_attr(base_, MPI_TAG_UB, &ub, &flag);
   if (flag && ub) tag_ub_ = *ub;
   make_regions();
   probe_cross_memory();
@@ -155,12 +169,12 @@ void mpi_transport::probe_cross_memory() {
                    reinterpret_cast<std::uintptr_t>(&probe_word_)};
   probe_word_ = 0xC0FFEE0000000000ull ^ static_cast<unsigned long long>(mine.pid);
   std::vector<entry> all(static_cast<std::size_t>(n));
-  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, base_);
   const entry& next = all[static_cast<std::size_t>((ctx_.rank() + 1) % n)];
   int ok =
       cross_memory_probe(static_cast<int>(next.pid), reinterpret_cast<const void*>(next.address),
                          0xC0FFEE0000000000ull ^ static_cast<unsigned long long>(next.pid));
-  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, base_);
   if (!ok) return;
   pids_.resize(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r)
@@ -170,7 +184,7 @@ void mpi_transport::probe_cross_memory() {
 void mpi_transport::make_regions() {
   constexpr std::size_t region_align = 128;
   MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ctx_.rank(), MPI_INFO_NULL, &node);
+  MPI_Comm_split_type(base_, MPI_COMM_TYPE_SHARED, ctx_.rank(), MPI_INFO_NULL, &node);
   int node_size = 0;
   MPI_Comm_size(node, &node_size);
   if (node_size == ctx_.size()) {  // the key kept world order: node rank = world rank
@@ -213,6 +227,9 @@ mpi_transport::~mpi_transport() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
+  // Every member made each of these, and frees them in the same (the map's) order.
+  for (auto& [members, comm] : user_groups_) MPI_Comm_free(&comm);
+  MPI_Comm_free(&user_);
   if (region_win_ != MPI_WIN_NULL) {
     MPI_Win_unlock_all(region_win_);
     MPI_Win_free(&region_win_);
@@ -222,6 +239,23 @@ mpi_transport::~mpi_transport() {
     MPI_Comm_free(&small_[c]);
     MPI_Comm_free(&large_[c]);
   }
+}
+
+MPI_Comm mpi_transport::user_group_comm(const char* call, const std::vector<int>& members) {
+  auto it = user_groups_.find(members);
+  if (it != user_groups_.end()) return it->second;
+  MPI_Group all = MPI_GROUP_NULL, some = MPI_GROUP_NULL;
+  MPI_Comm_group(user_, &all);
+  MPI_Group_incl(all, static_cast<int>(members.size()), members.data(), &some);
+  MPI_Comm comm = MPI_COMM_NULL;
+  // Collective over the members only; one thread per process makes them, one at a time, so a
+  // fixed tag tells nothing apart that needs telling.
+  const int rc = MPI_Comm_create_group(user_, some, 0, &comm);
+  MPI_Group_free(&some);
+  MPI_Group_free(&all);
+  if (rc != MPI_SUCCESS) mpi_fail(call, ctx_.rank(), rc);
+  user_groups_.emplace(members, comm);
+  return comm;
 }
 
 std::byte* mpi_transport::take_buffer() {

@@ -18,7 +18,9 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -34,9 +36,10 @@ class mpi_transport final : public transport {
   /// Size of a header message; no direct message has it, which tells the two apart.
   static constexpr std::size_t header_bytes = direct_limit + 16;
 
-  /// Duplicates MPI_COMM_WORLD twice per context (and once for exact messages) and makes the node
-  /// node regions (collective over all processes).
-  mpi_transport(transport_rank& ctx, bool oversubscribed);
+  /// Duplicates `comm` (the run's processes: MPI_COMM_WORLD, or the communicator given to
+  /// launch) twice per context, once for exact messages and once for the application
+  /// (user_comm), and makes the node regions (collective over comm).
+  mpi_transport(transport_rank& ctx, bool oversubscribed, MPI_Comm comm);
   ~mpi_transport() override;
 
   request_state* isend(transport_rank& ctx, const char* call, const void* data, std::size_t bytes,
@@ -63,7 +66,7 @@ class mpi_transport final : public transport {
   void finish(transport_rank& ctx) override;
   void describe(std::ostream& os) const override;
   /// The node regions are a shared-memory window (MPI_Win_allocate_shared) when every process of
-  /// MPI_COMM_WORLD is on one node. Processes poll, so wake() has nothing to do.
+  /// the run is on one node. Processes poll, so wake() has nothing to do.
   const node_regions* node_memory() const noexcept override {
     return region_win_ != MPI_WIN_NULL ? &regions_ : nullptr;
   }
@@ -71,6 +74,14 @@ class mpi_transport final : public transport {
   int peer_pid(int r) const noexcept override {
     return pids_.empty() ? 0 : pids_[static_cast<std::size_t>(r)];
   }
+
+  /// For the application (cairn::mpi_comm): a communicator over the run's processes, ranked
+  /// as the world, that cairn itself never uses.
+  MPI_Comm user_comm() const noexcept { return user_; }
+  /// For the application: a communicator over `members` (world ranks, in group order), made
+  /// on the first call (MPI_Comm_create_group: collective over the members only) and kept
+  /// until the transport ends. Throws cairn::error naming `call` if MPI fails.
+  MPI_Comm user_group_comm(const char* call, const std::vector<int>& members);
 
  private:
   /// request_state::phase of a receive posted by irecv_exact.
@@ -125,7 +136,10 @@ class mpi_transport final : public transport {
   std::deque<stashed> stash_;
   std::vector<std::unique_ptr<std::byte[]>> buffers_;  // every staging buffer
   std::vector<std::byte*> free_buffers_;
-  MPI_Comm exact_ = MPI_COMM_NULL;  // isend_exact / irecv_exact (array context)
+  MPI_Comm exact_ = MPI_COMM_NULL;                    // isend_exact / irecv_exact (array context)
+  MPI_Comm base_;                                     // the run's processes, as given (not owned)
+  MPI_Comm user_ = MPI_COMM_NULL;                     // user_comm()
+  std::map<std::vector<int>, MPI_Comm> user_groups_;  // user_group_comm(), by members
   MPI_Win region_win_ = MPI_WIN_NULL;
   node_regions regions_;
   std::vector<int> pids_;              // by world rank; empty: no cross-memory reads
@@ -134,13 +148,15 @@ class mpi_transport final : public transport {
 
 /// Initializes MPI once per process at thread level `level` (0 single, 1 funneled,
 /// 2 serialized, 3 multiple; MPI_Finalize runs at exit if cairn initialized it). Where MPI is
-/// already initialized, keeps the level provided and fails only if `progress_thread` needs
-/// more than it.
-void mpi_ensure_initialized(int level, bool progress_thread);
+/// already initialized, keeps the level provided. Returns what is wrong, or "": a level below
+/// `level` where cairn initialized MPI, or below multiple for the `progress_thread`.
+std::string mpi_ensure_initialized(int level, bool progress_thread);
+/// True while MPI is initialized and not finalized.
+bool mpi_active() noexcept;
 /// The thread level MPI provides (0..3 as above), or -1 outside MPI_Init..MPI_Finalize.
 int mpi_thread_level_provided() noexcept;
-/// Rank, size and node placement of MPI_COMM_WORLD.
-void mpi_world_layout(int& rank, int& size, std::vector<int>& node_of, int& node_count,
-                      int& local_size);
+/// Rank, size and node placement of the processes of `comm` (collective over comm).
+void mpi_world_layout(MPI_Comm comm, int& rank, int& size, std::vector<int>& node_of,
+                      int& node_count, int& local_size);
 
 }  // namespace cairn::detail

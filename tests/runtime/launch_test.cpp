@@ -4,7 +4,11 @@
 // failures ending a whole process or MPI job are checked by the failure tests.
 #include <chrono>
 #include <cstdlib>
+#include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "harness.hpp"
 
@@ -54,7 +58,13 @@ TEST(Launch, RanksFromCommandLine) {
   EXPECT_EQ(seen.load(), 5);
   char bad[] = "--cairn-ranks=zero";
   char* bad_args[] = {prog, bad, nullptr};
-  EXPECT_THROW((void)cairn::launch(2, bad_args, o, [](cairn::world&) {}), cairn::error);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(cairn::launch(2, bad_args, o, [&](cairn::world&) { seen.fetch_add(1); }), 2);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("cairn: --cairn-ranks=zero is not an integer in [1, 4096]"), std::string::npos)
+      << err;
+  EXPECT_EQ(seen.load(), 5);       // no rank ran
+  EXPECT_STREQ(bad_args[1], bad);  // a constant argc: argv is left as it is
 }
 
 TEST(Launch, EngineChoice) {
@@ -79,16 +89,186 @@ TEST(Launch, EngineChoice) {
     EXPECT_EQ(cairn::detect_engine(cairn::test::argc, cairn::test::argv), cairn::engine::mpi);
   }
   {
+    char prog[] = "prog", flag[] = "--cairn-engine", value[] = "mpi";
+    char* args[] = {prog, flag, value, nullptr};
+    scoped_env e("CAIRN_ENGINE", "threads");
+    EXPECT_EQ(cairn::detect_engine(3, args), cairn::engine::mpi);  // the flag wins
+  }
+  {
     scoped_env e("CAIRN_RANKS", "-2");
     cairn::launch_options o;
     o.engine = cairn::engine::threads;
-    EXPECT_THROW((void)cairn::launch(0, nullptr, o, [](cairn::world&) {}), cairn::error);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(cairn::launch(0, nullptr, o, [](cairn::world&) {}), 2);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("cairn: CAIRN_RANKS=-2 is not an integer in [1, 4096]"), std::string::npos)
+        << err;
   }
   if (!cairn::mpi_available()) {
     cairn::launch_options o;
     o.engine = cairn::engine::mpi;
-    EXPECT_THROW((void)cairn::launch(0, nullptr, o, [](cairn::world&) {}), cairn::error);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(cairn::launch(0, nullptr, o, [](cairn::world&) {}), 2);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("this build of cairn has no MPI"), std::string::npos) << err;
   }
+}
+
+// Every bad value of a variable cairn reads ends launch with exit code 2 and one line naming
+// the variable, its value and what is accepted; no rank runs, nothing is thrown.
+TEST(Launch, BadEnvironmentValuesReturnTwo) {
+  const struct {
+    const char* variable;
+    const char* value;
+    const char* message;
+  } cases[] = {
+      {"CAIRN_ENGINE", "foo", "cairn: CAIRN_ENGINE=foo is none of threads, mpi"},
+      {"CAIRN_RANKS", "abc", "cairn: CAIRN_RANKS=abc is not an integer in [1, 4096]"},
+      {"CAIRN_RANKS", "4097", "cairn: CAIRN_RANKS=4097 is not an integer in [1, 4096]"},
+      {"CAIRN_THREADS_NODES", "0", "cairn: CAIRN_THREADS_NODES=0 is not an integer in [1, 4096]"},
+      {"CAIRN_WATCHDOG_S", "-1", "cairn: CAIRN_WATCHDOG_S=-1 is not a number of seconds"},
+      {"CAIRN_WATCHDOG_S", "5s", "cairn: CAIRN_WATCHDOG_S=5s is not a number of seconds"},
+      {"CAIRN_PROGRESS", "fast", "cairn: CAIRN_PROGRESS=fast is none of calls, peers, thread"},
+      {"CAIRN_PROGRESS_INTERVAL_US", "2e6",
+       "cairn: CAIRN_PROGRESS_INTERVAL_US=2e6 is not a number of microseconds in [0, 1e6]"},
+      {"CAIRN_MPI_THREAD_LEVEL", "many",
+       "cairn: CAIRN_MPI_THREAD_LEVEL=many is none of single, funneled, serialized, multiple"},
+      {"CAIRN_BIND", "yes", "cairn: CAIRN_BIND=yes is none of cores, none"},
+      {"CAIRN_CMA", "2", "cairn: CAIRN_CMA=2 is none of 0, 1"},
+      {"CAIRN_COLL_CHECK", "on", "cairn: CAIRN_COLL_CHECK=on is none of 0, 1"},
+      {"CAIRN_STATS", "0", "cairn: CAIRN_STATS=0 is not accepted: set it to 1, or unset it"},
+  };
+  for (const auto& c : cases) {
+    scoped_env e(c.variable, c.value);
+    std::atomic<int> ran{0};
+    testing::internal::CaptureStderr();
+    const int rc = launch_threads(2, [&](cairn::world&) { ran.fetch_add(1); });
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, 2) << c.variable;
+    EXPECT_EQ(ran.load(), 0) << c.variable;
+    EXPECT_NE(err.find(c.message), std::string::npos) << err;
+  }
+}
+
+// Bad explicit options: the same exit code 2 and message, naming the field.
+TEST(Launch, BadOptionsReturnTwo) {
+  const auto rc_and_message = [](const cairn::launch_options& o) {
+    testing::internal::CaptureStderr();
+    const int rc = cairn::launch(0, nullptr, o, [](cairn::world&) { FAIL() << "a rank ran"; });
+    return std::make_pair(rc, testing::internal::GetCapturedStderr());
+  };
+  cairn::launch_options o;
+  o.engine = cairn::engine::threads;
+  o.ranks = 0;
+  auto [rc, err] = rc_and_message(o);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(err.find("cairn: launch_options::ranks = 0 is outside [1, 4096]"), std::string::npos)
+      << err;
+  o.ranks = 2;
+  o.threads_nodes = 0;
+  std::tie(rc, err) = rc_and_message(o);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(err.find("cairn: launch_options::threads_nodes = 0 is not at least 1"),
+            std::string::npos)
+      << err;
+  o.threads_nodes = std::nullopt;
+  o.progress_interval_us = -1;
+  std::tie(rc, err) = rc_and_message(o);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(err.find("cairn: launch_options::progress_interval_us = -1"), std::string::npos) << err;
+  o.progress_interval_us = std::nullopt;
+  o.engine = cairn::engine::mpi;  // refused before MPI is touched
+  o.progress = cairn::progress_mode::peers;
+  std::tie(rc, err) = rc_and_message(o);
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(err.find("cairn: progress mode 'peers' needs the threads engine"), std::string::npos)
+      << err;
+}
+
+// Flags: both forms, unknown ones and missing values refused, read up to "--", removed from a
+// modifiable argc/argv; the rank function sees the rest as world::args().
+TEST(Launch, FlagsAreReadAndRemoved) {
+  char prog[] = "prog", a[] = "alpha", f1[] = "--cairn-ranks", v1[] = "3",
+       f2[] = "--cairn-progress=calls", b[] = "beta", dashes[] = "--", after[] = "--cairn-bogus";
+  char* args[] = {prog, a, f1, v1, f2, b, dashes, after, nullptr};
+  int argc = 8;
+  std::atomic<int> seen{0};
+  cairn::launch_options o;
+  o.engine = cairn::engine::threads;
+  const std::vector<std::string> expect = {"prog", "alpha", "beta", "--", "--cairn-bogus"};
+  EXPECT_EQ(cairn::launch(argc, args, o,
+                          [&](cairn::world& w) {
+                            EXPECT_EQ(w.size(), 3);
+                            EXPECT_EQ(w.args(), expect);
+                            seen.fetch_add(1);
+                          }),
+            0);
+  EXPECT_EQ(seen.load(), 3);
+  ASSERT_EQ(argc, 5);
+  for (int i = 0; i < argc; ++i) EXPECT_EQ(args[i], expect[static_cast<std::size_t>(i)]);
+  EXPECT_EQ(args[5], nullptr);
+
+  // launch_options win over a flag, a flag over its variable.
+  {
+    char flag[] = "--cairn-ranks=5";
+    char* more[] = {prog, flag, nullptr};
+    scoped_env e("CAIRN_RANKS", "3");
+    o.ranks = 2;
+    EXPECT_EQ(cairn::launch(2, more, o, [](cairn::world& w) { EXPECT_EQ(w.size(), 2); }), 0);
+    o.ranks = std::nullopt;
+    EXPECT_EQ(cairn::launch(2, more, o, [](cairn::world& w) { EXPECT_EQ(w.size(), 5); }), 0);
+    EXPECT_EQ(cairn::launch(1, more, o, [](cairn::world& w) { EXPECT_EQ(w.size(), 3); }), 0);
+  }
+  const struct {
+    std::vector<std::string> args;
+    const char* message;
+  } bad[] = {
+      {{"--cairn-rank=3"},
+       "cairn: unknown flag --cairn-rank=3; cairn's flags are --cairn-help, "
+       "--cairn-engine, --cairn-ranks,"},
+      {{"--cairn-bogus"}, "cairn: unknown flag --cairn-bogus;"},
+      {{"x", "--cairn-ranks"}, "cairn: --cairn-ranks needs a value (N)"},
+      {{"--cairn-help=yes"}, "cairn: --cairn-help takes no value"},
+      {{"--cairn-ranks", "many"}, "cairn: --cairn-ranks=many is not an integer in [1, 4096]"},
+      {{"--cairn-engine=quantum"}, "cairn: --cairn-engine=quantum is none of threads, mpi"},
+      {{"--cairn-watchdog-s=soon"}, "cairn: --cairn-watchdog-s=soon is not a number of seconds"},
+  };
+  for (const auto& c : bad) {
+    std::vector<std::string> text = {"prog"};
+    text.insert(text.end(), c.args.begin(), c.args.end());
+    std::vector<char*> ptrs;
+    for (auto& t : text) ptrs.push_back(t.data());
+    ptrs.push_back(nullptr);
+    int n = static_cast<int>(text.size());
+    testing::internal::CaptureStderr();
+    const int rc = cairn::launch(n, ptrs.data(), o, [](cairn::world&) { FAIL() << "a rank ran"; });
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, 2) << c.message;
+    EXPECT_NE(err.find(c.message), std::string::npos) << err;
+  }
+}
+
+// --cairn-help lists every flag and variable, runs no rank and returns 0.
+TEST(Launch, HelpListsFlagsAndVariables) {
+  // As a process outside an MPI job (rank 0 of one prints).
+  scoped_env a("OMPI_COMM_WORLD_RANK", nullptr), b("PMI_RANK", nullptr), c("PMIX_RANK", nullptr),
+      d("SLURM_PROCID", nullptr);
+  char prog[] = "prog", help[] = "--cairn-help", keep[] = "mine";
+  char* args[] = {prog, help, keep, nullptr};
+  int argc = 3;
+  testing::internal::CaptureStdout();
+  const int rc = cairn::launch(argc, args, [](cairn::world&) { FAIL() << "a rank ran"; });
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(argc, 2);
+  EXPECT_STREQ(args[1], "mine");
+  for (const char* part :
+       {"--cairn-help", "--cairn-engine=threads|mpi, CAIRN_ENGINE=threads|mpi",
+        "--cairn-ranks=N, CAIRN_RANKS=N", "--cairn-threads-nodes=K, CAIRN_THREADS_NODES=K",
+        "--cairn-watchdog-s=S, CAIRN_WATCHDOG_S=S", "CAIRN_PROGRESS=calls|peers|thread",
+        "CAIRN_PROGRESS_INTERVAL_US=U", "CAIRN_MPI_THREAD_LEVEL=", "CAIRN_BIND=cores|none",
+        "CAIRN_CMA=0|1", "CAIRN_COLL=RULES", "CAIRN_COLL_CHECK=0|1", "CAIRN_STATS=1"})
+    EXPECT_NE(out.find(part), std::string::npos) << part << "\n" << out;
 }
 
 TEST(Launch, ExceptionOnOneRankEndsTheRun) {

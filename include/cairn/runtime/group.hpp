@@ -43,6 +43,8 @@ class group : public coll::collectives<group> {
 
   /// Internal: where a collective on this group runs (throws if this rank is not a member).
   [[nodiscard]] detail::coll_target coll_target(const char* call) const;
+  /// Internal: the rank's runtime state (throws for an empty handle or after the run ended).
+  [[nodiscard]] detail::rank_context& context(const char* call) const;
   /// Internal.
   group(std::shared_ptr<detail::rank_context> ctx, std::shared_ptr<const detail::group_members> m);
 

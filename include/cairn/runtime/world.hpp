@@ -8,8 +8,10 @@
 #include <optional>
 #include <ranges>
 #include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "cairn/coll/generalized.hpp"
 #include "cairn/runtime/detail/sized_receive.hpp"
@@ -85,6 +87,10 @@ class world : public coll::collectives<world>,
   [[nodiscard]] int ranks_on_node() const;
   /// Largest tag accepted by point-to-point calls on this engine (at least 32767).
   [[nodiscard]] int tag_ub() const;
+  /// The program's arguments as launch received them, cairn's flags (`--cairn-*` and their
+  /// values) removed: args()[0] is argv[0] (the program), then the others in order. Empty where
+  /// launch was given no argv. The same on every rank of the run.
+  [[nodiscard]] const std::vector<std::string>& args() const;
 
   /// Starts sending `data` to rank `dest` (or nowhere: proc_null). The buffer must stay
   /// untouched until completion, so `data` is an lvalue, a span or a view
