@@ -13,7 +13,9 @@ namespace cairn {
 
 /// a + b
 struct plus {
+  /// The order of operands does not matter.
   static constexpr bool commutative = true;
+  /// Combines two operands.
   template <class T>
   T operator()(const T& a, const T& b) const {
     return a + b;
@@ -21,7 +23,9 @@ struct plus {
 };
 /// a * b
 struct multiplies {
+  /// The order of operands does not matter.
   static constexpr bool commutative = true;
+  /// Combines two operands.
   template <class T>
   T operator()(const T& a, const T& b) const {
     return a * b;
@@ -29,7 +33,9 @@ struct multiplies {
 };
 /// The smaller of a and b.
 struct min {
+  /// The order of operands does not matter.
   static constexpr bool commutative = true;
+  /// Combines two operands.
   template <class T>
   T operator()(const T& a, const T& b) const {
     return b < a ? b : a;
@@ -37,7 +43,9 @@ struct min {
 };
 /// The larger of a and b.
 struct max {
+  /// The order of operands does not matter.
   static constexpr bool commutative = true;
+  /// Combines two operands.
   template <class T>
   T operator()(const T& a, const T& b) const {
     return a < b ? b : a;
@@ -45,7 +53,9 @@ struct max {
 };
 /// a && b
 struct logical_and {
+  /// The order of operands does not matter.
   static constexpr bool commutative = true;
+  /// Combines two operands.
   template <class T>
   T operator()(const T& a, const T& b) const {
     return static_cast<T>(a && b);
@@ -53,7 +63,9 @@ struct logical_and {
 };
 /// a || b
 struct logical_or {
+  /// The order of operands does not matter.
   static constexpr bool commutative = true;
+  /// Combines two operands.
   template <class T>
   T operator()(const T& a, const T& b) const {
     return static_cast<T>(a || b);
@@ -61,7 +73,9 @@ struct logical_or {
 };
 /// a != b as truth values
 struct logical_xor {
+  /// The order of operands does not matter.
   static constexpr bool commutative = true;
+  /// Combines two operands.
   template <class T>
   T operator()(const T& a, const T& b) const {
     return static_cast<T>(!a != !b);
@@ -69,7 +83,9 @@ struct logical_xor {
 };
 /// a & b
 struct bit_and {
+  /// The order of operands does not matter.
   static constexpr bool commutative = true;
+  /// Combines two operands.
   template <class T>
   T operator()(const T& a, const T& b) const {
     return a & b;
@@ -77,7 +93,9 @@ struct bit_and {
 };
 /// a | b
 struct bit_or {
+  /// The order of operands does not matter.
   static constexpr bool commutative = true;
+  /// Combines two operands.
   template <class T>
   T operator()(const T& a, const T& b) const {
     return a | b;
@@ -85,7 +103,9 @@ struct bit_or {
 };
 /// a ^ b
 struct bit_xor {
+  /// The order of operands does not matter.
   static constexpr bool commutative = true;
+  /// Combines two operands.
   template <class T>
   T operator()(const T& a, const T& b) const {
     return a ^ b;
@@ -95,13 +115,15 @@ struct bit_xor {
 /// A value with the rank (or any index) it came from, for minloc/maxloc.
 template <class T>
 struct value_index {
-  T value;
-  int index;
+  T value;    ///< the value compared
+  int index;  ///< where it came from (a rank)
   friend bool operator==(const value_index&, const value_index&) = default;
 };
 /// Smallest value; on ties the smallest index (MPI_MINLOC).
 struct minloc {
+  /// The order of operands does not matter.
   static constexpr bool commutative = true;
+  /// Combines two operands.
   template <class T>
   value_index<T> operator()(const value_index<T>& a, const value_index<T>& b) const {
     if (b.value < a.value || (!(a.value < b.value) && b.index < a.index)) return b;
@@ -110,7 +132,9 @@ struct minloc {
 };
 /// Largest value; on ties the smallest index (MPI_MAXLOC).
 struct maxloc {
+  /// The order of operands does not matter.
   static constexpr bool commutative = true;
+  /// Combines two operands.
   template <class T>
   value_index<T> operator()(const value_index<T>& a, const value_index<T>& b) const {
     if (a.value < b.value || (!(b.value < a.value) && b.index < a.index)) return b;
@@ -174,8 +198,9 @@ inline constexpr bool is_commutative_v = is_commutative<std::remove_cvref_t<Op>>
 /// order when `commutative` is false.
 template <class F>
 struct user_op {
-  F f;
-  bool commutative = false;
+  F f;                       ///< the combining function
+  bool commutative = false;  ///< whether the order of operands may change
+  /// Combines two operands.
   template <class T>
   T operator()(const T& a, const T& b) const {
     return f(a, b);
