@@ -418,5 +418,6 @@ TEST(Launch, LateBoardDisagreementFailsTheRun) {
                 err.find("cairn::reduce: rank 1: ranks disagree on the call") != std::string::npos)
         << err;
     EXPECT_NE(err.find("had returned"), std::string::npos) << err;
+    EXPECT_EQ(err.find("cairn::cairn::"), std::string::npos) << err;  // one prefix
   }
 }

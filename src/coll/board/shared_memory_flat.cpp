@@ -513,7 +513,7 @@ void board_finish_tails(rank_context& ctx) {
   cs.watch_board({});
   std::string why;
   board_take_deferred(ctx, why);
-  if (!why.empty()) fail("cairn::launch", ctx.rank(), why);
+  if (!why.empty()) fail("launch", ctx.rank(), why);
 }
 
 void board_take_deferred(rank_context& ctx, std::string& error) {
