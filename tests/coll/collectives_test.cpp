@@ -711,7 +711,8 @@ TEST(Collectives, BadInput) {
     EXPECT_TRUE(contains(
         msg, "cairn::scan: rank " + std::to_string(me) + ": output holds 3 elements, input 4"))
         << msg;
-    msg = message_of([&] { (void)w.iexscan(v, std::vector<int>(5)); });
+    std::vector<int> five(5);
+    msg = message_of([&] { (void)w.iexscan(v, five); });
     EXPECT_TRUE(contains(
         msg, "cairn::iexscan: rank " + std::to_string(me) + ": output holds 5 elements, input 4"))
         << msg;

@@ -38,8 +38,18 @@ void body(cairn::world& w) {
   auto d = w.recv_init(std::span<double>(buf).subspan(5), 0);
   a.wait();
   b.wait();
+#elif CAIRN_CF_CASE == 6
+  // Collectives: a temporary output of a non-blocking collective.
+  std::vector<double> in(100, 1.0);
+  auto r = w.iallreduce(in, CAIRN_CF_BUFFER(100), cairn::plus{});
+  r.wait();
+#elif CAIRN_CF_CASE == 7
+  // ... and a temporary input (read by later rounds).
+  std::vector<double> out(100 * static_cast<std::size_t>(w.size()));
+  auto r = w.iallgather(CAIRN_CF_BUFFER(100), out);
+  r.wait();
 #else
-#error "CAIRN_CF_CASE must be 1 to 5"
+#error "CAIRN_CF_CASE must be 1 to 7"
 #endif
 }
 

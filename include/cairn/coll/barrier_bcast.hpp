@@ -30,7 +30,7 @@ class barrier_bcast_collectives {
   }
 
   /// Broadcasts `buf` from group rank `root` to every member.
-  template <detail::writable_data R>
+  template <detail::lasting_output R>
   request ibcast(R&& buf, int root, bcast_algorithm alg = bcast_algorithm::automatic) {
     return detail::start_prepared(bcast_impl("ibcast", buf, root, alg));
   }

@@ -4,7 +4,10 @@
 /// `coll_target(call)`). Every collective is `i<name>(...) -> request`; the blocking form is
 /// `<name>(...)` = `i<name>(...).wait()`, and the persistent form `<name>_init(...) ->
 /// persistent_request` plans once and runs on every `start()` (its buffers stay bound, so they
-/// must be lvalues or views — borrowed ranges: a temporary vector does not compile). Collectives
+/// must be lvalues or views — borrowed ranges: a temporary vector does not compile). The
+/// non-blocking forms read and write their buffers after they returned, so they too take only
+/// lvalues and views (detail::lasting_input, detail::lasting_output); a temporary given to a
+/// value form is copied instead. Collectives
 /// progress whenever any cairn call runs. Where a call takes an algorithm, `automatic` picks it by
 /// message and group size (the default table, overridable by CAIRN_COLL; see
 /// cairn/coll/algorithms.hpp).

@@ -26,8 +26,8 @@ class gather_scatter_collectives {
   /// `root` (binomial tree): on the root, `out` must hold at least size() x n elements and gets
   /// member i's block at [i n, (i + 1) n); elsewhere `out` is ignored and may be empty. Where
   /// both are used, `in` and `out` must not overlap.
-  template <detail::contiguous_data In, detail::writable_data Out>
-  request igather(const In& in, Out&& out, int root) {
+  template <detail::lasting_input In, detail::lasting_output Out>
+  request igather(In&& in, Out&& out, int root) {
     return detail::start_prepared(gather_impl("igather", in, out, root));
   }
   /// Blocking gather.
@@ -43,7 +43,7 @@ class gather_scatter_collectives {
   }
   /// In-place gather: `buf` holds size() x n elements with this member's block already at
   /// [rank() n, (rank() + 1) n); on the root the others' blocks land around it.
-  template <detail::writable_data R>
+  template <detail::lasting_output R>
   request igather(in_place_t, R&& buf, int root) {
     return detail::start_prepared(gather_impl("igather", in_place, buf, root));
   }
@@ -63,8 +63,8 @@ class gather_scatter_collectives {
   /// n = out.size() elements (the same n everywhere), member i the block [i n, (i + 1) n) of
   /// the root's `in`, which must hold at least size() x n elements; elsewhere `in` is ignored
   /// and may be empty. Where both are used, `in` and `out` must not overlap.
-  template <detail::contiguous_data In, detail::writable_data Out>
-  request iscatter(const In& in, Out&& out, int root) {
+  template <detail::lasting_input In, detail::lasting_output Out>
+  request iscatter(In&& in, Out&& out, int root) {
     return detail::start_prepared(scatter_impl("iscatter", in, out, root));
   }
   /// Blocking scatter.
@@ -80,7 +80,7 @@ class gather_scatter_collectives {
   }
   /// In-place scatter: `buf` holds size() x n elements; the root's own block stays where it is
   /// (it receives nothing), elsewhere this member's block lands at [rank() n, (rank() + 1) n).
-  template <detail::writable_data R>
+  template <detail::lasting_output R>
   request iscatter(R&& buf, in_place_t, int root) {
     return detail::start_prepared(scatter_impl("iscatter", buf, in_place, root));
   }
@@ -99,9 +99,8 @@ class gather_scatter_collectives {
   /// Gathers `in` (n elements, the same n on every member) of every member to every member:
   /// `out` must hold at least size() x n elements and gets member i's block at [i n, (i + 1) n).
   /// `in` and `out` must not overlap.
-  template <detail::contiguous_data In, detail::writable_data Out>
-  request iallgather(const In& in, Out&& out,
-                     allgather_algorithm alg = allgather_algorithm::automatic) {
+  template <detail::lasting_input In, detail::lasting_output Out>
+  request iallgather(In&& in, Out&& out, allgather_algorithm alg = allgather_algorithm::automatic) {
     return detail::start_prepared(allgather_impl("iallgather", in, out, alg));
   }
   /// Blocking allgather.
@@ -118,7 +117,7 @@ class gather_scatter_collectives {
   }
   /// In-place allgather: `buf` holds size() x n elements with this member's block already at
   /// [rank() n, (rank() + 1) n); the others' blocks land around it.
-  template <detail::writable_data R>
+  template <detail::lasting_output R>
   request iallgather(in_place_t, R&& buf,
                      allgather_algorithm alg = allgather_algorithm::automatic) {
     return detail::start_prepared(allgather_impl("iallgather", in_place, buf, alg));
@@ -138,9 +137,8 @@ class gather_scatter_collectives {
   /// Personalized all-to-all exchange: `in` holds size() blocks of n elements (the same n on
   /// every member); block j goes to member j, and block i of `out` (which must hold at least
   /// size() x n elements) comes from member i. `in` and `out` must not overlap.
-  template <detail::contiguous_data In, detail::writable_data Out>
-  request ialltoall(const In& in, Out&& out,
-                    alltoall_algorithm alg = alltoall_algorithm::automatic) {
+  template <detail::lasting_input In, detail::lasting_output Out>
+  request ialltoall(In&& in, Out&& out, alltoall_algorithm alg = alltoall_algorithm::automatic) {
     return detail::start_prepared(alltoall_impl("ialltoall", in, out, alg));
   }
   /// Blocking alltoall.
@@ -157,7 +155,7 @@ class gather_scatter_collectives {
   /// In-place alltoall: `buf` holds size() blocks of n elements; block j is sent to member j and
   /// replaced by the block from member j. The pairwise exchange then works on a copy of `buf`
   /// in scratch (size() x n elements); Bruck needs none beyond its own.
-  template <detail::writable_data R>
+  template <detail::lasting_output R>
   request ialltoall(in_place_t, R&& buf, alltoall_algorithm alg = alltoall_algorithm::automatic) {
     return detail::start_prepared(alltoall_impl("ialltoall", in_place, buf, alg));
   }

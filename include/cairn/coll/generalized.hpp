@@ -147,8 +147,8 @@ class generalized_collectives {
   /// pruned butterfly, delivery to R_np: at most 2 + floor(log2 |P|) stages when |R_np| <= |P|
   /// (one less where direct delivery skips a forwarding hop). Plans are cached per rank by
   /// (P, R, size, options): a repeated call plans nothing.
-  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-  request ireduce(rank_set participants, rank_set receivers, const In& in, Out&& out, Op op = {},
+  template <detail::lasting_input In, detail::lasting_output Out, class Op = plus>
+  request ireduce(rank_set participants, rank_set receivers, In&& in, Out&& out, Op op = {},
                   generalized_reduce_options opt = {}) {
     return detail::start_prepared(
         reduce_impl("ireduce", participants, receivers, in, out, op, opt));

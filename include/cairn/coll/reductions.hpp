@@ -27,8 +27,8 @@ class reduction_collectives {
  public:
   /// Reduces `in` of every member element-wise with `op` into `out` on `root` (`out` is
   /// ignored elsewhere and may be empty there).
-  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-  request ireduce(const In& in, Out&& out, int root, Op op = {},
+  template <detail::lasting_input In, detail::lasting_output Out, class Op = plus>
+  request ireduce(In&& in, Out&& out, int root, Op op = {},
                   reduce_algorithm alg = reduce_algorithm::automatic) {
     return detail::start_prepared(reduce_impl("ireduce", in, out, root, op, alg));
   }
@@ -47,7 +47,7 @@ class reduction_collectives {
   }
   /// In-place reduce: `buf` holds this member's input and, on `root`, receives the result
   /// (elsewhere it is only read).
-  template <detail::writable_data R, class Op = plus>
+  template <detail::lasting_output R, class Op = plus>
   request ireduce(in_place_t, R&& buf, int root, Op op = {},
                   reduce_algorithm alg = reduce_algorithm::automatic) {
     return detail::start_prepared(reduce_impl("ireduce", buf, buf, root, op, alg));
@@ -68,15 +68,15 @@ class reduction_collectives {
 
   /// Reduces `in` of every member element-wise with `op`; every member gets the result in
   /// `out` (same size as `in`).
-  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+  template <detail::lasting_input In, detail::lasting_output Out, class Op = plus>
   requires(!std::ranges::range<Op>) request
-      iallreduce(const In& in, Out&& out, Op op = {},
+      iallreduce(In&& in, Out&& out, Op op = {},
                  allreduce_algorithm alg = allreduce_algorithm::automatic) {
     return detail::start_prepared(allreduce_impl("iallreduce", std::ranges::data(in),
                                                  std::ranges::size(in), out, op, alg, false));
   }
   /// In-place form: `inout` holds this member's input and receives the result.
-  template <detail::writable_data InOut, class Op>
+  template <detail::lasting_output InOut, class Op>
   requires(!std::ranges::range<Op>) request
       iallreduce(InOut&& inout, Op op, allreduce_algorithm alg = allreduce_algorithm::automatic) {
     return detail::start_prepared(allreduce_impl("iallreduce", std::ranges::data(inout),
@@ -115,7 +115,7 @@ class reduction_collectives {
                                              std::ranges::size(inout), inout, op, alg, true));
   }
   /// In-place allreduce with the tag, as the other in-place forms (same as `iallreduce(buf, op)`).
-  template <detail::writable_data R, class Op = plus>
+  template <detail::lasting_output R, class Op = plus>
   requires(!std::ranges::range<Op>) request
       iallreduce(in_place_t, R&& buf, Op op = {},
                  allreduce_algorithm alg = allreduce_algorithm::automatic) {
@@ -140,9 +140,9 @@ class reduction_collectives {
   /// n on every member; at least size() x n elements) and member i gets block i of the
   /// reduction, [i n, (i + 1) n), in `out`. `in` and `out` must not overlap. Operands are
   /// combined in rank order unless `op` is commutative.
-  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
+  template <detail::lasting_input In, detail::lasting_output Out, class Op = plus>
   request ireduce_scatter_block(
-      const In& in, Out&& out, Op op = {},
+      In&& in, Out&& out, Op op = {},
       reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
     return detail::start_prepared(
         reduce_scatter_block_impl("ireduce_scatter_block", in, out, op, alg));
@@ -165,7 +165,7 @@ class reduction_collectives {
   }
   /// In-place reduce_scatter_block (MPI semantics): `buf` holds the size() x n input, and this
   /// member's block of the reduction lands in its first n elements (the rest is left as is).
-  template <detail::writable_data R, class Op = plus>
+  template <detail::lasting_output R, class Op = plus>
   request ireduce_scatter_block(
       in_place_t, R&& buf, Op op = {},
       reduce_scatter_block_algorithm alg = reduce_scatter_block_algorithm::automatic) {
@@ -191,8 +191,8 @@ class reduction_collectives {
   /// Inclusive prefix reduction in group-rank order (MPI_Scan, recursive doubling): member i
   /// gets in_0 op in_1 op ... op in_i, element-wise, in `out` (same size as `in`; they must not
   /// overlap).
-  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-  request iscan(const In& in, Out&& out, Op op = {}) {
+  template <detail::lasting_input In, detail::lasting_output Out, class Op = plus>
+  request iscan(In&& in, Out&& out, Op op = {}) {
     return detail::start_prepared(scan_impl("iscan", in, out, op, false));
   }
   /// Blocking scan.
@@ -207,7 +207,7 @@ class reduction_collectives {
     return persistent_request(scan_impl("scan_init", in, out, op, false));
   }
   /// In-place scan: `buf` holds this member's input and receives its prefix.
-  template <detail::writable_data R, class Op = plus>
+  template <detail::lasting_output R, class Op = plus>
   request iscan(in_place_t, R&& buf, Op op = {}) {
     return detail::start_prepared(scan_impl("iscan", in_place, buf, op, false));
   }
@@ -226,8 +226,8 @@ class reduction_collectives {
   /// Exclusive prefix reduction in group-rank order (MPI_Exscan, recursive doubling): member
   /// i > 0 gets in_0 op ... op in_(i-1), element-wise, in `out` (same size as `in`; they must
   /// not overlap). The output of member 0 is left untouched.
-  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-  request iexscan(const In& in, Out&& out, Op op = {}) {
+  template <detail::lasting_input In, detail::lasting_output Out, class Op = plus>
+  request iexscan(In&& in, Out&& out, Op op = {}) {
     return detail::start_prepared(scan_impl("iexscan", in, out, op, true));
   }
   /// Blocking exscan.
@@ -243,7 +243,7 @@ class reduction_collectives {
   }
   /// In-place exscan: `buf` holds this member's input and receives its exclusive prefix (member
   /// 0's is left as is).
-  template <detail::writable_data R, class Op = plus>
+  template <detail::lasting_output R, class Op = plus>
   request iexscan(in_place_t, R&& buf, Op op = {}) {
     return detail::start_prepared(scan_impl("iexscan", in_place, buf, op, true));
   }
@@ -264,8 +264,8 @@ class reduction_collectives {
   /// (counts[0] + ... elements), member i gets block i of the reduction in the first
   /// counts[i] elements of `out`. Every member passes the same `counts`. Operands are combined
   /// in rank order.
-  template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
-  request ireduce_scatter(const In& in, Out&& out, count_list counts, Op op = {}) {
+  template <detail::lasting_input In, detail::lasting_output Out, class Op = plus>
+  request ireduce_scatter(In&& in, Out&& out, count_list counts, Op op = {}) {
     return detail::start_prepared(reduce_scatter_impl("ireduce_scatter", in, out, counts, op));
   }
   /// Blocking reduce_scatter.

@@ -26,13 +26,13 @@ class vector_collectives {
   /// sends its whole `in`, which must be counts[i] elements; the root places it at
   /// displs[i] of `out` (elements; empty `displs` = packed in rank order). `counts`, `displs`
   /// and `out` matter on the root only (elsewhere they may be empty).
-  template <detail::contiguous_data In, detail::writable_data Out>
-  request igatherv(const In& in, Out&& out, count_list counts, count_list displs, int root) {
+  template <detail::lasting_input In, detail::lasting_output Out>
+  request igatherv(In&& in, Out&& out, count_list counts, count_list displs, int root) {
     return detail::start_prepared(gatherv_impl("igatherv", in, out, counts, displs, root));
   }
   /// igatherv with the blocks packed in rank order.
-  template <detail::contiguous_data In, detail::writable_data Out>
-  request igatherv(const In& in, Out&& out, count_list counts, int root) {
+  template <detail::lasting_input In, detail::lasting_output Out>
+  request igatherv(In&& in, Out&& out, count_list counts, int root) {
     return detail::start_prepared(gatherv_impl("igatherv", in, out, counts, {}, root));
   }
   /// Blocking gatherv.
@@ -56,13 +56,13 @@ class vector_collectives {
   /// i receives counts[i] elements from displs[i] of the root's `in` (elements; empty `displs`
   /// = packed in rank order) into its whole `out`, which must be counts[i] elements.
   /// `counts`, `displs` and `in` matter on the root only.
-  template <detail::contiguous_data In, detail::writable_data Out>
-  request iscatterv(const In& in, Out&& out, count_list counts, count_list displs, int root) {
+  template <detail::lasting_input In, detail::lasting_output Out>
+  request iscatterv(In&& in, Out&& out, count_list counts, count_list displs, int root) {
     return detail::start_prepared(scatterv_impl("iscatterv", in, out, counts, displs, root));
   }
   /// iscatterv with the blocks packed in rank order.
-  template <detail::contiguous_data In, detail::writable_data Out>
-  request iscatterv(const In& in, Out&& out, count_list counts, int root) {
+  template <detail::lasting_input In, detail::lasting_output Out>
+  request iscatterv(In&& in, Out&& out, count_list counts, int root) {
     return detail::start_prepared(scatterv_impl("iscatterv", in, out, counts, {}, root));
   }
   /// Blocking scatterv.
@@ -85,8 +85,8 @@ class vector_collectives {
   /// Gathers blocks of different sizes to every member (MPI_Allgatherv, ring): member i sends
   /// its whole `in` (counts[i] elements), placed at displs[i] of every `out` (elements; empty
   /// `displs` = packed). Every member passes the same `counts` and `displs`.
-  template <detail::contiguous_data In, detail::writable_data Out>
-  request iallgatherv(const In& in, Out&& out, count_list counts, count_list displs = {}) {
+  template <detail::lasting_input In, detail::lasting_output Out>
+  request iallgatherv(In&& in, Out&& out, count_list counts, count_list displs = {}) {
     return detail::start_prepared(allgatherv_impl("iallgatherv", in, out, counts, displs));
   }
   /// Blocking allgatherv.
@@ -105,15 +105,15 @@ class vector_collectives {
   /// send_counts[j] elements at send_displs[j] of `in` go to member j; the recv_counts[i]
   /// elements from member i land at recv_displs[i] of `out` (elements; empty displacements =
   /// packed). send_counts[j] here must equal recv_counts[i] on member j (i = this member).
-  template <detail::contiguous_data In, detail::writable_data Out>
-  request ialltoallv(const In& in, count_list send_counts, count_list send_displs, Out&& out,
+  template <detail::lasting_input In, detail::lasting_output Out>
+  request ialltoallv(In&& in, count_list send_counts, count_list send_displs, Out&& out,
                      count_list recv_counts, count_list recv_displs) {
     return detail::start_prepared(
         alltoallv_impl("ialltoallv", in, send_counts, send_displs, out, recv_counts, recv_displs));
   }
   /// ialltoallv with the blocks packed in rank order.
-  template <detail::contiguous_data In, detail::writable_data Out>
-  request ialltoallv(const In& in, count_list send_counts, Out&& out, count_list recv_counts) {
+  template <detail::lasting_input In, detail::lasting_output Out>
+  request ialltoallv(In&& in, count_list send_counts, Out&& out, count_list recv_counts) {
     return detail::start_prepared(
         alltoallv_impl("ialltoallv", in, send_counts, {}, out, recv_counts, {}));
   }
