@@ -6,12 +6,32 @@
 // (src/coll/board/shared_memory_direct.cpp) read their peers' inputs and write their outputs.
 // mpi_transport probes at launch whether the kernel lets every process read its peers (same
 // user, no ptrace restriction); CAIRN_CMA=0 turns it off.
+//
+// One call moves at most the kernel's MAX_RW_COUNT (2 GiB - 4 KiB) and returns the count it
+// moved, so every copy here goes through cross_memory_move: windows of at most that size,
+// again after a short call, until every byte moved or a call fails (its errno).
 
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include <cstddef>
 
 namespace cairn::detail {
+
+/// The most one process_vm_readv/writev call moves (the kernel's MAX_RW_COUNT: INT_MAX rounded
+/// down to a 4 KiB page); a call asked for more returns short.
+inline constexpr std::size_t cross_memory_call_max = 0x7ffff000;
+
+/// One process_vm_readv / process_vm_writev call (their signature; tests pass a fake).
+using cross_memory_call = ssize_t (*)(pid_t, const iovec*, unsigned long, const iovec*,
+                                      unsigned long, unsigned long);
+
+/// Moves every byte of `local[0..nl)` from or to `remote[0..nr)` of process `pid` (both lists
+/// hold the same total) with `call`, at most `max_per_call` bytes per call, again after a call
+/// that stopped short. 0 when every byte moved, else the errno of the call that failed (EFAULT
+/// for one that moved nothing). Trims the lists' entries during a call and restores them.
+int cross_memory_move(cross_memory_call call, int pid, iovec* local, std::size_t nl, iovec* remote,
+                      std::size_t nr, std::size_t max_per_call = cross_memory_call_max) noexcept;
 
 /// Gathers the runs copied from one peer and reads them in batches of iovecs (one system call
 /// per `batch` iovecs on either side). Large (32 KiB of iovecs): keep one per thread.
@@ -24,7 +44,7 @@ class cross_memory_reader {
   void begin(int pid) noexcept {
     pid_ = pid;
     error_ = 0;
-    nl_ = nr_ = want_ = 0;
+    nl_ = nr_ = 0;
   }
   /// Copies `bytes` from address `from` of the peer to `to` (at the latest in finish()); a run
   /// adjacent to the previous one on either side extends its iovec (the kernel's cost is per
@@ -45,10 +65,8 @@ class cross_memory_reader {
       remote_[nr_ - 1].iov_len += bytes;
     else
       remote_[nr_++] = {const_cast<std::byte*>(from), bytes};
-    want_ += bytes;
   }
-  /// Reads what is gathered; 0 if every byte arrived, else the errno of the failed read (or
-  /// EFAULT for a short one).
+  /// Reads what is gathered; 0 if every byte arrived, else the errno of the failed read.
   int finish() noexcept {
     flush();
     return error_;
@@ -62,13 +80,13 @@ class cross_memory_reader {
 
   int pid_ = 0;
   int error_ = 0;
-  std::size_t nl_ = 0, nr_ = 0, want_ = 0;
+  std::size_t nl_ = 0, nr_ = 0;
   iovec local_[batch], remote_[batch];
 };
 
 /// Copies `bytes` between this process's `local` and process `pid`'s `remote` memory in one
 /// span each way: reads (remote -> local) or, with `write`, writes (local -> remote); 0 if every
-/// byte moved, else the errno of the failed call (EFAULT for one that stopped short).
+/// byte moved, else the errno of the failed call. Any size: see cross_memory_move.
 int cross_memory_copy(int pid, void* local, void* remote, std::size_t bytes, bool write) noexcept;
 
 /// True if this process can read the 8-byte word at address `from` of process `pid` and finds

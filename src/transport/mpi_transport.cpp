@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
+#include <cassert>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -37,10 +37,9 @@ MPI_Request* mpi_reqs(request_state* s) noexcept {
   fail(call, rank, "MPI error: ", std::string(text, static_cast<std::size_t>(len)));
 }
 
-int checked_int_bytes(const char* call, int rank, std::size_t bytes) {
-  if (bytes > static_cast<std::size_t>(INT_MAX))
-    fail(call, rank, "message of ", bytes,
-         " bytes exceeds the MPI engine's limit of 2147483647 bytes per message");
+// A count MPI takes: callers pass at most chunk_bytes.
+int int_count(std::size_t bytes) noexcept {
+  assert(bytes <= mpi_transport::chunk_bytes);
   return static_cast<int>(bytes);
 }
 
@@ -273,10 +272,61 @@ void mpi_transport::give_buffer(void* b) noexcept {
   if (b) free_buffers_.push_back(static_cast<std::byte*>(b));
 }
 
+std::byte* mpi_transport::make_header(int dest, std::size_t bytes, std::uint64_t& seq) {
+  std::byte* hbuf = take_buffer();
+  std::uint64_t& next = next_seq_[static_cast<std::size_t>(dest)];
+  seq = next;
+  next = (next + 1) % (static_cast<std::uint64_t>(tag_ub_) + 1);
+  const header h{bytes, seq};
+  std::memcpy(hbuf, &h, sizeof h);
+  return hbuf;
+}
+
+int mpi_transport::post_chunks(bool send, void* data, std::size_t bytes, int peer, int tag,
+                               MPI_Comm comm, std::vector<MPI_Request>& reqs) {
+  auto* at = static_cast<std::byte*>(data);
+  for (std::size_t off = 0; off < bytes; off += chunk_bytes) {
+    const int n = int_count(std::min(chunk_bytes, bytes - off));
+    reqs.push_back(MPI_REQUEST_NULL);
+    const int rc = send ? MPI_Isend(at + off, n, MPI_BYTE, peer, tag, comm, &reqs.back())
+                        : MPI_Irecv(at + off, n, MPI_BYTE, peer, tag, comm, &reqs.back());
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+bool mpi_transport::finish_chunked(request_state* s, bool wait) {
+  auto* ch = static_cast<chunked*>(s->engine_ptr);
+  int flag = 1;
+  const int n = static_cast<int>(ch->reqs.size());
+  const int rc = wait ? MPI_Waitall(n, ch->reqs.data(), MPI_STATUSES_IGNORE)
+                      : MPI_Testall(n, ch->reqs.data(), &flag, MPI_STATUSES_IGNORE);
+  if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx_.rank(), rc);
+  if (!flag) return false;
+  give_buffer(ch->header);
+  delete[] ch->scratch;
+  delete ch;
+  s->engine_ptr = nullptr;
+  s->done.store(1, std::memory_order_relaxed);
+  ctx_.note_progress();
+  return true;
+}
+
+void mpi_transport::drop_send(request_state* s) noexcept {
+  if (s->phase == chunked_phase) {
+    auto* ch = static_cast<chunked*>(s->engine_ptr);
+    give_buffer(ch->header);
+    delete ch;
+  } else {
+    give_buffer(s->engine_ptr);
+  }
+  s->engine_ptr = nullptr;
+}
+
 request_state* mpi_transport::isend(transport_rank& ctx, const char* call, const void* data,
                                     std::size_t bytes, int dest, int tag, msg_context c) {
-  const int n = checked_int_bytes(call, ctx.rank(), bytes);
   if (c == msg_context::coll && bytes <= direct_limit) {
+    const int n = static_cast<int>(bytes);
     // A collective's short message: every MPI sends it eagerly, so MPI_Send returns once it is
     // copied out, and no request is left to test (the executor posts a round's receives
     // before its sends, and never depends on a short send's completion to progress).
@@ -290,21 +340,30 @@ request_state* mpi_transport::isend(transport_rank& ctx, const char* call, const
   MPI_Request* reqs = mpi_reqs(s);
   int rc = MPI_SUCCESS;
   if (bytes <= direct_limit) {
-    rc = MPI_Isend(data, n, MPI_BYTE, dest, tag, small(c), &reqs[0]);
-  } else {
-    std::byte* hbuf = take_buffer();
-    std::uint64_t& seq = next_seq_[static_cast<std::size_t>(dest)];
-    const header h{bytes, seq};
-    seq = (seq + 1) % (static_cast<std::uint64_t>(tag_ub_) + 1);
-    std::memcpy(hbuf, &h, sizeof h);
+    rc = MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, small(c), &reqs[0]);
+  } else if (bytes <= chunk_bytes) {
+    std::uint64_t seq = 0;
+    std::byte* hbuf = make_header(dest, bytes, seq);
     s->engine_ptr = hbuf;
     s->phase = 1;  // two requests: header and payload
     rc = MPI_Isend(hbuf, static_cast<int>(header_bytes), MPI_BYTE, dest, tag, small(c), &reqs[0]);
     if (rc == MPI_SUCCESS)
-      rc = MPI_Isend(data, n, MPI_BYTE, dest, static_cast<int>(h.seq), large(c), &reqs[1]);
+      rc = MPI_Isend(data, int_count(bytes), MPI_BYTE, dest, static_cast<int>(seq), large(c),
+                     &reqs[1]);
+  } else {
+    std::uint64_t seq = 0;
+    auto* ch = new chunked{make_header(dest, bytes, seq), nullptr, false, {}};
+    s->engine_ptr = ch;
+    s->phase = chunked_phase;
+    ch->reqs.push_back(MPI_REQUEST_NULL);
+    rc = MPI_Isend(ch->header, static_cast<int>(header_bytes), MPI_BYTE, dest, tag, small(c),
+                   &ch->reqs[0]);
+    if (rc == MPI_SUCCESS)
+      rc = post_chunks(true, const_cast<void*>(data), bytes, dest, static_cast<int>(seq), large(c),
+                       ch->reqs);
   }
   if (rc != MPI_SUCCESS) {
-    give_buffer(s->engine_ptr);
+    drop_send(s);
     ctx.release(s);
     mpi_fail(call, ctx.rank(), rc);
   }
@@ -315,12 +374,20 @@ request_state* mpi_transport::isend_exact(transport_rank& ctx, const char* call,
                                           std::size_t bytes, int dest, int tag, msg_context c) {
   if (c != msg_context::array || bytes <= direct_limit)
     return isend(ctx, call, data, bytes, dest, tag, c);
-  const int n = checked_int_bytes(call, ctx.rank(), bytes);
   request_state* s =
       ctx.acquire(request_state::kind::send, call, dest, tag, c, const_cast<void*>(data), bytes);
   s->st = status{dest, tag, bytes};
-  const int rc = MPI_Isend(data, n, MPI_BYTE, dest, tag, exact_, &mpi_reqs(s)[0]);
+  int rc = MPI_SUCCESS;
+  if (bytes <= chunk_bytes) {
+    rc = MPI_Isend(data, int_count(bytes), MPI_BYTE, dest, tag, exact_, &mpi_reqs(s)[0]);
+  } else {
+    auto* ch = new chunked{};
+    s->engine_ptr = ch;
+    s->phase = chunked_phase;
+    rc = post_chunks(true, const_cast<void*>(data), bytes, dest, tag, exact_, ch->reqs);
+  }
   if (rc != MPI_SUCCESS) {
+    drop_send(s);
     ctx.release(s);
     mpi_fail(call, ctx.rank(), rc);
   }
@@ -330,9 +397,17 @@ request_state* mpi_transport::isend_exact(transport_rank& ctx, const char* call,
 void mpi_transport::irecv_exact(transport_rank& ctx, request_state* s) {
   if (s->ctx != msg_context::array || s->capacity <= direct_limit) return irecv(ctx, s);
   s->st = status{s->peer, s->tag, s->capacity};
-  s->phase = exact_phase;  // tested as a posted payload; cancelled like a posted receive
-  const int rc = MPI_Irecv(s->buf, checked_int_bytes(s->call, ctx.rank(), s->capacity), MPI_BYTE,
-                           s->peer, s->tag, exact_, &mpi_reqs(s)[0]);
+  int rc = MPI_SUCCESS;
+  if (s->capacity <= chunk_bytes) {
+    s->phase = exact_phase;  // tested as a posted payload; cancelled like a posted receive
+    rc = MPI_Irecv(s->buf, int_count(s->capacity), MPI_BYTE, s->peer, s->tag, exact_,
+                   &mpi_reqs(s)[0]);
+  } else {
+    auto* ch = new chunked{nullptr, nullptr, true, {}};
+    s->engine_ptr = ch;
+    s->phase = chunked_phase;
+    rc = post_chunks(false, s->buf, s->capacity, s->peer, s->tag, exact_, ch->reqs);
+  }
   if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx.rank(), rc);
 }
 
@@ -349,7 +424,6 @@ request_state* mpi_transport::send(transport_rank& ctx, const char* call, const 
 }
 
 void mpi_transport::irecv(transport_rank& ctx, request_state* s) {
-  checked_int_bytes(s->call, ctx.rank(), s->capacity);
   for (auto it = stash_.begin(); it != stash_.end(); ++it)
     if (it->ctx == s->ctx && (s->peer == any_source || s->peer == it->source) &&
         (s->tag == any_tag || s->tag == it->tag)) {
@@ -390,15 +464,25 @@ void mpi_transport::remove_posted(request_state* s) noexcept {
 void mpi_transport::post_payload(request_state* s, int source, std::uint64_t seq,
                                  std::size_t bytes) {
   void* target = s->buf;
+  std::byte* scratch = nullptr;
   if (bytes > s->capacity) {
     // Receive it whole into scratch (never truncated), then report both sizes.
     s->failed = true;
     s->incoming = bytes;
-    target = s->engine_ptr = new std::byte[bytes];
+    target = scratch = new std::byte[bytes];
   }
-  s->phase = 1;
-  const int rc = MPI_Irecv(target, checked_int_bytes(s->call, ctx_.rank(), bytes), MPI_BYTE, source,
-                           static_cast<int>(seq), large(s->ctx), &mpi_reqs(s)[0]);
+  int rc = MPI_SUCCESS;
+  if (bytes <= chunk_bytes) {
+    s->engine_ptr = scratch;
+    s->phase = 1;
+    rc = MPI_Irecv(target, int_count(bytes), MPI_BYTE, source, static_cast<int>(seq), large(s->ctx),
+                   &mpi_reqs(s)[0]);
+  } else {
+    auto* ch = new chunked{nullptr, scratch, false, {}};
+    s->engine_ptr = ch;
+    s->phase = chunked_phase;
+    rc = post_chunks(false, target, bytes, source, static_cast<int>(seq), large(s->ctx), ch->reqs);
+  }
   if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx_.rank(), rc);
 }
 
@@ -488,7 +572,9 @@ bool mpi_transport::test(request_state* s) {
   if (s->done.load(std::memory_order_relaxed)) return true;
   int flag = 0;
   MPI_Status st;
-  if (s->k == request_state::kind::send) {
+  if (s->phase == chunked_phase) {
+    if (finish_chunked(s, false)) return true;
+  } else if (s->k == request_state::kind::send) {
     const int rc = MPI_Testall(s->phase == 1 ? 2 : 1, mpi_reqs(s), &flag, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx_.rank(), rc);
     if (flag) {
@@ -568,6 +654,17 @@ void mpi_transport::park(request_state*, double, std::uint64_t) {
 
 void mpi_transport::cancel(request_state* s) {
   if (s->done.load(std::memory_order_relaxed)) return;
+  if (s->phase == chunked_phase) {
+    auto* ch = static_cast<chunked*>(s->engine_ptr);
+    if (s->k == request_state::kind::send) {  // as below
+      for (MPI_Request& r : ch->reqs) MPI_Request_free(&r);
+      ch->header = nullptr;
+    } else if (ch->exact) {  // as below
+      for (MPI_Request& r : ch->reqs) MPI_Cancel(&r);
+    }
+    finish_chunked(s, true);  // freed requests are null: Waitall skips them
+    return;
+  }
   if (s->k == request_state::kind::send) {
     // MPI cannot withdraw a send: let it finish on its own (see request.hpp). Its header
     // buffer stays owned by buffers_ but is not reused.

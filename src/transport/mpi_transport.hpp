@@ -12,6 +12,12 @@
 //    on `small`, in the same (source, tag) stream, so MPI's ordering rule holds; the payload
 //    follows on the context's `large` communicator with the sequence number as tag, and the
 //    receiver posts it with the exact size once the header is in (or fails naming both sizes).
+//
+// Any size: MPI counts are ints (and this MPI, 3.1, has no large-count calls), so a payload
+// longer than `chunk_bytes` travels as consecutive messages of chunk_bytes (the last shorter)
+// on the same (peer, tag, communicator), all posted at once on both sides; MPI's
+// non-overtaking rule keeps them in order. Both sides know the size (the header, or the plan
+// for exact messages), so both cut it the same way. Shorter messages are untouched.
 
 #include <mpi.h>
 
@@ -35,6 +41,8 @@ class mpi_transport final : public transport {
   static constexpr std::size_t direct_limit = 2048;
   /// Size of a header message; no direct message has it, which tells the two apart.
   static constexpr std::size_t header_bytes = direct_limit + 16;
+  /// Payloads longer than this go as chunks of this size (fits an int count).
+  static constexpr std::size_t chunk_bytes = std::size_t{1} << 30;
 
   /// Duplicates `comm` (the run's processes: MPI_COMM_WORLD, or the communicator given to
   /// launch) twice per context, once for exact messages and once for the application
@@ -86,6 +94,16 @@ class mpi_transport final : public transport {
  private:
   /// request_state::phase of a receive posted by irecv_exact.
   static constexpr std::uint8_t exact_phase = 2;
+  /// request_state::phase of a send or receive whose payload goes in chunks (engine_ptr: its
+  /// `chunked`).
+  static constexpr std::uint8_t chunked_phase = 3;
+  /// The MPI requests of a payload in chunks (more than engine_data holds).
+  struct chunked {
+    std::byte* header = nullptr;    // send: its header buffer (exact sends: none)
+    std::byte* scratch = nullptr;   // receive of a message larger than its buffer
+    bool exact = false;             // receive posted by irecv_exact: nothing matched yet
+    std::vector<MPI_Request> reqs;  // send: header (if any), then the chunks
+  };
   struct header {
     std::uint64_t bytes;
     std::uint64_t seq;
@@ -115,6 +133,17 @@ class mpi_transport final : public transport {
   /// Completes a receive from a stashed message.
   void take_stashed(request_state* s, stashed& m);
   void post_payload(request_state* s, int source, std::uint64_t seq, std::size_t bytes);
+  /// Sends (or receives) `bytes` at `data` as chunks on (peer, tag, comm), appending their
+  /// requests to `reqs`; MPI's return code.
+  static int post_chunks(bool send, void* data, std::size_t bytes, int peer, int tag, MPI_Comm comm,
+                         std::vector<MPI_Request>& reqs);
+  /// A header buffer for a long message of `bytes` to `dest`, with its sequence number.
+  std::byte* make_header(int dest, std::size_t bytes, std::uint64_t& seq);
+  /// Tests (or, with `wait`, waits for) a chunked operation's requests; on completion frees
+  /// its `chunked` and marks it done. True when complete.
+  bool finish_chunked(request_state* s, bool wait);
+  /// Frees what a send that MPI refused holds (its header buffer, its `chunked`).
+  void drop_send(request_state* s) noexcept;
   /// Tests all receives still waiting for their first message (cheap when there are none).
   bool advance_posted();
   void remove_posted(request_state* s) noexcept;

@@ -97,21 +97,22 @@ struct plan_key_hash {
     return h;
   }
 };
+using plan_ptr = std::shared_ptr<const coll::schedule>;
+// A direct-mapped front (mask, no division) answers the repeated call without the map.
+struct front_entry {
+  plan_key key;
+  plan_ptr plan;
+};
+constexpr std::size_t front_size = 64;
+// Per rank (rank_context::layer), one for every collective (the key names the planner):
+// declared inside cached<Make>, it was a type, and a layer slot, per instantiation.
+struct plans {
+  explicit plans(rank_context&) {}
+  bounded_cache<plan_key, plan_ptr, plan_key_hash, 4096> cache;
+  std::array<front_entry, front_size> front{};
+};
 template <class Make>
-const std::shared_ptr<const coll::schedule>& cached(const coll_target& t, const plan_key& k,
-                                                    Make&& make) {
-  using plan_ptr = std::shared_ptr<const coll::schedule>;
-  // A direct-mapped front (mask, no division) answers the repeated call without the map.
-  struct front_entry {
-    plan_key key;
-    plan_ptr plan;
-  };
-  constexpr std::size_t front_size = 64;
-  struct plans {  // per rank (rank_context::layer)
-    explicit plans(rank_context&) {}
-    bounded_cache<plan_key, plan_ptr, plan_key_hash, 4096> cache;
-    std::array<front_entry, front_size> front{};
-  };
+const plan_ptr& cached(const coll_target& t, const plan_key& k, Make&& make) {
   auto& [cache, front] = t.ctx->layer<plans>();
   const std::size_t h = plan_key_hash{}(k);
   front_entry& f = front[(h ^ (h >> 17)) & (front_size - 1)];
