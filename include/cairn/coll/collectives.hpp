@@ -20,17 +20,75 @@
 #include "cairn/coll/count_list.hpp"
 #include "cairn/coll/gather_scatter.hpp"
 #include "cairn/coll/reductions.hpp"
+#include "cairn/coll/value_collectives.hpp"
 #include "cairn/coll/vector_collectives.hpp"
 
 namespace cairn::coll {
 
 /// Every collective of a group (the world is one): the composition of the per-family mixins
-/// (barrier_bcast.hpp, reductions.hpp, gather_scatter.hpp, vector_collectives.hpp). `Derived`
-/// provides `coll_target(call)`.
+/// (barrier_bcast.hpp, reductions.hpp, gather_scatter.hpp, vector_collectives.hpp) and of the
+/// value forms (value_collectives.hpp), which overload the buffer forms' names. `Derived`
+/// provides `coll_target(call)`, `rank()` and `size()`.
 template <class Derived>
 class collectives : public barrier_bcast_collectives<Derived>,
                     public reduction_collectives<Derived>,
                     public gather_scatter_collectives<Derived>,
-                    public vector_collectives<Derived> {};
+                    public vector_collectives<Derived>,
+                    public value_collectives<Derived> {
+ public:
+  // Each name below is declared by a family's mixin and by value_collectives: one overload set.
+  using barrier_bcast_collectives<Derived>::bcast;
+  using barrier_bcast_collectives<Derived>::ibcast;
+  using value_collectives<Derived>::bcast;
+  using value_collectives<Derived>::ibcast;
+  using reduction_collectives<Derived>::allreduce;
+  using reduction_collectives<Derived>::iallreduce;
+  using reduction_collectives<Derived>::reduce;
+  using reduction_collectives<Derived>::ireduce;
+  using reduction_collectives<Derived>::scan;
+  using reduction_collectives<Derived>::iscan;
+  using reduction_collectives<Derived>::exscan;
+  using reduction_collectives<Derived>::iexscan;
+  using value_collectives<Derived>::allreduce;
+  using value_collectives<Derived>::iallreduce;
+  using value_collectives<Derived>::reduce;
+  using value_collectives<Derived>::ireduce;
+  using value_collectives<Derived>::scan;
+  using value_collectives<Derived>::iscan;
+  using value_collectives<Derived>::exscan;
+  using value_collectives<Derived>::iexscan;
+  using gather_scatter_collectives<Derived>::gather;
+  using gather_scatter_collectives<Derived>::igather;
+  using gather_scatter_collectives<Derived>::allgather;
+  using gather_scatter_collectives<Derived>::iallgather;
+  using gather_scatter_collectives<Derived>::scatter;
+  using gather_scatter_collectives<Derived>::iscatter;
+  using gather_scatter_collectives<Derived>::alltoall;
+  using gather_scatter_collectives<Derived>::ialltoall;
+  using value_collectives<Derived>::gather;
+  using value_collectives<Derived>::igather;
+  using value_collectives<Derived>::allgather;
+  using value_collectives<Derived>::iallgather;
+  using value_collectives<Derived>::scatter;
+  using value_collectives<Derived>::iscatter;
+  using value_collectives<Derived>::alltoall;
+  using value_collectives<Derived>::ialltoall;
+  using vector_collectives<Derived>::gatherv;
+  using vector_collectives<Derived>::igatherv;
+  using vector_collectives<Derived>::allgatherv;
+  using vector_collectives<Derived>::iallgatherv;
+  using vector_collectives<Derived>::scatterv;
+  using vector_collectives<Derived>::iscatterv;
+  using vector_collectives<Derived>::alltoallv;
+  using vector_collectives<Derived>::ialltoallv;
+  using value_collectives<Derived>::gatherv;
+  using value_collectives<Derived>::igatherv;
+  using value_collectives<Derived>::allgatherv;
+  using value_collectives<Derived>::iallgatherv;
+  using value_collectives<Derived>::scatterv;
+  using value_collectives<Derived>::iscatterv;
+  using value_collectives<Derived>::alltoallv;
+  using value_collectives<Derived>::ialltoallv;
+};
 
 }  // namespace cairn::coll

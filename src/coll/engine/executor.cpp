@@ -149,10 +149,11 @@ coll_exec* bind_exec(rank_context& ctx, std::shared_ptr<const group_members> mem
 }  // namespace
 
 request start_schedule(coll_target t, const char* call, std::shared_ptr<const coll::schedule> plan,
-                       const void* in, void* out, op_binding op) {
+                       const void* in, void* out, op_binding op,
+                       std::optional<std::uint32_t> reserved) {
   rank_context& ctx = *t.ctx;
   rank_entry guard(ctx);
-  const std::uint32_t seq = coll_state(ctx).next_seq(t.members->id);
+  const std::uint32_t seq = reserved ? *reserved : coll_state(ctx).next_seq(t.members->id);
   coll_exec* e = bind_exec(ctx, std::move(t.members), std::move(plan), in, out, std::move(op), seq);
   request_state* s =
       ctx.acquire(request_state::kind::layer, call, -1, e->tag, msg_context::coll, nullptr, 0);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cairn/coll/detail/prepare.hpp"
@@ -17,9 +18,11 @@ class rank_context;
 struct board_call;
 struct group_members;
 
-/// Starts `plan` on the group of `t` with the given buffers; returns its request.
+/// Starts `plan` on the group of `t` with the given buffers; returns its request. Numbered
+/// `seq` on the group when given (reserve_collective), else the group's next number.
 request start_schedule(coll_target t, const char* call, std::shared_ptr<const coll::schedule> plan,
-                       const void* in, void* out, op_binding op);
+                       const void* in, void* out, op_binding op,
+                       std::optional<std::uint32_t> seq = std::nullopt);
 
 /// Turns the request `s` of board gate `gate` whose signatures agreed (prepared::gate) into its
 /// running schedule, numbered `seq` on `members`, and advances it; true when complete. Takes

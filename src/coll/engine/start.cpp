@@ -11,6 +11,7 @@
 #include "coll/algorithms/planners.hpp"
 #include "coll/board/shared_memory_flat.hpp"
 #include "coll/board/shared_memory_group.hpp"
+#include "coll/engine/coll_rank.hpp"
 #include "coll/engine/executor.hpp"
 #include "coll/engine/plan_cache.hpp"
 #include "coll/engine/selection.hpp"
@@ -196,6 +197,21 @@ request start_prepared(const prepared& p) {
   if (p.checked && count_check_enabled())
     return start_schedule(p.target, p.call, with_count_check(p), p.in, p.out, p.op);
   return start_schedule(p.target, p.call, p.plan, p.in, p.out, p.op);
+}
+
+std::uint32_t reserve_collective(const coll_target& t) {
+  rank_entry guard(*t.ctx);
+  return coll_state(*t.ctx).next_seq(t.members->id);
+}
+
+request start_reserved(prepared&& p, std::uint32_t seq) {
+  if (!p.plan)
+    fail(p.call, p.target.world_rank, "internal: a reserved collective must run by messages");
+  p.board = board_collective::none;
+  p.gate = false;
+  if (p.checked && count_check_enabled()) p.plan = with_count_check(p);
+  return start_schedule(std::move(p.target), p.call, std::move(p.plan), p.in, p.out,
+                        std::move(p.op), seq);
 }
 
 void run_blocking(prepared&& p) {

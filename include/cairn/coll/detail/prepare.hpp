@@ -27,10 +27,14 @@ namespace cairn::detail {
 class rank_context;
 struct group_members;
 
-/// Whether `op` says it is commutative (a `commutative` member); false otherwise.
+/// Whether `op` is commutative: is_commutative_v<Op> (cairn's operations, the standard
+/// function objects, specializations), else its `commutative` member read at run time
+/// (cairn::op), else false.
 template <class Op>
 constexpr bool op_commutative(const Op& op) {
-  if constexpr (requires { op.commutative; })
+  if constexpr (is_commutative_v<Op>)
+    return true;
+  else if constexpr (requires { op.commutative; })
     return static_cast<bool>(op.commutative);
   else
     return false;
@@ -154,6 +158,14 @@ request start_prepared(const prepared& p);
 /// Gives a board collective (which runs without a plan) a plan to print: its name
 /// ("allreduce/shared_memory"), group size and rank, no steps.
 void describe_board_plan(prepared& p);
+/// Reserves the number (in issue order) of a collective on the group of `t` that is started
+/// later with start_reserved: the later stage of a non-blocking collective of several stages
+/// (sizes, then the data) keeps its place among the collectives issued after it.
+std::uint32_t reserve_collective(const coll_target& t);
+/// Starts `p` as the collective numbered `seq` on its group (reserve_collective). `p` must run
+/// by messages: a v-collective, or one with its algorithm forced off the board; a gate is
+/// dropped (every member computed the same sizes).
+request start_reserved(prepared&& p, std::uint32_t seq);
 /// Runs a prepared collective to its end (a blocking call: on the board without a request,
 /// else started and waited for).
 void run_blocking(prepared&& p);
