@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cairn/runtime/detail/fail.hpp"
+#include "cairn/runtime/detail/sized_receive.hpp"
 #include "cairn/runtime/detail/transferable.hpp"
 #include "cairn/runtime/operation.hpp"
 #include "cairn/runtime/request.hpp"
