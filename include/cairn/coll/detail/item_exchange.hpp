@@ -136,6 +136,19 @@ class item_exchange {
       send_owned_.resize(before + b);
       if (b != 0) std::memcpy(send_owned_.data() + before, std::ranges::data(items), b);
       c.items = n;
+    } else if constexpr (std::is_same_v<E, std::string>) {
+      // Strings in cereal's form (a 64-bit size, the characters), written in one pass.
+      std::size_t b = 0;
+      for (const std::string& x : items) b += sizeof(std::uint64_t) + x.size();
+      send_owned_.resize(before + b);
+      std::byte* at = send_owned_.data() + before;
+      for (const std::string& x : items) {
+        const std::uint64_t n = x.size();
+        std::memcpy(at, &n, sizeof n);
+        if (n != 0) std::memcpy(at + sizeof n, x.data(), x.size());
+        at += sizeof n + x.size();
+        ++c.items;
+      }
     } else {
       byte_writer ar(send_owned_);
       for (const auto& x : items) {
@@ -244,7 +257,7 @@ class item_exchange {
       for (std::size_t r = 0; r < recv_sizes_.size(); ++r) {
         const auto b = static_cast<std::size_t>(recv_sizes_[r].bytes);
         const auto n = static_cast<std::size_t>(recv_sizes_[r].items);
-        load(std::span<const std::byte>(bytes_).subspan(at, b), out.data() + item, n, r);
+        load(incoming().subspan(at, b), out.data() + item, n, r);
         at += b;
         item += n;
       }
@@ -264,7 +277,7 @@ class item_exchange {
         if (n != 0) std::memcpy(std::ranges::data(out[r]), elems_.data() + item, n * sizeof(E));
       } else {
         const auto b = static_cast<std::size_t>(recv_sizes_[r].bytes);
-        load(std::span<const std::byte>(bytes_).subspan(at, b), std::ranges::data(out[r]), n, r);
+        load(incoming().subspan(at, b), std::ranges::data(out[r]), n, r);
         at += b;
       }
       item += n;
@@ -292,7 +305,7 @@ class item_exchange {
       return elems_[0];
     } else {
       E v{};
-      load(bytes_, &v, 1, 0);
+      load(incoming(), &v, 1, 0);
       return v;
     }
   }
@@ -309,6 +322,9 @@ class item_exchange {
     for (const chunk_size& c : recv_sizes_) n += static_cast<std::size_t>(c.items);
     return n;
   }
+
+  // The incoming bytes (serialized items).
+  [[nodiscard]] std::span<const std::byte> incoming() const { return {bytes_.get(), bytes_len_}; }
 
   // Byte counts per chunk (packed in rank order) in `counts`; returns their sum.
   std::size_t layout(const std::vector<chunk_size>& sizes, std::vector<std::size_t>& counts) {
@@ -335,14 +351,30 @@ class item_exchange {
       elems_.resize(items);
       return elems_.data();
     } else {
-      bytes_.resize(bytes);
-      return bytes_.data();
+      bytes_ = std::make_unique_for_overwrite<std::byte[]>(bytes);  // (no zero fill)
+      bytes_len_ = bytes;
+      return bytes_.get();
     }
   }
 
   // Loads `n` items from exactly `in` into `to` (chunk `r`).
   void load(std::span<const std::byte> in, E* to, std::size_t n,
             std::size_t r) requires(!by_bytes) {
+    if constexpr (std::is_same_v<E, std::string>) {
+      // The form add_chunk wrote (cereal's), read in one pass.
+      std::size_t at = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint64_t len = 0;
+        if (in.size() - at < sizeof len) truncated(in.size(), n, r);
+        std::memcpy(&len, in.data() + at, sizeof len);
+        at += sizeof len;
+        if (in.size() - at < len) truncated(in.size(), n, r);
+        to[i].assign(reinterpret_cast<const char*>(in.data() + at), static_cast<std::size_t>(len));
+        at += static_cast<std::size_t>(len);
+      }
+      if (at != in.size()) left_over(in.size(), n, r, in.size() - at);
+      return;
+    }
     std::size_t left = 0;
     try {
       byte_reader ar(in);
@@ -352,9 +384,16 @@ class item_exchange {
       fail(call_, t_.world_rank, "the ", in.size(), " bytes of chunk ", r, " do not hold ", n, " ",
            typeid(E).name(), " (", e.what(), "); do all ranks use the same type?");
     }
-    if (left != 0)
-      fail(call_, t_.world_rank, "the ", in.size(), " bytes of chunk ", r, " hold ", n, " ",
-           typeid(E).name(), " and ", left, " bytes more; do all ranks use the same type?");
+    if (left != 0) left_over(in.size(), n, r, left);
+  }
+  [[noreturn]] void truncated(std::size_t bytes, std::size_t n, std::size_t r) const {
+    fail(call_, t_.world_rank, "the ", bytes, " bytes of chunk ", r, " do not hold ", n, " ",
+         typeid(E).name(), "; do all ranks use the same type?");
+  }
+  [[noreturn]] void left_over(std::size_t bytes, std::size_t n, std::size_t r,
+                              std::size_t left) const {
+    fail(call_, t_.world_rank, "the ", bytes, " bytes of chunk ", r, " hold ", n, " ",
+         typeid(E).name(), " and ", left, " bytes more; do all ranks use the same type?");
   }
 
   coll_target t_;
@@ -368,8 +407,9 @@ class item_exchange {
   const std::byte* send_data_ = nullptr;
   std::size_t send_len_ = 0;
   std::vector<std::size_t> scounts_, rcounts_;
-  std::vector<E> elems_;          // by_bytes: the incoming items
-  std::vector<std::byte> bytes_;  // serialized: the incoming bytes
+  std::vector<E> elems_;                // by_bytes: the incoming items
+  std::unique_ptr<std::byte[]> bytes_;  // serialized: the incoming bytes
+  std::size_t bytes_len_ = 0;
 };
 
 /// Runs an exchange to its end (a blocking call): sizes, then data.
