@@ -165,7 +165,7 @@ int run_comparison(const invocation& inv, const comparison& c) {
   r.baseline_max = *std::max_element(buffer.begin(), buffer.end());
   r.set("samples", std::to_string(value.size()));
   r.set("iters_per_sample", std::to_string(got.iters));
-  r.set("baseline_mode", json_text("interleaved-samples"));
+  r.set("baseline_mode", json_text(std::string_view("interleaved-samples")));
   r.set("difference_ns",
         json_text(std::optional<double>((median(value) - median(buffer)) * 1e9 / c.scale)));
   const std::string level = mpi_thread_level_name();
