@@ -267,39 +267,6 @@ double spread(const std::vector<double>& v) {
 
 constexpr double unstable_spread = 1.5;
 
-#if CAIRN_BENCH_HAVE_MPI
-// MPI initialized the way a plain program does it (`MPI_Init`), and finalized at the end when
-// this run initialized it. With CAIRN_PROGRESS=thread cairn needs MPI_THREAD_MULTIPLE, which
-// MPI_Init does not give: then MPI_Init_thread asks for it (the rows say the level).
-class plain_mpi {
- public:
-  explicit plain_mpi(std::optional<cairn::thread_level> need = std::nullopt) {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (initialized) return;
-    if (!need || *need == cairn::thread_level::single) {
-      MPI_Init(nullptr, nullptr);
-    } else {
-      constexpr int levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
-                                MPI_THREAD_MULTIPLE};
-      int provided = 0;
-      MPI_Init_thread(nullptr, nullptr, levels[static_cast<int>(*need)], &provided);
-    }
-    owned_ = true;
-  }
-  plain_mpi(const plain_mpi&) = delete;
-  plain_mpi& operator=(const plain_mpi&) = delete;
-  ~plain_mpi() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (owned_ && !finalized) MPI_Finalize();
-  }
-
- private:
-  bool owned_ = false;
-};
-#endif
-
 std::string size_list_arg(const std::vector<std::size_t>& sizes) {
   std::string arg = "--size-list=";
   for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -351,6 +318,29 @@ int run_plain_child(const invocation& inv, const sized_spec& spec) {
 }
 
 }  // namespace
+
+#if CAIRN_BENCH_HAVE_MPI
+plain_mpi::plain_mpi(std::optional<cairn::thread_level> need) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) return;
+  if (!need || *need == cairn::thread_level::single) {
+    MPI_Init(nullptr, nullptr);
+  } else {
+    constexpr int levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
+                              MPI_THREAD_MULTIPLE};
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, levels[static_cast<int>(*need)], &provided);
+  }
+  owned_ = true;
+}
+
+plain_mpi::~plain_mpi() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (owned_ && !finalized) MPI_Finalize();
+}
+#endif
 
 int run_sized(const invocation& inv, const sized_spec& spec) {
   if (inv.opts.raw_mpi_only) return run_plain_child(inv, spec);

@@ -110,6 +110,23 @@ double slowest(Comm& c, double x) {
 }
 
 #if CAIRN_BENCH_HAVE_MPI
+/// MPI initialized the way a plain program does it (`MPI_Init`), and finalized at the end when
+/// this object initialized it (nothing happens when MPI is already initialized). With
+/// CAIRN_PROGRESS=thread cairn needs MPI_THREAD_MULTIPLE, which MPI_Init does not give: then
+/// MPI_Init_thread asks for `need` (the rows say the level).
+class plain_mpi {
+ public:
+  /// Initializes MPI unless it is initialized already.
+  explicit plain_mpi(std::optional<cairn::thread_level> need = std::nullopt);
+  plain_mpi(const plain_mpi&) = delete;
+  plain_mpi& operator=(const plain_mpi&) = delete;
+  /// Finalizes MPI if this object initialized it.
+  ~plain_mpi();
+
+ private:
+  bool owned_ = false;
+};
+
 /// The same over MPI_COMM_WORLD, for the raw-MPI baselines.
 double mpi_slowest(double x);
 #endif
