@@ -46,10 +46,8 @@ struct layer_hooks {
   void (*finish)(void* state) = nullptr;
 };
 
-/// Slots a rank_context has for layer states (rank_context::layer): one per type T that asks
-/// (the collectives' plan caches take one per call site: 33 types in cairn-bench with the
-/// value collectives).
-inline constexpr int max_layer_slots = 64;
+/// Slots a rank_context has for layer states (rank_context::layer): one per type T that asks.
+inline constexpr int max_layer_slots = 32;
 /// Numbers the next slot (during static initialization); aborts past max_layer_slots.
 int allocate_layer_slot() noexcept;
 /// The slot of layer state type T in every rank_context. Numbered during static
