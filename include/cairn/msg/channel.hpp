@@ -9,7 +9,9 @@
 ///
 /// A key outside the distribution's domain (e.g. n on a block distribution of n keys, or a
 /// negative key) is reported by send() as cairn::error on the sending rank before anything is
-/// sent; the check is one compare per item and replaces the check of the owner rank.
+/// sent; the check is one compare per item and replaces the check of the owner rank. A phase
+/// of the channel ends when world::quiesce(), wait() or a done() phase completes: combining
+/// caches start empty in the next phase (see combine.hpp).
 ///
 ///     auto dist = cairn::block_distribution(n_global, w.size());
 ///     auto ch = cairn::make_channel<std::uint64_t>(w, dist,
@@ -93,7 +95,8 @@ class channel {
         cap_(items_per_buffer(w, opts)),
         final_(static_cast<std::size_t>(size_)),
         transit_(routed ? static_cast<std::size_t>(size_) : 0),
-        core_(w, buffer_bytes(cap_), opts, this, &deliver_thunk, &flush_thunk, &drain_thunk),
+        core_(w, buffer_bytes(cap_), opts, this, &deliver_thunk, &flush_thunk, &drain_thunk,
+              &reset_thunk),
         queue_local_(opts.queue_local) {
     combine_.template init<T>();
   }
@@ -169,6 +172,12 @@ class channel {
   /// Declares that this rank has inserted its last item of the current phase.
   [[nodiscard]] phase done() { return phase(core_); }
 
+  /// Empties this rank's combining cache now (a no-op without combining). Phase ends do it on
+  /// every rank by themselves (world::quiesce(), wait(), a done() phase); call it on every rank
+  /// between two uses of the channel that end no phase in between, or to let repeated items
+  /// travel again. Local and always safe: an emptied cache only combines less.
+  void reset_combining() { reset_cache(); }
+
   /// Counters of this channel on this rank.
   [[nodiscard]] const channel_stats& stats() const noexcept { return core_.stats(); }
   /// Items per buffer.
@@ -236,6 +245,16 @@ class channel {
   [[noreturn, gnu::cold, gnu::noinline]] void bad_dest(const char* call, int dest) const {
     cairn::detail::fail(call, me_, "target rank ", dest, " is outside the world of ", size_,
                         " ranks (channel '", core_.name(), "')");
+  }
+
+  // Empties the combining cache: reset() if the combiner has one, else init<T>() again.
+  void reset_cache() {
+    if constexpr (Combine::enabled) {
+      if constexpr (requires { combine_.reset(); })
+        combine_.reset();
+      else
+        combine_.template init<T>();
+    }
   }
 
   // One item at this rank on its way to `dest` (sent here, or arrived for forwarding).
@@ -395,6 +414,7 @@ class channel {
   }
   static void flush_thunk(void* self) { static_cast<channel*>(self)->flush(); }
   static bool drain_thunk(void* self) { return static_cast<channel*>(self)->drain_local(); }
+  static void reset_thunk(void* self) { static_cast<channel*>(self)->reset_cache(); }
 
   struct queued {
     T item;
