@@ -24,7 +24,8 @@ constexpr std::align_val_t buffer_align{64};
 }
 
 channel_core::channel_core(const world& w, std::size_t buffer_bytes, const channel_options& opts,
-                           void* typed, deliver_fn deliver, flush_fn flush, drain_fn drain)
+                           void* typed, deliver_fn deliver, flush_fn flush, drain_fn drain,
+                           reset_fn reset)
     : ctx_(&w.context("channel")),
       layer_(&msg_layer::of(*ctx_)),
       depth_(&layer_->depth),
@@ -35,6 +36,7 @@ channel_core::channel_core(const world& w, std::size_t buffer_bytes, const chann
       deliver_(deliver),
       flush_(flush),
       drain_(drain),
+      reset_(reset),
       w_(w) {
   cairn::detail::rank_entry guard(*ctx_);
   const int rank = ctx_->rank();
@@ -167,10 +169,12 @@ std::byte* channel_core::acquire() {
 void channel_core::ship(int peer, std::byte* data, std::size_t bytes) {
   cairn::detail::rank_entry guard(*ctx_);
   ctx_->check_alive("channel send");
-  if (level_ & 3) {
+  const std::uint32_t marks = ((level_ & 3) << wire_level_shift) |
+                              (static_cast<std::uint32_t>(epoch_ & 3) << wire_epoch_shift);
+  if (marks) {
     wire_header h;
     std::memcpy(&h, data, sizeof h);
-    h.flags |= (level_ & 3) << wire_level_shift;
+    h.flags |= marks;
     std::memcpy(data, &h, sizeof h);
   }
   ++sent_to_[level_ & 3][static_cast<std::size_t>(peer)];
@@ -215,6 +219,13 @@ bool channel_core::advance(bool deliver) {
     wire_header h;
     std::memcpy(&h, p.buf, sizeof h);
     ++received_[(h.flags >> wire_level_shift) & 3];
+    // A message of the next epoch: its phase began after the old one ended everywhere, so
+    // the old entries go before its items are forwarded (see end_phase). One of an older
+    // epoch (a chain deeper than wait()'s depth) leaves the cache as it is.
+    if (((((h.flags >> wire_epoch_shift) & 3) - epoch_) & 3) == 1) {
+      ++epoch_;
+      reset_(typed_);
+    }
     {
       handler_scope guard(*this);  // forwarding may ship: no nested delivery meanwhile
       deliver_(typed_, p.buf, st.bytes, st.source);
@@ -257,6 +268,7 @@ void channel_core::wait_levels(int levels) {
     received_[parity] = 0;
   }
   drain_(typed_);
+  end_phase();
 }
 
 bool channel_core::phase_test() {
@@ -277,10 +289,19 @@ bool channel_core::phase_test() {
   wave_running_ = false;
   if (wave_out_[0] == wave_out_[1] && wave_out_ == wave_prev_) {
     wave_prev_ = {~std::uint64_t{0}, 0};
+    end_phase();
     return true;
   }
   wave_prev_ = wave_out_;
   return false;
+}
+
+void channel_core::end_phase() {
+  ++phases_;
+  if (epoch_ < phases_) {
+    epoch_ = phases_;
+    reset_(typed_);
+  }
 }
 
 void channel_core::phase_wait() {

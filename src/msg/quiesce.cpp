@@ -33,7 +33,11 @@ void world::quiesce() {
     iallreduce(mine, total, plus{}).wait();
     // Two consecutive waves with equal sums, sent == received: no message was in flight and no
     // rank changed its counters between its two contributions.
-    if (total[0] == total[1] && total == previous) return;
+    if (total[0] == total[1] && total == previous) {
+      // A phase of every channel ended: their combining caches start empty in the next.
+      for (auto* c : layer.channels) c->end_phase();
+      return;
+    }
     previous = total;
   }
 }

@@ -1,9 +1,13 @@
 // Channel runs that must end the whole run with a message and a non-zero status:
 //   msg_failure_program handler   a handler throws on the rank that owns item 1234
 //   msg_failure_program unsent    a channel goes out of scope with items never sent
+//   msg_failure_program key <block|cyclic> <n|-1>
+//                                 the last rank sends a key outside the distribution's domain
+//                                 [0, 1000) after valid ones, while the others quiesce
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "cairn/cairn.hpp"
 
@@ -24,6 +28,21 @@ int main(int argc, char** argv) {
           w, dist, [](std::uint64_t) {}, cairn::channel_options{.name = "leaky"});
       if (w.rank() == 0 && w.size() > 1) ch.send(9999);  // owned by the last rank: buffered
       // no quiesce: the item is still in rank 0's buffer when the channel is destroyed
+    } else if (std::strcmp(mode, "key") == 0 && argc > 3) {
+      const bool cyclic = std::strcmp(argv[2], "cyclic") == 0;
+      const std::int64_t bad = std::strcmp(argv[3], "n") == 0 ? 1000 : std::stoll(argv[3]);
+      std::int64_t got = 0;
+      auto send_all = [&](auto d) {
+        auto ch = cairn::make_channel<std::int64_t>(
+            w, d, [&](std::int64_t) { ++got; }, cairn::route::grid{});
+        for (std::int64_t k = 0; k < 1000; k += 7) ch.send(k);
+        if (w.rank() == w.size() - 1) ch.send(bad);  // refused here: nothing is sent
+        w.quiesce();
+      };
+      if (cyclic)
+        send_all(cairn::cyclic_distribution(1000, w.size()));
+      else
+        send_all(cairn::block_distribution(1000, w.size()));
     } else {
       throw std::invalid_argument(std::string("unknown mode '") + mode + "'");
     }

@@ -7,6 +7,12 @@
 /// the receiver calls the handler per item or routes it on. `world::quiesce()` detects when all
 /// items — including those sent by handlers — have been delivered.
 ///
+/// A key outside the distribution's domain (e.g. n on a block distribution of n keys, or a
+/// negative key) is reported by send() as cairn::error on the sending rank before anything is
+/// sent; the check is one compare per item and replaces the check of the owner rank. A phase
+/// of the channel ends when world::quiesce(), wait() or a done() phase completes: combining
+/// caches start empty in the next phase (see combine.hpp).
+///
 ///     auto dist = cairn::block_distribution(n_global, w.size());
 ///     auto ch = cairn::make_channel<std::uint64_t>(w, dist,
 ///         [&](std::uint64_t k) { ++table[dist.local_index(k)]; }, cairn::route::grid{});
@@ -81,7 +87,7 @@ class channel {
           channel_options opts = {})
       : w_(w),
         me_(w.rank()),
-        size_(w.size()),
+        size_(checked_size(w, dist)),
         dist_(std::move(dist)),
         handler_(std::move(handler)),
         router_(route.make(w)),
@@ -89,7 +95,8 @@ class channel {
         cap_(items_per_buffer(w, opts)),
         final_(static_cast<std::size_t>(size_)),
         transit_(routed ? static_cast<std::size_t>(size_) : 0),
-        core_(w, buffer_bytes(cap_), opts, this, &deliver_thunk, &flush_thunk, &drain_thunk),
+        core_(w, buffer_bytes(cap_), opts, this, &deliver_thunk, &flush_thunk, &drain_thunk,
+              &reset_thunk),
         queue_local_(opts.queue_local) {
     combine_.template init<T>();
   }
@@ -104,12 +111,14 @@ class channel {
   channel(const channel&) = delete;
   channel& operator=(const channel&) = delete;
 
-  /// Sends `x` to the owner of `x` under the distribution.
-  void send(const T& x) { send_to(owner_of(x), x); }
+  /// Sends `x` to the owner of `x` under the distribution. Throws cairn::error (nothing sent)
+  /// if the key of `x` is outside the distribution's domain, or its owner outside the world.
+  void send(const T& x) { send_keyed(x, x); }
   /// Sends `x` to the owner of the global target `target` (a key the distribution maps).
+  /// Throws cairn::error (nothing sent) if `target` is outside the distribution's domain.
   template <class Key>
   requires(!std::is_same_v<std::remove_cvref_t<Key>, T>) void send(const Key& target, const T& x) {
-    send_to(owner_of(target), x);
+    send_keyed(target, x);
   }
   /// Sends every item of `items` to its owner.
   void send_many(std::span<const T> items) {
@@ -118,7 +127,7 @@ class channel {
   /// Sends `x` to rank `dest` (an explicit owner; the distribution is not consulted).
   void send_to(int dest, const T& x) {
     if (static_cast<unsigned>(dest) >= static_cast<unsigned>(size_)) [[unlikely]]
-      bad_dest("send", dest);
+      bad_dest("channel::send_to", dest);
     ++core_.stats().sent;
     route_item<false>(dest, x, me_);
   }
@@ -163,6 +172,12 @@ class channel {
   /// Declares that this rank has inserted its last item of the current phase.
   [[nodiscard]] phase done() { return phase(core_); }
 
+  /// Empties this rank's combining cache now (a no-op without combining). Phase ends do it on
+  /// every rank by themselves (world::quiesce(), wait(), a done() phase); call it on every rank
+  /// between two uses of the channel that end no phase in between, or to let repeated items
+  /// travel again. Local and always safe: an emptied cache only combines less.
+  void reset_combining() { reset_cache(); }
+
   /// Counters of this channel on this rank.
   [[nodiscard]] const channel_stats& stats() const noexcept { return core_.stats(); }
   /// Items per buffer.
@@ -192,9 +207,54 @@ class channel {
       return static_cast<int>(std::invoke(dist_, x));
   }
 
-  [[noreturn]] void bad_dest(const char* call, int dest) const {
+  // The world's size, once a distribution that knows its ranks was found to fit in it: its
+  // owners of keys in its domain then need no check against the world.
+  static int checked_size(const cairn::world& w, const Dist& d) {
+    if constexpr (requires { d.ranks(); })
+      if (static_cast<int>(d.ranks()) > w.size())
+        cairn::detail::fail("channel", w.rank(), "the distribution spans ", d.ranks(),
+                            " ranks, more than the world's ", w.size());
+    return w.size();
+  }
+
+  // send(x) and send(target, x): a distribution that knows its domain checks the key (one
+  // compare; its owner is then a rank of the world), any other the owner rank.
+  template <class X>
+  void send_keyed(const X& target, const T& x) {
+    if constexpr (bounded_distribution_for<Dist, X>) {
+      if (!dist_.contains(target)) [[unlikely]]
+        bad_key(target);
+      ++core_.stats().sent;
+      route_item<false>(static_cast<int>(dist_.owner(target)), x, me_);
+    } else {
+      const int dest = owner_of(target);
+      if (static_cast<unsigned>(dest) >= static_cast<unsigned>(size_)) [[unlikely]]
+        bad_dest("channel::send", dest);
+      ++core_.stats().sent;
+      route_item<false>(dest, x, me_);
+    }
+  }
+
+  template <class X>
+  [[noreturn, gnu::cold, gnu::noinline]] void bad_key(const X& target) const {
+    cairn::detail::fail("channel::send", me_, "key ", dist_.key_of(target),
+                        " is outside the distribution's domain [0, ", dist_.size(), ") (channel '",
+                        core_.name(), "')");
+  }
+
+  [[noreturn, gnu::cold, gnu::noinline]] void bad_dest(const char* call, int dest) const {
     cairn::detail::fail(call, me_, "target rank ", dest, " is outside the world of ", size_,
                         " ranks (channel '", core_.name(), "')");
+  }
+
+  // Empties the combining cache: reset() if the combiner has one, else init<T>() again.
+  void reset_cache() {
+    if constexpr (Combine::enabled) {
+      if constexpr (requires { combine_.reset(); })
+        combine_.reset();
+      else
+        combine_.template init<T>();
+    }
   }
 
   // One item at this rank on its way to `dest` (sent here, or arrived for forwarding).
@@ -354,6 +414,7 @@ class channel {
   }
   static void flush_thunk(void* self) { static_cast<channel*>(self)->flush(); }
   static bool drain_thunk(void* self) { return static_cast<channel*>(self)->drain_local(); }
+  static void reset_thunk(void* self) { static_cast<channel*>(self)->reset_cache(); }
 
   struct queued {
     T item;

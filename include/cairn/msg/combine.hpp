@@ -4,7 +4,22 @@
 /// enters a buffer — at its source *and at every intermediate hop* — that drops redundant items
 /// or merges them into one already buffered. Each lookup is one hash and one slot: no
 /// allocation, no probing chain.
+///
+/// Lifetime of a cache: one *phase* of its channel. A phase ends when a termination completes:
+/// world::quiesce(), channel::wait() or a channel::done() phase. Every rank then empties the
+/// cache (an O(slots) clear), and so does an intermediate rank that receives an item of the
+/// next phase before its own termination call returned; so a second phase — another search
+/// with the same keys — delivers its items as if the channel were new. Within a phase the
+/// cache is kept: dedup and keep_min/keep_max drop an item that repeats (or does not improve
+/// on) one sent earlier in the phase, even if that one was delivered long ago.
+/// channel::reset_combining() empties this rank's cache at any time.
+///
+/// A combiner is any type with `static constexpr bool enabled`, `template <class T> void
+/// init()` (allocate, empty), `template <class T> bool absorb(const T&, out_buffer&, std::byte*)`
+/// (true: drop the item) and, for a combiner with state, `void reset()` (empty the cache;
+/// without it the channel calls init<T>() again).
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +46,8 @@ struct none {
   bool absorb(const T&, detail::out_buffer&, std::byte*) noexcept {
     return false;
   }
+  /// Nothing to empty.
+  void reset() noexcept {}
 };
 
 /// Drops an item equal (bytewise) to the one cached in its slot: for idempotent handlers
@@ -49,6 +66,8 @@ struct dedup {
     valid_.assign(detail::slot_count(slots), 0);
     mask_ = detail::slot_count(slots) - 1;
   }
+  /// Empties the cache (at the end of every phase of the channel).
+  void reset() noexcept { std::fill(valid_.begin(), valid_.end(), 0); }
   /// True if `x` repeats the cached item of its slot (drop it); else caches it.
   template <class T>
   bool absorb(const T& x, detail::out_buffer&, std::byte*) noexcept {
@@ -98,6 +117,8 @@ struct keep_best {
     entries_.assign(detail::slot_count(slots) * entry_bytes<T>(), std::byte{0});
     mask_ = detail::slot_count(slots) - 1;
   }
+  /// Empties the cache (at the end of every phase of the channel): no key has a best value.
+  void reset() noexcept { std::fill(entries_.begin(), entries_.end(), std::byte{0}); }
   /// True if `x` is no better than the best seen for its key (drop it); else records it.
   template <class T>
   bool absorb(const T& x, detail::out_buffer&, std::byte*) {
@@ -163,6 +184,9 @@ struct sum {
     entries_.assign(detail::slot_count(slots), entry{});
     mask_ = detail::slot_count(slots) - 1;
   }
+  /// Forgets every buffered position (at the end of every phase of the channel; positions of
+  /// sent buffers are stale anyway, since sending a buffer changes its generation).
+  void reset() noexcept { std::fill(entries_.begin(), entries_.end(), entry{}); }
   /// True if `x` was added into an item buffered in `b` (drop it); else remembers that x is
   /// about to become item b.n of `b`. `items` points at b's first item.
   template <class T>

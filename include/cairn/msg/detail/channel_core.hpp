@@ -38,6 +38,8 @@ inline constexpr std::uint32_t wire_transit = 1;
 inline constexpr std::uint32_t wire_origins = 2;
 /// Bits 2–3: the depth level the message was sent in, mod 4 (set by the core; see wait_levels).
 inline constexpr std::uint32_t wire_level_shift = 2;
+/// Bits 4–5: the sender's combining epoch, mod 4 (set by the core; see end_phase).
+inline constexpr std::uint32_t wire_epoch_shift = 4;
 
 class msg_layer;
 
@@ -50,11 +52,13 @@ class channel_core {
   using flush_fn = void (*)(void* typed);
   /// Delivers items queued for this rank; true if there were any.
   using drain_fn = bool (*)(void* typed);
+  /// Empties the typed channel's combining cache.
+  using reset_fn = void (*)(void* typed);
 
   /// Registers a channel of `buffer_bytes`-byte buffers with the rank's message layer. Every
   /// rank must create its channels in the same order (the creation index is the wire tag).
   channel_core(const world& w, std::size_t buffer_bytes, const channel_options& opts, void* typed,
-               deliver_fn deliver, flush_fn flush, drain_fn drain);
+               deliver_fn deliver, flush_fn flush, drain_fn drain, reset_fn reset);
   ~channel_core();
   channel_core(const channel_core&) = delete;
   channel_core& operator=(const channel_core&) = delete;
@@ -103,6 +107,17 @@ class channel_core {
   bool phase_test();
   /// Blocks until phase_test() is true.
   void phase_wait();
+  /// A termination (world::quiesce, wait_levels, a done() phase) completed on this rank: the
+  /// combining cache is emptied unless a message of the next phase already did (see advance).
+  ///
+  /// Why epochs: ranks leave a termination at different times. A rank that left may send
+  /// items of the next phase to one still inside (waiting for the last wave), which forwards
+  /// them (routes) through its combining cache — still full of the old phase's entries, which
+  /// would drop them. So every message carries its sender's epoch (the number of phases that
+  /// ended for its cache); one from the next epoch empties the receiver's cache before its
+  /// items are forwarded. That is safe: such a message exists only once the old phase
+  /// terminated everywhere, so no old item is left to combine with.
+  void end_phase();
 
   // Used by the message layer.
   /// Completes sends and delivers arrived messages; true if anything happened.
@@ -136,6 +151,9 @@ class channel_core {
   deliver_fn deliver_;
   flush_fn flush_;
   drain_fn drain_;
+  reset_fn reset_;
+  std::uint64_t phases_ = 0;  // terminations completed on this rank
+  std::uint64_t epoch_ = 0;   // phases the combining cache has been emptied for (>= phases_)
   std::vector<posted> posted_;
   std::vector<in_flight> in_flight_;
   std::vector<std::byte*> free_;
