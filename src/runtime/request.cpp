@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "runtime/rank_context.hpp"
+#include "runtime/wait_each.hpp"
 
 namespace cairn {
 
@@ -62,19 +63,7 @@ status request::wait() {
   return status_;
 }
 
-void wait_all(std::span<request> requests) {
-  std::exception_ptr first;
-  for (request& r : requests) {
-    try {
-      r.wait();
-    } catch (const detail::run_aborted&) {
-      throw;
-    } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  }
-  if (first) std::rethrow_exception(first);
-}
+void wait_all(std::span<request> requests) { detail::wait_each(requests); }
 
 bool test_all(std::span<request> requests) {
   bool all = true;

@@ -8,6 +8,7 @@
 
 #include "runtime/rank_context.hpp"
 #include "runtime/sized_receive.hpp"
+#include "runtime/wait_each.hpp"
 
 namespace cairn {
 
@@ -284,19 +285,7 @@ void start_all(std::span<persistent_p2p> ops) {
   for (persistent_p2p& p : ops) p.start();
 }
 
-void wait_all(std::span<persistent_p2p> ops) {
-  std::exception_ptr first;
-  for (persistent_p2p& p : ops) {
-    try {
-      p.wait();
-    } catch (const detail::run_aborted&) {
-      throw;
-    } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  }
-  if (first) std::rethrow_exception(first);
-}
+void wait_all(std::span<persistent_p2p> ops) { detail::wait_each(ops); }
 
 std::optional<status> world::iprobe(int source, int tag) {
   auto& c = context("iprobe");

@@ -163,4 +163,22 @@ void on_world_and_group(cairn::world& w, unsigned shuffle_seed, Body body) {
   if (grp.rank() >= 0) body(grp, mem);
 }
 
+/// Runs `body(c, members)` on the world, on odd ranks in reverse order, and on a shuffled group
+/// without rank 1 (members: world ranks in group order).
+template <class Body>
+void on_groups(cairn::world& w, unsigned seed, Body body) {
+  std::vector<int> all(static_cast<std::size_t>(w.size()));
+  std::iota(all.begin(), all.end(), 0);
+  body(w, all);
+  std::vector<int> odd;
+  for (int r = w.size() - 1; r >= 0; --r)
+    if (r % 2 == 1) odd.push_back(r);
+  if (odd.empty()) odd.push_back(0);
+  auto g = w.group(odd);
+  if (g.rank() >= 0) body(g, odd);
+  cairn::test::on_world_and_group(w, seed, [&](auto& c, const std::vector<int>& mem) {
+    if (mem.size() != all.size()) body(c, mem);
+  });
+}
+
 }  // namespace cairn::test

@@ -18,6 +18,7 @@ using cairn::test::has_text;
 using cairn::test::mat2;
 using cairn::test::message_of;
 using cairn::test::mul;
+using cairn::test::on_groups;
 
 namespace {
 
@@ -50,24 +51,6 @@ mat2 mval(std::uint64_t seed, int who, std::uint64_t k = 0) {
   const std::uint64_t g = mix(seed + 7, static_cast<std::uint64_t>(who), k);
   return {static_cast<std::uint32_t>(h), static_cast<std::uint32_t>(h >> 32),
           static_cast<std::uint32_t>(g), static_cast<std::uint32_t>(g >> 32)};
-}
-
-// Runs `body(c, members)` on the world, on odd ranks in reverse order, and on a shuffled group
-// without rank 1 (members: world ranks in group order).
-template <class Body>
-void on_groups(cairn::world& w, unsigned seed, Body body) {
-  std::vector<int> all(static_cast<std::size_t>(w.size()));
-  std::iota(all.begin(), all.end(), 0);
-  body(w, all);
-  std::vector<int> odd;
-  for (int r = w.size() - 1; r >= 0; --r)
-    if (r % 2 == 1) odd.push_back(r);
-  if (odd.empty()) odd.push_back(0);
-  auto g = w.group(odd);
-  if (g.rank() >= 0) body(g, odd);
-  cairn::test::on_world_and_group(w, seed, [&](auto& c, const std::vector<int>& mem) {
-    if (mem.size() != all.size()) body(c, mem);
-  });
 }
 
 // Overloads: value forms for values and const ranges; the buffer forms keep non-const ranges.
