@@ -127,7 +127,9 @@ int main(int argc, char** argv) {
         rest.remove_prefix(comma + 1);
       }
     } else if (arg.starts_with("--cairn-")) {
-      // cairn's own flags (e.g. --cairn-ranks=N) are read by cairn::launch from argv.
+      // cairn's own flags (--cairn-ranks=N or --cairn-ranks N) are read by cairn::launch from
+      // argv; in the second form the value is the next argument. Only --cairn-help has none.
+      if (arg.find('=') == std::string_view::npos && arg != "--cairn-help" && i + 1 < argc) ++i;
     } else if (arg.starts_with("--") && arg.find('=') != std::string_view::npos) {
       // A subcommand's parameter; checked against its declared ones below.
       const auto eq = arg.find('=');
