@@ -4,11 +4,14 @@
 // ones that could match the same messages for the rest of the sweep, so a message arriving
 // between two probes never goes to the later receive.
 
+#include "runtime/sized_receive.hpp"
+
 #include <algorithm>
 #include <exception>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
-
-#include "runtime/sized_receive.hpp"
 
 #include "runtime/rank_context.hpp"
 
