@@ -16,6 +16,8 @@
 
 using cairn::test::run;
 
+using cairn::test::random_dims;
+
 namespace {
 
 // An item of a handler chain: delivered at the owner of `key`; while `hops_left` > 0 its
@@ -65,22 +67,6 @@ config random_config(std::mt19937_64& g, int size) {
   c.spin = g() % 8 == 0 ? 2000 : 0;
   c.terminate = static_cast<int>(g() % 3);
   return c;
-}
-
-// Grid extents whose product is `size`, chosen at random among factorizations.
-std::vector<int> random_dims(std::mt19937_64& g, int size) {
-  std::vector<int> dims;
-  int n = size;
-  while (n > 1) {
-    std::vector<int> divs;
-    for (int d = 2; d <= n; ++d)
-      if (n % d == 0) divs.push_back(d);
-    const int d = divs[g() % divs.size()];
-    dims.push_back(d);
-    n /= d;
-  }
-  if (dims.empty()) dims.push_back(1);
-  return dims;
 }
 
 // Runs one configuration with route R and checks exactly-once delivery of every chain item.

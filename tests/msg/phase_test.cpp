@@ -22,25 +22,11 @@ using cairn::test::has_text;
 using cairn::test::message_of;
 using cairn::test::run;
 
+using cairn::test::random_dims;
+
 namespace {
 
 constexpr std::uint32_t unreached = std::numeric_limits<std::uint32_t>::max();
-
-// Grid extents whose product is `size`, chosen at random among factorizations.
-std::vector<int> random_dims(std::mt19937_64& g, int size) {
-  std::vector<int> dims;
-  int n = size;
-  while (n > 1) {
-    std::vector<int> divs;
-    for (int d = 2; d <= n; ++d)
-      if (n % d == 0) divs.push_back(d);
-    const int d = divs[g() % divs.size()];
-    dims.push_back(d);
-    n /= d;
-  }
-  if (dims.empty()) dims.push_back(1);
-  return dims;
-}
 
 // Runs f(route, name) for every route: direct, grid (default and random extents), hypercube
 // and node-aware.

@@ -58,4 +58,20 @@ inline bool has_text(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
+/// Grid extents whose product is `size`, chosen at random among factorizations.
+inline std::vector<int> random_dims(std::mt19937_64& g, int size) {
+  std::vector<int> dims;
+  int n = size;
+  while (n > 1) {
+    std::vector<int> divs;
+    for (int d = 2; d <= n; ++d)
+      if (n % d == 0) divs.push_back(d);
+    const int d = divs[g() % divs.size()];
+    dims.push_back(d);
+    n /= d;
+  }
+  if (dims.empty()) dims.push_back(1);
+  return dims;
+}
+
 }  // namespace cairn::test
