@@ -12,7 +12,13 @@
 #
 #   cairn_add_failure_test(<name> PROGRAM <target> EXPECT <regex> [ARGS <args...>]
 #                          [THREADS_RANKS <n...>] [MPI_RANKS <n...>] [ENV <VAR=value...>])
-# registers runs of a program that must end the run: non-zero exit and output matching EXPECT.
+# registers runs of a program that must end the run: non-zero exit and output matching EXPECT
+# (default ranks: threads 4, MPI 2).
+#
+#   cairn_add_exit_test(<name> PROGRAM <target> [EXIT <code>] EXPECT <regex> [REJECT <regex>]
+#                       [ARGS <args...>] [THREADS_RANKS <n...>] [MPI_RANKS <n...>] [ENV <VAR=v...>])
+# the same with an exact exit code (any non-zero one without EXIT) and output that must not
+# match REJECT; only the rank counts given. Both check with cmake/expect_exit.cmake.
 #
 # Every test runs with the watchdog on (CAIRN_WATCHDOG_S) and a ctest timeout.
 
@@ -83,6 +89,28 @@ function(cairn_add_variant name exe)
   endif()
 endfunction()
 
+function(cairn_add_exit_test name)
+  cmake_parse_arguments(T "" "PROGRAM;EXIT;EXPECT;REJECT" "ARGS;THREADS_RANKS;MPI_RANKS;ENV" ${ARGN})
+  set(check ${PROJECT_SOURCE_DIR}/cmake/expect_exit.cmake)
+  foreach(n IN LISTS T_THREADS_RANKS)
+    add_test(NAME ${name}.threads.${n}
+      COMMAND ${CMAKE_COMMAND} -DEXIT_CODE=${T_EXIT} "-DEXPECT=${T_EXPECT}" "-DREJECT=${T_REJECT}"
+              "-DCOMMAND=$<TARGET_FILE:${T_PROGRAM}>;${T_ARGS}" -P ${check})
+    set_tests_properties(${name}.threads.${n} PROPERTIES LABELS "threads" TIMEOUT 120
+      ENVIRONMENT "CAIRN_ENGINE=threads;CAIRN_RANKS=${n};CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S};${T_ENV}")
+  endforeach()
+  if(CAIRN_TEST_MPI)
+    foreach(n IN LISTS T_MPI_RANKS)
+      cairn_mpi_command(cmd ${n})
+      add_test(NAME ${name}.mpi.${n}
+        COMMAND ${CMAKE_COMMAND} -DEXIT_CODE=${T_EXIT} "-DEXPECT=${T_EXPECT}" "-DREJECT=${T_REJECT}"
+                "-DCOMMAND=${cmd};$<TARGET_FILE:${T_PROGRAM}>;${T_ARGS}" -P ${check})
+      set_tests_properties(${name}.mpi.${n} PROPERTIES LABELS "mpi" TIMEOUT 120 PROCESSORS ${n}
+        ENVIRONMENT "CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S};${T_ENV}")
+    endforeach()
+  endif()
+endfunction()
+
 function(cairn_add_failure_test name)
   cmake_parse_arguments(T "" "PROGRAM;EXPECT" "ARGS;THREADS_RANKS;MPI_RANKS;ENV" ${ARGN})
   if(NOT T_THREADS_RANKS)
@@ -91,22 +119,6 @@ function(cairn_add_failure_test name)
   if(NOT DEFINED T_MPI_RANKS)
     set(T_MPI_RANKS 2)
   endif()
-  set(check ${PROJECT_SOURCE_DIR}/cmake/expect_failure.cmake)
-  foreach(n IN LISTS T_THREADS_RANKS)
-    add_test(NAME ${name}.threads.${n}
-      COMMAND ${CMAKE_COMMAND} "-DEXPECT=${T_EXPECT}"
-              "-DCOMMAND=$<TARGET_FILE:${T_PROGRAM}>;${T_ARGS}" -P ${check})
-    set_tests_properties(${name}.threads.${n} PROPERTIES LABELS "threads" TIMEOUT 120
-      ENVIRONMENT "CAIRN_ENGINE=threads;CAIRN_RANKS=${n};${T_ENV}")
-  endforeach()
-  if(CAIRN_TEST_MPI)
-    foreach(n IN LISTS T_MPI_RANKS)
-      cairn_mpi_command(cmd ${n})
-      add_test(NAME ${name}.mpi.${n}
-        COMMAND ${CMAKE_COMMAND} "-DEXPECT=${T_EXPECT}"
-                "-DCOMMAND=${cmd};$<TARGET_FILE:${T_PROGRAM}>;${T_ARGS}" -P ${check})
-      set_tests_properties(${name}.mpi.${n} PROPERTIES LABELS "mpi" TIMEOUT 120 PROCESSORS ${n}
-        ENVIRONMENT "${T_ENV}")
-    endforeach()
-  endif()
+  cairn_add_exit_test(${name} PROGRAM ${T_PROGRAM} EXPECT "${T_EXPECT}" ARGS ${T_ARGS}
+    THREADS_RANKS ${T_THREADS_RANKS} MPI_RANKS ${T_MPI_RANKS} ENV ${T_ENV})
 endfunction()
