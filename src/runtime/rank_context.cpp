@@ -204,6 +204,12 @@ status rank_context::probe(int source, int tag, msg_context c) {
 
 void rank_context::idle(request_state* s, std::uint64_t& spins) {
   check_abort();
+  // Something moved since the last poll (a pipelined collective's chunk, a message): the next
+  // step is likely as close, so spin again before parking.
+  if (progress_epoch_ != idle_epoch_) {
+    idle_epoch_ = progress_epoch_;
+    spins = 0;
+  }
   const unsigned spin = tp_->spin_polls();
   if (spins < spin) {
     // PAUSE between polls matters: the two ranks may share one physical core (SMT), where a

@@ -196,7 +196,8 @@ class rank_context final : public transport_rank {
 
   double watchdog_s_;
   std::uint64_t watched_epoch_ = 0;
-  double watched_since_ = 0;  // monotonic seconds when watched_epoch_ was last seen to change
+  std::uint64_t idle_epoch_ = 0;  // progress_epoch_ at the last idle: a change restarts the spins
+  double watched_since_ = 0;      // monotonic seconds when watched_epoch_ was last seen to change
 };
 
 /// Holds the rank's lock for the scope of a public call when helpers are enabled (a counter
