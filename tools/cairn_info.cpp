@@ -58,6 +58,8 @@ struct facts {
   std::vector<cairn::coll::collective_algorithms> catalog;
   std::vector<cairn::coll::selection_rule> defaults;
   std::vector<cairn::coll::selection_rule> overrides;
+  cairn::coll::staging_shape staging;
+  std::optional<std::string> chunk_env, depth_env;
 };
 
 std::optional<std::string> variable(const char* name) {
@@ -77,6 +79,9 @@ facts gather() {
   f.catalog = cairn::coll::algorithm_catalog();
   f.defaults = cairn::coll::default_selection();
   f.overrides = cairn::coll::environment_selection();
+  f.staging = cairn::coll::default_staging();
+  f.chunk_env = variable("CAIRN_COLL_CHUNK");
+  f.depth_env = variable("CAIRN_COLL_DEPTH");
   return f;
 }
 
@@ -171,7 +176,15 @@ void print_json(const facts& f) {
   s += optional_string(f.coll_env);
   s += ",\"overrides\":";
   append_rules(s, f.overrides);
-  s += "}\n";
+  s += ",\"staging\":{\"chunk_bytes\":";
+  s += std::to_string(f.staging.chunk);
+  s += ",\"depth\":";
+  s += std::to_string(f.staging.depth);
+  s += ",\"CAIRN_COLL_CHUNK\":";
+  s += optional_string(f.chunk_env);
+  s += ",\"CAIRN_COLL_DEPTH\":";
+  s += optional_string(f.depth_env);
+  s += "}}\n";
   std::cout << s;
 }
 
@@ -211,6 +224,11 @@ void print_text(const facts& f) {
   for (const auto& r : f.overrides)
     std::cout << "  " << r.collective << "=" << r.algorithm << " " << range_text(r)
               << conditions_text(r) << "\n";
+  std::cout << "\nshared_memory_staged: chunks of " << f.staging.chunk << " bytes, "
+            << f.staging.depth << " in flight per rank (defaults; CAIRN_COLL_CHUNK"
+            << (f.chunk_env ? " = " + *f.chunk_env : std::string(" not set"))
+            << ", CAIRN_COLL_DEPTH"
+            << (f.depth_env ? " = " + *f.depth_env : std::string(" not set")) << ")\n";
 }
 }  // namespace
 

@@ -91,6 +91,12 @@ constexpr setting settings_table[] = {
     {nullptr, "CAIRN_COLL_CHECK", "0|1",
      "1: every collective first checks that all ranks agree on sizes, root and algorithm "
      "(default 0)"},
+    {nullptr, "CAIRN_COLL_CHUNK", "BYTES",
+     "staged shared-memory collectives: bytes per pipelined chunk, 64 to 524288, the same on "
+     "every rank (default: cairn-info)"},
+    {nullptr, "CAIRN_COLL_DEPTH", "N",
+     "staged shared-memory collectives: chunks in flight per rank, 2 to 64; chunk x depth at "
+     "most 1 MiB (default: cairn-info)"},
     {nullptr, "CAIRN_STATS", "1",
      "print each channel's counters per rank when the channel ends (unset: off)"},
 };
@@ -339,6 +345,8 @@ run_settings resolve(const command_line& cl, const launch_options& o, bool on_co
   if (auto g = lookup(cl, "CAIRN_BIND")) s.bind = parse_choice(*g, bind_values) == 0;
   if (auto g = lookup(cl, "CAIRN_CMA")) (void)parse_choice(*g, switches);
   if (auto g = lookup(cl, "CAIRN_COLL_CHECK")) (void)parse_choice(*g, switches);
+  if (auto g = lookup(cl, "CAIRN_COLL_CHUNK")) (void)parse_int(*g, 64, 524288);
+  if (auto g = lookup(cl, "CAIRN_COLL_DEPTH")) (void)parse_int(*g, 2, 64);
   if (auto g = lookup(cl, "CAIRN_STATS")) (void)parse_choice(*g, on);
 
   if (s.eng == engine::mpi && s.progress.mode == progress_mode::peers)

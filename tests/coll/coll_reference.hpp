@@ -143,7 +143,7 @@ inline std::vector<int> some_roots(int p) {
 /// in this run (not on MPI without cross-memory copies): a long allreduce's plan tells.
 inline bool long_collectives_move_direct(cairn::world& w) {
   std::vector<std::int64_t> a(2049), b(2049);
-  return w.allreduce_init(a, b).plan().name == "allreduce/shared_memory";
+  return w.allreduce_init(a, b).plan().name.starts_with("allreduce/shared_memory");
 }
 
 /// Runs body(collectives, members) on the world and, where this rank belongs to it, on a group

@@ -150,15 +150,30 @@ TEST(SelectionTable, CairnInfoPrintsTheTable) {
 // ----- The reference: today's default choices, written out as the code read before the table.
 
 struct where {
-  int p;         // ranks in the group
-  bool board;    // the node board exists (threads; MPI with every process on one node)
-  bool direct;   // board collectives past 16 KiB move straight between buffers
-  bool checked;  // CAIRN_COLL_CHECK=1
+  int p;           // ranks in the group
+  bool board;      // the node board exists (threads; MPI with every process on one node)
+  bool direct;     // board collectives past 16 KiB move straight between buffers
+  bool checked;    // CAIRN_COLL_CHECK=1
+  bool processes;  // the MPI engine
+  bool world;      // the collective runs on the world (staged ones run there only)
 };
 
 // The board runs a barrier, bcast, reduce, allreduce or generalized reduce of `bytes` per rank.
 bool on_board(const where& w, std::size_t bytes) {
   return !w.checked && w.board && (bytes <= 16384 || w.direct);
+}
+
+// The board algorithm of a bcast, reduce or allreduce of `bytes` ("" off the board): straight
+// between the buffers from `threads_direct` bytes on threads (`mpi_direct` across processes, 0:
+// never by choice), staged through node memory from `staged` bytes across processes on the
+// world, else the slots up to 16 KiB and straight beyond.
+std::string board_choice(const where& w, std::size_t bytes, std::size_t threads_direct,
+                         std::size_t mpi_direct, std::size_t staged) {
+  if (w.checked || !w.board) return "";
+  if (w.processes && w.world && bytes >= staged) return "shared_memory_staged";
+  const std::size_t direct_from = w.processes ? mpi_direct : threads_direct;
+  if (w.direct && direct_from && bytes >= direct_from) return "shared_memory_direct";
+  return on_board(w, bytes) ? "shared_memory" : "";
 }
 bool pow2(int p) { return (p & (p - 1)) == 0; }
 
@@ -166,19 +181,19 @@ std::string ref_barrier(const where& w) {
   return on_board(w, 0) ? "barrier/shared_memory" : "barrier/dissemination";
 }
 std::string ref_bcast(const where& w, std::size_t bytes) {
-  if (on_board(w, bytes)) return "bcast/shared_memory";
+  if (auto b = board_choice(w, bytes, 4096, 0, 2 << 20); !b.empty()) return "bcast/" + b;
   return w.p > 2 && bytes >= 512 * 1024 ? "bcast/scatter_allgather" : "bcast/binomial";
 }
 std::string ref_reduce(const where& w, std::size_t count, std::size_t elem) {
   const std::size_t bytes = count * elem;
-  if (on_board(w, bytes)) return "reduce/shared_memory";
+  if (auto b = board_choice(w, bytes, 8192, 0, 4 << 20); !b.empty()) return "reduce/" + b;
   return w.p > 2 && bytes >= 512 * 1024 && count >= static_cast<std::size_t>(w.p)
              ? "reduce/reduce_scatter_gather"
              : "reduce/binomial";
 }
 std::string ref_allreduce(const where& w, std::size_t count, std::size_t elem, bool commutative) {
   const std::size_t bytes = count * elem;
-  if (on_board(w, bytes)) return "allreduce/shared_memory";
+  if (auto b = board_choice(w, bytes, 1024, 16384, 4 << 20); !b.empty()) return "allreduce/" + b;
   const bool long_vector = count >= static_cast<std::size_t>(w.p) && w.p > 1;
   if (!long_vector || bytes < 64 * 1024) return "allreduce/recursive_doubling";
   if (commutative && w.p > 2 && bytes >= 256 * 1024) return "allreduce/ring";
@@ -203,9 +218,11 @@ std::string ref_generalized(const where& w, std::size_t bytes, bool balanced) {
 }
 
 // The algorithm a persistent collective runs: its plan's name without the variants an
-// algorithm names itself by (recursive doubling's rank-ordered form, direct delivery).
+// algorithm names itself by (recursive doubling's rank-ordered form, direct delivery; not the
+// board's shared_memory_direct, an algorithm of its own).
 std::string chosen(const cairn::persistent_request& r) {
   std::string name = r.plan().name;
+  if (name.find("/shared_memory") != std::string::npos) return name;
   for (const std::string suffix : {"_ordered", "_direct"})
     if (name.size() > suffix.size() && name.ends_with(suffix))
       name.resize(name.size() - suffix.size());
@@ -225,8 +242,9 @@ const auto wide_sum = cairn::op(
     true);
 
 // The sizes around every threshold of the table (bytes of int64 elements).
-const std::vector<std::size_t> sizes = {8,     256,    264,    16384,  16392,  65528,
-                                        65536, 262136, 262144, 524280, 524288, 1048576};
+const std::vector<std::size_t> sizes = {
+    8,     256,   264,    1016,   1024,   4088,   4096,    8184,    8192,    16376,   16384,  16392,
+    65528, 65536, 262136, 262144, 524280, 524288, 1048576, 2097144, 2097152, 4194296, 4194304};
 
 template <class Comm>
 void check_grid(Comm& c, const where& w) {
@@ -299,7 +317,7 @@ void check_grid(Comm& c, const where& w) {
   EXPECT_EQ(chosen(c.exscan_init(one, one2)), "exscan/recursive_doubling");
 }
 
-where here(cairn::world& w, int p) {
+where here(cairn::world& w, int p, bool world) {
   const bool threads = w.engine() == cairn::engine::threads;
   const bool board = threads || w.node_count() == 1;
   const char* check = std::getenv("CAIRN_COLL_CHECK");
@@ -311,19 +329,23 @@ where here(cairn::world& w, int p) {
   bool direct = threads;
   if (!threads && board && !(cma && std::string(cma) == "0"))
     direct = checked || cairn::test::long_collectives_move_direct(w);
-  return {p, board, direct, checked};
+  return {p, board, direct, checked, !threads, world};
 }
 
 TEST(SelectionTable, DefaultChoicesMatchTheReference) {
   if (std::getenv("CAIRN_COLL")) GTEST_SKIP() << "CAIRN_COLL overrides the default table";
   cairn::test::run([](cairn::world& w) {
     cairn::test::on_world_and_group(w, 7, [&](auto& c, const std::vector<int>& members) {
-      check_grid(c, here(w, static_cast<int>(members.size())));
+      std::vector<int> in_order(members.size());
+      std::iota(in_order.begin(), in_order.end(), 0);
+      const bool world =
+          members.size() == static_cast<std::size_t>(w.size()) && members == in_order;
+      check_grid(c, here(w, static_cast<int>(members.size()), world));
     });
     // The generalized reduce: every rank participates and receives.
     std::vector<int> everyone(static_cast<std::size_t>(w.size()));
     std::iota(everyone.begin(), everyone.end(), 0);
-    const where at = here(w, w.size());
+    const where at = here(w, w.size(), true);
     for (std::size_t bytes : sizes) {
       std::vector<std::int64_t> a(bytes / 8, 1), b(bytes / 8);
       EXPECT_EQ(chosen(w.ireduce_init(everyone, everyone, a, b)), ref_generalized(at, bytes, false))

@@ -1,14 +1,17 @@
 // The shared-memory collectives: barrier, bcast, reduce and allreduce through the node board on
 // the world (src/coll/board/shared_memory_flat.cpp) and on groups
 // (src/coll/board/shared_memory_group.cpp), through the slots and, past a slot's 16384 bytes,
-// straight between the buffers (src/coll/board/shared_memory_direct.cpp), forced and chosen by the
-// default table, blocking, non-blocking and persistent, against sequential references on seeded
-// data; more collectives in flight than the board has slots, on overlapping groups; disagreeing
-// ranks; refusals.
+// straight between the buffers (src/coll/board/shared_memory_direct.cpp), straight at every size
+// (shared_memory_direct) and staged through node memory in chunks on the world
+// (src/coll/board/shared_memory_staged.cpp; the variant coll_shared_memory_staged_small_chunks
+// runs it with chunks of 256 bytes), forced and chosen by the default table, blocking,
+// non-blocking and persistent, against sequential references on seeded data; more collectives in
+// flight than the board has slots, on overlapping groups; disagreeing ranks; refusals.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <numeric>
 #include <random>
 #include <span>
 #include <string>
@@ -34,8 +37,13 @@ using cairn::test::some_roots;
 namespace {
 using vec = std::vector<std::int64_t>;
 // Up to the slot's 16384 bytes of int64 (2048 elements): one cache line, several, a full slot;
-// then past it (moved straight between the buffers): just past, and long.
-const std::size_t counts[] = {0, 1, 4, 7, 100, 2048, 2049, 30000};
+// then past it (moved straight between the buffers): just past, and long; and longer than the
+// staging ring's depth of default chunks (560000 bytes: 5 chunks of 128 KiB, 4 in flight).
+const std::size_t counts[] = {0, 1, 4, 7, 100, 2048, 2049, 30000, 70000};
+
+// How a test calls a board collective: forced onto the board (slots, straight beyond), chosen
+// by the table, forced straight between the buffers, forced through the staging rings.
+enum class mode { board, automatic, direct, staged };
 
 std::vector<int> everyone(int p) {
   std::vector<int> all(static_cast<std::size_t>(p));
@@ -51,16 +59,29 @@ TEST(SharedMemory, EveryCollectiveForcedAndAutomatic) {
     // The world (its fixed slots) and a shuffled group (keyed slots); `all` in group order.
     cairn::test::on_world_and_group(w, 5, [&](auto& g, const std::vector<int>& all) {
       const int p = static_cast<int>(all.size());
+      std::vector<int> in_order(all.size());
+      std::iota(in_order.begin(), in_order.end(), 0);
+      const bool world = p == w.size() && all == in_order;
       for (std::size_t n : counts) {
-        for (bool forced : {true, false}) {
-          const unsigned seed = static_cast<unsigned>(n * 7 + forced);
-          const auto ar = forced ? cairn::allreduce_algorithm::shared_memory
-                                 : cairn::allreduce_algorithm::automatic;
+        for (mode how : {mode::board, mode::automatic, mode::direct, mode::staged}) {
+          if (how == mode::direct && !cairn::test::long_collectives_move_direct(w)) continue;
+          if (how == mode::staged && !world) continue;  // refused: DisagreementsAndRefusals
+          const unsigned seed = static_cast<unsigned>(n * 7) + static_cast<unsigned>(how);
+          auto pick = [how](auto board, auto direct, auto staged) {
+            using alg = decltype(board);
+            return how == mode::board    ? board
+                   : how == mode::direct ? direct
+                   : how == mode::staged ? staged
+                                         : alg::automatic;
+          };
+          using ar_alg = cairn::allreduce_algorithm;
+          const auto ar = pick(ar_alg::shared_memory, ar_alg::shared_memory_direct,
+                               ar_alg::shared_memory_staged);
           // allreduce: out of place, in place, non-blocking, and a non-commutative product.
           vec in = small_blocks_for(n, seed, me, {0}), out(n, -1);
           g.allreduce(in, out, cairn::plus{}, ar);
           ASSERT_EQ(mismatch(out, small_block_sum(n, seed, all, 0)), "")
-              << "allreduce n=" << n << " forced=" << forced;
+              << "allreduce n=" << n << " mode=" << static_cast<int>(how);
           vec inout = in;
           g.allreduce(cairn::in_place, inout, cairn::plus{}, ar);
           ASSERT_EQ(mismatch(inout, out), "") << "in-place allreduce n=" << n;
@@ -74,10 +95,12 @@ TEST(SharedMemory, EveryCollectiveForcedAndAutomatic) {
           ASSERT_EQ(mat_mismatch(prod, mat_product_of(m, seed, all, 0)), "")
               << "product allreduce m=" << m;
 
-          const auto rd =
-              forced ? cairn::reduce_algorithm::shared_memory : cairn::reduce_algorithm::automatic;
-          const auto bc =
-              forced ? cairn::bcast_algorithm::shared_memory : cairn::bcast_algorithm::automatic;
+          using rd_alg = cairn::reduce_algorithm;
+          using bc_alg = cairn::bcast_algorithm;
+          const auto rd = pick(rd_alg::shared_memory, rd_alg::shared_memory_direct,
+                               rd_alg::shared_memory_staged);
+          const auto bc = pick(bc_alg::shared_memory, bc_alg::shared_memory_direct,
+                               bc_alg::shared_memory_staged);
           for (int root : some_roots(p)) {
             const bool at_root = g.rank() == root;
             const int wroot = all[static_cast<std::size_t>(root)];
@@ -91,7 +114,8 @@ TEST(SharedMemory, EveryCollectiveForcedAndAutomatic) {
             ASSERT_EQ(
                 mat_mismatch(pm, at_root ? mat_product_of(m, seed, all, 0) : mats(m, seed, me, 0)),
                 "")
-                << "in-place product reduce m=" << m << " root=" << root;
+                << "in-place product reduce m=" << m << " root=" << root << " n=" << n
+                << " mode=" << static_cast<int>(how);
             vec buf = at_root ? block(n, seed, wroot) : vec(n, -1);
             g.bcast(buf, root, bc);
             ASSERT_EQ(mismatch(buf, block(n, seed, wroot)), "")
@@ -311,25 +335,28 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
         &w.allreduce_init(in, out, cairn::plus{}, cairn::allreduce_algorithm::shared_memory).plan(),
         &ar.plan());
     EXPECT_NE(&bc.plan(), &ar.plan());
-    // The default table's choice on one node (both engines here): up to 16384 bytes, and past
-    // that where ranks can copy straight between their buffers (the threads engine; MPI when
-    // the launch probe allowed cross-memory copies).
+    // The default table's choice on one node (both engines here): the board (through the slots
+    // or straight between the buffers: selection_table_test checks which) up to 16384 bytes,
+    // and past that where ranks can copy straight between their buffers (the threads engine;
+    // MPI when the launch probe allowed cross-memory copies).
     vec full(2048), full_out(2048), more(2049), more_out(2049);
-    EXPECT_EQ(w.allreduce_init(full, full_out).plan().name, "allreduce/shared_memory");
-    EXPECT_EQ(w.bcast_init(full, 0).plan().name, "bcast/shared_memory");
-    EXPECT_EQ(w.reduce_init(full, full_out, 0).plan().name, "reduce/shared_memory");
+    auto on_board = [](const std::string& name) {
+      return name.find("/shared_memory") != std::string::npos;
+    };
+    EXPECT_PRED1(on_board, w.allreduce_init(full, full_out).plan().name);
+    EXPECT_PRED1(on_board, w.bcast_init(full, 0).plan().name);
+    EXPECT_PRED1(on_board, w.reduce_init(full, full_out, 0).plan().name);
     EXPECT_EQ(w.barrier_init().plan().name, "barrier/shared_memory");
     const std::string past = w.allreduce_init(more, more_out).plan().name;
     if (w.engine() == cairn::engine::threads) {
-      EXPECT_EQ(past, "allreduce/shared_memory");
+      EXPECT_EQ(past, "allreduce/shared_memory_direct");
     } else {
-      EXPECT_TRUE(past == "allreduce/shared_memory" || past == "allreduce/recursive_doubling")
-          << past;
+      EXPECT_TRUE(on_board(past) || past == "allreduce/recursive_doubling") << past;
     }
     if (p > 1) {  // and on groups
       auto some = w.group(cairn::ranks{0, p - 1});
       if (me < p - 1) {
-        EXPECT_EQ(some.allreduce_init(full, full_out).plan().name, "allreduce/shared_memory");
+        EXPECT_PRED1(on_board, some.allreduce_init(full, full_out).plan().name);
         EXPECT_EQ(some.allreduce_init(full, full_out).plan().group_size, p - 1);
       }
     }
@@ -376,13 +403,30 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
                                         : "rank 0 called allreduce with 88 bytes"))
           << msg;
       EXPECT_EQ(mismatch(out, vec(out.size(), -5)), "");
+      // The same count by two paths (rank 0 staged, the others straight between the buffers):
+      // the signatures name the path, so every rank reports it and nothing is written.
+      if (cairn::test::long_collectives_move_direct(w)) {
+        using alg = cairn::allreduce_algorithm;
+        vec pin(100, 1), pout(100, -5);
+        const std::string pmsg = message_of([&] {
+          w.allreduce(pin, pout, cairn::plus{},
+                      me == 0 ? alg::shared_memory_staged : alg::shared_memory_direct);
+        });
+        EXPECT_TRUE(has_text(pmsg, me == 0 ? "this rank allreduce with 800 bytes staged through "
+                                             "node memory"
+                                           : "rank 0 called allreduce with 800 bytes staged "
+                                             "through node memory"))
+            << pmsg;
+        EXPECT_TRUE(has_text(pmsg, "straight between the buffers")) << pmsg;
+        EXPECT_EQ(mismatch(pout, vec(pout.size(), -5)), "");
+      }
       // Counts on either side of a slot's payload, chosen by the default table: rank 0's 16384
       // bytes go through its slot, the others' 16392 straight between the buffers. Both are
       // board collectives, so the signatures meet: every rank reports it, nothing is written.
       // (Where long collectives run by messages instead, their gate meets the board's ranks:
       // CountsStraddlingTheBoardFailEverywhere.)
       vec probe(2049), probe_out(2049);
-      if (w.allreduce_init(probe, probe_out).plan().name == "allreduce/shared_memory") {
+      if (w.allreduce_init(probe, probe_out).plan().name.starts_with("allreduce/shared_memory")) {
         vec sin(me == 0 ? 2048 : 2049, 1), sout(sin.size(), -5);
         const std::string smsg = message_of([&] { w.allreduce(sin, sout); });
         EXPECT_TRUE(has_text(smsg, me == 0 ? "this rank allreduce with 16384 bytes"
@@ -468,6 +512,17 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
         EXPECT_TRUE(has_text(smsg, "other participants or receivers")) << smsg;
         EXPECT_EQ(mismatch(gout2, vec(2, -5)), "");
       }
+      // Staging runs on the world only: a group refuses it on every rank, before anything moves.
+      {
+        vec sin(4, me), sout(4, -5);
+        const std::string smsg = message_of([&] {
+          back.allreduce(sin, sout, cairn::plus{},
+                         cairn::allreduce_algorithm::shared_memory_staged);
+        });
+        EXPECT_TRUE(has_text(smsg, "cairn::allreduce: rank " + std::to_string(me) +
+                                       ": the shared_memory_staged algorithm needs the world"))
+            << smsg;
+      }
       // Nothing leaked: more collectives on the group than it has slots, all right.
       for (int i = 0; i < 20; ++i) {
         vec x(2, me + i), y(2);
@@ -507,6 +562,16 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
                    ": the shared_memory algorithm needs at most 16384 bytes per rank where "
                    "processes cannot copy from each other"))
           << msg;
+    }
+    if (!cairn::test::long_collectives_move_direct(w)) {  // nor straight at any size
+      vec din(4, me), dout(4);
+      const std::string dmsg = message_of([&] {
+        w.allreduce(din, dout, cairn::plus{}, cairn::allreduce_algorithm::shared_memory_direct);
+      });
+      EXPECT_TRUE(has_text(dmsg,
+                           "the shared_memory_direct algorithm needs ranks that can copy "
+                           "from each other"))
+          << dmsg;
     }
     w.barrier();
   });
@@ -575,7 +640,9 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
         else
           g->iallreduce(in, out).wait();
       };
-      auto on_board = [](const std::string& name) { return name.ends_with("/shared_memory"); };
+      auto on_board = [](const std::string& name) {
+        return name.find("/shared_memory") != std::string::npos;
+      };
       for (int kind = 0; kind < 3; ++kind)
         for (const auto& [na, nb] : {std::pair<std::size_t, std::size_t>{127, 128}, {2048, 2049}}) {
           // One side on the board and the other by messages, or both by messages (the gates

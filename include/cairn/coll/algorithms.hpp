@@ -25,6 +25,10 @@ enum class bcast_algorithm {
                   ///< src/coll/board/shared_memory_group.cpp), straight between the buffers beyond
                   ///< where ranks can copy across processes
                   ///< (src/coll/board/shared_memory_direct.cpp)
+  shared_memory_direct,  ///< as shared_memory, straight between the buffers at every size
+  shared_memory_staged,  ///< on the world of one node: through node memory in pipelined
+                         ///< chunks, never straight between the buffers
+                         ///< (src/coll/board/shared_memory_staged.cpp)
 };
 
 /// Reduce algorithms.
@@ -33,18 +37,22 @@ enum class reduce_algorithm {
   binomial,               ///< binomial tree (src/coll/algorithms/reduce_binomial.cpp)
   reduce_scatter_gather,  ///< Rabenseifner's reduce (src/coll/algorithms/reduce_scatter_gather.cpp)
   shared_memory,          ///< as bcast_algorithm::shared_memory
+  shared_memory_direct,   ///< as bcast_algorithm::shared_memory_direct
+  shared_memory_staged,   ///< as bcast_algorithm::shared_memory_staged; operands in rank order
 };
 
 /// Allreduce algorithms.
 enum class allreduce_algorithm {
-  automatic,           ///< the selection table's choice
-  recursive_doubling,  ///< butterfly with a fold for non-powers of two
-                       ///< (src/coll/algorithms/allreduce_recursive_doubling.cpp)
-  ring,                ///< reduce-scatter + allgather rings, commutative operations only
-                       ///< (src/coll/algorithms/allreduce_ring.cpp)
-  rabenseifner,        ///< recursive halving + recursive doubling
-                       ///< (src/coll/algorithms/allreduce_rabenseifner.cpp)
-  shared_memory,       ///< as bcast_algorithm::shared_memory; operands combined in rank order
+  automatic,             ///< the selection table's choice
+  recursive_doubling,    ///< butterfly with a fold for non-powers of two
+                         ///< (src/coll/algorithms/allreduce_recursive_doubling.cpp)
+  ring,                  ///< reduce-scatter + allgather rings, commutative operations only
+                         ///< (src/coll/algorithms/allreduce_ring.cpp)
+  rabenseifner,          ///< recursive halving + recursive doubling
+                         ///< (src/coll/algorithms/allreduce_rabenseifner.cpp)
+  shared_memory,         ///< as bcast_algorithm::shared_memory; operands combined in rank order
+  shared_memory_direct,  ///< as bcast_algorithm::shared_memory_direct
+  shared_memory_staged,  ///< as bcast_algorithm::shared_memory_staged; operands in rank order
 };
 
 /// Allgather algorithms.
@@ -95,11 +103,21 @@ struct selection_rule {
   std::size_t max_bytes = static_cast<std::size_t>(-1);  ///< largest size the rule applies to
   /// Conditions on the call, all of which must hold, in canonical form (no spaces): a flag
   /// `commutative`, `power_of_two` (of the ranks), `count_check` (CAIRN_COLL_CHECK) or
-  /// `balanced` (the generalized reduce's load balancing), or one negated with `!`; or a
+  /// `balanced` (the generalized reduce's load balancing), `processes` (the ranks are
+  /// processes: the MPI engine), or one negated with `!`; or a
   /// comparison `ranks<op>N`, `count<op>N` or `count<op>ranks` with op one of < <= > >= == !=
   /// (ranks: the group's size; count: elements in the measured size).
   std::vector<std::string> conditions;
 };
+
+/// The pipeline of the staged shared-memory collectives (the algorithm shared_memory_staged):
+/// bytes per chunk and chunks in flight per rank.
+struct staging_shape {
+  std::size_t chunk = 0;  ///< bytes per chunk (CAIRN_COLL_CHUNK overrides it)
+  std::size_t depth = 0;  ///< chunks in flight per rank (CAIRN_COLL_DEPTH overrides it)
+};
+/// The default shape, chosen by measurement (written beside the default table).
+staging_shape default_staging();
 
 /// Parses a selection string (CAIRN_COLL, the default table): comma-separated entries
 /// `collective=algorithm[@min-max][ if condition[ and condition]...]`, where min and max are

@@ -15,6 +15,8 @@
 // written by others: they add to it when they published or acknowledged something it may wait
 // for.
 //
+// The staging (node_staging, below) is a second part of the region: progress counters and a
+// ring of chunks that the staged collectives copy through (shared_memory_staged.cpp).
 
 #include <atomic>
 #include <cstddef>
@@ -143,6 +145,51 @@ class node_board {
   /// The payload behind a keyed slot's header.
   static std::byte* payload(group_slot& s) noexcept {
     return reinterpret_cast<std::byte*>(&s) + sizeof(group_slot);
+  }
+  int ranks() const noexcept { return static_cast<int>(bases_.size()); }
+
+ private:
+  std::vector<std::byte*> bases_;
+};
+
+/// The staging part of every rank's node region (src/coll/board/shared_memory_staged.cpp): the
+/// rank's three progress counters, each on a line pair of its own (only the owner writes them;
+/// each is polled by other ranks at its own step), and a ring of chunk slots the staged
+/// collectives copy through.
+class node_staging {
+ public:
+  /// The counters: chunks this rank staged (copied in), reduced (its segment combined) and
+  /// copied out (released: it reads no rank's slot of those chunks again). They count the
+  /// chunks of every staged collective on the world so far, alike on every rank.
+  enum counter : std::size_t { staged, reduced, copied };
+  /// Bytes of a rank's ring: the most a collective's chunks in flight may take
+  /// (chunk size x depth, CAIRN_COLL_CHUNK x CAIRN_COLL_DEPTH).
+  static constexpr std::size_t ring_bytes = std::size_t{1} << 20;
+  /// Bytes before the ring: the counters' line pairs.
+  static constexpr std::size_t counters_bytes = 3 * 128;
+  /// Bytes of a rank's part (a multiple of 128).
+  static constexpr std::size_t part_bytes = counters_bytes + ring_bytes;
+
+  node_staging() = default;
+  /// The staging in the node's regions (its part of each).
+  explicit node_staging(const node_regions& n) : bases_(n.parts(part_offset())) {}
+
+  /// Where the staging sits in a node region (reserved at static initialization).
+  static std::size_t part_offset() noexcept;
+  /// Constructs the counters of one rank's part (its owner, before any rank reads it); the
+  /// ring is left untouched (its pages are taken on first use).
+  static void format(std::byte* part) noexcept {
+    for (std::size_t c = 0; c < 3; ++c) new (part + c * 128) std::atomic<std::uint64_t>{0};
+  }
+
+  /// Rank r's counter c.
+  std::atomic<std::uint64_t>& word(int r, counter c) const noexcept {
+    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(
+        bases_[static_cast<std::size_t>(r)] + c * 128));
+  }
+  /// Rank r's ring.
+  std::byte* ring(int r) const noexcept {
+    return bases_[static_cast<std::size_t>(r)] + counters_bytes;
   }
   int ranks() const noexcept { return static_cast<int>(bases_.size()); }
 

@@ -49,6 +49,7 @@
 #include "coll/board/board_layout.hpp"
 #include "coll/board/shared_memory_direct.hpp"
 #include "coll/board/shared_memory_group.hpp"
+#include "coll/board/shared_memory_staged.hpp"
 #include "coll/engine/coll_rank.hpp"
 #include "coll/engine/exec_pool.hpp"
 #include "coll/engine/plan_cache.hpp"
@@ -67,7 +68,10 @@ static_assert(node_board::payload_max == 16384, "board_refusal names the limit")
 struct board_exec : board_call {
   exec_pool<board_exec>* home = nullptr;  // the pool of its rank
   std::uint64_t seq = 0;
-  bool direct = false;  // moves data between the buffers (shared_memory_direct.cpp)
+  bool direct = false;   // moves data between the buffers (shared_memory_direct.cpp)
+  bool staged = false;   // moves through the staging rings (shared_memory_staged.cpp)
+  bool staging = false;  // a staged one whose chunks are moving
+  staged_progress chunks;
   bool published = false;
   bool completed =
       false;           // this rank's part is done (for a direct one: if `moved`, peers' may not be)
@@ -89,15 +93,19 @@ struct board_exec : board_call {
     msg_seq = cs.next_seq(p.target.members->id);
     if (then) [[unlikely]]
       members = p.target.members;
-    direct = !then && board_moves_direct(kind, bytes);
-    eager = !then && !direct &&
+    staged = !then && path == board_path::staged;
+    direct = !then && (path == board_path::direct ||
+                       (path == board_path::automatic && board_moves_direct(kind, bytes)));
+    eager = !then && !direct && !staged &&
             (kind == board_collective::bcast ||
              (kind == board_collective::reduce && ctx.rank() != root));
-    published = completed = moved = false;
+    published = completed = moved = staging = false;
     arrived = 1;
   }
   board_signature signature() const {
-    return {static_cast<std::uint32_t>(kind), bytes, root, algorithm};
+    return {static_cast<std::uint32_t>(kind) | (staged ? staged_kind_bit : 0) |
+                (direct ? direct_kind_bit : 0),
+            bytes, root, algorithm};
   }
 };
 
@@ -132,13 +140,14 @@ bool slot_free(rank_context& ctx, const node_board& b, std::uint64_t seq, int& l
 void publish(rank_context& ctx, const node_board& b, const board_exec& e) {
   const int me = ctx.rank();
   board_slot& mine = b.slot(me, e.seq);
-  mine.kind = static_cast<std::uint32_t>(e.kind);
+  mine.kind = e.signature().kind;
   mine.root = e.root;
   mine.bytes = e.bytes;
   mine.algorithm = e.algorithm;
-  const bool carries =
-      !e.then && (e.kind == board_collective::allreduce || e.kind == board_collective::reduce ||
-                  (e.kind == board_collective::bcast && me == e.root));
+  const bool carries =  // a staged one's data moves through the staging rings
+      !e.then && !e.staged &&
+      (e.kind == board_collective::allreduce || e.kind == board_collective::reduce ||
+       (e.kind == board_collective::bcast && me == e.root));
   if (e.direct) {
     publish_buffers(node_board::payload(mine), e);
   } else if (carries && e.bytes) {
@@ -230,11 +239,17 @@ bool drain_tails(rank_context& ctx, const node_board& b, board_wait& wait) {
 }
 
 // Every slot holds e.seq: checks the signatures (every rank reads all of them, so a mismatch
-// is reported on every rank, and nobody waits), writes the output, completes.
-void complete(rank_context& ctx, const node_board& b, board_exec& e) {
+// is reported on every rank, and nobody waits), writes the output, completes. A staged one
+// only starts moving its chunks (e.staging; false: not completed yet).
+bool complete(rank_context& ctx, const node_board& b, board_exec& e) {
   const int n = b.ranks(), me = ctx.rank();
   if (e.error.empty()) e.error = first_disagreement(b, e.seq, e.signature());
   const bool moves_here = e.error.empty() && !e.then;  // a gate's data moves by messages
+  if (moves_here && e.staged && e.bytes) {
+    e.chunks = begin_staged(ctx, e, coll_state(ctx).board.staged_chunks);
+    e.staging = true;
+    return false;
+  }
   if (moves_here && e.direct) {
     auto& bufs = coll_state(ctx).member_buffers;
     bufs.resize(static_cast<std::size_t>(n));
@@ -254,6 +269,17 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
     }
   }
   publish_done(ctx, b, e.seq);
+  return true;
+}
+
+// Moves a staged collective's chunks on; true once this rank's part is done (and completed).
+bool move_staged(rank_context& ctx, const node_board& b, board_exec& e, board_wait& wait) {
+  coll_rank& cs = coll_state(ctx);
+  if (!advance_staged(ctx, *cs.staging_view(), e, e.chunks, wait)) return false;
+  cs.board.staged_chunks = e.chunks.base + e.chunks.chunks;
+  e.staging = false;
+  publish_done(ctx, b, e.seq);
+  return true;
 }
 
 // An eager collective's part: a bcast's non-root takes the root's data once the root's slot
@@ -314,7 +340,8 @@ bool step(rank_context& ctx, const node_board& b, board_exec& e, board_wait& wai
       wait = tails_done ? board_wait{} : tail_wait;
       return false;
     }
-    complete(ctx, b, e);
+    if (!e.staging && !complete(ctx, b, e) && !move_staged(ctx, b, e, wait)) return false;
+    if (e.staging && !move_staged(ctx, b, e, wait)) return false;
     e.completed = true;
   }
   if (st.finished + 1 != e.seq) {  // an earlier direct one waits for its peers
@@ -363,8 +390,11 @@ std::string board_disagreement(int q, const board_signature& theirs, const board
                                std::uint64_t seq, std::size_t group_size) {
   std::ostringstream os;
   auto say = [&](const board_signature& s, const board_signature& other) {
-    os << board_name(static_cast<board_collective>(s.kind)) << " with " << s.bytes << " bytes";
+    os << board_name(static_cast<board_collective>(s.kind & 0xff)) << " with " << s.bytes
+       << " bytes";
     if (s.root >= 0) os << " and root " << s.root;
+    if (s.kind & staged_kind_bit) os << " staged through node memory";
+    if (s.kind & direct_kind_bit) os << " straight between the buffers";
     if (s.algorithm)
       os << " by messages"
          << (other.algorithm && other.algorithm != s.algorithm ? " (another algorithm)" : "");
@@ -379,7 +409,32 @@ std::string board_disagreement(int q, const board_signature& theirs, const board
   return os.str();
 }
 
-const char* board_refusal(const coll_target& t, board_collective kind, std::size_t bytes) {
+const char* board_algorithm_name(board_path path) {
+  switch (path) {
+    case board_path::automatic: break;
+    case board_path::direct: return "shared_memory_direct";
+    case board_path::staged: return "shared_memory_staged";
+  }
+  return "shared_memory";
+}
+
+const char* board_refusal(const coll_target& t, board_collective kind, std::size_t bytes,
+                          board_path path) {
+  if (path == board_path::direct) {
+    if (!t.ctx->node_memory()) return "needs all ranks on one node";
+    if (kind == board_collective::barrier) return "moves no data";
+    if (!t.ctx->reaches_peer_memory())
+      return "needs ranks that can copy from each other (threads; MPI with CAIRN_CMA)";
+    return nullptr;
+  }
+  if (path == board_path::staged) {
+    if (!t.ctx->node_memory()) return "needs all ranks on one node";
+    if (kind != board_collective::bcast && kind != board_collective::reduce &&
+        kind != board_collective::allreduce)
+      return "runs bcast, reduce and allreduce only";
+    if (!board_on_world(t)) return "needs the world (a group of every rank in world order)";
+    return nullptr;
+  }
   if (bytes > node_board::payload_max) {
     if (!board_moves_direct(kind, bytes)) return "needs at most 16384 bytes per rank";
     if (t.ctx->node_memory() && !t.ctx->reaches_peer_memory())
@@ -424,12 +479,14 @@ void describe_board_plan(prepared& p) {
   // Cached per rank as the schedules are: a plan is a function of (collective, size, rank).
   struct key {
     board_collective kind;
+    board_path path;
     int size, rank;
     bool operator==(const key&) const = default;
   };
   struct key_hash {
     std::size_t operator()(const key& k) const noexcept {
-      return (static_cast<std::size_t>(k.kind) * 0x9E3779B97F4A7C15ull) ^
+      return ((static_cast<std::size_t>(k.kind) * 4 + static_cast<std::size_t>(k.path)) *
+              0x9E3779B97F4A7C15ull) ^
              (static_cast<std::size_t>(k.size) << 20) ^ static_cast<std::size_t>(k.rank);
     }
   };
@@ -438,11 +495,13 @@ void describe_board_plan(prepared& p) {
     bounded_cache<key, std::shared_ptr<const coll::schedule>, key_hash, 1024> cache;
   };
   auto& cache = p.target.ctx->layer<plans>().cache;
-  const key k{p.board, static_cast<int>(p.target.members->world_ranks.size()), p.target.group_rank};
+  const key k{p.board, p.path, static_cast<int>(p.target.members->world_ranks.size()),
+              p.target.group_rank};
   p.plan = cache.get(k, [&] {
     const bool generalized = k.kind == board_collective::reduce_generalized;
     return std::make_shared<const coll::schedule>(
-        std::string(generalized ? "reduce_generalized" : board_name(k.kind)) + "/shared_memory",
+        std::string(generalized ? "reduce_generalized" : board_name(k.kind)) + "/" +
+            board_algorithm_name(k.path),
         k.size, k.rank);
   });
 }
@@ -548,7 +607,10 @@ std::string board_describe(const request_state* s) {
   std::ostringstream os;
   os << "shared-memory " << board_name(e.kind) << " #" << e.seq << " on the world, ";
   if (e.then) os << "checking the signatures before " << e.then->name << ", ";
-  if (e.completed)
+  if (e.staging)
+    os << "staged: " << e.chunks.staged << " chunk(s) staged, " << e.chunks.reduced << " reduced, "
+       << e.chunks.copied << " copied out of " << e.chunks.chunks;
+  else if (e.completed)
     os << (e.moved ? "moved its share, waiting for the others to move theirs"
                    : "completed, waiting for earlier ones");
   else if (e.published)

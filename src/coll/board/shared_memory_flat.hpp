@@ -20,9 +20,13 @@ class rank_context;
 
 /// Null if board collective `kind` of `bytes` per rank on `t` can run on the board (every rank
 /// shares the node; the payload fits a slot, or the collective moves its data straight between
-/// the buffers where the engine can: shared_memory_direct.hpp); else why not, as the end of a
-/// sentence ("needs ...").
-const char* board_refusal(const coll_target& t, board_collective kind, std::size_t bytes);
+/// the buffers where the engine can: shared_memory_direct.hpp) by `path` (direct: straight at
+/// every size; staged: through the staging rings, on the world only, shared_memory_staged.hpp);
+/// else why not, as the end of a sentence ("needs ...").
+const char* board_refusal(const coll_target& t, board_collective kind, std::size_t bytes,
+                          board_path path = board_path::automatic);
+/// The algorithm name of a board path ("shared_memory", "shared_memory_direct", ...).
+const char* board_algorithm_name(board_path path);
 /// True if `t` is the world (or a group of all ranks in world order): its board collectives
 /// run here, those of other groups in shared_memory_group.cpp.
 bool board_on_world(const coll_target& t);
@@ -46,6 +50,8 @@ struct board_call {
   /// ranks, sorted), as in prepared.
   std::int32_t participants = 0;
   std::shared_ptr<const std::vector<int>> receivers;
+  /// How its data moves (prepared::path).
+  board_path path = board_path::automatic;
 
   void bind_call(const prepared& p) {
     in = static_cast<const std::byte*>(p.in);
@@ -56,6 +62,7 @@ struct board_call {
     root = p.check_root;
     call = p.call;
     algorithm = 0;
+    path = p.path;
     if (p.gate) [[unlikely]]
       bind_gate(p);
     else if (then) [[unlikely]]
@@ -70,8 +77,10 @@ struct board_call {
 
 /// The collective's name in messages ("allreduce", "generalized reduce").
 const char* board_name(board_collective k);
-/// What a rank's slot says of its call: kind (board_collective), bytes, root (-1: none) and
-/// the algorithm's fingerprint if it runs by messages (0: on the board).
+/// What a rank's slot says of its call: kind (board_collective, with direct_kind_bit or
+/// staged_kind_bit where its data moves so), bytes, root (-1: none) and the algorithm's
+/// fingerprint if it runs by messages (0: on the board).
+inline constexpr std::uint32_t staged_kind_bit = 0x100, direct_kind_bit = 0x200;
 struct board_signature {
   std::uint32_t kind;
   std::uint64_t bytes;

@@ -140,7 +140,8 @@ struct group_exec : board_call {
       carries = false;
       take_first = take_end = 0;
     }
-    direct = !then && board_moves_direct(kind, bytes);
+    direct = !then && (path == board_path::direct ||
+                       (path != board_path::staged && board_moves_direct(kind, bytes)));
     // A bcast takes at most the root's slot, a reduce's non-root and a generalized reduce's
     // participant that receives nothing take none.
     eager = !then && !direct &&
@@ -151,6 +152,11 @@ struct group_exec : board_call {
     next = 0;
     unseen_rank = -1;
     acknowledged = moved = false;
+  }
+
+  // The kind the slot publishes (with direct_kind_bit where the data moves straight).
+  std::uint32_t signature_kind() const {
+    return static_cast<std::uint32_t>(kind) | (direct ? direct_kind_bit : 0);
   }
 
   // A fingerprint of a generalized reduce's participant count and receiver set (never 0).
@@ -182,7 +188,7 @@ bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
     // no more than the key: the header may be rewritten in place, the key published last.
     s.group = e.group;
     s.seq = e.seq;
-    s.kind = static_cast<std::uint32_t>(e.kind);
+    s.kind = e.signature_kind();
     s.root = e.root;
     s.readers = n + (e.direct ? 1 : 0);  // a direct one's owner gives the last itself
     s.bytes = e.bytes;
@@ -233,11 +239,10 @@ void check(group_exec& e, int q, const group_slot& s) {
   if (!e.error.empty()) return;
   const int w = e.members->world_ranks[static_cast<std::size_t>(q)];
   const std::size_t n = e.members->world_ranks.size();
-  if (s.kind != static_cast<std::uint32_t>(e.kind) || s.bytes != e.bytes || s.root != e.root ||
+  if (s.kind != e.signature_kind() || s.bytes != e.bytes || s.root != e.root ||
       s.algorithm != e.algorithm)
     e.error = board_disagreement(w, {s.kind, s.bytes, s.root, s.algorithm},
-                                 {static_cast<std::uint32_t>(e.kind), e.bytes, e.root, e.algorithm},
-                                 e.seq, n);
+                                 {e.signature_kind(), e.bytes, e.root, e.algorithm}, e.seq, n);
   else if (s.shape != e.shape)
     e.error = "ranks disagree on the call: rank " + std::to_string(w) +
               " passed other participants or receivers to the generalized reduce than this rank "
@@ -300,10 +305,7 @@ bool step(rank_context& ctx, const node_board& b, group_exec& e) {
       if (e.error.empty()) take(e, q, s);
       // The last reader frees the slot or, for a direct one, lets its owner free it (the owner
       // may wait for that, and may rewrite the header at once: read before acknowledging).
-      const std::uint32_t last =
-          s.readers -
-          (!s.algorithm && board_moves_direct(static_cast<board_collective>(s.kind), s.bytes) ? 1
-                                                                                              : 0);
+      const std::uint32_t last = s.readers - (!s.algorithm && (s.kind & direct_kind_bit) ? 1 : 0);
       if (s.acks.fetch_add(1, std::memory_order_acq_rel) + 1 == last && w != ctx.rank())
         ring(ctx, b, w);
     }

@@ -59,9 +59,16 @@ constexpr layer_operation_ops operation_ops{&coll_rank_hooks::finish, &coll_rank
 // The board's part of every node region, reserved before any region is sized.
 const std::size_t board_part = node_regions::reserve(node_board::part_bytes, &node_board::format);
 std::size_t node_board::part_offset() noexcept { return board_part; }
+// The staging's part (shared_memory_staged.cpp).
+const std::size_t staging_part =
+    node_regions::reserve(node_staging::part_bytes, &node_staging::format);
+std::size_t node_staging::part_offset() noexcept { return staging_part; }
 
 coll_rank::coll_rank(rank_context& ctx) : ctx_(ctx), layer_(ctx.add_layer(this, hooks)) {
-  if (ctx.node_memory()) view_.emplace(*ctx.node_memory());
+  if (ctx.node_memory()) {
+    view_.emplace(*ctx.node_memory());
+    staging_.emplace(*ctx.node_memory());
+  }
 }
 
 void coll_rank::add(request_state* s) {

@@ -26,6 +26,9 @@ namespace cairn::detail {
 /// its data), and a floor under what every rank completed (last seen).
 struct board_progress {
   std::uint64_t started = 0, completed = 0, finished = 0, all_completed = 0;
+  /// Chunks of the staged collectives completed so far (shared_memory_staged.cpp): where the
+  /// next one's chunks start counting on the staging counters.
+  std::uint64_t staged_chunks = 0;
   /// Board collectives finished but not completed: a rank whose part needs no other rank's
   /// slot (a bcast's root, a reduce's non-roots) or only the root's (a bcast's others)
   /// finishes once that part is done; the rest (every slot's signature, then the `done`
@@ -95,6 +98,8 @@ class coll_rank {
 
   /// The board in the node's regions; null where the ranks share no node memory.
   const node_board* board_view() const noexcept { return view_ ? &*view_ : nullptr; }
+  /// The staging in the node's regions (as board_view).
+  const node_staging* staging_view() const noexcept { return staging_ ? &*staging_ : nullptr; }
   board_progress board;
   group_board_watch group_board;
   /// Scratch of the direct board collectives (shared_memory_direct.cpp), kept per rank: every
@@ -123,6 +128,7 @@ class coll_rank {
   std::uint32_t* last_seq_ = nullptr;
   board_wait wait_;
   std::optional<node_board> view_;
+  std::optional<node_staging> staging_;
 };
 
 /// The collectives' state of rank `ctx` (made on first use).

@@ -19,6 +19,7 @@ namespace cairn::detail {
 namespace {
 using bc = board_collective;
 constexpr bool commutative_only = true, unbalanced_only = true;
+constexpr board_path direct = board_path::direct, staged = board_path::staged;
 
 // Each collective's algorithms: the name CAIRN_COLL and the table use for each enum value.
 constexpr algorithm_entry barrier_algorithms[] = {
@@ -29,17 +30,29 @@ constexpr algorithm_entry bcast_algorithms[] = {
     {"binomial", bcast_algorithm::binomial},
     {"scatter_allgather", bcast_algorithm::scatter_allgather},
     {"shared_memory", bcast_algorithm::shared_memory, bc::bcast},
+    {"shared_memory_direct", bcast_algorithm::shared_memory_direct, bc::bcast, false, false,
+     direct},
+    {"shared_memory_staged", bcast_algorithm::shared_memory_staged, bc::bcast, false, false,
+     staged},
 };
 constexpr algorithm_entry reduce_algorithms[] = {
     {"binomial", reduce_algorithm::binomial},
     {"reduce_scatter_gather", reduce_algorithm::reduce_scatter_gather},
     {"shared_memory", reduce_algorithm::shared_memory, bc::reduce},
+    {"shared_memory_direct", reduce_algorithm::shared_memory_direct, bc::reduce, false, false,
+     direct},
+    {"shared_memory_staged", reduce_algorithm::shared_memory_staged, bc::reduce, false, false,
+     staged},
 };
 constexpr algorithm_entry allreduce_algorithms[] = {
     {"recursive_doubling", allreduce_algorithm::recursive_doubling},
     {"ring", allreduce_algorithm::ring, bc::none, commutative_only},
     {"rabenseifner", allreduce_algorithm::rabenseifner},
     {"shared_memory", allreduce_algorithm::shared_memory, bc::allreduce},
+    {"shared_memory_direct", allreduce_algorithm::shared_memory_direct, bc::allreduce, false, false,
+     direct},
+    {"shared_memory_staged", allreduce_algorithm::shared_memory_staged, bc::allreduce, false, false,
+     staged},
 };
 constexpr algorithm_entry binomial_only[] = {{"binomial", sole_algorithm::sole}};
 constexpr algorithm_entry allgather_algorithms[] = {
@@ -89,7 +102,8 @@ constexpr collective_entry collectives[] = {
 };
 
 // The tables are consistent: indexed by coll_id, every algorithm a value other than automatic,
-// names unique per collective, at most one board provider per collective.
+// names unique per collective, at most one board provider per collective (and its forms of
+// another board_path).
 constexpr bool consistent() {
   if (std::size(collectives) != coll_count) return false;
   for (std::size_t c = 0; c < std::size(collectives); ++c) {
@@ -98,7 +112,7 @@ constexpr bool consistent() {
     const auto algs = collectives[c].algorithms;
     for (std::size_t a = 0; a < algs.size(); ++a) {
       if (algs[a].value == 0) return false;
-      boards += algs[a].board != bc::none;
+      boards += algs[a].board != bc::none && algs[a].path == board_path::automatic;
       for (std::size_t b = 0; b < a; ++b)
         if (algs[b].name == algs[a].name || algs[b].value == algs[a].value) return false;
     }
@@ -202,7 +216,8 @@ struct flag_name {
 constexpr flag_name flags[] = {{"commutative", fact::commutative},
                                {"power_of_two", fact::power_of_two},
                                {"count_check", fact::count_check},
-                               {"balanced", fact::balanced}};
+                               {"balanced", fact::balanced},
+                               {"processes", fact::processes}};
 struct comparison_name {
   std::string_view text;
   comparison op;
@@ -212,7 +227,8 @@ constexpr comparison_name comparisons[] = {{"<=", comparison::le}, {">=", compar
                                            {"==", comparison::eq}, {"!=", comparison::ne},
                                            {"<", comparison::lt},  {">", comparison::gt}};
 constexpr std::string_view known_conditions =
-    "known: commutative, power_of_two, count_check, balanced, each maybe negated with '!'; "
+    "known: commutative, power_of_two, count_check, balanced, processes, each maybe negated "
+    "with '!'; "
     "ranks or count compared (< <= > >= == !=) with a number, or count with ranks";
 
 // A condition parsed: its canonical text (no spaces) and its resolved form.
@@ -420,6 +436,7 @@ std::size_t value_of(fact f, const call_facts& c, std::size_t number) {
     case fact::power_of_two: return (c.ranks & (c.ranks - 1)) == 0;
     case fact::count_check: return count_check_enabled();
     case fact::balanced: return c.balanced;
+    case fact::processes: return c.processes;
   }
   return 0;
 }
@@ -441,7 +458,7 @@ bool holds(const resolved_condition& k, const call_facts& c) {
 bool can_run(const coll_target& t, const algorithm_entry& a, const call_facts& f) {
   if (a.needs_commutative && !f.commutative) return false;
   if (a.needs_unbalanced && f.balanced) return false;
-  return a.board == board_collective::none || !board_refusal(t, a.board, f.bytes);
+  return a.board == board_collective::none || !board_refusal(t, a.board, f.bytes, a.path);
 }
 }  // namespace
 

@@ -54,15 +54,19 @@ struct algorithm_entry {
   board_collective board = board_collective::none;
   bool needs_commutative = false;  ///< the operation must be commutative (the rings)
   bool needs_unbalanced = false;   ///< no load balancing asked (nothing to balance on the board)
+  /// How a board algorithm moves the data (board_path).
+  board_path path = board_path::automatic;
 
   template <class Alg>
   constexpr algorithm_entry(std::string_view n, Alg a, board_collective b = board_collective::none,
-                            bool commutative = false, bool unbalanced = false)
+                            bool commutative = false, bool unbalanced = false,
+                            board_path how = board_path::automatic)
       : name(n),
         value(static_cast<std::uint8_t>(a)),
         board(b),
         needs_commutative(commutative),
-        needs_unbalanced(unbalanced) {}
+        needs_unbalanced(unbalanced),
+        path(how) {}
 };
 
 /// A collective: its name, what the table's sizes measure, its algorithms.
@@ -106,6 +110,7 @@ struct call_facts {
   int ranks = 1;            ///< ranks in the group the collective runs on
   bool commutative = true;  ///< the operation's (true without one)
   bool balanced = false;    ///< the generalized reduce's load balancing (load_balance, balancer)
+  bool processes = false;   ///< the ranks are processes (the MPI engine), not threads
 };
 
 /// The quantities a condition compares (the flags are 0 or 1).
@@ -117,6 +122,7 @@ enum class fact : std::uint8_t {
   power_of_two,  ///< ranks is a power of two
   count_check,   ///< CAIRN_COLL_CHECK is on
   balanced,      ///< load balancing asked (generalized reduce)
+  processes,     ///< the ranks are processes (the MPI engine)
 };
 enum class comparison : std::uint8_t { lt, le, gt, ge, eq, ne };
 

@@ -12,17 +12,34 @@
 //     (bcast, reduce, allreduce, generalized reduce) and ranks that can copy across processes
 //     (threads; MPI with CAIRN_CMA): board_refusal, src/coll/board/shared_memory_flat.cpp;
 //     the generalized reduce's also needs no load balancing;
+//   - shared_memory_direct (bcast, reduce, allreduce) moves straight between the buffers at
+//     every size: one node and ranks that can copy across processes;
+//   - shared_memory_staged (bcast, reduce, allreduce) copies through node memory in pipelined
+//     chunks (src/coll/board/shared_memory_staged.cpp): one node and the world only;
 //   - ring (allreduce, reduce_scatter_block) needs a commutative operation;
 //   - every other algorithm runs every call.
 // Conditions: ranks (the group's size) and count (elements in the measured size) compared with
 // a number or ranks (< <= > >= == !=); the flags commutative (the operation; true without
-// one), power_of_two (ranks), count_check (CAIRN_COLL_CHECK=1: collectives stay off the board
-// and check their counts by messages) and balanced (load_balance or a balancer), each maybe
-// negated with '!'. The last rule of each collective applies to every call.
+// one), power_of_two (ranks), processes (the ranks are processes: the MPI engine), count_check
+// (CAIRN_COLL_CHECK=1: collectives stay off the board and check their counts by messages) and
+// balanced (load_balance or a balancer), each maybe negated with '!'. The last rule of each
+// collective applies to every call.
 //
 // Where a call runs by messages and another count of it would run on the board (a size past
 // the board's reach, a range of CAIRN_COLL), it first meets the other ranks on the board (a
 // gate, prepared::gate), so that counts on either side fail everywhere instead of waiting.
+//
+// The board's paths, measured on 2 ranks of this 2-core machine (`cairn-bench bcast | reduce |
+// allreduce` with each algorithm forced, interleaved, one placement):
+//   - threads: reading the peers' buffers in place beats copying through the slots from 1 KiB
+//     (allreduce: 0.55 vs 0.77 us), 4 KiB (bcast: 0.46 vs 0.51) and 8 KiB (reduce: 0.83 vs
+//     0.95); at 512 bytes and below the slots win or tie.
+//   - processes: a cross-memory copy costs a system call per peer and direction (about 2 us for
+//     a 1 KiB allreduce), so the slots win up to 8 KiB; straight copies win the allreduce from
+//     16 KiB (2.8-3.6 vs 4.3-4.6 us). bcast and reduce keep the slots to their 16 KiB (1.0 vs
+//     1.5 us, 1.75 vs 2.8). Staging through node memory loses to straight copies up to 1 MiB
+//     (allreduce 160-180 vs 100-115 us), ties at 2 MiB and wins from 4 MiB (bcast from 2 MiB:
+//     151 vs 191 us; allreduce at 16 MiB: 3000-3500 vs 3600-3760 us).
 //
 // The table is canonical (coll::to_string of each rule, joined by ","): cairn-info prints it
 // rule by rule and the test compares the two.
@@ -30,18 +47,32 @@
 
 namespace cairn::coll {
 
+// The staged collectives' chunking (CAIRN_COLL_CHUNK, CAIRN_COLL_DEPTH override it): bytes per
+// chunk and chunks in flight per rank. From the sweep of `cairn-bench allreduce` on 2 MPI ranks
+// with shared_memory_staged forced, 1 to 16 MiB: chunks of 32 KiB to 256 KiB and depths of 2 to
+// 16 all came within the run-to-run noise (about 15 %) of each other; 128 KiB x 4 was among the
+// best at 16 MiB in both rounds.
+staging_shape default_staging() { return {131072, 4}; }
+
 std::string_view default_selection_table() {
   return "barrier=shared_memory if !count_check,"
          "barrier=dissemination,"
 
+         "bcast=shared_memory_direct@4k- if !count_check and !processes,"
+         "bcast=shared_memory_staged@2m- if !count_check and processes,"
          "bcast=shared_memory if !count_check,"
          "bcast=scatter_allgather@512k- if ranks>2,"
          "bcast=binomial,"
 
+         "reduce=shared_memory_direct@8k- if !count_check and !processes,"
+         "reduce=shared_memory_staged@4m- if !count_check and processes,"
          "reduce=shared_memory if !count_check,"
          "reduce=reduce_scatter_gather@512k- if ranks>2 and count>=ranks,"
          "reduce=binomial,"
 
+         "allreduce=shared_memory_direct@1k- if !count_check and !processes,"
+         "allreduce=shared_memory_staged@4m- if !count_check and processes,"
+         "allreduce=shared_memory_direct@16k- if !count_check and processes,"
          "allreduce=shared_memory if !count_check,"
          "allreduce=ring@256k- if commutative and ranks>2 and count>=ranks,"
          "allreduce=rabenseifner@64k- if ranks>1 and count>=ranks,"

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "coll/algorithms/compose.hpp"
 #include "coll/algorithms/planners.hpp"
@@ -149,19 +150,30 @@ std::shared_ptr<const coll::schedule> with_count_check(const prepared& p) {
 
 // A collective forced onto the board (shared_memory), or refused with the reason.
 prepared on_board(const coll_target& t, const char* call, board_collective k, const void* in,
-                  void* out, const op_binding& op, std::size_t bytes, int root) {
-  if (const char* why = board_refusal(t, k, bytes))
-    fail(call, t.world_rank, "the shared_memory algorithm ", why);
+                  void* out, const op_binding& op, std::size_t bytes, int root,
+                  board_path path = board_path::automatic) {
+  if (const char* why = board_refusal(t, k, bytes, path))
+    fail(call, t.world_rank, "the ", board_algorithm_name(path), " algorithm ", why);
   prepared p(t, call, nullptr, in, out, op, bytes, root, true);
   p.board = k;
+  p.path = path;
   return p;
+}
+
+// The board path of a board algorithm (nullopt: the algorithm runs by messages).
+template <class Alg>
+std::optional<board_path> path_of(Alg a) {
+  if (a == Alg::shared_memory) return board_path::automatic;
+  if (a == Alg::shared_memory_direct) return board_path::direct;
+  if (a == Alg::shared_memory_staged) return board_path::staged;
+  return std::nullopt;
 }
 
 // What the selection table's conditions see of a call on `t` of `bytes` (the size the table
 // measures) in elements of `elem` bytes.
 call_facts facts(const coll_target& t, std::size_t bytes, std::size_t elem,
                  bool commutative = true) {
-  return {bytes, elem, group_size(t), commutative, false};
+  return {bytes, elem, group_size(t), commutative, false, t.ctx->engine() == cairn::engine::mpi};
 }
 
 // A collective that runs by messages, behind a board gate (prepared::gate) where the table
@@ -241,8 +253,8 @@ prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::s
   const bool automatic = alg == bcast_algorithm::automatic;
   const call_facts f = facts(t, bytes, 1);
   alg = select_algorithm(t, f, alg);
-  if (alg == bcast_algorithm::shared_memory)
-    return on_board(t, call, board_collective::bcast, buf, buf, {}, bytes, root);
+  if (const auto path = path_of(alg))
+    return on_board(t, call, board_collective::bcast, buf, buf, {}, bytes, root, *path);
   auto plan = alg == bcast_algorithm::scatter_allgather
                   ? cached(t, {planner::bcast_scatter_allgather, true, p, me, root, bytes, 0},
                            [&] { return coll::plan_bcast_scatter_allgather(p, me, root, bytes); })
@@ -260,8 +272,8 @@ prepared prepare_reduce(const coll_target& t, const char* call, const void* in, 
   const bool automatic = alg == reduce_algorithm::automatic;
   const call_facts f = facts(t, bytes, op.elem, op.commutative);
   alg = select_algorithm(t, f, alg);
-  if (alg == reduce_algorithm::shared_memory)
-    return on_board(t, call, board_collective::reduce, in, out, op, bytes, root);
+  if (const auto path = path_of(alg))
+    return on_board(t, call, board_collective::reduce, in, out, op, bytes, root, *path);
   auto plan =
       alg == reduce_algorithm::reduce_scatter_gather
           ? cached(t, {planner::reduce_scatter_gather, op.commutative, p, me, root, bytes, op.elem},
@@ -284,8 +296,8 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
   const bool automatic = alg == allreduce_algorithm::automatic;
   const call_facts f = facts(t, bytes, op.elem, op.commutative);
   alg = select_algorithm(t, f, alg);
-  if (alg == allreduce_algorithm::shared_memory)
-    return on_board(t, call, board_collective::allreduce, in, out, op, bytes, -1);
+  if (const auto path = path_of(alg))
+    return on_board(t, call, board_collective::allreduce, in, out, op, bytes, -1, *path);
   const int me = t.group_rank;
   std::shared_ptr<const coll::schedule> plan;
   if (alg == allreduce_algorithm::ring)

@@ -213,8 +213,12 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call,
   }
 
   reduce_balancer* const balancer = opt.balancer;
-  const call_facts f{bytes, op.elem, union_size(key.p, key.r), op.commutative,
-                     opt.load_balance || balancer};
+  const call_facts f{bytes,
+                     op.elem,
+                     union_size(key.p, key.r),
+                     op.commutative,
+                     opt.load_balance || balancer,
+                     t.ctx->engine() == cairn::engine::mpi};
   key.board = runs_on_board(t, call, opt, f);
   key.me = me;
   key.bytes = bytes;

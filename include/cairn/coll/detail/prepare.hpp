@@ -108,6 +108,12 @@ enum class board_collective : std::uint8_t {
   reduce_generalized
 };
 
+/// How a board collective moves its data: `automatic` through the slots up to their payload and
+/// straight between the buffers beyond (src/coll/board/shared_memory_direct.cpp); `direct`
+/// straight at every size; `staged` through the staging rings in pipelined chunks
+/// (src/coll/board/shared_memory_staged.cpp).
+enum class board_path : std::uint8_t { automatic, direct, staged };
+
 /// A planned collective bound to its buffers: what a start needs. Starting it again (a
 /// persistent collective) reuses the plan; starts must come in the same order on every member.
 struct prepared {
@@ -145,6 +151,8 @@ struct prepared {
   /// on the board (a gate: where counts on either side of a board threshold would put ranks on
   /// different paths, every rank reports the disagreement instead of waiting forever).
   bool gate = false;
+  /// Set with `board`: how the data moves.
+  board_path path = board_path::automatic;
   /// A generalized reduce on the board: the group's first `board_participants` ranks
   /// contribute, the world ranks in `board_receivers` (sorted) receive.
   std::int32_t board_participants = 0;

@@ -1,0 +1,257 @@
+// The staged board collectives: bcast, reduce and allreduce on the world, copied through node
+// memory in pipelined chunks. Run by the world's board protocol (shared_memory_flat.cpp: slots,
+// signatures, `done` words); this file moves the data once every rank published and agrees.
+//
+// Each rank owns a ring of `depth` chunk slots in its node region (node_staging). Chunk k of a
+// collective uses slot k mod depth of every rank, laid out like the chunk: for a reduction,
+// segment q of the chunk (its elements split evenly over the n ranks) is rank q's to combine.
+//
+//   stage    rank p copies the segments q != p of its input's chunk k into its slot
+//   reduce   rank p combines segment p of chunk k in rank order (its own input, the others'
+//            staged copies) into its slot's segment p, and into its output if it receives
+//   copy     a receiving rank copies every other segment of chunk k from its owner's slot
+//
+// and a bcast's root stages whole chunks that the others copy out. Each step publishes a
+// counter (node_staging: staged, reduced, copied) that the other ranks' next steps wait for,
+// so ranks work on different chunks at once: while one reduces chunk k, another stages k + 1
+// (the pipeline), and each chunk's bytes stay in the caches between the steps. A rank writes a
+// slot again only once every rank copied out (released) the chunk that used it before, and it
+// combined its own segment of that chunk (a short last chunk's segments lie elsewhere): the
+// counters count chunks across all staged collectives, so a slot's first use in a collective
+// waits for every rank to have released the collective before it.
+//
+// Compared with straight cross-memory copies (shared_memory_direct.cpp), every byte is copied
+// once more, but by plain loads and stores in shared memory rather than a system call that pins
+// each page: faster on this machine from the board's slot limit up to the crossover the
+// selection table names (src/coll/engine/selection_table.cpp). Peers read only the ring, never
+// this rank's buffers, so the collective finishes on a rank as soon as its own part is done.
+#include "coll/board/shared_memory_staged.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "cairn/runtime/error.hpp"
+#include "coll/board/board_layout.hpp"
+#include "node/copy_bytes.hpp"
+#include "runtime/rank_context.hpp"
+
+namespace cairn::detail {
+
+namespace {
+
+std::size_t env_size(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10)) : fallback;
+}
+
+// The counters of collective `p` this rank has published, and what the others wait for.
+struct staged_run {
+  rank_context& ctx;
+  const node_staging& s;
+  const board_call& e;
+  staged_progress& p;
+  int n, me;
+  std::size_t elem, count;
+
+  // Elements of chunk k, and where segment q of it starts (in elements within the chunk).
+  std::size_t chunk_count(std::uint64_t k) const {
+    return std::min(p.chunk_elems, count - static_cast<std::size_t>(k) * p.chunk_elems);
+  }
+  static std::size_t seg_first(std::size_t m, int q, int n) {
+    return m * static_cast<std::size_t>(q) / static_cast<std::size_t>(n);
+  }
+  // Chunk k's bytes in a buffer and in rank r's ring.
+  std::size_t buffer_offset(std::uint64_t k) const {
+    return static_cast<std::size_t>(k) * p.chunk_elems * elem;
+  }
+  std::byte* slot(int r, std::uint64_t k) const {
+    return s.ring(r) + static_cast<std::size_t>(k % p.depth) * p.slot_bytes;
+  }
+
+  void publish(node_staging::counter c, std::uint64_t chunks) {
+    // seq_cst, then wake: a parked rank re-checks the word it waits for (board_ready).
+    s.word(me, c).store(p.base + chunks, std::memory_order_seq_cst);
+    for (int r = 0; r < n; ++r)
+      if (r != me) ctx.tp().wake(r);
+    ctx.note_progress();
+  }
+  // The first rank other than this one (and `skip`) whose counter c is below p.base + chunks,
+  // or -1; starts after this rank so that ranks poll different lines.
+  int lagging(node_staging::counter c, std::uint64_t chunks, int skip = -1) const {
+    for (int i = 1; i < n; ++i) {
+      const int r = (me + i) % n;
+      if (r != skip && s.word(r, c).load(std::memory_order_acquire) < p.base + chunks) return r;
+    }
+    return -1;
+  }
+  // True if rank q's output takes data from other ranks' slots (or its own reduction).
+  bool receives(int q) const {
+    if (e.kind == board_collective::allreduce) return true;
+    return e.kind == board_collective::reduce ? q == e.root : q != e.root;
+  }
+  // The counter value at which every rank released slot (k mod depth)'s previous chunk.
+  std::uint64_t released_before(std::uint64_t k) const { return k < p.depth ? 0 : k - p.depth + 1; }
+
+  // Copies this rank's input chunk k (all of it for a bcast's root, else every segment but
+  // its own) into its slot.
+  void stage(std::uint64_t k) {
+    const std::size_t m = chunk_count(k), at = buffer_offset(k);
+    std::byte* to = slot(me, k);
+    if (e.kind == board_collective::bcast) {
+      copy_bytes(to, e.in + at, m);
+      return;
+    }
+    const std::size_t first = seg_first(m, me, n) * elem, last = seg_first(m, me + 1, n) * elem;
+    copy_bytes(to, e.in + at, first);
+    copy_bytes(to + last, e.in + at + last, m * elem - last);
+  }
+
+  // Combines segment `me` of chunk k, in rank order.
+  void reduce(std::uint64_t k) {
+    const std::size_t m = chunk_count(k);
+    const std::size_t first = seg_first(m, me, n), cnt = seg_first(m, me + 1, n) - first;
+    if (!cnt) return;
+    const std::size_t off = first * elem, at = buffer_offset(k) + off, bytes = cnt * elem;
+    std::byte* ring = slot(me, k) + off;
+    // Combined in the output where this rank receives and the output is not the input (the
+    // input's segment is read as an operand after the first), else in the ring.
+    const bool in_out = receives(me) && e.out != e.in;
+    std::byte* acc = in_out ? e.out + at : ring;
+    for (int q = 0; q < n; ++q) {
+      const std::byte* operand = q == me ? e.in + at : slot(q, k) + off;
+      if (q == 0)
+        copy_bytes(acc, operand, bytes);
+      else
+        e.op.combine(e.op.op.get(), operand, acc, cnt, false);  // acc = acc op operand
+    }
+    const bool others_read = e.kind == board_collective::allreduce || me != e.root;
+    if (others_read && acc != ring) copy_bytes(ring, acc, bytes);
+    if (receives(me) && acc != e.out + at) copy_bytes(e.out + at, acc, bytes);
+  }
+
+  // Copies chunk k's other segments (a bcast: the whole chunk) from their owners' slots.
+  void copy_out(std::uint64_t k) {
+    const std::size_t m = chunk_count(k), at = buffer_offset(k);
+    if (e.kind == board_collective::bcast) {
+      copy_bytes(e.out + at, slot(e.root, k), m);
+      return;
+    }
+    for (int q = 0; q < n; ++q) {
+      if (q == me) continue;
+      const std::size_t first = seg_first(m, q, n) * elem, last = seg_first(m, q + 1, n) * elem;
+      copy_bytes(e.out + at + first, slot(q, k) + first, last - first);
+    }
+  }
+
+  // One pass over the three steps; true if any moved. `wait` receives what the first step
+  // that could not move waits for.
+  bool pass(board_wait& wait) {
+    const bool bcast = e.kind == board_collective::bcast;
+    const bool stages = !bcast || me == e.root;
+    bool moved = false;
+    auto blocked = [&](int r, node_staging::counter c, std::uint64_t chunks) {
+      if (!wait.word) wait = {&s.word(r, c), p.base + chunks, r, e.call};
+    };
+    // A reduction's rank also writes its own segment of chunk k into slot k mod depth (its
+    // combined result): staging chunk k + depth there waits for that too, as a short last
+    // chunk lays its segments out differently and could overlap it.
+    if (stages && p.staged < p.chunks && (bcast || p.staged < p.reduced + p.depth)) {
+      const std::uint64_t need = released_before(p.staged);
+      if (const int r = lagging(node_staging::copied, need); r < 0) {
+        stage(p.staged);
+        publish(node_staging::staged, ++p.staged);
+        moved = true;
+      } else {
+        blocked(r, node_staging::copied, need);
+      }
+    }
+    if (!bcast && p.reduced < p.staged) {
+      if (const int r = lagging(node_staging::staged, p.reduced + 1); r < 0) {
+        reduce(p.reduced);
+        publish(node_staging::reduced, ++p.reduced);
+        if (!receives(me)) publish(node_staging::copied, p.copied = p.reduced);
+        moved = true;
+      } else {
+        blocked(r, node_staging::staged, p.reduced + 1);
+      }
+    }
+    if (receives(me) && p.copied < p.chunks) {
+      // A reduction's chunk after this rank reduced its own segment of it; a bcast's once the
+      // root staged it.
+      const bool ready = bcast || p.copied < p.reduced;
+      const auto c = bcast ? node_staging::staged : node_staging::reduced;
+      const int r =
+          !ready  ? -2
+          : bcast ? (s.word(e.root, c).load(std::memory_order_acquire) >= p.base + p.copied + 1
+                         ? -1
+                         : e.root)
+                  : lagging(c, p.copied + 1);
+      if (r == -1) {
+        copy_out(p.copied);
+        publish(node_staging::copied, ++p.copied);
+        moved = true;
+      } else if (r >= 0) {
+        blocked(r, c, p.copied + 1);
+      }
+    }
+    return moved;
+  }
+
+  bool finished() const {
+    const bool bcast = e.kind == board_collective::bcast;
+    if (bcast) return me == e.root ? p.staged == p.chunks : p.copied == p.chunks;
+    return p.copied == p.chunks && p.reduced == p.chunks;
+  }
+};
+
+}  // namespace
+
+coll::staging_shape staging_config(const char* call, int rank) {
+  static const coll::staging_shape shape = [] {
+    const coll::staging_shape d = coll::default_staging();
+    return coll::staging_shape{env_size("CAIRN_COLL_CHUNK", d.chunk),
+                               env_size("CAIRN_COLL_DEPTH", d.depth)};
+  }();
+  if (shape.chunk < 64 || shape.depth < 2 || shape.chunk * shape.depth > node_staging::ring_bytes)
+    fail(call, rank, "staged collectives: CAIRN_COLL_CHUNK=", shape.chunk,
+         " bytes x CAIRN_COLL_DEPTH=", shape.depth,
+         " must be at least 64 bytes x 2 and at most the staging ring's ", node_staging::ring_bytes,
+         " bytes");
+  return shape;
+}
+
+staged_progress begin_staged(rank_context& ctx, const board_call& e, std::uint64_t base) {
+  const coll::staging_shape shape = staging_config(e.call, ctx.rank());
+  const std::size_t elem = e.kind == board_collective::bcast ? 1 : e.op.elem;
+  staged_progress p;
+  p.base = base;
+  p.chunk_elems = std::max<std::size_t>(1, shape.chunk / elem);
+  p.slot_bytes = p.chunk_elems * elem;
+  p.depth = std::min(shape.depth, node_staging::ring_bytes / p.slot_bytes);
+  if (p.depth < 2)
+    fail(e.call, ctx.rank(), "staged collectives: elements of ", elem,
+         " bytes leave room for fewer than 2 chunks in the staging ring of ",
+         node_staging::ring_bytes, " bytes");
+  const std::size_t count = e.bytes / elem;
+  p.chunks = (count + p.chunk_elems - 1) / p.chunk_elems;
+  return p;
+}
+
+bool advance_staged(rank_context& ctx, const node_staging& s, const board_call& e,
+                    staged_progress& p, board_wait& wait) {
+  const std::size_t elem = e.kind == board_collective::bcast ? 1 : e.op.elem;
+  staged_run run{ctx, s, e, p, s.ranks(), ctx.rank(), elem, e.bytes / elem};
+  for (;;) {
+    if (run.finished()) break;
+    wait = {};
+    if (!run.pass(wait)) return false;
+  }
+  // Every counter at the end of this collective: the next one's first chunks wait for it.
+  const std::uint64_t end = p.chunks;
+  for (auto c : {node_staging::staged, node_staging::reduced, node_staging::copied})
+    if (s.word(run.me, c).load(std::memory_order_relaxed) != p.base + end) run.publish(c, end);
+  return true;
+}
+
+}  // namespace cairn::detail
