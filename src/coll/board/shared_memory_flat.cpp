@@ -240,15 +240,15 @@ bool drain_tails(rank_context& ctx, const node_board& b, board_wait& wait) {
 
 // Every slot holds e.seq: checks the signatures (every rank reads all of them, so a mismatch
 // is reported on every rank, and nobody waits), writes the output, completes. A staged one
-// only starts moving its chunks (e.staging; false: not completed yet).
-bool complete(rank_context& ctx, const node_board& b, board_exec& e) {
+// only starts moving its chunks (e.staging; move_staged completes it).
+void complete(rank_context& ctx, const node_board& b, board_exec& e) {
   const int n = b.ranks(), me = ctx.rank();
   if (e.error.empty()) e.error = first_disagreement(b, e.seq, e.signature());
   const bool moves_here = e.error.empty() && !e.then;  // a gate's data moves by messages
   if (moves_here && e.staged && e.bytes) {
     e.chunks = begin_staged(ctx, e, coll_state(ctx).board.staged_chunks);
     e.staging = true;
-    return false;
+    return;
   }
   if (moves_here && e.direct) {
     auto& bufs = coll_state(ctx).member_buffers;
@@ -269,7 +269,6 @@ bool complete(rank_context& ctx, const node_board& b, board_exec& e) {
     }
   }
   publish_done(ctx, b, e.seq);
-  return true;
 }
 
 // Moves a staged collective's chunks on; true once this rank's part is done (and completed).
@@ -340,7 +339,7 @@ bool step(rank_context& ctx, const node_board& b, board_exec& e, board_wait& wai
       wait = tails_done ? board_wait{} : tail_wait;
       return false;
     }
-    if (!e.staging && !complete(ctx, b, e) && !move_staged(ctx, b, e, wait)) return false;
+    if (!e.staging) complete(ctx, b, e);
     if (e.staging && !move_staged(ctx, b, e, wait)) return false;
     e.completed = true;
   }
