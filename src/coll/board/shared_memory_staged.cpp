@@ -45,7 +45,7 @@ std::size_t env_size(const char* name, std::size_t fallback) {
   return v && *v ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10)) : fallback;
 }
 
-// The counters of collective `p` this rank has published, and what the others wait for.
+// One staged collective's steps on this rank: its chunks, slots and counters.
 struct staged_run {
   rank_context& ctx;
   const node_staging& s;
@@ -76,13 +76,15 @@ struct staged_run {
       if (r != me) ctx.tp().wake(r);
     ctx.note_progress();
   }
-  // The first rank other than this one (and `skip`) whose counter c is below p.base + chunks,
-  // or -1; starts after this rank so that ranks poll different lines.
-  int lagging(node_staging::counter c, std::uint64_t chunks, int skip = -1) const {
-    for (int i = 1; i < n; ++i) {
-      const int r = (me + i) % n;
-      if (r != skip && s.word(r, c).load(std::memory_order_acquire) < p.base + chunks) return r;
-    }
+  // r if rank r's counter c is below p.base + chunks, else -1.
+  int below(int r, node_staging::counter c, std::uint64_t chunks) const {
+    return s.word(r, c).load(std::memory_order_acquire) < p.base + chunks ? r : -1;
+  }
+  // The first rank other than this one whose counter c is below p.base + chunks, or -1;
+  // starts after this rank so that ranks poll different lines.
+  int lagging(node_staging::counter c, std::uint64_t chunks) const {
+    for (int i = 1; i < n; ++i)
+      if (const int r = below((me + i) % n, c, chunks); r >= 0) return r;
     return -1;
   }
   // True if rank q's output takes data from other ranks' slots (or its own reduction).
@@ -181,12 +183,7 @@ struct staged_run {
       // root staged it.
       const bool ready = bcast || p.copied < p.reduced;
       const auto c = bcast ? node_staging::staged : node_staging::reduced;
-      const int r =
-          !ready  ? -2
-          : bcast ? (s.word(e.root, c).load(std::memory_order_acquire) >= p.base + p.copied + 1
-                         ? -1
-                         : e.root)
-                  : lagging(c, p.copied + 1);
+      const int r = !ready ? -2 : bcast ? below(e.root, c, p.copied + 1) : lagging(c, p.copied + 1);
       if (r == -1) {
         copy_out(p.copied);
         publish(node_staging::copied, ++p.copied);
