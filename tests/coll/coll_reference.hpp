@@ -139,11 +139,25 @@ inline std::vector<int> some_roots(int p) {
   return r;
 }
 
+/// True if a plan's name ("allreduce/shared_memory_direct") is one of the node board's.
+inline bool on_board_plan(const std::string& name) {
+  return name.find("/shared_memory") != std::string::npos;
+}
+
+/// True if `members` (world ranks in group order) are the world in world order: the board runs
+/// such a group's collectives on the world's slots (and stages them).
+inline bool world_order(cairn::world& w, const std::vector<int>& members) {
+  if (members.size() != static_cast<std::size_t>(w.size())) return false;
+  for (std::size_t i = 0; i < members.size(); ++i)
+    if (members[i] != static_cast<int>(i)) return false;
+  return true;
+}
+
 /// Whether board collectives past a slot's 16384 bytes move straight between the ranks' buffers
 /// in this run (not on MPI without cross-memory copies): a long allreduce's plan tells.
 inline bool long_collectives_move_direct(cairn::world& w) {
   std::vector<std::int64_t> a(2049), b(2049);
-  return w.allreduce_init(a, b).plan().name.starts_with("allreduce/shared_memory");
+  return on_board_plan(w.allreduce_init(a, b).plan().name);
 }
 
 /// Runs body(collectives, members) on the world and, where this rank belongs to it, on a group

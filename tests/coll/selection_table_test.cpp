@@ -222,7 +222,7 @@ std::string ref_generalized(const where& w, std::size_t bytes, bool balanced) {
 // board's shared_memory_direct, an algorithm of its own).
 std::string chosen(const cairn::persistent_request& r) {
   std::string name = r.plan().name;
-  if (name.find("/shared_memory") != std::string::npos) return name;
+  if (cairn::test::on_board_plan(name)) return name;
   for (const std::string suffix : {"_ordered", "_direct"})
     if (name.size() > suffix.size() && name.ends_with(suffix))
       name.resize(name.size() - suffix.size());
@@ -336,11 +336,8 @@ TEST(SelectionTable, DefaultChoicesMatchTheReference) {
   if (std::getenv("CAIRN_COLL")) GTEST_SKIP() << "CAIRN_COLL overrides the default table";
   cairn::test::run([](cairn::world& w) {
     cairn::test::on_world_and_group(w, 7, [&](auto& c, const std::vector<int>& members) {
-      std::vector<int> in_order(members.size());
-      std::iota(in_order.begin(), in_order.end(), 0);
-      const bool world =
-          members.size() == static_cast<std::size_t>(w.size()) && members == in_order;
-      check_grid(c, here(w, static_cast<int>(members.size()), world));
+      check_grid(c,
+                 here(w, static_cast<int>(members.size()), cairn::test::world_order(w, members)));
     });
     // The generalized reduce: every rank participates and receives.
     std::vector<int> everyone(static_cast<std::size_t>(w.size()));

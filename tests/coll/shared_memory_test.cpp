@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
-#include <numeric>
 #include <random>
 #include <span>
 #include <string>
@@ -59,9 +58,7 @@ TEST(SharedMemory, EveryCollectiveForcedAndAutomatic) {
     // The world (its fixed slots) and a shuffled group (keyed slots); `all` in group order.
     cairn::test::on_world_and_group(w, 5, [&](auto& g, const std::vector<int>& all) {
       const int p = static_cast<int>(all.size());
-      std::vector<int> in_order(all.size());
-      std::iota(in_order.begin(), in_order.end(), 0);
-      const bool world = p == w.size() && all == in_order;
+      const bool world = cairn::test::world_order(w, all);
       for (std::size_t n : counts) {
         for (mode how : {mode::board, mode::automatic, mode::direct, mode::staged}) {
           if (how == mode::direct && !cairn::test::long_collectives_move_direct(w)) continue;
@@ -340,23 +337,21 @@ TEST(SharedMemory, MoreInFlightThanSlotsAndPersistent) {
     // and past that where ranks can copy straight between their buffers (the threads engine;
     // MPI when the launch probe allowed cross-memory copies).
     vec full(2048), full_out(2048), more(2049), more_out(2049);
-    auto on_board = [](const std::string& name) {
-      return name.find("/shared_memory") != std::string::npos;
-    };
-    EXPECT_PRED1(on_board, w.allreduce_init(full, full_out).plan().name);
-    EXPECT_PRED1(on_board, w.bcast_init(full, 0).plan().name);
-    EXPECT_PRED1(on_board, w.reduce_init(full, full_out, 0).plan().name);
+    using cairn::test::on_board_plan;
+    EXPECT_PRED1(on_board_plan, w.allreduce_init(full, full_out).plan().name);
+    EXPECT_PRED1(on_board_plan, w.bcast_init(full, 0).plan().name);
+    EXPECT_PRED1(on_board_plan, w.reduce_init(full, full_out, 0).plan().name);
     EXPECT_EQ(w.barrier_init().plan().name, "barrier/shared_memory");
     const std::string past = w.allreduce_init(more, more_out).plan().name;
     if (w.engine() == cairn::engine::threads) {
       EXPECT_EQ(past, "allreduce/shared_memory_direct");
     } else {
-      EXPECT_TRUE(on_board(past) || past == "allreduce/recursive_doubling") << past;
+      EXPECT_TRUE(on_board_plan(past) || past == "allreduce/recursive_doubling") << past;
     }
     if (p > 1) {  // and on groups
       auto some = w.group(cairn::ranks{0, p - 1});
       if (me < p - 1) {
-        EXPECT_PRED1(on_board, some.allreduce_init(full, full_out).plan().name);
+        EXPECT_PRED1(on_board_plan, some.allreduce_init(full, full_out).plan().name);
         EXPECT_EQ(some.allreduce_init(full, full_out).plan().group_size, p - 1);
       }
     }
@@ -426,7 +421,7 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
       // (Where long collectives run by messages instead, their gate meets the board's ranks:
       // CountsStraddlingTheBoardFailEverywhere.)
       vec probe(2049), probe_out(2049);
-      if (w.allreduce_init(probe, probe_out).plan().name.starts_with("allreduce/shared_memory")) {
+      if (cairn::test::on_board_plan(w.allreduce_init(probe, probe_out).plan().name)) {
         vec sin(me == 0 ? 2048 : 2049, 1), sout(sin.size(), -5);
         const std::string smsg = message_of([&] { w.allreduce(sin, sout); });
         EXPECT_TRUE(has_text(smsg, me == 0 ? "this rank allreduce with 16384 bytes"
@@ -640,14 +635,13 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
         else
           g->iallreduce(in, out).wait();
       };
-      auto on_board = [](const std::string& name) {
-        return name.find("/shared_memory") != std::string::npos;
-      };
       for (int kind = 0; kind < 3; ++kind)
         for (const auto& [na, nb] : {std::pair<std::size_t, std::size_t>{127, 128}, {2048, 2049}}) {
           // One side on the board and the other by messages, or both by messages (the gates
           // of two counts meet).
-          if (on_board(plan_of(kind, na)) && on_board(plan_of(kind, nb))) continue;
+          if (cairn::test::on_board_plan(plan_of(kind, na)) &&
+              cairn::test::on_board_plan(plan_of(kind, nb)))
+            continue;
           ++straddles;
           for (bool blocking : {true, false}) {
             const std::size_t n = g->rank() == 0 ? na : nb;
@@ -659,7 +653,8 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
             // A rank whose part needs no other rank's data (a reduce's non-root) may return
             // before the others' calls are visible: it reports the disagreement from its next
             // board collective, once that one completed.
-            const bool may_be_late = kind == 1 && g->rank() != root && on_board(plan_of(kind, n));
+            const bool may_be_late =
+                kind == 1 && g->rank() != root && cairn::test::on_board_plan(plan_of(kind, n));
             const bool late = msg == "no error" && may_be_late;
             if (!late) {
               EXPECT_TRUE(has_text(msg, "ranks disagree on the call") &&

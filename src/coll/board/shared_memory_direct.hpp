@@ -36,6 +36,12 @@ inline direct_buffers published_buffers(const std::byte* payload) noexcept {
 /// True if board collectives of `kind` and `bytes` per rank move data straight between the
 /// ranks' buffers (longer than a slot's payload) rather than through the slots.
 bool board_moves_direct(board_collective kind, std::size_t bytes) noexcept;
+/// True if a board collective of `kind` and `bytes` on `path` moves straight between the
+/// buffers: forced (direct), or past a slot's payload (automatic); never staged.
+inline bool board_moves_direct(board_collective kind, std::size_t bytes, board_path path) noexcept {
+  return path == board_path::direct ||
+         (path == board_path::automatic && board_moves_direct(kind, bytes));
+}
 
 /// Moves this rank's share of direct board collective `e` once every member published
 /// (signatures checked and equal): `members` are the world ranks in group order, `me` and

@@ -94,8 +94,7 @@ struct board_exec : board_call {
     if (then) [[unlikely]]
       members = p.target.members;
     staged = !then && path == board_path::staged;
-    direct = !then && (path == board_path::direct ||
-                       (path == board_path::automatic && board_moves_direct(kind, bytes)));
+    direct = !then && board_moves_direct(kind, bytes, path);
     eager = !then && !direct && !staged &&
             (kind == board_collective::bcast ||
              (kind == board_collective::reduce && ctx.rank() != root));
@@ -419,15 +418,14 @@ const char* board_algorithm_name(board_path path) {
 
 const char* board_refusal(const coll_target& t, board_collective kind, std::size_t bytes,
                           board_path path) {
+  if (path != board_path::automatic && !t.ctx->node_memory()) return "needs all ranks on one node";
   if (path == board_path::direct) {
-    if (!t.ctx->node_memory()) return "needs all ranks on one node";
     if (kind == board_collective::barrier) return "moves no data";
     if (!t.ctx->reaches_peer_memory())
       return "needs ranks that can copy from each other (threads; MPI with CAIRN_CMA)";
     return nullptr;
   }
   if (path == board_path::staged) {
-    if (!t.ctx->node_memory()) return "needs all ranks on one node";
     if (kind != board_collective::bcast && kind != board_collective::reduce &&
         kind != board_collective::allreduce)
       return "runs bcast, reduce and allreduce only";

@@ -140,8 +140,7 @@ struct group_exec : board_call {
       carries = false;
       take_first = take_end = 0;
     }
-    direct = !then && (path == board_path::direct ||
-                       (path != board_path::staged && board_moves_direct(kind, bytes)));
+    direct = !then && board_moves_direct(kind, bytes, path);
     // A bcast takes at most the root's slot, a reduce's non-root and a generalized reduce's
     // participant that receives nothing take none.
     eager = !then && !direct &&

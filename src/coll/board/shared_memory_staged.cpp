@@ -223,6 +223,7 @@ staged_progress begin_staged(rank_context& ctx, const board_call& e, std::uint64
   const std::size_t elem = e.kind == board_collective::bcast ? 1 : e.op.elem;
   staged_progress p;
   p.base = base;
+  p.elem = elem;
   p.chunk_elems = std::max<std::size_t>(1, shape.chunk / elem);
   p.slot_bytes = p.chunk_elems * elem;
   p.depth = std::min(shape.depth, node_staging::ring_bytes / p.slot_bytes);
@@ -237,8 +238,7 @@ staged_progress begin_staged(rank_context& ctx, const board_call& e, std::uint64
 
 bool advance_staged(rank_context& ctx, const node_staging& s, const board_call& e,
                     staged_progress& p, board_wait& wait) {
-  const std::size_t elem = e.kind == board_collective::bcast ? 1 : e.op.elem;
-  staged_run run{ctx, s, e, p, s.ranks(), ctx.rank(), elem, e.bytes / elem};
+  staged_run run{ctx, s, e, p, s.ranks(), ctx.rank(), p.elem, e.bytes / p.elem};
   for (;;) {
     if (run.finished()) break;
     wait = {};

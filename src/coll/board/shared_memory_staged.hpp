@@ -23,6 +23,7 @@ coll::staging_shape staging_config(const char* call, int rank);
 struct staged_progress {
   std::uint64_t base = 0;    ///< the chunks of earlier staged collectives (board_progress)
   std::uint64_t chunks = 0;  ///< this collective's chunks
+  std::size_t elem = 1;      ///< bytes per element (a bcast's: 1)
   std::size_t chunk_elems = 0, slot_bytes = 0, depth = 0;
   std::uint64_t staged = 0, reduced = 0, copied = 0;
 };
