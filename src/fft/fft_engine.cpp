@@ -1,0 +1,382 @@
+// Building and running one rank's FFT programs (fft_engine.hpp).
+
+#include "fft_engine.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <ostream>
+
+#include "cairn/array/detail/plan.hpp"
+#include "cairn/array/detail/transfer.hpp"
+#include "cairn/runtime/detail/fail.hpp"
+#include "cairn/runtime/group.hpp"
+
+namespace cairn::detail {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// FFT redistributions in the array message context: apart from the user's transfers between
+// the same groups only by this key (an FFT runs to completion inside its call).
+constexpr std::uint64_t fft_tag_key = 0xF7F7'0001;
+
+// Every rank holds the same global indices at the same local positions in both layouts.
+bool same_placement(const layout_desc& a, const layout_desc& b) {
+  if (a.ndim != b.ndim) return false;
+  for (int d = 0; d < a.ndim; ++d) {
+    const dim_map& x = a.dims[static_cast<std::size_t>(d)];
+    const dim_map& y = b.dims[static_cast<std::size_t>(d)];
+    if (x.n != y.n || x.g != y.g) return false;
+    if (x.g > 1 && (x.rep != y.rep || x.k != y.k)) return false;
+  }
+  return true;
+}
+
+// Extents of group rank r's part.
+std::array<std::int64_t, max_dims> local_shape(const layout_desc& d, int r) {
+  std::array<int, max_dims> c{};
+  d.coords_of(r, c.data());
+  std::array<std::int64_t, max_dims> s{};
+  for (int i = 0; i < d.ndim; ++i)
+    s[static_cast<std::size_t>(i)] =
+        d.dims[static_cast<std::size_t>(i)].extent(c[static_cast<std::size_t>(i)]);
+  return s;
+}
+
+std::array<std::int64_t, max_dims> row_major(const std::array<std::int64_t, max_dims>& s, int n) {
+  std::array<std::int64_t, max_dims> st{};
+  std::int64_t x = 1;
+  for (int d = n - 1; d >= 0; --d) {
+    st[static_cast<std::size_t>(d)] = x;
+    x *= s[static_cast<std::size_t>(d)];
+  }
+  return st;
+}
+
+unsigned rigor_flags(fft_rigor r) {
+  switch (r) {
+    case fft_rigor::estimate: return FFTW_ESTIMATE;
+    case fft_rigor::measure: return FFTW_MEASURE;
+    case fft_rigor::patient: return FFTW_PATIENT;
+  }
+  return FFTW_ESTIMATE;
+}
+
+// FFTW's planner is one process-wide state; on the threads engine ranks plan at once. FFTW's
+// own call makes it thread-safe (it locks inside the planner only; execution never locks).
+template <class Real>
+void planner_thread_safe_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { fftw<Real>::make_planner_thread_safe(); });
+}
+
+// Scratch memory of FFTW's alignment, for planning.
+template <class Real>
+struct scratch {
+  void* p;
+  explicit scratch(std::size_t bytes) : p(fftw<Real>::malloc(bytes ? bytes : 1)) {
+    if (!p) throw std::bad_alloc();
+  }
+  ~scratch() { fftw<Real>::free(p); }
+  scratch(const scratch&) = delete;
+  scratch& operator=(const scratch&) = delete;
+};
+
+const char* buffer_name(int b) {
+  static const char* const names[] = {"input", "output", "work0", "work1"};
+  return names[b];
+}
+
+}  // namespace
+
+template <class Real>
+fft_engine<Real>::fft_engine(const char* call, const cairn::group& g, const layout_desc& in,
+                             const layout_desc& out, fft_kind kind, const fft_options& opts)
+    : call_(call),
+      ctx_(context_of(g, g, call)),
+      group_rank_(g.rank()),
+      world_rank_(caller_rank(g)),
+      members_(g.members()),
+      kind_(kind),
+      in_(in),
+      out_(out),
+      transfer_(opts.transfer),
+      steps_(opts.steps) {
+  std::vector<std::int64_t> shape(static_cast<std::size_t>(in.ndim));
+  for (int d = 0; d < in.ndim; ++d)
+    shape[static_cast<std::size_t>(d)] = in.dims[static_cast<std::size_t>(d)].n;
+  sched_ = plan_fft_schedule(shape, g.size(), kind, opts, call, world_rank_);
+  for (const std::int64_t n : shape) total_elements_ *= n;
+  const auto cshape = sched_.complex_shape();
+  for (const fft_stage& st : sched_.stages)
+    stage_complex_.push_back(fft_block_desc(call, world_rank_, g.size(), cshape, st.grid));
+  if (kind == fft_kind::r2c)
+    stage0_real_ = fft_block_desc(call, world_rank_, g.size(), shape, sched_.stages[0].grid);
+  transfer_.steps = steps_ ? &steps_->transfer : nullptr;
+  transfer_.on_slab = nullptr;
+  check_chunks(call, world_rank_, transfer_.chunks);
+
+  build(true);
+  build(false);
+  for (int i = 0; i < 2; ++i) {
+    work_[i] = fftw<Real>::malloc(work_bytes_[i] ? work_bytes_[i] : 1);
+    if (!work_[i]) throw std::bad_alloc();
+  }
+  planner_thread_safe_once<Real>();
+  const unsigned flags = rigor_flags(opts.rigor);
+  for (auto* prog : {&forward_, &backward_})
+    for (step& s : *prog)
+      if (s.what == op::transform) make_fftw_plan(s, flags);
+}
+
+template <class Real>
+fft_engine<Real>::~fft_engine() {
+  for (auto* prog : {&forward_, &backward_})
+    for (step& s : *prog)
+      if (s.fftw_plan) fftw<Real>::destroy(s.fftw_plan);
+  for (void* w : work_) fftw<Real>::free(w);
+}
+
+template <class Real>
+std::int64_t fft_engine<Real>::local_elements(const layout_desc& d) const {
+  const auto s = local_shape(d, group_rank_);
+  std::int64_t n = 1;
+  for (int i = 0; i < d.ndim; ++i) n *= s[static_cast<std::size_t>(i)];
+  return n;
+}
+
+template <class Real>
+void fft_engine<Real>::emit(std::vector<step>& prog, step s) {
+  if (s.dst == buffer::work0 || s.dst == buffer::work1) {
+    auto& w = work_bytes_[s.dst == buffer::work0 ? 0 : 1];
+    const std::size_t bytes =
+        static_cast<std::size_t>(local_elements(s.dst_desc)) * elem_size(s.dst_real);
+    if (bytes > w) w = bytes;
+  }
+  if (s.what == op::redistribute)
+    s.plan = cached_plan(call_, world_rank_, elem_size(s.src_real), s.src_desc, members_,
+                         s.dst_desc, members_, transfer_.chunks);
+  prog.push_back(std::move(s));
+}
+
+// The program of one direction: the batches in forward (or reverse) order, each preceded by
+// the redistribution to its layout where the data is elsewhere. The caller's input is never
+// written; the last batch writes into the caller's output when its layout is the output's.
+template <class Real>
+void fft_engine<Real>::build(bool forward) {
+  std::vector<step>& prog = forward ? forward_ : backward_;
+  const bool r2c = kind_ == fft_kind::r2c;
+  const layout_desc& final_desc = forward ? out_ : in_;
+  const bool final_real = !forward && r2c;
+  const auto other_work = [](buffer b) {
+    return b == buffer::work0 ? buffer::work1 : buffer::work0;
+  };
+  cursor c{buffer::in, forward ? in_ : out_, forward && r2c};
+  const int m = static_cast<int>(sched_.stages.size());
+  for (int i = 0; i < m; ++i) {
+    const int k = forward ? i : m - 1 - i;
+    const bool last = i == m - 1;
+    const bool changes_domain = r2c && k == 0;  // r2c forward, c2r backward
+    const layout_desc& need =
+        forward && changes_domain ? stage0_real_ : stage_complex_[static_cast<std::size_t>(k)];
+    const bool need_real = forward && changes_domain;
+    const layout_desc& after =
+        !forward && changes_domain ? stage0_real_ : stage_complex_[static_cast<std::size_t>(k)];
+    const bool after_real = !forward && changes_domain;
+    const bool lands_in_output = last && same_placement(after, final_desc);
+    if (!same_placement(c.desc, need)) {
+      const buffer to = lands_in_output && !changes_domain ? buffer::out : other_work(c.buf);
+      step s;
+      s.what = op::redistribute;
+      s.src = c.buf, s.dst = to, s.src_desc = c.desc, s.dst_desc = need;
+      s.src_real = s.dst_real = need_real;
+      emit(prog, std::move(s));
+      c = {to, need, need_real};
+    }
+    if (!forward && changes_domain && c.buf == buffer::in) {
+      // FFTW's c2r transforms overwrite their input: never the caller's.
+      step s;
+      s.what = op::copy;
+      s.src = c.buf, s.dst = buffer::work0, s.src_desc = s.dst_desc = c.desc;
+      s.bytes = static_cast<std::size_t>(local_elements(c.desc)) * elem_size(false);
+      emit(prog, std::move(s));
+      c.buf = buffer::work0;
+    }
+    const bool out_of_place =
+        c.buf == buffer::in || changes_domain || (lands_in_output && c.buf != buffer::out);
+    step s;
+    s.what = op::transform;
+    s.src = c.buf;
+    s.dst = !out_of_place ? c.buf : lands_in_output ? buffer::out : other_work(c.buf);
+    s.src_desc = c.desc, s.dst_desc = after;
+    s.src_real = c.real, s.dst_real = after_real;
+    s.stage = k;
+    s.sign = forward ? FFTW_FORWARD : FFTW_BACKWARD;
+    s.kind = !changes_domain ? local_kind::c2c : forward ? local_kind::r2c : local_kind::c2r;
+    const buffer to = s.dst;
+    emit(prog, std::move(s));
+    c = {to, after, after_real};
+  }
+  if (c.buf != buffer::out) {
+    step s;
+    s.what = op::redistribute;
+    s.src = c.buf, s.dst = buffer::out, s.src_desc = c.desc, s.dst_desc = final_desc;
+    s.src_real = s.dst_real = final_real;
+    emit(prog, std::move(s));
+  }
+}
+
+template <class Real>
+void fft_engine<Real>::make_fftw_plan(step& s, unsigned flags) {
+  const int n = s.src_desc.ndim;
+  const auto is = local_shape(s.src_desc, group_rank_);
+  const auto os = local_shape(s.dst_desc, group_rank_);
+  for (int d = 0; d < n; ++d)
+    if (is[static_cast<std::size_t>(d)] == 0 || os[static_cast<std::size_t>(d)] == 0)
+      return;  // an empty part
+  const auto ist = row_major(is, n), ost = row_major(os, n);
+  const auto& dims = sched_.stages[static_cast<std::size_t>(s.stage)].dims;
+  std::vector<typename fftw<Real>::iodim> tdims, hdims;
+  for (int d = 0; d < n; ++d) {
+    const auto du = static_cast<std::size_t>(d);
+    // The logical length of a transformed dimension is the real one (c2r writes it, r2c reads it).
+    const std::int64_t len = s.kind == local_kind::c2r ? os[du] : is[du];
+    typename fftw<Real>::iodim x{static_cast<std::ptrdiff_t>(len),
+                                 static_cast<std::ptrdiff_t>(ist[du]),
+                                 static_cast<std::ptrdiff_t>(ost[du])};
+    if (std::find(dims.begin(), dims.end(), d) != dims.end()) {
+      tdims.push_back(x);
+    } else if (len > 1) {
+      hdims.push_back(x);
+    }
+  }
+  const bool in_place = s.src == s.dst;
+  const std::size_t in_bytes =
+      static_cast<std::size_t>(local_elements(s.src_desc)) * elem_size(s.src_real);
+  const std::size_t out_bytes =
+      static_cast<std::size_t>(local_elements(s.dst_desc)) * elem_size(s.dst_real);
+  // Planning may write the arrays (measuring): scratch of the same size and alignment as the
+  // buffers the plan will run on (every local part is aligned beyond FFTW's SIMD alignment).
+  scratch<Real> a(in_place ? std::max(in_bytes, out_bytes) : in_bytes);
+  std::optional<scratch<Real>> b;
+  if (!in_place) b.emplace(out_bytes);
+  void* out = in_place ? a.p : b->p;
+  const int tr = static_cast<int>(tdims.size()), hr = static_cast<int>(hdims.size());
+  switch (s.kind) {
+    case local_kind::c2c:
+      s.fftw_plan = fftw<Real>::dft(tr, tdims.data(), hr, hdims.data(), a.p, out, s.sign, flags);
+      break;
+    case local_kind::r2c:
+      s.fftw_plan = fftw<Real>::r2c(tr, tdims.data(), hr, hdims.data(), a.p, out, flags);
+      break;
+    case local_kind::c2r:
+      s.fftw_plan = fftw<Real>::c2r(tr, tdims.data(), hr, hdims.data(), a.p, out, flags);
+      break;
+  }
+  if (!s.fftw_plan)
+    fail(call_, world_rank_, "FFTW found no plan for the local transforms of batch ", s.stage);
+}
+
+template <class Real>
+void fft_engine<Real>::run(const char* call, bool forward, const void* in, void* out,
+                           fft_scale scale) {
+  const std::vector<step>& prog = forward ? forward_ : backward_;
+  const auto src_of = [&](buffer b) -> const void* {
+    switch (b) {
+      case buffer::in: return in;
+      case buffer::out: return out;
+      case buffer::work0: return work_[0];
+      case buffer::work1: return work_[1];
+    }
+    return nullptr;
+  };
+  const auto dst_of = [&](buffer b) -> void* {
+    return b == buffer::in ? nullptr : const_cast<void*>(src_of(b));
+  };
+  for (const step& s : prog) {
+    const auto t0 = steps_ ? clock_type::now() : clock_type::time_point{};
+    switch (s.what) {
+      case op::redistribute:
+        start_plan(*ctx_, call, s.plan, src_of(s.src), dst_of(s.dst), fft_tag_key, transfer_)
+            .wait();
+        if (steps_) steps_->redistribute_s += since(t0);
+        break;
+      case op::transform:
+        if (s.fftw_plan) {
+          switch (s.kind) {
+            case local_kind::c2c:
+              fftw<Real>::execute_dft(s.fftw_plan, src_of(s.src), dst_of(s.dst));
+              break;
+            case local_kind::r2c:
+              fftw<Real>::execute_r2c(s.fftw_plan, src_of(s.src), dst_of(s.dst));
+              break;
+            case local_kind::c2r:
+              fftw<Real>::execute_c2r(s.fftw_plan, src_of(s.src), dst_of(s.dst));
+              break;
+          }
+        }
+        if (steps_) steps_->local_fft_s += since(t0);
+        break;
+      case op::copy:
+        if (s.bytes) std::memcpy(dst_of(s.dst), src_of(s.src), s.bytes);
+        if (steps_) steps_->copy_s += since(t0);
+        break;
+    }
+  }
+  if (scale != fft_scale::none) {
+    const auto t0 = steps_ ? clock_type::now() : clock_type::time_point{};
+    const double n = static_cast<double>(total_elements_);
+    const Real f = static_cast<Real>(scale == fft_scale::full ? 1.0 / n : 1.0 / std::sqrt(n));
+    const bool real = !forward && kind_ == fft_kind::r2c;
+    const std::int64_t count = local_elements(forward ? out_ : in_) * (real ? 1 : 2);
+    Real* p = static_cast<Real*>(out);
+    for (std::int64_t i = 0; i < count; ++i) p[i] *= f;
+    if (steps_) steps_->copy_s += since(t0);
+  }
+  if (steps_) ++steps_->transforms;
+}
+
+template <class Real>
+std::ostream& fft_engine<Real>::print(std::ostream& os, const std::vector<step>& prog) const {
+  for (const step& s : prog) {
+    const auto from = buffer_name(static_cast<int>(s.src)),
+               to = buffer_name(static_cast<int>(s.dst));
+    switch (s.what) {
+      case op::redistribute:
+        os << "\n    redistribute " << from << " -> " << to << ": " << s.dst_desc << " ("
+           << s.plan->recvs.size() << " peers in, " << s.plan->recv_elements() << " elements)";
+        break;
+      case op::transform: {
+        static const char* const kinds[] = {"c2c", "r2c", "c2r"};
+        os << "\n    " << kinds[static_cast<int>(s.kind)] << " dims {";
+        const auto& dims = sched_.stages[static_cast<std::size_t>(s.stage)].dims;
+        for (std::size_t i = 0; i < dims.size(); ++i) os << (i ? "," : "") << dims[i];
+        os << "} " << from << " -> " << to << (s.fftw_plan ? "" : " (empty part)");
+        break;
+      }
+      case op::copy:
+        os << "\n    copy " << from << " -> " << to << ": " << s.bytes << " bytes";
+        break;
+    }
+  }
+  return os;
+}
+
+template <class Real>
+std::ostream& fft_engine<Real>::print(std::ostream& os) const {
+  os << sched_ << "\n  rank " << world_rank_ << " forward:";
+  print(os, forward_);
+  os << "\n  rank " << world_rank_ << " backward:";
+  return print(os, backward_);
+}
+
+template class fft_engine<double>;
+template class fft_engine<float>;
+
+}  // namespace cairn::detail
