@@ -53,6 +53,7 @@ struct fft_case {
   bool r2c = false;
   bool measure = true;
   int reps = 5;
+  int chunks = 1;  // fft_options::transfer.chunks
 };
 
 // Bytes of the complex output of an N^dims transform (the rows' size).
@@ -93,6 +94,7 @@ double cairn_fft(cairn::world& w, const fft_case& c, std::int64_t n) {
   cairn::fft_options opts;
   opts.rigor = c.measure ? cairn::fft_rigor::measure : cairn::fft_rigor::estimate;
   opts.steps = &steps;
+  opts.transfer.chunks = c.chunks;
   cairn::fft_plan<double, N> plan(in, out, c.r2c ? cairn::fft_kind::r2c : cairn::fft_kind::c2c,
                                   opts);
   cairn::darray<cplx, N> y(out);
@@ -257,6 +259,7 @@ int run_fft(const invocation& inv) {
   fft_case base;
   base.dims = static_cast<int>(count_param(inv.opts, "dims", 3, 2, 3));
   base.reps = static_cast<int>(count_param(inv.opts, "reps", inv.opts.quick ? 3 : 5, 1, 1001));
+  base.chunks = static_cast<int>(count_param(inv.opts, "chunks", 1, 1, 64));
   const auto rigor = inv.opts.params.find("rigor");
   base.measure = rigor == inv.opts.params.end() || rigor->second != "estimate";
   if (rigor != inv.opts.params.end() && rigor->second != "estimate" && rigor->second != "measure")
@@ -318,6 +321,7 @@ const param_registrar params{
      {"N", "edges, comma-separated", "128,256 (3-D), 1024,4096 (2-D); 64, 256 with --quick"},
      {"kind", "c2c or r2c", "both, one after the other"},
      {"rigor", "FFTW planning: estimate or measure (both sides)", "measure"},
+     {"chunks", "cairn's redistributions: slabs per peer (transfer_options::chunks)", "1"},
      {"reps", "timed transforms per round (the median is reported)", "5, 3 with --quick"},
      {"rounds", "alternating rounds of cairn and the baseline per figure", "3, 1 with --quick"}}};
 
