@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <mutex>
 #include <ostream>
 
 #include "cairn/array/detail/plan.hpp"
@@ -49,45 +48,6 @@ std::array<std::int64_t, max_dims> local_shape(const layout_desc& d, int r) {
   return s;
 }
 
-std::array<std::int64_t, max_dims> row_major(const std::array<std::int64_t, max_dims>& s, int n) {
-  std::array<std::int64_t, max_dims> st{};
-  std::int64_t x = 1;
-  for (int d = n - 1; d >= 0; --d) {
-    st[static_cast<std::size_t>(d)] = x;
-    x *= s[static_cast<std::size_t>(d)];
-  }
-  return st;
-}
-
-unsigned rigor_flags(fft_rigor r) {
-  switch (r) {
-    case fft_rigor::estimate: return FFTW_ESTIMATE;
-    case fft_rigor::measure: return FFTW_MEASURE;
-    case fft_rigor::patient: return FFTW_PATIENT;
-  }
-  return FFTW_ESTIMATE;
-}
-
-// FFTW's planner is one process-wide state; on the threads engine ranks plan at once. FFTW's
-// own call makes it thread-safe (it locks inside the planner only; execution never locks).
-template <class Real>
-void planner_thread_safe_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { fftw<Real>::make_planner_thread_safe(); });
-}
-
-// Scratch memory of FFTW's alignment, for planning.
-template <class Real>
-struct scratch {
-  void* p;
-  explicit scratch(std::size_t bytes) : p(fftw<Real>::malloc(bytes ? bytes : 1)) {
-    if (!p) throw std::bad_alloc();
-  }
-  ~scratch() { fftw<Real>::free(p); }
-  scratch(const scratch&) = delete;
-  scratch& operator=(const scratch&) = delete;
-};
-
 const char* buffer_name(int b) {
   static const char* const names[] = {"input", "output", "work0", "work1"};
   return names[b];
@@ -128,18 +88,20 @@ fft_engine<Real>::fft_engine(const char* call, const cairn::group& g, const layo
     work_[i] = fftw<Real>::malloc(work_bytes_[i] ? work_bytes_[i] : 1);
     if (!work_[i]) throw std::bad_alloc();
   }
-  planner_thread_safe_once<Real>();
   const unsigned flags = rigor_flags(opts.rigor);
   for (auto* prog : {&forward_, &backward_})
     for (step& s : *prog)
-      if (s.what == op::transform) make_fftw_plan(s, flags);
+      if (s.what == op::transform) {
+        const auto is = local_shape(s.src_desc, group_rank_);
+        const auto os = local_shape(s.dst_desc, group_rank_);
+        s.local = local_transform<Real>(
+            call, world_rank_, "a batch", s.kind, s.sign, s.src_desc.ndim, is.data(), os.data(),
+            sched_.stages[static_cast<std::size_t>(s.stage)].dims, s.src == s.dst, flags);
+      }
 }
 
 template <class Real>
 fft_engine<Real>::~fft_engine() {
-  for (auto* prog : {&forward_, &backward_})
-    for (step& s : *prog)
-      if (s.fftw_plan) fftw<Real>::destroy(s.fftw_plan);
   for (void* w : work_) fftw<Real>::free(w);
 }
 
@@ -233,57 +195,6 @@ void fft_engine<Real>::build(bool forward) {
 }
 
 template <class Real>
-void fft_engine<Real>::make_fftw_plan(step& s, unsigned flags) {
-  const int n = s.src_desc.ndim;
-  const auto is = local_shape(s.src_desc, group_rank_);
-  const auto os = local_shape(s.dst_desc, group_rank_);
-  for (int d = 0; d < n; ++d)
-    if (is[static_cast<std::size_t>(d)] == 0 || os[static_cast<std::size_t>(d)] == 0)
-      return;  // an empty part
-  const auto ist = row_major(is, n), ost = row_major(os, n);
-  const auto& dims = sched_.stages[static_cast<std::size_t>(s.stage)].dims;
-  std::vector<typename fftw<Real>::iodim> tdims, hdims;
-  for (int d = 0; d < n; ++d) {
-    const auto du = static_cast<std::size_t>(d);
-    // The logical length of a transformed dimension is the real one (c2r writes it, r2c reads it).
-    const std::int64_t len = s.kind == local_kind::c2r ? os[du] : is[du];
-    typename fftw<Real>::iodim x{static_cast<std::ptrdiff_t>(len),
-                                 static_cast<std::ptrdiff_t>(ist[du]),
-                                 static_cast<std::ptrdiff_t>(ost[du])};
-    if (std::find(dims.begin(), dims.end(), d) != dims.end()) {
-      tdims.push_back(x);
-    } else if (len > 1) {
-      hdims.push_back(x);
-    }
-  }
-  const bool in_place = s.src == s.dst;
-  const std::size_t in_bytes =
-      static_cast<std::size_t>(local_elements(s.src_desc)) * elem_size(s.src_real);
-  const std::size_t out_bytes =
-      static_cast<std::size_t>(local_elements(s.dst_desc)) * elem_size(s.dst_real);
-  // Planning may write the arrays (measuring): scratch of the same size and alignment as the
-  // buffers the plan will run on (every local part is aligned beyond FFTW's SIMD alignment).
-  scratch<Real> a(in_place ? std::max(in_bytes, out_bytes) : in_bytes);
-  std::optional<scratch<Real>> b;
-  if (!in_place) b.emplace(out_bytes);
-  void* out = in_place ? a.p : b->p;
-  const int tr = static_cast<int>(tdims.size()), hr = static_cast<int>(hdims.size());
-  switch (s.kind) {
-    case local_kind::c2c:
-      s.fftw_plan = fftw<Real>::dft(tr, tdims.data(), hr, hdims.data(), a.p, out, s.sign, flags);
-      break;
-    case local_kind::r2c:
-      s.fftw_plan = fftw<Real>::r2c(tr, tdims.data(), hr, hdims.data(), a.p, out, flags);
-      break;
-    case local_kind::c2r:
-      s.fftw_plan = fftw<Real>::c2r(tr, tdims.data(), hr, hdims.data(), a.p, out, flags);
-      break;
-  }
-  if (!s.fftw_plan)
-    fail(call_, world_rank_, "FFTW found no plan for the local transforms of batch ", s.stage);
-}
-
-template <class Real>
 void fft_engine<Real>::run(const char* call, bool forward, const void* in, void* out,
                            fft_scale scale) {
   const std::vector<step>& prog = forward ? forward_ : backward_;
@@ -308,19 +219,7 @@ void fft_engine<Real>::run(const char* call, bool forward, const void* in, void*
         if (steps_) steps_->redistribute_s += since(t0);
         break;
       case op::transform:
-        if (s.fftw_plan) {
-          switch (s.kind) {
-            case local_kind::c2c:
-              fftw<Real>::execute_dft(s.fftw_plan, src_of(s.src), dst_of(s.dst));
-              break;
-            case local_kind::r2c:
-              fftw<Real>::execute_r2c(s.fftw_plan, src_of(s.src), dst_of(s.dst));
-              break;
-            case local_kind::c2r:
-              fftw<Real>::execute_c2r(s.fftw_plan, src_of(s.src), dst_of(s.dst));
-              break;
-          }
-        }
+        s.local.execute(src_of(s.src), dst_of(s.dst));
         if (steps_) steps_->local_fft_s += since(t0);
         break;
       case op::copy:
@@ -357,7 +256,7 @@ std::ostream& fft_engine<Real>::print(std::ostream& os, const std::vector<step>&
         os << "\n    " << kinds[static_cast<int>(s.kind)] << " dims {";
         const auto& dims = sched_.stages[static_cast<std::size_t>(s.stage)].dims;
         for (std::size_t i = 0; i < dims.size(); ++i) os << (i ? "," : "") << dims[i];
-        os << "} " << from << " -> " << to << (s.fftw_plan ? "" : " (empty part)");
+        os << "} " << from << " -> " << to << (s.local ? "" : " (empty part)");
         break;
       }
       case op::copy:

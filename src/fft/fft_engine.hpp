@@ -10,7 +10,7 @@
 
 #include "cairn/array/plan.hpp"
 #include "cairn/fft/fft.hpp"
-#include "fftw_traits.hpp"
+#include "local_transform.hpp"
 
 namespace cairn::detail {
 
@@ -35,7 +35,6 @@ class fft_engine {
  private:
   enum class buffer : std::uint8_t { in, out, work0, work1 };
   enum class op : std::uint8_t { redistribute, transform, copy };
-  enum class local_kind : std::uint8_t { c2c, r2c, c2r };
   // Where the data is between steps: a buffer, its layout and whether it holds reals.
   struct cursor {
     buffer buf = buffer::in;
@@ -51,13 +50,12 @@ class fft_engine {
     int stage = 0;                                    // transform: the schedule's batch
     int sign = 0;                                     // transform: FFTW_FORWARD or FFTW_BACKWARD
     local_kind kind = local_kind::c2c;                // transform
-    typename fftw<Real>::plan fftw_plan = nullptr;    // transform (null: nothing local)
+    local_transform<Real> local;                      // transform (empty: nothing local)
     std::size_t bytes = 0;                            // copy
   };
 
   void build(bool forward);
   void emit(std::vector<step>& prog, step s);
-  void make_fftw_plan(step& s, unsigned flags);
   [[nodiscard]] std::int64_t local_elements(const layout_desc& d) const;
   [[nodiscard]] std::size_t elem_size(bool real) const noexcept {
     return real ? sizeof(Real) : 2 * sizeof(Real);
