@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cairn/fft/fft.hpp"
+#include "cairn/fft/two_task.hpp"
 #include "harness.hpp"
 
 using cairn::test::has_text;
@@ -382,6 +383,101 @@ TEST(Fft, BadInput) {
             message_of([&] { cairn::fft_plan<double, 2>(in, small, cairn::fft_kind::c2c, opts); }),
             "the input and output layouts are over different groups"));
       }
+    }
+  });
+}
+
+}  // namespace
+
+namespace {
+
+// HPF/MPI's two-task pipeline: task A (the first half of the ranks) transforms rows and sends,
+// task B (the rest) receives and transforms columns; several datasets stream through, each
+// checked on B against FFTW's 2-D transform.
+template <class Real>
+void two_task_case(cairn::world& w, cairn::fft_kind kind, std::array<std::int64_t, 2> shape,
+                   std::uint64_t seed) {
+  using cplx = std::complex<Real>;
+  const int na = (w.size() + 1) / 2;
+  const cairn::group a = w.group(cairn::ranks{0, na}), b = w.group(cairn::ranks{na, w.size()});
+  auto cshape = shape;
+  if (kind == cairn::fft_kind::r2c) cshape[1] = shape[1] / 2 + 1;
+  const cairn::layout<2> rows(a, shape, {cairn::dist::block_cyclic(2), cairn::dist::block},
+                              {a.size(), 1});
+  const cairn::layout<2> cols(b, cshape, {cairn::dist::block, cairn::dist::cyclic}, {1, b.size()});
+  cairn::fft_options opts;
+  opts.rigor = cairn::fft_rigor::estimate;
+  cairn::fft_two_task<Real> plan(rows, cols, kind, opts);
+  constexpr int datasets = 5;
+  if (a.rank() >= 0) {
+    for (int d = 0; d < datasets; ++d) {
+      const reference<2> ref(shape, seed + static_cast<std::uint64_t>(d), kind, FFTW_FORWARD);
+      if (kind == cairn::fft_kind::r2c) {
+        cairn::darray<Real, 2> x(rows);
+        x.fill([&](const auto& gi) { return static_cast<Real>(ref.in(gi, shape).real()); });
+        plan.send(x);  // x goes away at once: the plan sends from its own buffers
+      } else {
+        cairn::darray<cplx, 2> x(rows);
+        x.fill([&](const auto& gi) { return cplx(ref.in(gi, shape)); });
+        plan.send(x);
+      }
+    }
+    plan.flush();
+  } else {
+    for (int d = 0; d < datasets; ++d) {
+      const reference<2> ref(shape, seed + static_cast<std::uint64_t>(d), kind, FFTW_FORWARD);
+      cairn::darray<cplx, 2> y(cols);
+      plan.receive(y);
+      double err = 0;
+      y.for_each([&](const auto& gi, const cplx& v) {
+        err = std::max(err, std::abs(std::complex<double>(v) - ref.out(gi, shape)));
+      });
+      EXPECT_LE(err / ref.scale(), tolerance<Real>) << "dataset " << d << ": " << plan;
+    }
+  }
+}
+
+TEST(Fft, TwoTaskPipeline) {
+  run([](cairn::world& w) {
+    if (w.size() < 2) return;  // two tasks need two ranks
+    two_task_case<double>(w, cairn::fft_kind::c2c, {12, 10}, 900);
+    two_task_case<double>(w, cairn::fft_kind::r2c, {7, 16}, 910);
+    two_task_case<float>(w, cairn::fft_kind::r2c, {9, 5}, 920);
+  });
+}
+
+TEST(Fft, TwoTaskBadInput) {
+  run([](cairn::world& w) {
+    const int me = w.rank();
+    const cairn::group all = w.group(cairn::ranks{0, w.size()});
+    const cairn::layout<2> rows(all, {6, 8}, {cairn::dist::block, cairn::dist::block},
+                                {w.size(), 1});
+    const std::string m = message_of([&] { cairn::fft_two_task<double>(rows, rows); });
+    EXPECT_TRUE(has_text(m, "cairn::fft_two_task: rank " + std::to_string(me) +
+                                ": world rank 0 "
+                                "is in both tasks"))
+        << m;
+    if (w.size() < 2) return;
+    const cairn::group a = w.group(cairn::ranks{0, 1}), b = w.group(cairn::ranks{1, w.size()});
+    const cairn::layout<2> split(a, {6, 8}, {cairn::dist::block, cairn::dist::block}, {1, 1});
+    const cairn::layout<2> cols_wrong(b, {6, 8}, {cairn::dist::block, cairn::dist::block},
+                                      {b.size(), 1});
+    if (b.size() > 1) {
+      const std::string c = message_of([&] { cairn::fft_two_task<double>(split, cols_wrong); });
+      EXPECT_TRUE(has_text(c, "splits the columns (its grid must be 1 in dimension 0)")) << c;
+    }
+    const cairn::layout<2> cols(b, {6, 8}, {cairn::dist::block, cairn::dist::block}, {1, b.size()});
+    const std::string r =
+        message_of([&] { cairn::fft_two_task<double>(split, cols, cairn::fft_kind::r2c); });
+    EXPECT_TRUE(has_text(r, "needs columns of shape [6 x 5]")) << r;
+    cairn::fft_options opts;
+    opts.rigor = cairn::fft_rigor::estimate;
+    cairn::fft_two_task<double> plan(split, cols, cairn::fft_kind::c2c, opts);
+    if (me == 0) {
+      cairn::darray<double, 2> real(split);
+      EXPECT_TRUE(has_text(message_of([&] { plan.send(real); }), "a r2c dataset on a c2c plan"));
+      cairn::darray<std::complex<double>, 2> y(cols);
+      EXPECT_TRUE(has_text(message_of([&] { plan.receive(y); }), "in task A (the rows): it sends"));
     }
   });
 }

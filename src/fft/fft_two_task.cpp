@@ -1,0 +1,240 @@
+// fft_two_task: task A's row transforms into two alternating work buffers, each sent on by a
+// redistribution between the two groups; task B's receive and column transforms in place.
+
+#include "cairn/fft/two_task.hpp"
+
+#include <array>
+#include <chrono>
+#include <ostream>
+#include <sstream>
+#include <string>
+
+#include "cairn/array/detail/plan.hpp"
+#include "cairn/array/detail/transfer.hpp"
+#include "cairn/runtime/detail/fail.hpp"
+#include "cairn/runtime/request.hpp"
+#include "local_transform.hpp"
+
+namespace cairn {
+
+namespace detail {
+
+namespace {
+
+// The two tasks' redistributions: apart from other array transfers between the same groups.
+constexpr std::uint64_t two_task_tag_key = 0xF7F7'0002;
+
+template <class L>
+std::string text(const L& x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+}  // namespace
+
+template <class Real>
+class two_task_engine {
+ public:
+  two_task_engine(const char* call, const layout<2>& rows, const layout<2>& cols, fft_kind kind,
+                  const fft_options& opts)
+      : kind_(kind), transfer_(opts.transfer) {
+    const bool in_a = rows.group().rank() >= 0;
+    me_ = in_a ? caller_rank(rows.group()) : caller_rank(cols.group());
+    ctx_ = context_of(rows.group(), cols.group(), call);
+    transfer_.steps = opts.steps ? &opts.steps->transfer : nullptr;
+    transfer_.on_slab = nullptr;
+    steps_ = opts.steps;
+    check_chunks(call, me_, transfer_.chunks);
+    // The rows in the complex shape (the half spectrum for r2c): what A sends.
+    const auto cs = cols.shape();
+    const layout_desc& rd = rows.desc();
+    const std::array<dim_dist, 2> dists{rd.dims[0].d, rd.dims[1].d};
+    const std::array<int, 2> grid{rd.dims[0].g, rd.dims[1].g};
+    const layout_desc rows_complex =
+        make_layout_desc(call, me_, rows.group().size(), 2, cs.data(), dists.data(), grid.data());
+    plan_ = cached_plan(call, me_, 2 * sizeof(Real), rows_complex, rows.group().members(),
+                        cols.desc(), cols.group().members(), transfer_.chunks);
+    const unsigned flags = rigor_flags(opts.rigor);
+    if (in_a) {
+      sender_ = true;
+      const auto in = rows.local_shape();
+      auto out = in;
+      out[1] = cs[1];
+      rows_fft_ = local_transform<Real>(call, me_, "the rows",
+                                        kind == fft_kind::r2c ? local_kind::r2c : local_kind::c2c,
+                                        FFTW_FORWARD, 2, in.data(), out.data(), {1}, false, flags);
+      work_bytes_ = static_cast<std::size_t>(out[0] * out[1]) * 2 * sizeof(Real);
+      for (void*& w : work_) {
+        w = fftw<Real>::malloc(work_bytes_ ? work_bytes_ : 1);
+        if (!w) throw std::bad_alloc();
+      }
+    } else {
+      const auto s = cols.local_shape();
+      cols_fft_ = local_transform<Real>(call, me_, "the columns", local_kind::c2c, FFTW_FORWARD, 2,
+                                        s.data(), s.data(), {0}, true, flags);
+    }
+  }
+  ~two_task_engine() {
+    for (request& r : pending_) r = request();  // waited for: the buffers are still alive
+    for (void* w : work_) fftw<Real>::free(w);
+  }
+  two_task_engine(const two_task_engine&) = delete;
+  two_task_engine& operator=(const two_task_engine&) = delete;
+
+  void send(const char* call, const void* in) {
+    if (!sender_) fail(call, me_, "this rank is in task B (the columns): it receives");
+    const std::size_t k = next_ % 2;
+    if (!pending_[k].complete()) pending_[k].wait();  // dataset next_ - 2 has left
+    timed(&fft_steps::local_fft_s, [&] { rows_fft_.execute(in, work_[k]); });
+    pending_[k] = start_plan(*ctx_, call, plan_, work_[k], nullptr, two_task_tag_key, transfer_);
+    ++next_;
+    if (steps_) ++steps_->transforms;
+  }
+
+  void receive(const char* call, void* out) {
+    if (sender_) fail(call, me_, "this rank is in task A (the rows): it sends");
+    timed(&fft_steps::redistribute_s, [&] {
+      start_plan(*ctx_, call, plan_, nullptr, out, two_task_tag_key, transfer_).wait();
+    });
+    timed(&fft_steps::local_fft_s, [&] { cols_fft_.execute(out, out); });
+    if (steps_) ++steps_->transforms;
+  }
+
+  void flush() {
+    for (request& r : pending_)
+      if (!r.complete()) r.wait();
+  }
+
+  [[nodiscard]] fft_kind kind() const noexcept { return kind_; }
+  [[nodiscard]] bool sender() const noexcept { return sender_; }
+  [[nodiscard]] int rank() const noexcept { return me_; }
+
+  std::ostream& print(std::ostream& os) const {
+    os << "fft two tasks " << (kind_ == fft_kind::r2c ? "r2c" : "c2c") << ", rank " << me_
+       << (sender_ ? " in task A: rows transformed, then sent: "
+                   : " in task B: received, then "
+                     "columns transformed: ")
+       << (sender_ ? plan_->sends.size() : plan_->recvs.size()) << " peers, "
+       << (sender_ ? plan_->send_elements() : plan_->recv_elements()) << " elements";
+    return os;
+  }
+
+ private:
+  template <class F>
+  void timed(double fft_steps::*field, F&& f) {
+    if (!steps_) return f();
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    steps_->*field += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  fft_kind kind_;
+  transfer_options transfer_;
+  fft_steps* steps_ = nullptr;
+  rank_context* ctx_ = nullptr;
+  int me_ = -1;
+  bool sender_ = false;
+  std::shared_ptr<const redistribution_plan> plan_;
+  local_transform<Real> rows_fft_, cols_fft_;
+  std::size_t work_bytes_ = 0;
+  std::array<void*, 2> work_{nullptr, nullptr};
+  std::array<request, 2> pending_;
+  std::uint64_t next_ = 0;
+};
+
+}  // namespace detail
+
+template <class Real>
+fft_two_task<Real>::fft_two_task(const layout<2>& rows, const layout<2>& cols, fft_kind kind,
+                                 const fft_options& opts)
+    : rows_(rows), cols_(cols) {
+  const char* call = "fft_two_task";
+  const bool in_a = rows.group().rank() >= 0, in_b = cols.group().rank() >= 0;
+  const int me = in_a   ? detail::caller_rank(rows.group())
+                 : in_b ? detail::caller_rank(cols.group())
+                        : -1;
+  if (!in_a && !in_b) detail::fail(call, me, "this rank is in neither task");
+  for (const int a : rows.group().members())
+    for (const int b : cols.group().members())
+      if (a == b)
+        detail::fail(call, me, "world rank ", a, " is in both tasks (the groups must be disjoint)");
+  if (rows.grid()[1] != 1)
+    detail::fail(call, me, "task A's layout ", detail::text(rows),
+                 " splits the rows (its grid must be 1 in dimension 1)");
+  if (cols.grid()[0] != 1)
+    detail::fail(call, me, "task B's layout ", detail::text(cols),
+                 " splits the columns (its grid must be 1 in dimension 0)");
+  auto expect = rows.shape();
+  if (kind == fft_kind::r2c) expect[1] = expect[1] / 2 + 1;
+  if (cols.shape() != expect)
+    detail::fail(call, me, "a ", kind == fft_kind::r2c ? "r2c" : "c2c", " transform of ",
+                 detail::text(rows), " needs columns of shape [", expect[0], " x ", expect[1],
+                 "], not ", detail::text(cols));
+  for (const auto n : rows.shape())
+    if (n < 1) detail::fail(call, me, "extent ", n, " (an FFT needs at least one element)");
+  engine_ = std::make_unique<detail::two_task_engine<Real>>(call, rows, cols, kind, opts);
+}
+
+template <class Real>
+fft_two_task<Real>::~fft_two_task() = default;
+template <class Real>
+fft_two_task<Real>::fft_two_task(fft_two_task&&) noexcept = default;
+template <class Real>
+fft_two_task<Real>& fft_two_task<Real>::operator=(fft_two_task&&) noexcept = default;
+
+namespace {
+
+template <class Engine, class A>
+void check_array(const char* call, const Engine* e, fft_kind kind, const A& a,
+                 const layout<2>& want) {
+  const int me = detail::caller_rank(a.get_layout().group());
+  if (!e) detail::fail(call, me, "the plan was moved from");
+  if (e->kind() != kind)
+    detail::fail(call, me, "a ", kind == fft_kind::r2c ? "r2c" : "c2c", " dataset on a ",
+                 e->kind() == fft_kind::r2c ? "r2c" : "c2c", " plan");
+  if (!(a.get_layout() == want))
+    detail::fail(call, me, "the array has the layout ", detail::text(a.get_layout()),
+                 ", the plan's is ", detail::text(want));
+}
+
+}  // namespace
+
+template <class Real>
+void fft_two_task<Real>::send(const darray<complex, 2>& in) {
+  check_array("fft_two_task::send", engine_.get(), fft_kind::c2c, in, rows_);
+  engine_->send("fft_two_task::send", in.data());
+}
+
+template <class Real>
+void fft_two_task<Real>::send(const darray<Real, 2>& in) {
+  check_array("fft_two_task::send", engine_.get(), fft_kind::r2c, in, rows_);
+  engine_->send("fft_two_task::send", in.data());
+}
+
+template <class Real>
+void fft_two_task<Real>::receive(darray<complex, 2>& out) {
+  const char* call = "fft_two_task::receive";
+  const int me = detail::caller_rank(out.get_layout().group());
+  if (!engine_) detail::fail(call, me, "the plan was moved from");
+  if (!(out.get_layout() == cols_))
+    detail::fail(call, me, "the array has the layout ", detail::text(out.get_layout()),
+                 ", the plan's is ", detail::text(cols_));
+  engine_->receive(call, out.data());
+}
+
+template <class Real>
+void fft_two_task<Real>::flush() {
+  if (engine_) engine_->flush();
+}
+
+template <class Real>
+std::ostream& fft_two_task<Real>::print(std::ostream& os) const {
+  if (!engine_) return os << "fft two tasks (moved from)";
+  return engine_->print(os);
+}
+
+template class fft_two_task<double>;
+template class fft_two_task<float>;
+
+}  // namespace cairn
