@@ -39,6 +39,9 @@ run(${CMAKE_COMMAND} -S ${src} -B ${WORK_DIR}/installed -G Ninja -DCMAKE_PREFIX_
     -DCMAKE_BUILD_TYPE=Release)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/installed)
 run(${WORK_DIR}/installed/consumer)
+if(EXISTS ${WORK_DIR}/installed/fft_consumer)
+  run(${WORK_DIR}/installed/fft_consumer)
+endif()
 
 # pkg-config, as a Makefile would use it: c++ -std=c++20 consumer.cpp $(pkg-config ...).
 find_program(PKG_CONFIG pkg-config REQUIRED)
