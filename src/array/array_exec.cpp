@@ -265,7 +265,8 @@ void array_exec::start_stage() {
   recvs.clear();
   sends.clear();
   drop_offers();
-  stage_direct = direct && (ctx->engine() == cairn::engine::threads || cross_memory_pays(p));
+  stage_direct = direct && (ctx->engine() == cairn::engine::threads ||
+                            (st.cross_memory && cross_memory_pays(p)));
   if (stage_direct) board = array_state(*ctx).offers();  // senders' and receivers' words
 
   // Staging: packed receives first, then packed sends (message path only).
