@@ -356,9 +356,11 @@ void array_exec::start_stage() {
   for (const plan_peer& pe : p.sends) {
     if (pe.world_rank != me) continue;
     timed(steps ? &steps->pack_s : nullptr, [&] {
-      p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
-        copy_run(st.dst + static_cast<std::size_t>(t) * es,
-                 st.src + static_cast<std::size_t>(s) * es, static_cast<std::size_t>(l) * es);
+      std::byte* const to = st.dst;  // locals: the copies may alias anything `st` points into
+      const std::byte* const from = st.src;
+      p.for_each_run(pe, [to, from, es](std::int64_t s, std::int64_t t, std::int64_t l) {
+        copy_run(to + static_cast<std::size_t>(t) * es, from + static_cast<std::size_t>(s) * es,
+                 static_cast<std::size_t>(l) * es);
       });
     });
     report_slab(pe, 0, pe.elements);
@@ -404,9 +406,10 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
     int read_error = 0;
     timed(steps ? &steps->unpack_s : nullptr, [&] {
       if (ctx->engine() == cairn::engine::threads) {
-        p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
-          copy_run(st.dst + static_cast<std::size_t>(t) * es,
-                   from + static_cast<std::size_t>(s) * es, static_cast<std::size_t>(l) * es);
+        std::byte* const to = st.dst;
+        p.for_each_run(pe, [to, from, es](std::int64_t s, std::int64_t t, std::int64_t l) {
+          copy_run(to + static_cast<std::size_t>(t) * es, from + static_cast<std::size_t>(s) * es,
+                   static_cast<std::size_t>(l) * es);
         });
         return;
       }
