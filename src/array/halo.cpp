@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <ostream>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -90,13 +91,20 @@ struct halo_geometry {
   }
 };
 
-// True when the entry's indices are one block of a padded local part with extents `ext`.
-bool contiguous(const redistribution_plan& p, const plan_peer& pe, const std::int64_t* ext) {
-  int d = p.src.ndim - 1;
+// True when the entry's indices are one block of a padded local part with extents `ext` (the
+// inner dimensions whole, one interval at the first that is not, single indices above).
+bool contiguous(const redistribution_plan& p, const plan_peer& pe, const std::int64_t* ext,
+                bool src_side) {
+  auto one = [&](int k) {
+    const auto ku = static_cast<std::size_t>(k);
+    return (src_side ? p.dims[ku].src_one : p.dims[ku].dst_one)[pe.pair[ku]] != 0;
+  };
   auto total = [&](int k) {
     return p.dims[static_cast<std::size_t>(k)].total[pe.pair[static_cast<std::size_t>(k)]];
   };
-  while (d > 0 && total(d) == ext[d]) --d;
+  int d = p.src.ndim - 1;
+  while (d > 0 && one(d) && total(d) == ext[d]) --d;
+  if (!one(d)) return false;
   for (int k = 0; k < d; ++k)
     if (total(k) != 1) return false;
   return true;
@@ -133,10 +141,12 @@ halo_plan::phase build_phase(const halo_geometry& h, int world_rank, std::size_t
     return {g, my_ext[eu]};
   };
 
-  // One entry: `from` sends the face on its side `s` of dimension d to `to`, which fills its
-  // ghosts on side -s.
-  auto add = [&](std::vector<plan_peer>& list, std::vector<halo_plan::face>& faces, int d, int s,
-                 const int* from, const int* to, int face_side) {
+  // One entry: `from` sends its faces on the sides `sides` of dimension d to `to`, which fills
+  // its ghosts on the opposite sides. Two sides (both neighbours one rank) make one entry of
+  // two runs along d, in the order of the sender's sides: one message (or one pass over the
+  // rows, which the two faces share when d is the last dimension) instead of two.
+  auto add = [&](std::vector<plan_peer>& list, std::vector<halo_plan::face>& faces, int d,
+                 std::span<const int> sides, const int* from, const int* to, int face_side) {
     plan_peer pe;
     extents fext{}, text{}, fpad{}, tpad{};
     h.interior(from, fext.data());
@@ -152,55 +162,66 @@ halo_plan::phase build_phase(const halo_geometry& h, int world_rank, std::size_t
     pe.elements = 1;
     for (int e = 0; e < n; ++e) {
       const auto eu = static_cast<std::size_t>(e);
-      const std::int64_t g = h.ghosts[e];
       if (e == d) {
-        runs[eu] = {s < 0 ? g : fext[eu], s > 0 ? 0 : g + text[eu], g};
+        pe.elements *= h.ghosts[e] * static_cast<std::int64_t>(sides.size());
       } else {
         const auto [lo, len] = span_of(e, d);
         runs[eu] = {lo, lo, len};
+        pe.elements *= len;
       }
-      pe.elements *= runs[eu].len;
     }
     if (pe.elements == 0) return;  // the neighbour computes the same
     for (int e = 0; e < n; ++e) {
       const auto eu = static_cast<std::size_t>(e);
       dim_plan& dp = p->dims[eu];
       pe.pair[eu] = static_cast<std::uint32_t>(dp.total.size());
-      dp.runs.push_back(runs[eu]);
+      if (e == d) {
+        const std::int64_t g = h.ghosts[e];
+        for (const int s : sides)
+          dp.runs.push_back({s < 0 ? g : fext[eu], s > 0 ? 0 : g + text[eu], g});
+        dp.total.push_back(g * static_cast<std::int64_t>(sides.size()));
+      } else {
+        dp.runs.push_back(runs[eu]);
+        dp.total.push_back(runs[eu].len);
+      }
       dp.first.push_back(static_cast<std::uint32_t>(dp.runs.size()));
-      dp.total.push_back(runs[eu].len);
-      dp.src_one.push_back(1);
-      dp.dst_one.push_back(1);
-      pe.src_first += runs[eu].src * pe.src_strides[eu];
-      pe.dst_first += runs[eu].dst * pe.dst_strides[eu];
+      const std::uint8_t one = e != d || sides.size() == 1;
+      dp.src_one.push_back(one);
+      dp.dst_one.push_back(one);
+      const dim_run& r0 = dp.of(pe.pair[eu]).front();
+      pe.src_first += r0.src * pe.src_strides[eu];
+      pe.dst_first += r0.dst * pe.dst_strides[eu];
     }
     pe.world_rank = h.world_rank_at(&list == &p->sends ? to : from);
-    pe.src_contiguous = contiguous(*p, pe, fpad.data());
-    pe.dst_contiguous = contiguous(*p, pe, tpad.data());
+    pe.src_contiguous = contiguous(*p, pe, fpad.data(), true);
+    pe.dst_contiguous = contiguous(*p, pe, tpad.data(), false);
     list.push_back(pe);
     faces.push_back({d, face_side});
   };
 
   // Sends in (dimension, side) order; receives in the same order of the senders' sides, so
-  // that two entries between one pair of ranks (both neighbours one rank) match in order.
+  // that entries between one pair of ranks match in order.
+  static constexpr int low[] = {-1}, high[] = {+1}, both[] = {-1, +1};
   std::array<int, max_dims> other{};
+  auto at = [&](int d, int c) {
+    std::copy(me, me + n, other.begin());
+    other[static_cast<std::size_t>(d)] = c;
+    return other.data();
+  };
   for (int d = 0; d < n; ++d) {
     if ((dim >= 0 && d != dim) || !h.exchanged(d)) continue;
-    for (const int s : {-1, +1}) {
-      const int c = h.neighbour(d, me[d], s);
-      if (c < 0) continue;
-      std::copy(me, me + n, other.begin());
-      other[static_cast<std::size_t>(d)] = c;
-      add(p->sends, ph.send_faces, d, s, me, other.data(), s);
+    const int lo = h.neighbour(d, me[d], -1), hi = h.neighbour(d, me[d], +1);
+    if (lo >= 0 && lo == hi) {  // one rank on both sides (perhaps this one)
+      add(p->sends, ph.send_faces, d, both, me, at(d, lo), 0);
+      if (h.world_rank_at(at(d, lo)) != world_rank)
+        add(p->recvs, ph.recv_faces, d, both, at(d, lo), me, 0);
+      continue;
     }
-    for (const int s : {-1, +1}) {  // the sender's side; it fills this rank's side -s
-      const int c = h.neighbour(d, me[d], -s);
-      if (c < 0) continue;
-      std::copy(me, me + n, other.begin());
-      other[static_cast<std::size_t>(d)] = c;
-      if (h.world_rank_at(other.data()) == world_rank) continue;  // a send entry to itself
-      add(p->recvs, ph.recv_faces, d, s, other.data(), me, -s);
-    }
+    if (lo >= 0) add(p->sends, ph.send_faces, d, low, me, at(d, lo), -1);
+    if (hi >= 0) add(p->sends, ph.send_faces, d, high, me, at(d, hi), +1);
+    // The sender's side s fills this rank's side -s: from the high neighbour first.
+    if (hi >= 0) add(p->recvs, ph.recv_faces, d, low, at(d, hi), me, +1);
+    if (lo >= 0) add(p->recvs, ph.recv_faces, d, high, at(d, lo), me, -1);
   }
   for (dim_plan& dp : p->dims) dp.gs = dp.gd = 1;
   ph.plan = std::move(p);
@@ -401,7 +422,8 @@ std::ostream& operator<<(std::ostream& os, const halo_plan& p) {
         const bool contiguous = what[0] == 's' ? e.src_contiguous : e.dst_contiguous;
         os << "\n    " << what << " rank " << e.world_rank
            << (e.world_rank == p.rank ? " (itself)" : "") << ": dimension " << faces[k].dim << ", "
-           << (faces[k].side < 0 ? "low" : "high") << (what[0] == 's' ? " face, " : " ghosts, ")
+           << (faces[k].side < 0 ? "low" : (faces[k].side > 0 ? "high" : "both"))
+           << (what[0] == 's' ? (faces[k].side ? " face, " : " faces, ") : " ghosts, ")
            << e.elements << " elements, " << e.elements * static_cast<std::int64_t>(p.elem_size)
            << " bytes, " << runs << (runs == 1 ? " run, " : " runs, ")
            << (contiguous ? "contiguous" : "strided");

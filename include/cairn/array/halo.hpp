@@ -221,11 +221,13 @@ class ghosted_darray {
 /// printable, shared by the exchanges of equal arrays on this rank.
 class halo_plan {
  public:
-  /// One face: dimension and side. For a send entry the side of the sender's interior it
-  /// comes from; for a receive entry the side of this rank's ghosts it fills.
+  /// One entry's faces: dimension and side. For a send entry the side of the sender's
+  /// interior they come from; for a receive entry the side of this rank's ghosts they fill.
+  /// Where one rank is the neighbour on both sides (a grid extent of 1 or 2 in a periodic
+  /// dimension) both faces form one entry (side 0), the sender's low face first.
   struct face {
     int dim = 0;   ///< dimension
-    int side = 0;  ///< -1: low side, +1: high side
+    int side = 0;  ///< -1: low side, +1: high side, 0: both
   };
   /// One phase: a plan run as one stage; its send and receive entries with their faces.
   struct phase {
