@@ -68,33 +68,45 @@ void copy_entry(const redistribution_plan& p, const plan_peer& pe, std::byte* to
   const auto runs = p.dims[last].of(pe.pair[last]);
   const std::size_t k = runs.size();
   std::array<std::int64_t, few> xs{}, xt{}, xl{};
-  bool words = true;  // every run is one 8-byte word
+  std::int64_t words = 0;  // > 0: every run is this many 8-byte words (at most 4)
   for (std::size_t j = 0; j < k; ++j) {
     xs[j] = runs[j].src * pe.src_strides[last] * es;
     xt[j] = runs[j].dst * pe.dst_strides[last] * es;
     xl[j] = runs[j].len * es;
-    words = words && xl[j] == 8;
+    const std::int64_t w = xl[j] % 8 == 0 && xl[j] <= 32 ? xl[j] / 8 : -1;
+    words = j == 0 || w == words ? w : -1;
   }
-  for (;;) {
-    if (words) {
-      for (std::size_t j = 0; j < k; ++j) std::memcpy(to + t + xt[j], from + s + xs[j], 8);
-    } else {
-      for (std::size_t j = 0; j < k; ++j)
-        copy_run(to + t + xt[j], from + s + xs[j], static_cast<std::size_t>(xl[j]));
-    }
-    int d = n - 2;
-    for (; d >= 0; --d) {
-      const auto du = static_cast<std::size_t>(d);
-      if (++ii[du] < len[du]) {
-        s += ss[du];
-        t += ts[du];
-        break;
+  // The rows, with a run copy the compiler sees through.
+  auto rows = [&](auto copy) {
+    for (;;) {
+      for (std::size_t j = 0; j < k; ++j) copy(to + t + xt[j], from + s + xs[j], xl[j]);
+      int d = n - 2;
+      for (; d >= 0; --d) {
+        const auto du = static_cast<std::size_t>(d);
+        if (++ii[du] < len[du]) {
+          s += ss[du];
+          t += ts[du];
+          break;
+        }
+        s -= (ii[du] - 1) * ss[du];
+        t -= (ii[du] - 1) * ts[du];
+        ii[du] = 0;
       }
-      s -= (ii[du] - 1) * ss[du];
-      t -= (ii[du] - 1) * ts[du];
-      ii[du] = 0;
+      if (d < 0) return;
     }
-    if (d < 0) break;
+  };
+  auto fixed = [&]<int W>() {
+    rows([](std::byte* a, const std::byte* b, std::int64_t) { std::memcpy(a, b, 8 * W); });
+  };
+  switch (words) {
+    case 1: fixed.template operator()<1>(); break;
+    case 2: fixed.template operator()<2>(); break;
+    case 3: fixed.template operator()<3>(); break;
+    case 4: fixed.template operator()<4>(); break;
+    default:
+      rows([](std::byte* a, const std::byte* b, std::int64_t l) {
+        copy_run(a, b, static_cast<std::size_t>(l));
+      });
   }
 }
 
