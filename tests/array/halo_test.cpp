@@ -215,7 +215,6 @@ TEST(Halo, OwnNeighbourAndOneRankBothSides) {
 TEST(Halo, PersistentRestartedWithNewData) {
   run([](cairn::world& w) {
     const cairn::group all = w.group(cairn::ranks{0, w.size()});
-    std::mt19937_64 g(31);
     for (int iter = 0; iter < 12; ++iter) {
       const bool corners = iter % 2 == 0;
       cairn::layout<3> l(all, {7 + iter % 3, 6, 5 + iter},
@@ -238,7 +237,6 @@ TEST(Halo, PersistentRestartedWithNewData) {
         }
         EXPECT_EQ(check(a, seed, corners, w.rank()), 0) << "iteration " << iter << ", start " << k;
       }
-      (void)g;
     }
   });
 }
