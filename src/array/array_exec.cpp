@@ -35,6 +35,81 @@ inline void copy_run(std::byte* to, const std::byte* from, std::size_t bytes) {
   }
 }
 
+// Copies peer `pe`'s elements from the local part at `from` to the one at `to` (the rank's own
+// part, or a direct copy from a peer's memory). A pair whose dimensions but the last are one
+// run each (a box of rows: halo faces, most block-to-block pairs) is walked here with the row
+// offsets moved by strides and each row's short runs copied as words, no callback per run:
+// faces across the last dimension are rows of one or two elements (64^3 doubles, width 1:
+// 28 -> 9 us per face pair); everything else goes through for_each_run.
+void copy_entry(const redistribution_plan& p, const plan_peer& pe, std::byte* to,
+                const std::byte* from) {
+  const int n = p.src.ndim;
+  const auto es = static_cast<std::int64_t>(p.elem_size);
+  const auto last = static_cast<std::size_t>(n - 1);
+  constexpr std::size_t few = 4;  // last-dimension runs per row handled here
+  bool box = p.dims[last].of(pe.pair[last]).size() <= few;
+  for (std::size_t d = 0; box && d < last; ++d) box = p.dims[d].of(pe.pair[d]).size() == 1;
+  if (!box || pe.elements == 0) {
+    p.for_each_run(pe, [to, from, es](std::int64_t s, std::int64_t t, std::int64_t l) {
+      copy_run(to + t * es, from + s * es, static_cast<std::size_t>(l * es));
+    });
+    return;
+  }
+  std::array<std::int64_t, max_dims> len{}, ss{}, ts{}, ii{};
+  std::int64_t s = 0, t = 0;  // byte offsets of the row's index 0 of the last dimension
+  for (std::size_t d = 0; d < last; ++d) {
+    const dim_run& r = p.dims[d].of(pe.pair[d]).front();
+    len[d] = r.len;
+    ss[d] = pe.src_strides[d] * es;
+    ts[d] = pe.dst_strides[d] * es;
+    s += r.src * ss[d];
+    t += r.dst * ts[d];
+  }
+  const auto runs = p.dims[last].of(pe.pair[last]);
+  const std::size_t k = runs.size();
+  std::array<std::int64_t, few> xs{}, xt{}, xl{};
+  std::int64_t words = 0;  // > 0: every run is this many 8-byte words (at most 4)
+  for (std::size_t j = 0; j < k; ++j) {
+    xs[j] = runs[j].src * pe.src_strides[last] * es;
+    xt[j] = runs[j].dst * pe.dst_strides[last] * es;
+    xl[j] = runs[j].len * es;
+    const std::int64_t w = xl[j] % 8 == 0 && xl[j] <= 32 ? xl[j] / 8 : -1;
+    words = j == 0 || w == words ? w : -1;
+  }
+  // The rows, with a run copy the compiler sees through.
+  auto rows = [&](auto copy) {
+    for (;;) {
+      for (std::size_t j = 0; j < k; ++j) copy(to + t + xt[j], from + s + xs[j], xl[j]);
+      int d = n - 2;
+      for (; d >= 0; --d) {
+        const auto du = static_cast<std::size_t>(d);
+        if (++ii[du] < len[du]) {
+          s += ss[du];
+          t += ts[du];
+          break;
+        }
+        s -= (ii[du] - 1) * ss[du];
+        t -= (ii[du] - 1) * ts[du];
+        ii[du] = 0;
+      }
+      if (d < 0) return;
+    }
+  };
+  auto fixed = [&]<int W>() {
+    rows([](std::byte* a, const std::byte* b, std::int64_t) { std::memcpy(a, b, 8 * W); });
+  };
+  switch (words) {
+    case 1: fixed.template operator()<1>(); break;
+    case 2: fixed.template operator()<2>(); break;
+    case 3: fixed.template operator()<3>(); break;
+    case 4: fixed.template operator()<4>(); break;
+    default:
+      rows([](std::byte* a, const std::byte* b, std::int64_t l) {
+        copy_run(a, b, static_cast<std::size_t>(l));
+      });
+  }
+}
+
 using step_clock = std::chrono::steady_clock;
 
 double seconds_since(step_clock::time_point t0) {
@@ -265,7 +340,8 @@ void array_exec::start_stage() {
   recvs.clear();
   sends.clear();
   drop_offers();
-  stage_direct = direct && (ctx->engine() == cairn::engine::threads || cross_memory_pays(p));
+  stage_direct = direct && (ctx->engine() == cairn::engine::threads ||
+                            (st.cross_memory && cross_memory_pays(p)));
   if (stage_direct) board = array_state(*ctx).offers();  // senders' and receivers' words
 
   // Staging: packed receives first, then packed sends (message path only).
@@ -354,12 +430,7 @@ void array_exec::start_stage() {
   // This rank's own part last: the peers' data is already on its way.
   for (const plan_peer& pe : p.sends) {
     if (pe.world_rank != me) continue;
-    timed(steps ? &steps->pack_s : nullptr, [&] {
-      p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
-        copy_run(st.dst + static_cast<std::size_t>(t) * es,
-                 st.src + static_cast<std::size_t>(s) * es, static_cast<std::size_t>(l) * es);
-      });
-    });
+    timed(steps ? &steps->pack_s : nullptr, [&] { copy_entry(p, pe, st.dst, st.src); });
     report_slab(pe, 0, pe.elements);
   }
 }
@@ -403,10 +474,7 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
     int read_error = 0;
     timed(steps ? &steps->unpack_s : nullptr, [&] {
       if (ctx->engine() == cairn::engine::threads) {
-        p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
-          copy_run(st.dst + static_cast<std::size_t>(t) * es,
-                   from + static_cast<std::size_t>(s) * es, static_cast<std::size_t>(l) * es);
-        });
+        copy_entry(p, pe, st.dst, from);
         return;
       }
       cross_memory_reader& r = array_state(*ctx).peer_reader;

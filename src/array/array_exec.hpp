@@ -25,6 +25,7 @@ struct stage {
   std::byte* dst = nullptr;        ///< this rank's local part of the stage's destination
   int data_tag = 0;                ///< tag of data (or address) messages
   int ack_tag = 0;                 ///< tag of the receivers' acknowledgements (direct copies)
+  bool cross_memory = true;        ///< MPI engine: may copy straight where runs are long
 };
 
 /// Direct copies: what a sender sends each receiver instead of the data. The receiver claims

@@ -110,6 +110,10 @@ class redistribution_plan {
       if (r[du].empty()) return;
     }
     const std::size_t last = static_cast<std::size_t>(n - 1);
+    if (first == 0 && count == p.elements && box(r, n)) {
+      for_each_box_run(p, r, n, f);
+      return;
+    }
     // Position of element `first`: the row (odometer over (run, index within run) of the
     // outer dimensions) and the offset within the last dimension's runs.
     const std::int64_t row = dims[last].total[p.pair[last]];
@@ -160,6 +164,69 @@ class redistribution_plan {
         ii[du] = 0;
         if (++ri[du] < r[du].size()) break;
         ri[du] = 0;
+      }
+      if (d < 0) break;
+    }
+    if (pl > 0) f(ps, pd, pl);
+  }
+
+ private:
+  using run_lists = std::array<std::span<const dim_run>, detail::max_dims>;
+  // True when every dimension but the last is one run: the rows form a box.
+  static bool box(const run_lists& r, int n) noexcept {
+    for (int d = 0; d + 1 < n; ++d)
+      if (r[static_cast<std::size_t>(d)].size() != 1) return false;
+    return true;
+  }
+  // for_each_run over all elements of a box of rows (the same runs, merged the same way): the
+  // row offsets move by one stride per row instead of being summed over the dimensions, which
+  // counts where rows are short (a halo face across the last dimension is rows of one element).
+  template <class F>
+  static void for_each_box_run(const plan_peer& p, const run_lists& r, int n, F& f) {
+    // Everything the loop reads is copied to locals first: `f` stores through byte pointers,
+    // which may alias the plan, so the compiler would reload it after every run otherwise.
+    const std::size_t last = static_cast<std::size_t>(n - 1);
+    std::array<std::int64_t, detail::max_dims> len{}, ss{}, ts{}, ii{};
+    std::int64_t s = 0, t = 0;  // offsets of the row's index 0 of the last dimension
+    for (std::size_t d = 0; d < last; ++d) {
+      len[d] = r[d].front().len;
+      ss[d] = p.src_strides[d];
+      ts[d] = p.dst_strides[d];
+      s += r[d].front().src * ss[d];
+      t += r[d].front().dst * ts[d];
+    }
+    const std::int64_t sl = p.src_strides[last], tl = p.dst_strides[last];
+    constexpr std::size_t few = 4;  // last-dimension runs kept in registers
+    std::array<dim_run, few> xs{};
+    const std::size_t k = r[last].size();
+    if (k <= few) std::copy(r[last].begin(), r[last].end(), xs.begin());
+    std::int64_t ps = 0, pd = 0, pl = 0;  // pending merged run
+    auto visit = [&](const dim_run& x) {
+      const std::int64_t a = s + x.src * sl, b = t + x.dst * tl;
+      if (pl > 0 && a == ps + pl && b == pd + pl) {
+        pl += x.len;
+      } else {
+        if (pl > 0) f(ps, pd, pl);
+        ps = a, pd = b, pl = x.len;
+      }
+    };
+    for (;;) {
+      if (k <= few) {
+        for (std::size_t j = 0; j < k; ++j) visit(xs[j]);
+      } else {
+        for (const dim_run& x : r[last]) visit(x);
+      }
+      int d = n - 2;
+      for (; d >= 0; --d) {
+        const auto du = static_cast<std::size_t>(d);
+        if (++ii[du] < len[du]) {
+          s += ss[du];
+          t += ts[du];
+          break;
+        }
+        s -= (ii[du] - 1) * ss[du];
+        t -= (ii[du] - 1) * ts[du];
+        ii[du] = 0;
       }
       if (d < 0) break;
     }
