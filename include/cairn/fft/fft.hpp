@@ -130,8 +130,11 @@ class fft_plan {
   /// match `kind`, or bad options. Planning with fft_rigor::measure runs FFTW's measurements.
   fft_plan(const layout<N>& in, const layout<N>& out, fft_kind kind = fft_kind::c2c,
            const fft_options& opts = {});
+  /// Frees the plan's FFTW plans and buffers.
   ~fft_plan();
+  /// Moves the plan (the moved-from plan refuses to run).
   fft_plan(fft_plan&&) noexcept;
+  /// Moves the plan (the moved-from plan refuses to run).
   fft_plan& operator=(fft_plan&&) noexcept;
   fft_plan(const fft_plan&) = delete;
   fft_plan& operator=(const fft_plan&) = delete;

@@ -40,7 +40,9 @@ class fft_two_task {
                const fft_options& opts = {});
   /// Waits for the datasets still in flight (task A).
   ~fft_two_task();
+  /// Moves the plan (the moved-from plan refuses to run).
   fft_two_task(fft_two_task&&) noexcept;
+  /// Moves the plan (the moved-from plan refuses to run).
   fft_two_task& operator=(fft_two_task&&) noexcept;
   fft_two_task(const fft_two_task&) = delete;
   fft_two_task& operator=(const fft_two_task&) = delete;
