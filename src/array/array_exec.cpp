@@ -55,16 +55,7 @@ void copy_entry(const redistribution_plan& p, const plan_peer& pe, std::byte* to
     });
     return;
   }
-  std::array<std::int64_t, max_dims> len{}, ss{}, ts{}, ii{};
-  std::int64_t s = 0, t = 0;  // byte offsets of the row's index 0 of the last dimension
-  for (std::size_t d = 0; d < last; ++d) {
-    const dim_run& r = p.dims[d].of(pe.pair[d]).front();
-    len[d] = r.len;
-    ss[d] = pe.src_strides[d] * es;
-    ts[d] = pe.dst_strides[d] * es;
-    s += r.src * ss[d];
-    t += r.dst * ts[d];
-  }
+  box_rows row(p.dims, pe, es);  // byte offsets of each row's index 0 of the last dimension
   const auto runs = p.dims[last].of(pe.pair[last]);
   const std::size_t k = runs.size();
   std::array<std::int64_t, few> xs{}, xt{}, xl{};
@@ -78,22 +69,9 @@ void copy_entry(const redistribution_plan& p, const plan_peer& pe, std::byte* to
   }
   // The rows, with a run copy the compiler sees through.
   auto rows = [&](auto copy) {
-    for (;;) {
-      for (std::size_t j = 0; j < k; ++j) copy(to + t + xt[j], from + s + xs[j], xl[j]);
-      int d = n - 2;
-      for (; d >= 0; --d) {
-        const auto du = static_cast<std::size_t>(d);
-        if (++ii[du] < len[du]) {
-          s += ss[du];
-          t += ts[du];
-          break;
-        }
-        s -= (ii[du] - 1) * ss[du];
-        t -= (ii[du] - 1) * ts[du];
-        ii[du] = 0;
-      }
-      if (d < 0) return;
-    }
+    do {
+      for (std::size_t j = 0; j < k; ++j) copy(to + row.t + xt[j], from + row.s + xs[j], xl[j]);
+    } while (row.next());
   };
   auto fixed = [&]<int W>() {
     rows([](std::byte* a, const std::byte* b, std::int64_t) { std::memcpy(a, b, 8 * W); });

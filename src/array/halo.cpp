@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "array/array_exec.hpp"
+#include "array/plan_cache.hpp"
 #include "cairn/runtime/error.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
@@ -315,45 +316,23 @@ std::shared_ptr<const halo_plan> cached_halo_plan(const char* call, int world_ra
                                                   const std::vector<int>& members, int me,
                                                   const int* ghosts, const bool* periodic,
                                                   bool corners) {
-  struct entry {
-    std::string key;
-    std::shared_ptr<const halo_plan> plan;
-  };
-  thread_local std::vector<entry> cache;  // a rank is one thread: no lock
-  std::string key;
-  auto put = [&](const void* p, std::size_t b) { key.append(static_cast<const char*>(p), b); };
-  put(&world_rank, sizeof world_rank);
-  put(&me, sizeof me);
-  put(&elem_size, sizeof elem_size);
-  put(&corners, sizeof corners);
-  put(&l.ndim, sizeof l.ndim);
+  plan_key key;
+  key.put(world_rank);
+  key.put(me);
+  key.put(elem_size);
+  key.put(corners);
+  key.put(l.ndim);
   for (std::size_t d = 0; d < static_cast<std::size_t>(l.ndim); ++d) {
-    const dim_map& m = l.dims[d];
-    put(&m.n, sizeof m.n);
-    put(&m.g, sizeof m.g);
-    put(&m.k, sizeof m.k);
-    put(&m.rep, sizeof m.rep);
-    put(&m.d.k, sizeof m.d.k);
-    put(&ghosts[d], sizeof ghosts[d]);
-    put(&periodic[d], sizeof periodic[d]);
+    key.put_dim(l.dims[d]);
+    key.put(l.dims[d].d.k);
+    key.put(ghosts[d]);
+    key.put(periodic[d]);
   }
-  const std::size_t sz = members.size();
-  put(&sz, sizeof sz);
-  put(members.data(), sz * sizeof(int));
-  for (std::size_t i = 0; i < cache.size(); ++i) {
-    if (cache[i].key == key) {
-      auto plan = cache[i].plan;
-      std::rotate(cache.begin(), cache.begin() + static_cast<std::ptrdiff_t>(i),
-                  cache.begin() + static_cast<std::ptrdiff_t>(i) + 1);  // most recent first
-      return plan;
-    }
-  }
-  auto plan =
-      compute_halo_plan(call, world_rank, elem_size, l, members, me, ghosts, periodic, corners);
-  constexpr std::size_t capacity = 16;
-  if (cache.size() == capacity) cache.pop_back();
-  cache.insert(cache.begin(), entry{std::move(key), plan});
-  return plan;
+  key.put_ranks(members);
+  return cached<halo_plan, 16>(std::move(key), [&] {
+    return compute_halo_plan(call, world_rank, elem_size, l, members, me, ghosts, periodic,
+                             corners);
+  });
 }
 
 request start_halo(const cairn::group& g, const char* call, std::shared_ptr<const halo_plan> plan,

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "array/plan_cache.hpp"
 #include "cairn/array/plan.hpp"
 #include "cairn/runtime/error.hpp"
 #include "runtime/group_members.hpp"
@@ -151,44 +152,19 @@ std::shared_ptr<const redistribution_plan> cached_plan(
     const std::vector<int>& dst_members, int chunks) {
   check_chunks(call, world_rank, chunks);
   // Key: everything the plan depends on, as bytes (layout descriptions are plain values).
-  struct entry {
-    std::string key;
-    std::shared_ptr<const redistribution_plan> plan;
-  };
-  thread_local std::vector<entry> cache;  // a rank is one thread: no lock
-  std::string key;
-  auto put = [&](const void* p, std::size_t b) { key.append(static_cast<const char*>(p), b); };
-  put(&world_rank, sizeof world_rank);
-  put(&elem_size, sizeof elem_size);
-  put(&chunks, sizeof chunks);
+  plan_key key;
+  key.put(world_rank);
+  key.put(elem_size);
+  key.put(chunks);
   for (const layout_desc* l : {&src, &dst}) {
-    put(&l->ndim, sizeof l->ndim);
-    for (std::size_t d = 0; d < static_cast<std::size_t>(l->ndim); ++d) {
-      const dim_map& m = l->dims[d];
-      put(&m.n, sizeof m.n);
-      put(&m.g, sizeof m.g);
-      put(&m.k, sizeof m.k);
-      put(&m.rep, sizeof m.rep);
-    }
+    key.put(l->ndim);
+    for (std::size_t d = 0; d < static_cast<std::size_t>(l->ndim); ++d) key.put_dim(l->dims[d]);
   }
-  for (const std::vector<int>* m : {&src_members, &dst_members}) {
-    const std::size_t sz = m->size();
-    put(&sz, sizeof sz);
-    put(m->data(), sz * sizeof(int));
-  }
-  for (std::size_t i = 0; i < cache.size(); ++i) {
-    if (cache[i].key == key) {
-      auto plan = cache[i].plan;
-      std::rotate(cache.begin(), cache.begin() + static_cast<std::ptrdiff_t>(i),
-                  cache.begin() + static_cast<std::ptrdiff_t>(i) + 1);  // most recent first
-      return plan;
-    }
-  }
-  auto plan = compute_plan(call, world_rank, elem_size, src, src_members, dst, dst_members, chunks);
-  constexpr std::size_t capacity = 32;
-  if (cache.size() == capacity) cache.pop_back();
-  cache.insert(cache.begin(), entry{std::move(key), plan});
-  return plan;
+  key.put_ranks(src_members);
+  key.put_ranks(dst_members);
+  return cached<redistribution_plan, 32>(std::move(key), [&] {
+    return compute_plan(call, world_rank, elem_size, src, src_members, dst, dst_members, chunks);
+  });
 }
 
 void check_chunks(const char* call, int rank, int chunks) {

@@ -55,6 +55,50 @@ struct plan_peer {
   std::int64_t dst_first = 0;   ///< offset of the first element in the receiver's local part
 };
 
+namespace detail {
+
+/// The rows of one peer's box (every dimension but the last is one run on both sides): the
+/// offsets of each row's index 0 of the last dimension in the sender's and the receiver's local
+/// parts (in units of `unit`: 1 for elements, the element size for bytes), stepped by strides.
+struct box_rows {
+  std::array<std::int64_t, max_dims> len{};  ///< rows per outer dimension
+  std::array<std::int64_t, max_dims> ss{};   ///< sender's stride per outer dimension
+  std::array<std::int64_t, max_dims> ts{};   ///< receiver's stride per outer dimension
+  std::array<std::int64_t, max_dims> ii{};   ///< position per outer dimension
+  std::int64_t s = 0;                        ///< the row's offset on the sender
+  std::int64_t t = 0;                        ///< the row's offset on the receiver
+  int outer = 0;                             ///< dimensions but the last
+  /// The first row of peer `p` of a plan with dimensions `dims`.
+  box_rows(const std::vector<dim_plan>& dims, const plan_peer& p, std::int64_t unit) noexcept
+      : outer(static_cast<int>(dims.size()) - 1) {
+    for (std::size_t d = 0; d < static_cast<std::size_t>(outer); ++d) {
+      const dim_run& r = dims[d].of(p.pair[d]).front();
+      len[d] = r.len;
+      ss[d] = p.src_strides[d] * unit;
+      ts[d] = p.dst_strides[d] * unit;
+      s += r.src * ss[d];
+      t += r.dst * ts[d];
+    }
+  }
+  /// Moves to the next row (row-major); false after the last.
+  bool next() noexcept {
+    for (int d = outer - 1; d >= 0; --d) {
+      const auto du = static_cast<std::size_t>(d);
+      if (++ii[du] < len[du]) {
+        s += ss[du];
+        t += ts[du];
+        return true;
+      }
+      s -= (ii[du] - 1) * ss[du];
+      t -= (ii[du] - 1) * ts[du];
+      ii[du] = 0;
+    }
+    return false;
+  }
+};
+
+}  // namespace detail
+
 /// This rank's part of moving an array from layout `src` (over `src_members`) to layout `dst`
 /// (over `dst_members`): the peers it sends to and receives from, each with its runs. The
 /// rank's copy to itself, if any, is the send entry whose peer is the rank itself.
@@ -182,19 +226,11 @@ class redistribution_plan {
   // row offsets move by one stride per row instead of being summed over the dimensions, which
   // counts where rows are short (a halo face across the last dimension is rows of one element).
   template <class F>
-  static void for_each_box_run(const plan_peer& p, const run_lists& r, int n, F& f) {
+  void for_each_box_run(const plan_peer& p, const run_lists& r, int n, F& f) const {
     // Everything the loop reads is copied to locals first: `f` stores through byte pointers,
     // which may alias the plan, so the compiler would reload it after every run otherwise.
     const std::size_t last = static_cast<std::size_t>(n - 1);
-    std::array<std::int64_t, detail::max_dims> len{}, ss{}, ts{}, ii{};
-    std::int64_t s = 0, t = 0;  // offsets of the row's index 0 of the last dimension
-    for (std::size_t d = 0; d < last; ++d) {
-      len[d] = r[d].front().len;
-      ss[d] = p.src_strides[d];
-      ts[d] = p.dst_strides[d];
-      s += r[d].front().src * ss[d];
-      t += r[d].front().dst * ts[d];
-    }
+    detail::box_rows row(dims, p, 1);
     const std::int64_t sl = p.src_strides[last], tl = p.dst_strides[last];
     constexpr std::size_t few = 4;  // last-dimension runs kept in registers
     std::array<dim_run, few> xs{};
@@ -202,7 +238,7 @@ class redistribution_plan {
     if (k <= few) std::copy(r[last].begin(), r[last].end(), xs.begin());
     std::int64_t ps = 0, pd = 0, pl = 0;  // pending merged run
     auto visit = [&](const dim_run& x) {
-      const std::int64_t a = s + x.src * sl, b = t + x.dst * tl;
+      const std::int64_t a = row.s + x.src * sl, b = row.t + x.dst * tl;
       if (pl > 0 && a == ps + pl && b == pd + pl) {
         pl += x.len;
       } else {
@@ -216,19 +252,7 @@ class redistribution_plan {
       } else {
         for (const dim_run& x : r[last]) visit(x);
       }
-      int d = n - 2;
-      for (; d >= 0; --d) {
-        const auto du = static_cast<std::size_t>(d);
-        if (++ii[du] < len[du]) {
-          s += ss[du];
-          t += ts[du];
-          break;
-        }
-        s -= (ii[du] - 1) * ss[du];
-        t -= (ii[du] - 1) * ts[du];
-        ii[du] = 0;
-      }
-      if (d < 0) break;
+      if (!row.next()) break;
     }
     if (pl > 0) f(ps, pd, pl);
   }
