@@ -100,6 +100,8 @@ std::string to_json(const row& r);
 
 /// JSON text of a string, a number (null when absent or not finite) and a boolean.
 std::string json_text(std::string_view s);
+/// A string literal is text (without this overload it would convert to bool).
+inline std::string json_text(const char* s) { return json_text(std::string_view(s)); }
 std::string json_text(std::optional<double> v);
 std::string json_text(bool b);
 
