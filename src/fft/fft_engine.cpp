@@ -84,10 +84,7 @@ fft_engine<Real>::fft_engine(const char* call, const cairn::group& g, const layo
 
   build(true);
   build(false);
-  for (int i = 0; i < 2; ++i) {
-    work_[i] = fftw<Real>::malloc(work_bytes_[i] ? work_bytes_[i] : 1);
-    if (!work_[i]) throw std::bad_alloc();
-  }
+  for (int i = 0; i < 2; ++i) work_[i] = fftw_buffer<Real>(work_bytes_[i]);
   const unsigned flags = rigor_flags(opts.rigor);
   for (auto* prog : {&forward_, &backward_})
     for (step& s : *prog)
@@ -101,9 +98,7 @@ fft_engine<Real>::fft_engine(const char* call, const cairn::group& g, const layo
 }
 
 template <class Real>
-fft_engine<Real>::~fft_engine() {
-  for (void* w : work_) fftw<Real>::free(w);
-}
+fft_engine<Real>::~fft_engine() = default;
 
 template <class Real>
 std::int64_t fft_engine<Real>::local_elements(const layout_desc& d) const {
@@ -202,8 +197,8 @@ void fft_engine<Real>::run(const char* call, bool forward, const void* in, void*
     switch (b) {
       case buffer::in: return in;
       case buffer::out: return out;
-      case buffer::work0: return work_[0];
-      case buffer::work1: return work_[1];
+      case buffer::work0: return work_[0].get();
+      case buffer::work1: return work_[1].get();
     }
     return nullptr;
   };

@@ -76,7 +76,7 @@ class fft_engine {
   fft_steps* steps_ = nullptr;
   std::vector<step> forward_, backward_;
   std::size_t work_bytes_[2] = {0, 0};
-  void* work_[2] = {nullptr, nullptr};
+  fftw_buffer<Real> work_[2];
   std::int64_t total_elements_ = 1;  // of the (real) shape, for scaling
 };
 

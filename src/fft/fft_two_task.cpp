@@ -65,10 +65,7 @@ class two_task_engine {
                                         kind == fft_kind::r2c ? local_kind::r2c : local_kind::c2c,
                                         FFTW_FORWARD, 2, in.data(), out.data(), {1}, false, flags);
       work_bytes_ = static_cast<std::size_t>(out[0] * out[1]) * 2 * sizeof(Real);
-      for (void*& w : work_) {
-        w = fftw<Real>::malloc(work_bytes_ ? work_bytes_ : 1);
-        if (!w) throw std::bad_alloc();
-      }
+      for (auto& w : work_) w = fftw_buffer<Real>(work_bytes_);
     } else {
       const auto s = cols.local_shape();
       cols_fft_ = local_transform<Real>(call, me_, "the columns", local_kind::c2c, FFTW_FORWARD, 2,
@@ -77,7 +74,6 @@ class two_task_engine {
   }
   ~two_task_engine() {
     for (request& r : pending_) r = request();  // waited for: the buffers are still alive
-    for (void* w : work_) fftw<Real>::free(w);
   }
   two_task_engine(const two_task_engine&) = delete;
   two_task_engine& operator=(const two_task_engine&) = delete;
@@ -86,8 +82,9 @@ class two_task_engine {
     if (!sender_) fail(call, me_, "this rank is in task B (the columns): it receives");
     const std::size_t k = next_ % 2;
     if (!pending_[k].complete()) pending_[k].wait();  // dataset next_ - 2 has left
-    timed(&fft_steps::local_fft_s, [&] { rows_fft_.execute(in, work_[k]); });
-    pending_[k] = start_plan(*ctx_, call, plan_, work_[k], nullptr, two_task_tag_key, transfer_);
+    timed(&fft_steps::local_fft_s, [&] { rows_fft_.execute(in, work_[k].get()); });
+    pending_[k] =
+        start_plan(*ctx_, call, plan_, work_[k].get(), nullptr, two_task_tag_key, transfer_);
     ++next_;
     if (steps_) ++steps_->transforms;
   }
@@ -138,7 +135,7 @@ class two_task_engine {
   std::shared_ptr<const redistribution_plan> plan_;
   local_transform<Real> rows_fft_, cols_fft_;
   std::size_t work_bytes_ = 0;
-  std::array<void*, 2> work_{nullptr, nullptr};
+  std::array<fftw_buffer<Real>, 2> work_;
   std::array<request, 2> pending_;
   std::uint64_t next_ = 0;
 };

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <mutex>
 #include <new>
-#include <optional>
 
 #include "cairn/runtime/detail/fail.hpp"
 
@@ -20,18 +19,6 @@ void planner_thread_safe_once() {
   static std::once_flag once;
   std::call_once(once, [] { fftw<Real>::make_planner_thread_safe(); });
 }
-
-// Scratch memory of FFTW's alignment, for planning.
-template <class Real>
-struct scratch {
-  void* p;
-  explicit scratch(std::size_t bytes) : p(fftw<Real>::malloc(bytes ? bytes : 1)) {
-    if (!p) throw std::bad_alloc();
-  }
-  ~scratch() { fftw<Real>::free(p); }
-  scratch(const scratch&) = delete;
-  scratch& operator=(const scratch&) = delete;
-};
 
 }  // namespace
 
@@ -85,20 +72,20 @@ local_transform<Real>::local_transform(const char* call, int rank, const char* w
   planner_thread_safe_once<Real>();
   // Planning may write the arrays (measuring): scratch of the same size and alignment as the
   // buffers the plan will run on (every local part is aligned beyond FFTW's SIMD alignment).
-  scratch<Real> a(in_place ? std::max(in_bytes, out_bytes) : in_bytes);
-  std::optional<scratch<Real>> b;
-  if (!in_place) b.emplace(out_bytes);
-  void* out = in_place ? a.p : b->p;
+  const fftw_buffer<Real> a(in_place ? std::max(in_bytes, out_bytes) : in_bytes);
+  const fftw_buffer<Real> b(in_place ? 0 : out_bytes);
+  void* const in = a.get();
+  void* const out = in_place ? in : b.get();
   const int tr = static_cast<int>(tdims.size()), hr = static_cast<int>(hdims.size());
   switch (kind) {
     case local_kind::c2c:
-      plan_ = fftw<Real>::dft(tr, tdims.data(), hr, hdims.data(), a.p, out, sign, flags);
+      plan_ = fftw<Real>::dft(tr, tdims.data(), hr, hdims.data(), in, out, sign, flags);
       break;
     case local_kind::r2c:
-      plan_ = fftw<Real>::r2c(tr, tdims.data(), hr, hdims.data(), a.p, out, flags);
+      plan_ = fftw<Real>::r2c(tr, tdims.data(), hr, hdims.data(), in, out, flags);
       break;
     case local_kind::c2r:
-      plan_ = fftw<Real>::c2r(tr, tdims.data(), hr, hdims.data(), a.p, out, flags);
+      plan_ = fftw<Real>::c2r(tr, tdims.data(), hr, hdims.data(), in, out, flags);
       break;
   }
   if (!plan_) fail(call, rank, "FFTW found no plan for the local transforms of ", what);

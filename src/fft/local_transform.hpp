@@ -4,7 +4,10 @@
 // its FFTW plan.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <new>
+#include <utility>
 #include <vector>
 
 #include "cairn/fft/fft.hpp"
@@ -14,6 +17,31 @@ namespace cairn::detail {
 
 /// What a batch computes: complex to complex, real to half spectrum, or back.
 enum class local_kind : std::uint8_t { c2c, r2c, c2r };
+
+/// Memory of FFTW's alignment (fftw_malloc), at least one byte; freed with the object.
+template <class Real>
+class fftw_buffer {
+ public:
+  fftw_buffer() = default;
+  /// `bytes` bytes, uninitialized; throws std::bad_alloc.
+  explicit fftw_buffer(std::size_t bytes) : p_(fftw<Real>::malloc(bytes ? bytes : 1)) {
+    if (!p_) throw std::bad_alloc();
+  }
+  ~fftw_buffer() {
+    if (p_) fftw<Real>::free(p_);
+  }
+  fftw_buffer(fftw_buffer&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  fftw_buffer& operator=(fftw_buffer&& o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  fftw_buffer(const fftw_buffer&) = delete;
+  fftw_buffer& operator=(const fftw_buffer&) = delete;
+  [[nodiscard]] void* get() const noexcept { return p_; }
+
+ private:
+  void* p_ = nullptr;
+};
 
 /// FFTW's planner flags for a rigor.
 unsigned rigor_flags(fft_rigor r);
