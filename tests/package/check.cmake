@@ -53,6 +53,15 @@ separate_arguments(flags UNIX_COMMAND "${flags}")
 file(MAKE_DIRECTORY ${WORK_DIR}/pkg-config)
 run(${CXX} -std=c++20 -O1 ${src}/consumer.cpp ${flags} -o ${WORK_DIR}/pkg-config/consumer)
 run(${WORK_DIR}/pkg-config/consumer)
+if(EXISTS ${prefix}/${LIBDIR}/pkgconfig/cairn-fft.pc)
+  run(${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${prefix}/${LIBDIR}/pkgconfig
+      ${PKG_CONFIG} --cflags --libs cairn-fft)
+  string(STRIP "${run_output}" fft_flags)
+  message(STATUS "pkg-config --cflags --libs cairn-fft: ${fft_flags}")
+  separate_arguments(fft_flags UNIX_COMMAND "${fft_flags}")
+  run(${CXX} -std=c++20 -O1 ${src}/fft_consumer.cpp ${fft_flags} -o ${WORK_DIR}/pkg-config/fft_consumer)
+  run(${WORK_DIR}/pkg-config/fft_consumer)
+endif()
 
 run(${CMAKE_COMMAND} -S ${src} -B ${WORK_DIR}/subdir -G Ninja -DCAIRN_SOURCE_DIR=${CAIRN_SOURCE_DIR}
     -DCMAKE_BUILD_TYPE=Release)
