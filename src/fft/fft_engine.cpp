@@ -39,12 +39,8 @@ bool same_placement(const layout_desc& a, const layout_desc& b) {
 
 // Extents of group rank r's part.
 std::array<std::int64_t, max_dims> local_shape(const layout_desc& d, int r) {
-  std::array<int, max_dims> c{};
-  d.coords_of(r, c.data());
   std::array<std::int64_t, max_dims> s{};
-  for (int i = 0; i < d.ndim; ++i)
-    s[static_cast<std::size_t>(i)] =
-        d.dims[static_cast<std::size_t>(i)].extent(c[static_cast<std::size_t>(i)]);
+  d.local_shape_of(r, s.data());
   return s;
 }
 

@@ -1,25 +1,19 @@
 // fft_plan: checks of the caller's layouts and arrays, around one fft_engine per plan.
 
 #include <ostream>
-#include <sstream>
 #include <string>
 
 #include "cairn/fft/fft.hpp"
 #include "cairn/runtime/detail/fail.hpp"
+#include "fft_checks.hpp"
 #include "fft_engine.hpp"
 
 namespace cairn {
 
 namespace {
 
-template <class L>
-std::string text(const L& x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
-
-const char* kind_name(fft_kind k) { return k == fft_kind::r2c ? "r2c" : "c2c"; }
+using detail::fft_kind_name;
+using detail::fft_text;
 
 template <std::size_t N>
 std::string shape_text(const std::array<std::int64_t, N>& s) {
@@ -45,8 +39,8 @@ fft_plan<Real, N>::fft_plan(const layout<N>& in, const layout<N>& out, fft_kind 
   auto expect = in.shape();
   if (kind == fft_kind::r2c) expect[N - 1] = expect[N - 1] / 2 + 1;
   if (out.shape() != expect)
-    detail::fail(call, me, "a ", kind_name(kind), " transform of ", text(in),
-                 " needs an output of shape ", shape_text(expect), ", not ", text(out));
+    detail::fail(call, me, "a ", fft_kind_name(kind), " transform of ", fft_text(in),
+                 " needs an output of shape ", shape_text(expect), ", not ", fft_text(out));
   engine_ = std::make_unique<detail::fft_engine<Real>>(call, in.group(), in.desc(), out.desc(),
                                                        kind, opts);
 }
@@ -60,18 +54,15 @@ fft_plan<Real, N>& fft_plan<Real, N>::operator=(fft_plan&&) noexcept = default;
 
 namespace {
 
-// Throws unless the plan exists, is of `kind` and `a` has the layout `want` of the plan.
-template <class Engine, class A, int N>
-void check_call(const char* call, const Engine* e, fft_kind kind, const A& a, const char* which,
-                const layout<N>& want) {
-  const int me = detail::caller_rank(a.get_layout().group());
-  if (!e) detail::fail(call, me, "the plan was moved from");
-  if (e->schedule().kind != kind)
-    detail::fail(call, me, "a ", kind_name(kind), " transform on a ", kind_name(e->schedule().kind),
-                 " plan");
-  if (!(a.get_layout() == want))
-    detail::fail(call, me, "the ", which, " has the layout ", text(a.get_layout()),
-                 ", the plan's is ", text(want));
+// Checks both arrays against the plan (kind, layouts), then runs one direction.
+template <class Engine, class In, class Out, int N>
+void checked_run(const char* call, Engine* e, fft_kind kind, bool forward, const In& in,
+                 const layout<N>& in_layout, Out& out, const layout<N>& out_layout,
+                 fft_scale scale) {
+  const fft_kind* plan_kind = e ? &e->schedule().kind : nullptr;
+  detail::check_fft_array(call, plan_kind, kind, "transform", in, "input", in_layout);
+  detail::check_fft_array(call, plan_kind, kind, "transform", out, "output", out_layout);
+  e->run(call, forward, in.data(), out.data(), scale);
 }
 
 }  // namespace
@@ -79,37 +70,25 @@ void check_call(const char* call, const Engine* e, fft_kind kind, const A& a, co
 template <class Real, int N>
 void fft_plan<Real, N>::forward(const darray<complex, N>& in, darray<complex, N>& out,
                                 fft_scale scale) {
-  const char* call = "fft_plan::forward";
-  check_call(call, engine_.get(), fft_kind::c2c, in, "input", in_);
-  check_call(call, engine_.get(), fft_kind::c2c, out, "output", out_);
-  engine_->run(call, true, in.data(), out.data(), scale);
+  checked_run("fft_plan::forward", engine_.get(), fft_kind::c2c, true, in, in_, out, out_, scale);
 }
 
 template <class Real, int N>
 void fft_plan<Real, N>::backward(const darray<complex, N>& in, darray<complex, N>& out,
                                  fft_scale scale) {
-  const char* call = "fft_plan::backward";
-  check_call(call, engine_.get(), fft_kind::c2c, in, "input", out_);
-  check_call(call, engine_.get(), fft_kind::c2c, out, "output", in_);
-  engine_->run(call, false, in.data(), out.data(), scale);
+  checked_run("fft_plan::backward", engine_.get(), fft_kind::c2c, false, in, out_, out, in_, scale);
 }
 
 template <class Real, int N>
 void fft_plan<Real, N>::forward(const darray<Real, N>& in, darray<complex, N>& out,
                                 fft_scale scale) {
-  const char* call = "fft_plan::forward";
-  check_call(call, engine_.get(), fft_kind::r2c, in, "input", in_);
-  check_call(call, engine_.get(), fft_kind::r2c, out, "output", out_);
-  engine_->run(call, true, in.data(), out.data(), scale);
+  checked_run("fft_plan::forward", engine_.get(), fft_kind::r2c, true, in, in_, out, out_, scale);
 }
 
 template <class Real, int N>
 void fft_plan<Real, N>::backward(const darray<complex, N>& in, darray<Real, N>& out,
                                  fft_scale scale) {
-  const char* call = "fft_plan::backward";
-  check_call(call, engine_.get(), fft_kind::r2c, in, "input", out_);
-  check_call(call, engine_.get(), fft_kind::r2c, out, "output", in_);
-  engine_->run(call, false, in.data(), out.data(), scale);
+  checked_run("fft_plan::backward", engine_.get(), fft_kind::r2c, false, in, out_, out, in_, scale);
 }
 
 template <class Real, int N>

@@ -6,6 +6,7 @@
 
 #include "cairn/fft/fft.hpp"
 #include "cairn/runtime/detail/fail.hpp"
+#include "fft_checks.hpp"
 
 namespace cairn {
 
@@ -85,7 +86,7 @@ fft_schedule plan_fft_schedule(const std::vector<std::int64_t>& shape, int ranks
 }
 
 std::ostream& operator<<(std::ostream& os, const fft_schedule& s) {
-  os << "fft " << (s.kind == fft_kind::r2c ? "r2c" : "c2c") << " [";
+  os << "fft " << detail::fft_kind_name(s.kind) << " [";
   for (std::size_t d = 0; d < s.shape.size(); ++d) os << (d ? " x " : "") << s.shape[d];
   os << "] over " << s.ranks << (s.ranks == 1 ? " rank, " : " ranks, ") << name_of(s.decomposition)
      << ":";

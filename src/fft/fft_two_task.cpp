@@ -6,13 +6,13 @@
 #include <array>
 #include <chrono>
 #include <ostream>
-#include <sstream>
 #include <string>
 
 #include "cairn/array/detail/plan.hpp"
 #include "cairn/array/detail/transfer.hpp"
 #include "cairn/runtime/detail/fail.hpp"
 #include "cairn/runtime/request.hpp"
+#include "fft_checks.hpp"
 #include "local_transform.hpp"
 
 namespace cairn {
@@ -23,13 +23,6 @@ namespace {
 
 // The two tasks' redistributions: apart from other array transfers between the same groups.
 constexpr std::uint64_t two_task_tag_key = 0xF7F7'0002;
-
-template <class L>
-std::string text(const L& x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
 
 }  // namespace
 
@@ -103,12 +96,12 @@ class two_task_engine {
       if (!r.complete()) r.wait();
   }
 
-  [[nodiscard]] fft_kind kind() const noexcept { return kind_; }
+  [[nodiscard]] const fft_kind& kind() const noexcept { return kind_; }
   [[nodiscard]] bool sender() const noexcept { return sender_; }
   [[nodiscard]] int rank() const noexcept { return me_; }
 
   std::ostream& print(std::ostream& os) const {
-    os << "fft two tasks " << (kind_ == fft_kind::r2c ? "r2c" : "c2c") << ", rank " << me_
+    os << "fft two tasks " << fft_kind_name(kind_) << ", rank " << me_
        << (sender_ ? " in task A: rows transformed, then sent: "
                    : " in task B: received, then "
                      "columns transformed: ")
@@ -157,17 +150,17 @@ fft_two_task<Real>::fft_two_task(const layout<2>& rows, const layout<2>& cols, f
       if (a == b)
         detail::fail(call, me, "world rank ", a, " is in both tasks (the groups must be disjoint)");
   if (rows.grid()[1] != 1)
-    detail::fail(call, me, "task A's layout ", detail::text(rows),
+    detail::fail(call, me, "task A's layout ", detail::fft_text(rows),
                  " splits the rows (its grid must be 1 in dimension 1)");
   if (cols.grid()[0] != 1)
-    detail::fail(call, me, "task B's layout ", detail::text(cols),
+    detail::fail(call, me, "task B's layout ", detail::fft_text(cols),
                  " splits the columns (its grid must be 1 in dimension 0)");
   auto expect = rows.shape();
   if (kind == fft_kind::r2c) expect[1] = expect[1] / 2 + 1;
   if (cols.shape() != expect)
-    detail::fail(call, me, "a ", kind == fft_kind::r2c ? "r2c" : "c2c", " transform of ",
-                 detail::text(rows), " needs columns of shape [", expect[0], " x ", expect[1],
-                 "], not ", detail::text(cols));
+    detail::fail(call, me, "a ", detail::fft_kind_name(kind), " transform of ",
+                 detail::fft_text(rows), " needs columns of shape [", expect[0], " x ", expect[1],
+                 "], not ", detail::fft_text(cols));
   for (const auto n : rows.shape())
     if (n < 1) detail::fail(call, me, "extent ", n, " (an FFT needs at least one element)");
   engine_ = std::make_unique<detail::two_task_engine<Real>>(call, rows, cols, kind, opts);
@@ -180,43 +173,28 @@ fft_two_task<Real>::fft_two_task(fft_two_task&&) noexcept = default;
 template <class Real>
 fft_two_task<Real>& fft_two_task<Real>::operator=(fft_two_task&&) noexcept = default;
 
-namespace {
-
-template <class Engine, class A>
-void check_array(const char* call, const Engine* e, fft_kind kind, const A& a,
-                 const layout<2>& want) {
-  const int me = detail::caller_rank(a.get_layout().group());
-  if (!e) detail::fail(call, me, "the plan was moved from");
-  if (e->kind() != kind)
-    detail::fail(call, me, "a ", kind == fft_kind::r2c ? "r2c" : "c2c", " dataset on a ",
-                 e->kind() == fft_kind::r2c ? "r2c" : "c2c", " plan");
-  if (!(a.get_layout() == want))
-    detail::fail(call, me, "the array has the layout ", detail::text(a.get_layout()),
-                 ", the plan's is ", detail::text(want));
-}
-
-}  // namespace
-
 template <class Real>
 void fft_two_task<Real>::send(const darray<complex, 2>& in) {
-  check_array("fft_two_task::send", engine_.get(), fft_kind::c2c, in, rows_);
-  engine_->send("fft_two_task::send", in.data());
+  const char* call = "fft_two_task::send";
+  detail::check_fft_array(call, engine_ ? &engine_->kind() : nullptr, fft_kind::c2c, "dataset", in,
+                          "array", rows_);
+  engine_->send(call, in.data());
 }
 
 template <class Real>
 void fft_two_task<Real>::send(const darray<Real, 2>& in) {
-  check_array("fft_two_task::send", engine_.get(), fft_kind::r2c, in, rows_);
-  engine_->send("fft_two_task::send", in.data());
+  const char* call = "fft_two_task::send";
+  detail::check_fft_array(call, engine_ ? &engine_->kind() : nullptr, fft_kind::r2c, "dataset", in,
+                          "array", rows_);
+  engine_->send(call, in.data());
 }
 
 template <class Real>
 void fft_two_task<Real>::receive(darray<complex, 2>& out) {
   const char* call = "fft_two_task::receive";
-  const int me = detail::caller_rank(out.get_layout().group());
-  if (!engine_) detail::fail(call, me, "the plan was moved from");
-  if (!(out.get_layout() == cols_))
-    detail::fail(call, me, "the array has the layout ", detail::text(out.get_layout()),
-                 ", the plan's is ", detail::text(cols_));
+  // The spectrum is complex whatever the kind: no kind to check.
+  detail::check_fft_array(call, engine_ ? &engine_->kind() : nullptr, fft_kind::c2c, nullptr, out,
+                          "array", cols_);
   engine_->receive(call, out.data());
 }
 
