@@ -71,10 +71,7 @@ struct halo_geometry {
     if (n >= 0 && n < g) return n;
     return periodic[d] ? (n + g) % g : -1;
   }
-  void interior(const int* c, std::int64_t* ext) const {
-    for (std::size_t d = 0; d < static_cast<std::size_t>(l.ndim); ++d)
-      ext[d] = l.dims[d].extent(c[d]);
-  }
+  void interior(const int* c, std::int64_t* ext) const { l.extents_at(c, ext); }
   void strides(const int* c, std::int64_t* str) const {
     extents ext{};
     interior(c, ext.data());

@@ -92,9 +92,7 @@ class layout {
   /// Local extents of group rank r (zeros for r = -1, a rank outside the group).
   [[nodiscard]] index local_shape(int r) const noexcept {
     index s{};
-    if (r < 0) return s;
-    const auto c = coords(r);
-    for (int d = 0; d < N; ++d) s[d] = dim(d).extent(c[d]);
+    if (r >= 0) desc_.local_shape_of(r, s.data());
     return s;
   }
   /// This rank's local extents.

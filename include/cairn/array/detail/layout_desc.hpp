@@ -58,6 +58,16 @@ struct layout_desc {
       r /= dims[static_cast<std::size_t>(d)].g;
     }
   }
+  /// Local extents `s` of the grid position with coordinates `c`.
+  void extents_at(const int* c, std::int64_t* s) const noexcept {
+    for (int d = 0; d < ndim; ++d) s[d] = dims[static_cast<std::size_t>(d)].extent(c[d]);
+  }
+  /// Local extents `s` of group rank r.
+  void local_shape_of(int r, std::int64_t* s) const noexcept {
+    int c[max_dims] = {};
+    coords_of(r, c);
+    extents_at(c, s);
+  }
   /// Number of grid positions (the group size).
   [[nodiscard]] int grid_size() const noexcept {
     int p = 1;
