@@ -18,14 +18,20 @@ using cairn::test::run;
 
 namespace {
 
-// Spins without calling cairn until every request is ready (or 30 s pass).
-bool ready_without_calls(std::span<cairn::request> reqs) {
+// Spins without calling cairn until every request is ready (or 30 s pass); on failure, the
+// indices of the requests still pending.
+std::string ready_without_calls(std::span<cairn::request> reqs) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   for (;;) {
     bool all = true;
     for (const auto& r : reqs) all = all && r.ready();
-    if (all) return true;
-    if (std::chrono::steady_clock::now() > deadline) return false;
+    if (all) return {};
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::string pending = "pending requests:";
+      for (std::size_t i = 0; i < reqs.size(); ++i)
+        if (!reqs[i].ready()) pending += " " + std::to_string(i);
+      return pending;
+    }
     sched_yield();  // more ranks than cores: let the others start their operations
   }
 }
@@ -68,7 +74,7 @@ TEST(Progress, OperationsCompleteWhileRanksCompute) {
       reqs.push_back(w.ibcast(bc, static_cast<int>(seed) % p));
       reqs.push_back(w.irecv(ring_in, (me + p - 1) % p, 5));
       reqs.push_back(w.isend(ring_out, (me + 1) % p, 5));
-      ASSERT_TRUE(ready_without_calls(reqs)) << "rank " << me << " seed " << seed;
+      ASSERT_EQ(ready_without_calls(reqs), "") << "rank " << me << " seed " << seed;
       cairn::wait_all(reqs);
       std::vector<std::int64_t> sa(n_small, 0), sb(n_large, 0);
       for (int r = 0; r < p; ++r) {

@@ -1,5 +1,6 @@
 #include "coll/engine/coll_rank.hpp"
 
+#include <algorithm>
 #include <ostream>
 
 #include "coll/board/shared_memory_flat.hpp"
@@ -38,12 +39,8 @@ struct coll_rank_hooks {
   }
   static void cancel(rank_context& ctx, request_state* s) {
     auto& running = coll_state(ctx).running_;
-    for (std::size_t i = 0; i < running.size(); ++i)
-      if (running[i] == s) {
-        running[i] = running.back();
-        running.pop_back();
-        break;
-      }
+    if (auto at = std::find(running.begin(), running.end(), s); at != running.end())
+      running.erase(at);  // keeps issue order (see advance)
     coll_cancel(ctx, s);
   }
 };
@@ -82,14 +79,14 @@ bool coll_rank::advance() {
   if (group_board.pending) group_board.seen = group_board.bell->load(std::memory_order_seq_cst);
   if (board.has_tails()) board_advance_tails(ctx_);
   if (group_board.tails) group_board_advance_tails(ctx_);
-  for (std::size_t i = 0; i < running_.size();) {
-    if (coll_advance(ctx_, running_[i])) {
-      running_[i] = running_.back();
-      running_.pop_back();
-    } else {
-      ++i;
-    }
-  }
+  // In issue order, keeping it: a board collective completes only after this rank's earlier
+  // ones, so one pass moves all that can move. Out of order, a later one would wait for an
+  // earlier one finished further on in the pass, and with progress helpers (who advance a rank
+  // once per peer event) nothing might come to move it again.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < running_.size(); ++i)  // coll_advance may append: size() each time
+    if (!coll_advance(ctx_, running_[i])) running_[kept++] = running_[i];
+  running_.resize(kept);
   return !running_.empty() || board.has_tails() || group_board.tails;
 }
 
