@@ -468,6 +468,7 @@ int run_threads(const run_settings& s, std::vector<std::string> args,
       world w(contexts[static_cast<std::size_t>(r)]);
       fn(w);
       contexts[static_cast<std::size_t>(r)]->finish_layers();
+      contexts[static_cast<std::size_t>(r)]->tp().announce_end();
     } catch (const detail::run_aborted&) {
     } catch (const std::exception& e) {
       run->fail(r, e.what());
@@ -529,11 +530,14 @@ int run_mpi(const run_settings& s, const void* comm_given, std::vector<std::stri
     c->enable_helpers();
     progress_thread.emplace(std::vector<rank_context*>{c.get()}, progress.interval_s);
   }
+  detail::mpi_note_run(rank);
   try {
     world w(c);
     fn(w);
     c->finish_layers();
     progress_thread.reset();
+    detail::mpi_note_run(-1);
+    c->tp().announce_end();
     c->tp().finish(*c);
   } catch (const detail::run_aborted&) {
     // Only reachable if a hard abort returned; end the job all the same.
@@ -543,6 +547,7 @@ int run_mpi(const run_settings& s, const void* comm_given, std::vector<std::stri
   } catch (...) {
     run->fail(rank, "unknown exception");
   }
+  detail::mpi_note_run(-1);
   progress_thread.reset();
   c->end();
   c->set_transport(nullptr);  // frees the run's communicators while MPI is still up

@@ -44,6 +44,10 @@ struct layer_hooks {
   /// The rank's function returned normally: completes what the layer still runs in the
   /// background, and throws what it found wrong there. Null: nothing to complete.
   void (*finish)(void* state) = nullptr;
+  /// The rank whose word in node memory the layer's blocked wait needs next (not a message:
+  /// those show as pending receives), with the waiting operation's name in `call`; -1 if
+  /// none. Lets a wait fail once that rank has ended. Null: the layer never waits that way.
+  int (*awaited_rank)(const void* state, const char** call) = nullptr;
 };
 
 /// Slots a rank_context has for layer states (rank_context::layer): one per type T that asks.

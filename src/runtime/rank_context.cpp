@@ -232,8 +232,74 @@ void rank_context::idle(request_state* s, std::uint64_t& spins) {
       watchdog_fire(t - watched_since_);
     }
   }
+  check_ended_peers(s);
   tp_->park(s, park_slice_s, spins - spin);
   ++spins;
+}
+
+namespace {
+// How long a wait must keep needing an ended rank before it fails: on MPI, the end's
+// announcement travels on its own communicator and may overtake the rank's last messages.
+constexpr double ended_grace_s = 0.2;
+}  // namespace
+
+void rank_context::check_ended_peers(const request_state* s) {
+  const int ended = tp_->ended_ranks();
+  if (ended == 0) return;
+  const auto gone = [&](int r) { return r >= 0 && r != rank() && tp_->has_ended(r); };
+  // The first operation that can no longer complete: a receive from (or a send waiting for)
+  // an ended rank, a receive from any source once every other rank ended, or a layer's wait
+  // on an ended rank's word in node memory.
+  const request_state* doomed = nullptr;
+  int peer = -1;
+  const char* call = nullptr;
+  for (const request_state* p = pending_list(); p && !doomed; p = p->active_next) {
+    if (p->k == request_state::kind::layer) continue;
+    if (gone(p->peer) || (p->k == request_state::kind::recv && p->peer == any_source &&
+                          ended >= size() - 1 && p->ctx != msg_context::msg)) {
+      doomed = p;
+      peer = p->peer;
+      call = p->call;
+    }
+  }
+  if (!doomed)
+    for (const layer_entry& l : layers_) {
+      const char* layer_call = "";
+      const int r = l.hooks.awaited_rank ? l.hooks.awaited_rank(l.state, &layer_call) : -1;
+      if (gone(r)) {
+        peer = r;
+        call = layer_call;
+        break;
+      }
+    }
+  if (peer == -1 && !doomed) {
+    ended_wait_since_ = -1;
+    return;
+  }
+  const double t = now_s();
+  if (ended_wait_since_ < 0) ended_wait_since_ = t;
+  if (t - ended_wait_since_ < ended_grace_s) return;
+  // Tags of cairn's own contexts are internal numbers: only a user's tag is worth printing.
+  const auto which = [](const request_state* p) {
+    std::string t = " (";
+    if (p->ctx == msg_context::user)
+      t += "tag " + (p->tag == any_tag ? std::string("any") : std::to_string(p->tag)) + ", ";
+    return t + "context " + to_string(p->ctx) + ")";
+  };
+  std::string what;
+  if (!doomed)
+    what = "the word it waits for in node memory will never be written";
+  else if (doomed->k == request_state::kind::send)
+    what = "a send to rank " + std::to_string(peer) + which(doomed) + " will never be received";
+  else if (doomed->peer == any_source)
+    what = "a receive from any source" + which(doomed) +
+           " will never be matched: every other rank's function has returned";
+  else
+    what = "a receive from rank " + std::to_string(peer) + which(doomed) + " will never be matched";
+  if (s && s->k == request_state::kind::layer) call = s->call;  // what the user called
+  if (peer == any_source) fail(call, rank(), what);
+  fail(call, rank(), "rank ", peer,
+       "'s function has returned while this rank waits for it: ", what);
 }
 
 std::string rank_context::describe_pending() const {

@@ -162,6 +162,8 @@ class rank_context final : public transport_rank {
   void advance_layers(bool helper);
   void make_world_group();
   [[noreturn]] void watchdog_fire(double idle_s);
+  /// A blocked wait: fails if what it waits for depends on a rank that has ended.
+  void check_ended_peers(const request_state* s);
 
   int depth_ = 0;  // rank thread only
   std::atomic<std::uint32_t> lock_{0};
@@ -198,6 +200,7 @@ class rank_context final : public transport_rank {
   std::uint64_t watched_epoch_ = 0;
   std::uint64_t idle_epoch_ = 0;  // progress_epoch_ at the last idle: a change restarts the spins
   double watched_since_ = 0;      // monotonic seconds when watched_epoch_ was last seen to change
+  double ended_wait_since_ = -1;  // when a wait was first seen to need an ended rank (-1: not)
 };
 
 /// Holds the rank's lock for the scope of a public call when helpers are enabled (a counter

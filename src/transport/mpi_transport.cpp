@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <functional>
 #include <ostream>
 #include <sstream>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -49,7 +51,32 @@ void finalize_at_exit() {
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
 }
+
+// The world rank whose function runs in this process (mpi_note_run), -1 outside.
+std::atomic<int> running_rank{-1};
+
+// exit() from inside a rank's function: the other processes may wait for this one, and
+// MPI_Finalize (at exit) would wait for them; the job ends here with the exit status.
+void abort_on_exit(int status, void*) {
+  const int rank = running_rank.load();
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (rank < 0 || !initialized || finalized) return;
+  const std::string text = "cairn: rank " + std::to_string(rank) + " called exit(" +
+                           std::to_string(status) +
+                           ") while its function was running: ending the MPI job\n";
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, status);
+}
 }  // namespace
+
+void mpi_note_run(int rank) {
+  static const bool registered = [] { return on_exit(abort_on_exit, nullptr) == 0; }();
+  (void)registered;
+  running_rank.store(rank);
+}
 
 namespace {
 constexpr int mpi_levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
@@ -136,6 +163,7 @@ mpi_transport::mpi_transport(transport_rank& ctx, bool oversubscribed, MPI_Comm 
     : ctx_(ctx),
       oversubscribed_(oversubscribed),
       next_seq_(static_cast<std::size_t>(ctx.size())),
+      ended_(static_cast<std::size_t>(ctx.size()), 0),
       base_(comm) {
   for (std::size_t c = 0; c < small_.size(); ++c) {
     MPI_Comm_dup(base_, &small_[c]);
@@ -145,6 +173,7 @@ mpi_transport::mpi_transport(transport_rank& ctx, bool oversubscribed, MPI_Comm 
   }
   MPI_Comm_dup(base_, &exact_);
   MPI_Comm_set_errhandler(exact_, MPI_ERRORS_RETURN);
+  MPI_Comm_dup(base_, &ends_);
   // Made now, collectively over every process: user_group_comm then needs only the members.
   MPI_Comm_dup(base_, &user_);
   int* ub = nullptr;
@@ -234,6 +263,10 @@ mpi_transport::~mpi_transport() {
     MPI_Win_free(&region_win_);
   }
   MPI_Comm_free(&exact_);
+  // Announcements finish() did not wait for (the run failed): MPI completes them alone.
+  for (MPI_Request& r : end_sends_)
+    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+  MPI_Comm_free(&ends_);
   for (std::size_t c = 0; c < small_.size(); ++c) {
     MPI_Comm_free(&small_[c]);
     MPI_Comm_free(&large_[c]);
@@ -696,9 +729,39 @@ void mpi_transport::cancel(request_state* s) {
   delete[] static_cast<std::byte*>(s->engine_ptr);
 }
 
+void mpi_transport::announce_end() {
+  const int me = ctx_.rank();
+  end_sends_.reserve(static_cast<std::size_t>(ctx_.size()));
+  for (int r = 0; r < ctx_.size(); ++r) {
+    if (r == me) continue;
+    end_sends_.emplace_back(MPI_REQUEST_NULL);
+    MPI_Isend(nullptr, 0, MPI_BYTE, r, 0, ends_, &end_sends_.back());
+  }
+}
+
+int mpi_transport::ended_ranks() {
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, 0, ends_, &flag, &st);
+    if (!flag) return ended_count_;
+    MPI_Recv(nullptr, 0, MPI_BYTE, st.MPI_SOURCE, 0, ends_, MPI_STATUS_IGNORE);
+    ended_[static_cast<std::size_t>(st.MPI_SOURCE)] = 1;
+    ++ended_count_;
+  }
+}
+
 void mpi_transport::finish(transport_rank& ctx) {
+  // Every rank's announcement, in place of a barrier: a rank still waiting for this one sees
+  // this one's and fails, rather than meeting it in a barrier it would never leave.
+  for (int r = 0; r < ctx.size(); ++r)
+    if (r != ctx.rank() && !ended_[static_cast<std::size_t>(r)]) {
+      MPI_Recv(nullptr, 0, MPI_BYTE, r, 0, ends_, MPI_STATUS_IGNORE);
+      ended_[static_cast<std::size_t>(r)] = 1;
+      ++ended_count_;
+    }
+  MPI_Waitall(static_cast<int>(end_sends_.size()), end_sends_.data(), MPI_STATUSES_IGNORE);
   // Every rank reached the end: whatever is still unmatched was never received.
-  MPI_Barrier(small(msg_context::user));
   for (int c = 0; c < msg_context_count; ++c) stash_arrived(static_cast<msg_context>(c));
   if (stash_.empty()) return;
   const stashed& m = stash_.front();

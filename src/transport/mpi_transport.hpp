@@ -71,6 +71,9 @@ class mpi_transport final : public transport {
   /// as the threads engine does, so that the process waited for gets the core.
   unsigned spin_polls() const override { return oversubscribed_ ? 32 : 2000; }
   int tag_ub() const override { return tag_ub_; }
+  void announce_end() override;
+  int ended_ranks() override;
+  bool has_ended(int r) const override { return ended_[static_cast<std::size_t>(r)] != 0; }
   void finish(transport_rank& ctx) override;
   void describe(std::ostream& os) const override;
   /// The node regions are a shared-memory window (MPI_Win_allocate_shared) when every process of
@@ -165,7 +168,11 @@ class mpi_transport final : public transport {
   std::deque<stashed> stash_;
   std::vector<std::unique_ptr<std::byte[]>> buffers_;  // every staging buffer
   std::vector<std::byte*> free_buffers_;
-  MPI_Comm exact_ = MPI_COMM_NULL;                    // isend_exact / irecv_exact (array context)
+  MPI_Comm exact_ = MPI_COMM_NULL;  // isend_exact / irecv_exact (array context)
+  MPI_Comm ends_ = MPI_COMM_NULL;   // announce_end's empty messages, tag 0
+  std::vector<char> ended_;         // by world rank: its end was received
+  int ended_count_ = 0;
+  std::vector<MPI_Request> end_sends_;                // this rank's announcements
   MPI_Comm base_;                                     // the run's processes, as given (not owned)
   MPI_Comm user_ = MPI_COMM_NULL;                     // user_comm()
   std::map<std::vector<int>, MPI_Comm> user_groups_;  // user_group_comm(), by members
@@ -182,6 +189,11 @@ class mpi_transport final : public transport {
 std::string mpi_ensure_initialized(int level, bool progress_thread);
 /// True while MPI is initialized and not finalized.
 bool mpi_active() noexcept;
+/// Marks that world rank `rank`'s function runs in this process (-1: no longer). While it
+/// runs, exit() ends the whole MPI job with the exit status (MPI_Abort) instead of waiting in
+/// MPI_Finalize for processes that may be waiting for this one.
+void mpi_note_run(int rank);
+
 /// The thread level MPI provides (0..3 as above), or -1 outside MPI_Init..MPI_Finalize.
 int mpi_thread_level_provided() noexcept;
 /// Rank, size and node placement of the processes of `comm` (collective over comm).

@@ -49,6 +49,7 @@ lane::lane(int s, std::size_t cells)
 
 threads_fabric::threads_fabric(int ranks)
     : ranks_(ranks),
+      ended_(std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(ranks))),
       // 32 KiB per lane for up to 32 ranks; smaller rings beyond, so that an all-to-all of
       // many ranks stays within memory (256 ranks all to all: 64 Ki lanes of 4 KiB).
       lane_cells_(ranks <= 32    ? 512
@@ -79,6 +80,12 @@ threads_fabric::~threads_fabric() {
 
 void threads_fabric::help_peer(int r) const noexcept {
   peers_[static_cast<std::size_t>(r)]->help();
+}
+
+void threads_fabric::mark_ended(int r) noexcept {
+  ended_[static_cast<std::size_t>(r)].store(true, std::memory_order_seq_cst);
+  ended_count_.fetch_add(1, std::memory_order_seq_cst);
+  wake_all();
 }
 
 void threads_fabric::wake_all() noexcept {

@@ -129,9 +129,19 @@ class threads_fabric {
   }
   /// The node regions of the run (every rank's in one allocation).
   const node_regions& node_memory() const noexcept { return regions_; }
+  /// Rank r's function returned (seq_cst, after everything r sent): wakes every parked rank so
+  /// that one waiting for r sees it.
+  void mark_ended(int r) noexcept;
+  /// How many ranks have ended, and whether rank r has.
+  int ended_count() const noexcept { return ended_count_.load(std::memory_order_seq_cst); }
+  bool ended(int r) const noexcept {
+    return ended_[static_cast<std::size_t>(r)].load(std::memory_order_seq_cst);
+  }
 
  private:
   int ranks_;
+  std::unique_ptr<std::atomic<bool>[]> ended_;
+  std::atomic<int> ended_count_{0};
   std::size_t lane_cells_;
   std::size_t ring_payload_limit_;
   std::unique_ptr<mailbox[]> boxes_;
@@ -170,6 +180,9 @@ class threads_transport final : public transport {
   void cancel(request_state* s) override;
   unsigned spin_polls() const override { return spin_polls_; }
   int tag_ub() const override;
+  void announce_end() override { fabric_->mark_ended(me_); }
+  int ended_ranks() override { return fabric_->ended_count(); }
+  bool has_ended(int r) const override { return fabric_->ended(r); }
   void finish(transport_rank& ctx) override;
   void describe(std::ostream& os) const override;
   const node_regions* node_memory() const noexcept override { return &fabric_->node_memory(); }

@@ -56,7 +56,18 @@ class transport {
   virtual unsigned spin_polls() const = 0;
   /// Largest user tag.
   virtual int tag_ub() const = 0;
-  /// Called once when the rank's function returned normally: reports messages nobody received.
+  /// Called once when the rank's function returned normally, before finish(): tells every
+  /// other rank that this one sends and receives nothing more (ended_ranks, has_ended).
+  virtual void announce_end() = 0;
+  /// How many other ranks this rank has seen announce their end. Cheap (a load, or on MPI one
+  /// probe): called while a wait is idle.
+  virtual int ended_ranks() = 0;
+  /// True if rank r announced its end, as last seen by ended_ranks(). What r sent before is
+  /// matched by this rank's next advance on the threads engine; on MPI it may still be on its
+  /// way for a moment (the announcement travels on a communicator of its own).
+  virtual bool has_ended(int r) const = 0;
+  /// Called once when the rank's function returned normally: waits until every rank announced
+  /// its end, then reports messages nobody received.
   virtual void finish(transport_rank& ctx) = 0;
   /// Appends engine-side pending state (e.g. unreceived messages) to a watchdog report.
   virtual void describe(std::ostream& os) const = 0;

@@ -1,22 +1,50 @@
 // Runs that must end the whole run (process or MPI job) with a message and non-zero status:
-//   failure_program throw     the last rank throws while the others wait for messages
-//   failure_program watchdog  rank 0 waits for a message nobody sends (set CAIRN_WATCHDOG_S)
+//   failure_program throw           the last rank throws while the others wait for messages
+//   failure_program watchdog        every rank waits for a message nobody sends (set
+//                                   CAIRN_WATCHDOG_S)
+//   failure_program return-recv     the last rank returns; the others receive from it
+//   failure_program return-any      every rank but 0 returns; rank 0 receives from any source
+//   failure_program return-send     the last rank returns; the others send it 1 MiB (a send
+//                                   that waits for its receiver)
+//   failure_program return-allreduce  the last rank returns; the others call allreduce
+//   failure_program return-alltoall   as return-allreduce, with alltoall (messages)
+//   failure_program exit            the last rank calls exit(3) while the others receive from it
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "cairn/cairn.hpp"
 
 int main(int argc, char** argv) {
-  const char* mode = argc > 1 ? argv[1] : "";
+  const std::string mode = argc > 1 ? argv[1] : "";
   return cairn::launch(argc, argv, [&](cairn::world& w) {
+    const int last = w.size() - 1;
     int v = 0;
-    if (std::strcmp(mode, "throw") == 0) {
-      if (w.rank() == w.size() - 1) throw std::runtime_error("boom from the last rank");
+    if (mode == "throw") {
+      if (w.rank() == last) throw std::runtime_error("boom from the last rank");
       w.recv(&v, 1, cairn::any_source, 0);
-    } else if (std::strcmp(mode, "watchdog") == 0) {
-      if (w.rank() == 0) w.recv(&v, 1, cairn::any_source, 123);
+    } else if (mode == "watchdog") {
+      w.recv(&v, 1, cairn::any_source, 123);
+    } else if (mode == "return-recv") {
+      if (w.rank() != last) w.recv(&v, 1, last, 7);
+    } else if (mode == "return-any") {
+      if (w.rank() == 0) w.recv(&v, 1, cairn::any_source, 7);
+    } else if (mode == "return-send") {
+      std::vector<char> big(1 << 20, 'x');
+      if (w.rank() != last) w.send(big.data(), big.size(), last, 7);
+    } else if (mode == "return-allreduce") {
+      std::vector<int> in{w.rank()}, out(1);
+      if (w.rank() != last) w.allreduce(in, out, cairn::plus{});
+    } else if (mode == "return-alltoall") {
+      std::vector<int> out(static_cast<std::size_t>(w.size()) * 1000, 1), in(out.size());
+      if (w.rank() != last) w.alltoall(out, in);
+    } else if (mode == "exit") {
+      if (w.rank() == last) std::exit(3);
+      w.recv(&v, 1, last, 7);
     } else {
-      throw std::invalid_argument(std::string("unknown mode '") + mode + "'");
+      throw std::invalid_argument("unknown mode '" + mode + "'");
     }
   });
 }

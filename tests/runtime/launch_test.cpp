@@ -297,6 +297,10 @@ TEST(Launch, WatchdogEndsAStuckWait) {
         if (w.rank() == 1) {
           auto r = w.irecv(never, 2, 77);  // a second pending operation in the report
           w.recv(never, 0, 42);
+        } else {
+          // Still running when rank 1's watchdog fires: a wait on a rank whose function has
+          // returned would fail at once instead.
+          std::this_thread::sleep_for(std::chrono::seconds(2));
         }
       },
       0.5);

@@ -29,7 +29,10 @@ std::string ready_without_calls(std::span<cairn::request> reqs) {
     if (std::chrono::steady_clock::now() > deadline) {
       std::string pending = "pending requests:";
       for (std::size_t i = 0; i < reqs.size(); ++i)
-        if (!reqs[i].ready()) pending += " " + std::to_string(i);
+        if (!reqs[i].ready()) {
+          pending += ' ';
+          pending += std::to_string(i);
+        }
       return pending;
     }
     sched_yield();  // more ranks than cores: let the others start their operations

@@ -25,6 +25,12 @@ struct coll_rank_hooks {
          << c.group_board.tails
          << " returned to their caller, still reading the other members' slots)\n";
   }
+  static int awaited_rank(const void* state, const char** call) {
+    const auto& c = *static_cast<const coll_rank*>(state);
+    if (!c.wait_.word) return -1;
+    *call = c.wait_.call;
+    return c.wait_.peer;
+  }
   static void finish_tails(void* state) {
     board_finish_tails(static_cast<coll_rank*>(state)->ctx_);
   }
@@ -47,8 +53,9 @@ struct coll_rank_hooks {
 
 namespace {
 // Collectives run user operators, never user handlers: helpers may advance them.
-constexpr layer_hooks hooks{&coll_rank_hooks::advance, true, &coll_rank_hooks::ready,
-                            &coll_rank_hooks::describe, &coll_rank_hooks::finish_tails};
+constexpr layer_hooks hooks{&coll_rank_hooks::advance,      true,
+                            &coll_rank_hooks::ready,        &coll_rank_hooks::describe,
+                            &coll_rank_hooks::finish_tails, &coll_rank_hooks::awaited_rank};
 constexpr layer_operation_ops operation_ops{&coll_rank_hooks::finish, &coll_rank_hooks::cancel,
                                             &coll_describe};
 }  // namespace
