@@ -1,12 +1,14 @@
 # Test registration: every test runs on both engines.
 #
 #   cairn_add_test(<name> SOURCES <files...> [THREADS_RANKS <n...>] [MPI_RANKS <n...>]
-#                  [NO_MPI] [TIMEOUT <s>] [LIBS <targets...>] [ENV <VAR=value...>])
+#                  [NO_MPI] [ONE_NODE] [TIMEOUT <s>] [LIBS <targets...>] [ENV <VAR=value...>])
 # builds one GoogleTest executable and registers it as <name>.threads.<n> for each threads-engine
-# rank count (default 1 2 3 4 7 16) and <name>.mpi.<n> under mpiexec (default 2 4).
+# rank count (default 1 2 3 4 7 16) and <name>.mpi.<n> under mpiexec (default 2 4); with 4
+# processes also as <name>.mpi.2x2, two emulated nodes of two (CAIRN_NODES=2), unless ONE_NODE
+# (a test of node-memory algorithms, which emulated nodes refuse).
 #
 #   cairn_add_variant(<name> <test executable> ENV <VAR=value...> [THREADS_RANKS <n...>]
-#                     [MPI_RANKS <n...>])
+#                     [MPI_RANKS <n...>] [ONE_NODE])
 # registers more runs of an existing test executable with extra environment (e.g. another
 # progress mode) as <name>.threads.<n> and <name>.mpi.<n>.
 #
@@ -50,7 +52,8 @@ function(cairn_mpi_command out n)
 endfunction()
 
 function(cairn_add_test name)
-  cmake_parse_arguments(T "NO_MPI" "TIMEOUT" "SOURCES;THREADS_RANKS;MPI_RANKS;LIBS;ENV" ${ARGN})
+  cmake_parse_arguments(T "NO_MPI;ONE_NODE" "TIMEOUT" "SOURCES;THREADS_RANKS;MPI_RANKS;LIBS;ENV"
+    ${ARGN})
   if(NOT T_THREADS_RANKS)
     set(T_THREADS_RANKS ${CAIRN_TEST_DEFAULT_THREADS_RANKS})
   endif()
@@ -65,12 +68,16 @@ function(cairn_add_test name)
   if(T_NO_MPI)
     set(T_MPI_RANKS "")
   endif()
+  set(one_node)
+  if(T_ONE_NODE)
+    set(one_node ONE_NODE)
+  endif()
   cairn_add_variant(${name} ${name} TIMEOUT ${T_TIMEOUT} ENV ${T_ENV}
-    THREADS_RANKS ${T_THREADS_RANKS} MPI_RANKS ${T_MPI_RANKS})
+    THREADS_RANKS ${T_THREADS_RANKS} MPI_RANKS ${T_MPI_RANKS} ${one_node})
 endfunction()
 
 function(cairn_add_variant name exe)
-  cmake_parse_arguments(T "" "TIMEOUT" "ENV;THREADS_RANKS;MPI_RANKS" ${ARGN})
+  cmake_parse_arguments(T "ONE_NODE" "TIMEOUT" "ENV;THREADS_RANKS;MPI_RANKS" ${ARGN})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
@@ -85,6 +92,11 @@ function(cairn_add_variant name exe)
       add_test(NAME ${name}.mpi.${n} COMMAND ${cmd} $<TARGET_FILE:${exe}>)
       set_tests_properties(${name}.mpi.${n} PROPERTIES LABELS "mpi" TIMEOUT ${T_TIMEOUT} PROCESSORS ${n}
         ENVIRONMENT "CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S};${T_ENV}")
+      if(n EQUAL 4 AND NOT T_ONE_NODE)  # and as 2 emulated nodes of 2: only messages between
+        add_test(NAME ${name}.mpi.2x2 COMMAND ${cmd} $<TARGET_FILE:${exe}>)
+        set_tests_properties(${name}.mpi.2x2 PROPERTIES LABELS "mpi" TIMEOUT ${T_TIMEOUT}
+          PROCESSORS 4 ENVIRONMENT "CAIRN_WATCHDOG_S=${CAIRN_TEST_WATCHDOG_S};CAIRN_NODES=2;${T_ENV}")
+      endif()
     endforeach()
   endif()
 endfunction()

@@ -64,9 +64,11 @@ constexpr setting settings_table[] = {
      "threads)"},
     {"--cairn-ranks", "CAIRN_RANKS", "N",
      "threads engine: number of ranks, 1 to 4096 (default: the hardware threads)"},
+    {"--cairn-nodes", "CAIRN_NODES", "K",
+     "emulate K nodes of consecutive ranks (MPI: within each real node), 1 to 4096: only "
+     "messages cross them, no node memory (default 1)"},
     {"--cairn-threads-nodes", "CAIRN_THREADS_NODES", "K",
-     "threads engine: pretend the ranks sit on K nodes (blocks of consecutive ranks), 1 to "
-     "4096 (default 1)"},
+     "threads engine: the older name of --cairn-nodes (which wins where both are given)"},
     {"--cairn-watchdog-s", "CAIRN_WATCHDOG_S", "S",
      "a wait without progress for S seconds prints its rank and pending operations and ends "
      "the run (default 0: off)"},
@@ -318,15 +320,19 @@ run_settings resolve(const command_line& cl, const launch_options& o, bool on_co
           " is outside [1, 4096] (the threads engine's ranks)");
     s.ranks = *o.ranks;
   }
+  // Later sources win: the older threads-only name, then CAIRN_NODES, then the options.
   if (auto g = lookup(cl, "CAIRN_THREADS_NODES"))
     s.nodes = static_cast<int>(parse_int(*g, 1, 4096));
-  if (o.threads_nodes) {
-    if (*o.threads_nodes < 1)
-      bad("launch_options::threads_nodes = " + std::to_string(*o.threads_nodes) +
-          " is not at least 1");
-    s.nodes = *o.threads_nodes;
-  }
-  s.nodes = std::min(s.nodes, s.ranks);
+  if (auto g = lookup(cl, "CAIRN_NODES")) s.nodes = static_cast<int>(parse_int(*g, 1, 4096));
+  for (const auto& [given, name] :
+       {std::pair{o.threads_nodes, "threads_nodes"}, std::pair{o.nodes, "nodes"}})
+    if (given) {
+      if (*given < 1 || *given > 4096)
+        bad(std::string("launch_options::") + name + " = " + std::to_string(*given) +
+            " is outside [1, 4096]");
+      s.nodes = *given;
+    }
+  if (s.eng == engine::threads) s.nodes = std::min(s.nodes, s.ranks);
   if (auto g = lookup(cl, "CAIRN_WATCHDOG_S"))
     s.watchdog_s = parse_number(*g, std::numeric_limits<double>::infinity(), "seconds");
   if (o.watchdog_s) {
@@ -433,7 +439,7 @@ int run_threads(const run_settings& s, std::vector<std::string> args,
     topo->node_of[static_cast<std::size_t>(r)] = static_cast<int>(static_cast<long>(r) * nodes / n);
   topo->derive();
 
-  auto fabric = std::make_shared<detail::threads_fabric>(n);
+  auto fabric = std::make_shared<detail::threads_fabric>(n, nodes == 1);
   auto run = std::make_shared<run_state>();
   run->args = std::move(args);
   run->wake_all = [f = fabric.get()] { f->wake_all(); };
@@ -496,6 +502,20 @@ int run_threads(const run_settings& s, std::vector<std::string> args,
 }
 
 #if CAIRN_HAVE_MPI
+// Splits the ranks into `k` blocks of consecutive ranks and makes each (real node, block)
+// pair a node of its own, numbered in rank order.
+void emulate_nodes(topology& topo, int k) {
+  const auto n = static_cast<long>(topo.node_of.size());
+  std::vector<std::pair<int, long>> seen;  // (real node, block) of each emulated node
+  for (long r = 0; r < n; ++r) {
+    const std::pair<int, long> key{topo.node_of[static_cast<std::size_t>(r)], r * k / n};
+    auto it = std::find(seen.begin(), seen.end(), key);
+    if (it == seen.end()) it = seen.insert(seen.end(), key);
+    topo.node_of[static_cast<std::size_t>(r)] = static_cast<int>(it - seen.begin());
+  }
+  topo.node_count = static_cast<int>(seen.size());
+}
+
 int run_mpi(const run_settings& s, const void* comm_given, std::vector<std::string> args,
             const std::function<void(world&)>& fn) {
   const progress_setting progress = s.progress;
@@ -514,6 +534,7 @@ int run_mpi(const run_settings& s, const void* comm_given, std::vector<std::stri
   auto topo = std::make_shared<topology>();
   int rank = 0, size = 0, local_size = 1;
   detail::mpi_world_layout(comm, rank, size, topo->node_of, topo->node_count, local_size);
+  if (s.nodes > 1) emulate_nodes(*topo, std::min(s.nodes, size));
   topo->derive();
   auto run = std::make_shared<run_state>();
   run->args = std::move(args);
@@ -524,7 +545,8 @@ int run_mpi(const run_settings& s, const void* comm_given, std::vector<std::stri
   const bool oversubscribed =
       static_cast<unsigned>(local_size) > std::max(1u, std::thread::hardware_concurrency());
   auto c = std::make_shared<rank_context>(rank, size, engine::mpi, run, topo, s.watchdog_s);
-  c->set_transport(std::make_unique<detail::mpi_transport>(*c, oversubscribed, comm));
+  c->set_transport(
+      std::make_unique<detail::mpi_transport>(*c, oversubscribed, comm, topo->node_count == 1));
   std::optional<detail::progress_thread> progress_thread;
   if (progress.mode == progress_mode::thread) {
     c->enable_helpers();

@@ -57,11 +57,11 @@ class rank_context final : public transport_rank {
   transport& tp() noexcept { return *tp_; }
 
   cairn::engine engine() const noexcept { return engine_; }
-  /// True if this rank can copy straight from and into its peers' memory: one address space
-  /// (threads engine) or cross-memory copies (MPI on one node, transport::peer_pid). The same
-  /// on every rank of a run.
+  /// True if this rank can copy straight from and into its peers' memory: all ranks on one
+  /// node (not emulating several) and one address space (threads engine) or cross-memory
+  /// copies (MPI, transport::peer_pid). The same on every rank of a run.
   bool reaches_peer_memory() const noexcept {
-    return engine_ == cairn::engine::threads || tp_->peer_pid(rank()) != 0;
+    return node_memory_ && (engine_ == cairn::engine::threads || tp_->peer_pid(rank()) != 0);
   }
   const topology& topo() const noexcept { return *topo_; }
   run_state& run() noexcept { return *run_; }

@@ -159,7 +159,7 @@ void mpi_world_layout(MPI_Comm comm, int& rank, int& size, std::vector<int>& nod
         node_of_leader[static_cast<std::size_t>(leaders[static_cast<std::size_t>(r)])];
 }
 
-mpi_transport::mpi_transport(transport_rank& ctx, bool oversubscribed, MPI_Comm comm)
+mpi_transport::mpi_transport(transport_rank& ctx, bool oversubscribed, MPI_Comm comm, bool one_node)
     : ctx_(ctx),
       oversubscribed_(oversubscribed),
       next_seq_(static_cast<std::size_t>(ctx.size())),
@@ -180,7 +180,7 @@ mpi_transport::mpi_transport(transport_rank& ctx, bool oversubscribed, MPI_Comm 
   int flag = 0;
   MPI_Comm_get_attr(base_, MPI_TAG_UB, &ub, &flag);
   if (flag && ub) tag_ub_ = *ub;
-  make_regions();
+  if (one_node) make_regions();  // the same choice on every process (one topology)
   probe_cross_memory();
 }
 

@@ -47,7 +47,9 @@ class mpi_transport final : public transport {
   /// Duplicates `comm` (the run's processes: MPI_COMM_WORLD, or the communicator given to
   /// launch) twice per context, once for exact messages and once for the application
   /// (user_comm), and makes the node regions (collective over comm).
-  mpi_transport(transport_rank& ctx, bool oversubscribed, MPI_Comm comm);
+  /// `one_node`: the run treats all processes as one node (false with emulated nodes, or
+  /// where they span real nodes): only then are there node regions and cross-memory reads.
+  mpi_transport(transport_rank& ctx, bool oversubscribed, MPI_Comm comm, bool one_node);
   ~mpi_transport() override;
 
   request_state* isend(transport_rank& ctx, const char* call, const void* data, std::size_t bytes,

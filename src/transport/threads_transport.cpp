@@ -47,8 +47,9 @@ void free_envelope(envelope* e) noexcept {
 lane::lane(int s, std::size_t cells)
     : src(s), ncells(cells), ring(std::make_unique<cell[]>(cells)) {}
 
-threads_fabric::threads_fabric(int ranks)
+threads_fabric::threads_fabric(int ranks, bool one_node)
     : ranks_(ranks),
+      one_node_(one_node),
       ended_(std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(ranks))),
       // 32 KiB per lane for up to 32 ranks; smaller rings beyond, so that an all-to-all of
       // many ranks stays within memory (256 ranks all to all: 64 Ki lanes of 4 KiB).

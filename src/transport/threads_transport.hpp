@@ -105,7 +105,9 @@ struct alignas(64) mailbox {
 /// What all ranks of one threads run share.
 class threads_fabric {
  public:
-  explicit threads_fabric(int ranks);
+  /// A fabric for `ranks` threads; `one_node`: they share node memory (false where the run
+  /// emulates several nodes: then only messages cross between ranks).
+  threads_fabric(int ranks, bool one_node);
   ~threads_fabric();
   threads_fabric(const threads_fabric&) = delete;
   threads_fabric& operator=(const threads_fabric&) = delete;
@@ -127,8 +129,9 @@ class threads_fabric {
   void help(int r) const noexcept {
     if (!peers_.empty()) help_peer(r);
   }
-  /// The node regions of the run (every rank's in one allocation).
-  const node_regions& node_memory() const noexcept { return regions_; }
+  /// The node regions of the run (every rank's in one allocation), null if the run emulates
+  /// several nodes.
+  const node_regions* node_memory() const noexcept { return one_node_ ? &regions_ : nullptr; }
   /// Rank r's function returned (seq_cst, after everything r sent): wakes every parked rank so
   /// that one waiting for r sees it.
   void mark_ended(int r) noexcept;
@@ -140,6 +143,7 @@ class threads_fabric {
 
  private:
   int ranks_;
+  bool one_node_;
   std::unique_ptr<std::atomic<bool>[]> ended_;
   std::atomic<int> ended_count_{0};
   std::size_t lane_cells_;
@@ -185,7 +189,7 @@ class threads_transport final : public transport {
   bool has_ended(int r) const override { return fabric_->ended(r); }
   void finish(transport_rank& ctx) override;
   void describe(std::ostream& os) const override;
-  const node_regions* node_memory() const noexcept override { return &fabric_->node_memory(); }
+  const node_regions* node_memory() const noexcept override { return fabric_->node_memory(); }
   void wake(int r) noexcept override {
     fabric_->box(r).park.wake();
     fabric_->help(r);  // progress mode peers: r's board collectives move while it computes

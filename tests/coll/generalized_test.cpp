@@ -46,12 +46,14 @@ bool contains(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-// The algorithm of trial t: the butterfly, the board (forced where it fits a slot) or the
-// default (the board on one node up to 16384 bytes, unless balanced).
-cairn::generalized_reduce_algorithm algorithm_for(int t, bool balance, std::size_t n) {
+// The algorithm of trial t: the butterfly, the board (forced where it fits a slot and the
+// ranks share one node) or the default (the board on one node up to 16384 bytes, unless
+// balanced).
+cairn::generalized_reduce_algorithm algorithm_for(int t, bool balance, std::size_t n,
+                                                  const cairn::world& w) {
   using alg = cairn::generalized_reduce_algorithm;
   if (balance || t % 3 == 0) return t % 3 == 0 ? alg::butterfly : alg::automatic;
-  return t % 3 == 1 && n <= 2048 ? alg::shared_memory : alg::automatic;
+  return t % 3 == 1 && n <= 2048 && w.node_count() == 1 ? alg::shared_memory : alg::automatic;
 }
 
 std::atomic<bool> too_few_ranks{false};  // per process: set by the ranks of a body that needs more
@@ -186,7 +188,7 @@ TEST(Generalized, RandomSetsAgainstReference) {
       const unsigned seed = static_cast<unsigned>(t + 100);
       const auto in = in_p ? input(n, me, seed) : std::vector<std::int64_t>{};
       std::vector<std::int64_t> out(in_r ? n : 0, -3);
-      const cairn::generalized_reduce_options opt{.algorithm = algorithm_for(t, balance, n),
+      const cairn::generalized_reduce_options opt{.algorithm = algorithm_for(t, balance, n, w),
                                                   .load_balance = balance,
                                                   .direct_delivery = t % 4 != 1};
       if (which == 0) {
@@ -240,7 +242,7 @@ TEST(Generalized, ConcurrentMixtures) {
         it.out.assign(in_r ? n : 0, -5);
         reqs.push_back(w.ireduce(
             it.ps, it.rs, it.in, it.out, cairn::plus{},
-            cairn::generalized_reduce_options{.algorithm = algorithm_for(m, m % 2 == 1, n),
+            cairn::generalized_reduce_options{.algorithm = algorithm_for(m, m % 2 == 1, n, w),
                                               .load_balance = m % 2 == 1,
                                               .direct_delivery = m % 3 != 2}));
       }
@@ -289,16 +291,17 @@ TEST(Generalized, PersistentRepeatedWithChangingData) {
       auto [ps, rs] = random_sets(g, p, t);
       const std::size_t n = t % 11 == 0 ? 0 : t % 7 == 0 ? 6000 : 1 + g() % 50;
       const bool balance = g() % 2 == 1;
-      const cairn::generalized_reduce_options opt{.algorithm = algorithm_for(t, balance, n),
+      const cairn::generalized_reduce_options opt{.algorithm = algorithm_for(t, balance, n, w),
                                                   .load_balance = balance,
                                                   .direct_delivery = g() % 3 != 0};
       const bool in_p = contains(ps, me), in_r = contains(rs, me);
       if (!in_p && !in_r) continue;
       std::vector<std::int64_t> in(in_p ? n : 0), out(in_r ? n : 0, -7), out2(in_r ? n : 0);
       cairn::persistent_request pr = w.ireduce_init(ps, rs, in, out, cairn::plus{}, opt);
-      // Both engines run these tests on one node: the board whenever not told otherwise, past a
-      // slot's 16384 bytes where long collectives move straight between the buffers.
-      const bool board = opt.algorithm != cairn::generalized_reduce_algorithm::butterfly &&
+      // On one node: the board whenever not told otherwise, past a slot's 16384 bytes where
+      // long collectives move straight between the buffers. Across (emulated) nodes: never.
+      const bool board = w.node_count() == 1 &&
+                         opt.algorithm != cairn::generalized_reduce_algorithm::butterfly &&
                          !balance && (n <= 2048 || direct);
       EXPECT_EQ(pr.plan().name.rfind(
                     board ? "reduce_generalized/shared_memory" : "reduce_generalized/aspen", 0),

@@ -151,7 +151,7 @@ TEST(SelectionTable, CairnInfoPrintsTheTable) {
 
 struct where {
   int p;           // ranks in the group
-  bool board;      // the node board exists (threads; MPI with every process on one node)
+  bool board;      // the node board exists (every rank on one node, none emulated)
   bool direct;     // board collectives past 16 KiB move straight between buffers
   bool checked;    // CAIRN_COLL_CHECK=1
   bool processes;  // the MPI engine
@@ -319,7 +319,7 @@ void check_grid(Comm& c, const where& w) {
 
 where here(cairn::world& w, int p, bool world) {
   const bool threads = w.engine() == cairn::engine::threads;
-  const bool board = threads || w.node_count() == 1;
+  const bool board = w.node_count() == 1;  // emulated nodes share no node memory either
   const char* check = std::getenv("CAIRN_COLL_CHECK");
   const bool checked = check && *check && std::string(check) != "0";
   // Whether the run copies across processes: always on threads, never with CAIRN_CMA=0, else

@@ -2,6 +2,7 @@
 // requests, probes, errors. Every test runs at every registered rank count.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <set>
@@ -364,6 +365,12 @@ TEST(P2P, Topology) {
     EXPECT_EQ(same, w.ranks_on_node());
     EXPECT_EQ(w.node_of(0), 0);
     EXPECT_GE(w.tag_ub(), 32767);
+    // Under CAIRN_NODES=k (the mpi.2x2 runs, on one host): k blocks of consecutive ranks.
+    if (const char* k = std::getenv("CAIRN_NODES")) {
+      const int nodes = std::atoi(k);
+      EXPECT_EQ(w.node_count(), nodes);
+      EXPECT_EQ(w.node(), w.rank() * nodes / w.size());
+    }
   });
   // The threads engine can pretend to span several nodes (blocks of consecutive ranks).
   for (int nodes : {1, 2, 3}) {

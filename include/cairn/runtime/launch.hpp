@@ -48,8 +48,13 @@ struct launch_options {
   /// Ranks for the threads engine; default: `--cairn-ranks=N`, else `CAIRN_RANKS`, else the
   /// number of hardware threads. Ignored by the MPI engine (the launcher decides).
   std::optional<int> ranks = std::nullopt;
-  /// Pretend the threads engine's ranks sit on this many nodes (blocks of consecutive ranks);
-  /// default: `--cairn-threads-nodes`, `CAIRN_THREADS_NODES`, else 1.
+  /// Emulated nodes, on both engines: the ranks are split into this many nodes of consecutive
+  /// ranks (on MPI, within each real node), and nothing crosses them through node memory (no
+  /// shared-memory board, cross-memory reads or straight copies; only messages), as between
+  /// real nodes. Default: `--cairn-nodes`, `CAIRN_NODES`, else `threads_nodes`, else 1.
+  std::optional<int> nodes = std::nullopt;
+  /// The threads engine's older name for `nodes` (`--cairn-threads-nodes`,
+  /// `CAIRN_THREADS_NODES`); `nodes` wins where both are given.
   std::optional<int> threads_nodes = std::nullopt;
   /// Watchdog: a wait that sees no progress for this many seconds prints the rank and its
   /// pending operations and ends the run non-zero. Default: `--cairn-watchdog-s`,
