@@ -3,6 +3,7 @@
 // rules that come before it); `--json` prints the same facts as one JSON object. Exits 2 with
 // the error when an option is unknown or an environment variable it reads (CAIRN_COLL,
 // CAIRN_PROGRESS, CAIRN_MPI_THREAD_LEVEL) has a bad value.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -23,12 +24,16 @@ constexpr std::size_t no_limit = std::numeric_limits<std::size_t>::max();
 
 constexpr const char* usage =
     "usage: cairn-info [--json] [--help] [--version]\n"
+    "       cairn-info tram (SHAPE | --ranks=P [--per-node=K]) [--buffer-bytes=B] [--json]\n"
     "Prints what this build of cairn offers and what a run would use here: the engines, the MPI\n"
     "engine's thread level, the progress mode, every collective's algorithms, the default\n"
     "algorithm selection table and the rules of CAIRN_COLL that come before it.\n"
     "  --json     the same facts as one JSON object\n"
     "  --help     this text\n"
     "  --version  cairn's version\n"
+    "tram: TRAM's model of a grid route (Table 3.2): for SHAPE (extents like 32x32x32), or the\n"
+    "grid route::grid picks for P ranks (K per node), the destinations reached in each number of\n"
+    "messages, the mean, the peers (buffers) per rank and their memory at B bytes each (16384).\n"
     "Exit status: 0; 2 for an unknown option or a bad CAIRN_COLL, CAIRN_PROGRESS or\n"
     "CAIRN_MPI_THREAD_LEVEL. A program's own flags and variables: run it with --cairn-help.\n";
 
@@ -232,7 +237,80 @@ void print_text(const facts& f) {
 }
 }  // namespace
 
+// A positive integer option value, or -1.
+long long positive(std::string_view text) {
+  long long v = 0;
+  if (text.empty() || text.size() > 18) return -1;
+  for (char c : text) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v > 0 ? v : -1;
+}
+
+// cairn-info tram ...: the grid model.
+int tram(int argc, char** argv) {
+  std::vector<int> dims;
+  long long ranks = -1, per_node = 0, buffer_bytes = 16384;
+  bool json = false;
+  auto bad = [](const std::string& why) {
+    std::cerr << "cairn-info tram: " << why << "\n";
+    return 2;
+  };
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    auto value = [&](std::string_view flag) {
+      return a.substr(0, flag.size()) == flag ? positive(a.substr(flag.size())) : -2;
+    };
+    if (a == "--json") {
+      json = true;
+    } else if (const long long v = value("--ranks="); v != -2) {
+      if (v < 1 || v > 1 << 24) return bad("--ranks needs an integer in [1, 16777216]");
+      ranks = v;
+    } else if (const long long k = value("--per-node="); k != -2) {
+      if (k < 1) return bad("--per-node needs a positive integer");
+      per_node = k;
+    } else if (const long long b = value("--buffer-bytes="); b != -2) {
+      if (b < 1) return bad("--buffer-bytes needs a positive integer");
+      buffer_bytes = b;
+    } else if (!a.empty() && a[0] != '-' && dims.empty()) {
+      for (std::size_t at = 0; at <= a.size();) {
+        const std::size_t x = std::min(a.find('x', at), a.size());
+        const long long e = positive(a.substr(at, x - at));
+        if (e < 1 || e > 1 << 24) return bad("shape '" + std::string(a) + "' is not like 32x32x32");
+        dims.push_back(static_cast<int>(e));
+        at = x + 1;
+      }
+    } else {
+      return bad("unknown argument '" + std::string(a) + "'");
+    }
+  }
+  if (dims.empty() == (ranks < 0)) return bad("give a shape (like 32x32x32) or --ranks=P");
+  if (dims.empty())
+    dims =
+        cairn::msg::route::grid::balanced_dims(static_cast<int>(ranks), static_cast<int>(per_node));
+  try {
+    const auto m = cairn::msg::model_grid(dims, static_cast<std::size_t>(buffer_bytes));
+    if (!json) {
+      std::cout << m.describe();
+      return 0;
+    }
+    std::cout << "{\"dims\": [";
+    for (std::size_t d = 0; d < m.dims.size(); ++d) std::cout << (d ? ", " : "") << m.dims[d];
+    std::cout << "], \"ranks\": " << m.ranks() << ", \"destinations_by_messages\": [";
+    for (std::size_t a = 0; a < m.ranks_at.size(); ++a)
+      std::cout << (a ? ", " : "") << m.ranks_at[a];
+    std::cout << "], \"mean_messages\": " << m.mean_messages() << ", \"peers\": " << m.peers
+              << ", \"buffer_bytes\": " << m.buffer_bytes
+              << ", \"buffer_memory\": " << m.buffer_memory() << "}\n";
+  } catch (const cairn::error& e) {
+    return bad(e.what());
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "tram") return tram(argc, argv);
   bool json = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];

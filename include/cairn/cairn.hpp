@@ -9,6 +9,7 @@
 #include "cairn/coll/op.hpp"
 #include "cairn/coll/schedule.hpp"
 #include "cairn/msg/channel.hpp"
+#include "cairn/msg/grid_model.hpp"
 #include "cairn/runtime/error.hpp"
 #include "cairn/runtime/group.hpp"
 #include "cairn/runtime/launch.hpp"
