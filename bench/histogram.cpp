@@ -88,6 +88,14 @@ int run_histogram(const invocation& inv) {
       count_list_param(inv.opts, "counters", {1000, std::uint64_t{1} << 20}, 1, 1ULL << 34);
   const int samples =
       static_cast<int>(count_param(inv.opts, "samples", inv.opts.quick ? 1 : 3, 1, 1001));
+  bool direct = true, grid = true;
+  if (const auto r = inv.opts.params.find("route"); r != inv.opts.params.end()) {
+    if (r->second != "direct" && r->second != "grid")
+      throw std::invalid_argument("histogram: --route is direct or grid, not " + r->second);
+    direct = r->second == "direct";
+    grid = !direct;
+    record_param("route", "\"" + r->second + "\"");
+  }
   return cairn::launch(inv.argc, inv.argv, [&](cairn::world& w) {
     std::optional<report> rep;
     if (w.rank() == 0) rep.emplace(inv.opts.json);
@@ -112,8 +120,8 @@ int run_histogram(const invocation& inv) {
         for (int s = 0; s < samples; ++s) runs.push_back(cairn_seconds(w, t, updates, route, 0));
         emit(bench, median(runs));
       };
-      measure(cairn::route::direct{}, "histogram");
-      if (w.size() >= 4) measure(cairn::route::grid{}, "histogram-grid");
+      if (direct) measure(cairn::route::direct{}, "histogram");
+      if (grid && w.size() >= 4) measure(cairn::route::grid{}, "histogram-grid");
     }
   });
 }
@@ -122,7 +130,8 @@ const param_registrar params{
     "histogram",
     {{"updates", "updates sent by every rank", "20000000, 2000000 with --quick"},
      {"counters", "T, counters per rank: a comma-separated list, one row each", "1000,2^20"},
-     {"samples", "runs per figure (the median is reported)", "3, 1 with --quick"}}};
+     {"samples", "runs per figure (the median is reported)", "3, 1 with --quick"},
+     {"route", "direct or grid (route::grid, from 4 ranks)", "both, one after the other"}}};
 
 const registrar reg{
     {"histogram",

@@ -52,8 +52,8 @@ TEST(GridModel, TramTable) {
 }
 
 TEST(GridModel, UnevenShapesMatchACount) {
-  for (const std::vector<int>& dims : std::vector<std::vector<int>>{
-           {1}, {7}, {3, 1, 4, 2}, {2, 5}, {6, 1, 1}, {2, 3, 4, 5}}) {
+  for (const std::vector<int>& dims :
+       std::vector<std::vector<int>>{{1}, {7}, {3, 1, 4, 2}, {2, 5}, {6, 1, 1}, {2, 3, 4, 5}}) {
     const auto m = msg::model_grid(dims);
     int total = 1;
     for (int d : dims) total *= d;
@@ -92,8 +92,7 @@ TEST(GridModel, ChannelsSendWhatTheModelCounts) {
       EXPECT_EQ(wrong, 0);
       EXPECT_EQ(from, std::vector<int>(static_cast<std::size_t>(p), 1));
       const auto model = msg::model_grid(dims);
-      std::vector<std::uint64_t> mine{ch.stats().items_in_buffers, ch.stats().forwarded},
-          all(2);
+      std::vector<std::uint64_t> mine{ch.stats().items_in_buffers, ch.stats().forwarded}, all(2);
       w.allreduce(mine, all, cairn::plus{});
       const auto ranks = static_cast<std::uint64_t>(p);
       EXPECT_EQ(all[0], ranks * model.messages_to_all()) << model.describe();
