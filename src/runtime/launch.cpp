@@ -443,6 +443,7 @@ int run_threads(const run_settings& s, std::vector<std::string> args,
   auto run = std::make_shared<run_state>();
   run->args = std::move(args);
   run->wake_all = [f = fabric.get()] { f->wake_all(); };
+  run->waits = std::make_unique<detail::rank_wait[]>(static_cast<std::size_t>(n));
   const bool oversubscribed =
       static_cast<unsigned>(n) > std::max(1u, std::thread::hardware_concurrency());
 

@@ -27,6 +27,9 @@ inline void cpu_relax() noexcept {
 
 // How long one park may last before the wait loop re-checks abort and the watchdog.
 constexpr double park_slice_s = 0.02;
+// Threads engine: seconds every rank must have waited without progress before the run fails
+// as deadlocked (longer than any pause of a live run between two arrivals).
+constexpr int deadlock_after_s = 3;
 }  // namespace
 
 double now_s() noexcept {
@@ -223,14 +226,23 @@ void rank_context::idle(request_state* s, std::uint64_t& spins) {
       cpu_relax();
     return;
   }
-  if (watchdog_s_ > 0) {
-    const double t = now_s();
-    if (spins == spin || progress_epoch_ != watched_epoch_) {
-      watched_epoch_ = progress_epoch_;
-      watched_since_ = t;
-    } else if (t - watched_since_ > watchdog_s_) {
-      watchdog_fire(t - watched_since_);
+  // A wait's first park, or progress since the last: the wait is not stuck (yet).
+  const double t = now_s();
+  const bool fresh = spins == spin || progress_epoch_ != watched_epoch_;
+  if (fresh) {
+    watched_epoch_ = progress_epoch_;
+    watched_since_ = t;
+  } else if (watchdog_s_ > 0 && t - watched_since_ > watchdog_s_) {
+    watchdog_fire(t - watched_since_);
+  }
+  if (run_->waits) {
+    rank_wait& mine = run_->waits[static_cast<std::size_t>(rank())];
+    if (fresh) {
+      mine.stuck_since.store(t, std::memory_order_relaxed);
+      mine.call.store(s ? s->call : "a collective or channel wait", std::memory_order_relaxed);
     }
+    mine.heartbeat.store(t, std::memory_order_release);
+    if (t - watched_since_ >= deadlock_after_s) check_deadlock(t);
   }
   check_ended_peers(s);
   tp_->park(s, park_slice_s, spins - spin);
@@ -241,7 +253,57 @@ namespace {
 // How long a wait must keep needing an ended rank before it fails: on MPI, the end's
 // announcement travels on its own communicator and may overtake the rank's last messages.
 constexpr double ended_grace_s = 0.2;
+// A rank whose wait has parked within this long is waiting now (a park lasts at most
+// park_slice_s); one that has not may be computing, or not scheduled: it is not counted stuck.
+constexpr double waiting_now_s = 0.1;
 }  // namespace
+
+void rank_context::check_deadlock(double now) {
+  if (now - deadlock_scan_ < 0.25) return;
+  // Two looks a quarter second apart must agree: every rank that has not ended parked again
+  // since the first (so none is busy inside a step) and its wait is the same stuck one.
+  const double first = deadlock_scan_;
+  deadlock_scan_ = now;
+  bool same = deadlock_seen_.size() == static_cast<std::size_t>(size());
+  deadlock_seen_.resize(static_cast<std::size_t>(size()), -1);
+  bool stuck = true;
+  std::string who;
+  for (int r = 0; r < size(); ++r) {
+    if (r != rank() && tp_->has_ended(r)) {
+      if (r < 16) who += "; rank " + std::to_string(r) + "'s function has returned";
+      continue;
+    }
+    const rank_wait& w = run_->waits[static_cast<std::size_t>(r)];
+    const double beat = w.heartbeat.load(std::memory_order_acquire);
+    const double since = w.stuck_since.load(std::memory_order_relaxed);
+    double& seen = deadlock_seen_[static_cast<std::size_t>(r)];
+    same = same && since == seen && beat > first;
+    seen = since;
+    // r is computing or not scheduled (no recent park), or its wait moved lately.
+    stuck = stuck && beat >= 0 && now - beat <= waiting_now_s && now - since >= deadlock_after_s;
+    if (r < 16 && stuck)
+      who += "; rank " + std::to_string(r) + " waits in " + w.call.load(std::memory_order_relaxed);
+  }
+  if (!stuck || !same) {
+    if (!stuck) deadlock_seen_.clear();  // start over with two fresh looks
+    return;
+  }
+  if (size() > 16) who += "; ...";
+  std::ostringstream os;
+  os << "cairn: deadlock: every rank has waited " << deadlock_after_s
+     << " s without progress (none can move on: mismatched sends and receives, or "
+        "collectives called differently)"
+     << who << "\nrank " << rank() << "'s pending operations:\n"
+     << describe_pending();
+  // The first rank to see it reports it (the others may see it at the same time).
+  if (run_->fail(rank(), "deadlock: every rank has waited " + std::to_string(deadlock_after_s) +
+                             " s without progress")) {
+    const std::string text = os.str();
+    std::fputs(text.c_str(), stderr);
+    std::fflush(stderr);
+  }
+  throw run_aborted{};
+}
 
 void rank_context::check_ended_peers(const request_state* s) {
   const int ended = tp_->ended_ranks();

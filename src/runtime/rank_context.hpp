@@ -164,6 +164,9 @@ class rank_context final : public transport_rank {
   [[noreturn]] void watchdog_fire(double idle_s);
   /// A blocked wait: fails if what it waits for depends on a rank that has ended.
   void check_ended_peers(const request_state* s);
+  /// Threads engine, a wait stuck for deadlock_after_s: fails the run if every rank that has
+  /// not ended is stuck in a wait too.
+  void check_deadlock(double now);
 
   int depth_ = 0;  // rank thread only
   std::atomic<std::uint32_t> lock_{0};
@@ -201,6 +204,8 @@ class rank_context final : public transport_rank {
   std::uint64_t idle_epoch_ = 0;  // progress_epoch_ at the last idle: a change restarts the spins
   double watched_since_ = 0;      // monotonic seconds when watched_epoch_ was last seen to change
   double ended_wait_since_ = -1;  // when a wait was first seen to need an ended rank (-1: not)
+  double deadlock_scan_ = 0;      // when check_deadlock last looked at every rank
+  std::vector<double> deadlock_seen_;  // each rank's stuck_since at that look (empty: none)
 };
 
 /// Holds the rank's lock for the scope of a public call when helpers are enabled (a counter

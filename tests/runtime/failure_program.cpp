@@ -9,6 +9,9 @@
 //   failure_program return-allreduce  the last rank returns; the others call allreduce
 //   failure_program return-alltoall   as return-allreduce, with alltoall (messages)
 //   failure_program exit            the last rank calls exit(3) while the others receive from it
+//   failure_program deadlock        every rank receives from its right neighbour; none sends
+//   failure_program algorithms      even ranks call allgather by recursive doubling, odd ones by a
+//   ring
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -43,6 +46,13 @@ int main(int argc, char** argv) {
     } else if (mode == "exit") {
       if (w.rank() == last) std::exit(3);
       w.recv(&v, 1, last, 7);
+    } else if (mode == "deadlock") {
+      w.recv(&v, 1, (w.rank() + 1) % w.size(), 7);
+    } else if (mode == "algorithms") {
+      std::vector<int> mine(64, w.rank()), all(static_cast<std::size_t>(w.size()) * 64);
+      w.allgather(mine, all,
+                  w.rank() % 2 ? cairn::allgather_algorithm::ring
+                               : cairn::allgather_algorithm::recursive_doubling);
     } else {
       throw std::invalid_argument("unknown mode '" + mode + "'");
     }
