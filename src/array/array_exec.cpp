@@ -374,6 +374,7 @@ void array_exec::start_stage() {
     if (stage_direct) {
       offers.push_back(board ? open_offer(*board, me, array_state(*ctx).offer_cursor, st.src)
                              : part_offer{st.src, 0, 0});
+      offers.back().agreement = p.agreement;
       sends.push_back(array_irecv(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));
       sends.push_back(
           array_isend(*ctx, call, &offers.back(), sizeof(part_offer), pe.world_rank, st.data_tag));
@@ -437,6 +438,11 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
   const std::size_t es = p.elem_size;
   if (stage_direct) {
     const part_offer& o = incoming[i];
+    if (o.agreement != p.agreement) [[unlikely]]
+      fail(call, ctx->rank(), "ranks disagree on the transfer: rank ", pe.world_rank,
+           " planned it with other layouts, groups or element size than this rank (here ",
+           p.elem_size, "-byte elements from ", p.src_members.size(), " to ", p.dst_members.size(),
+           " ranks; do all ranks pass the same layouts?)");
     std::atomic<std::uint64_t>* word = nullptr;
     if (o.generation) {
       word = &board->word(pe.world_rank, o.word);

@@ -37,6 +37,7 @@ struct part_offer {
   const std::byte* src = nullptr;  ///< the sender's local part (in its address space)
   std::uint64_t generation = 0;    ///< of the offer word; 0: none (every word was in use)
   std::uint64_t word = 0;          ///< the offer word's index in the sender's region
+  std::uint64_t agreement = 0;     ///< the sender's redistribution_plan::agreement
 };
 
 struct array_exec {

@@ -105,6 +105,24 @@ std::shared_ptr<const redistribution_plan> compute_plan(
   p->src_members = src_members;
   p->dst_members = dst_members;
   p->groups_id = hash_ranks(dst_members, hash_ranks(src_members));
+  // FNV-1a over the inputs every rank shares (not its own rank), never 0.
+  std::uint64_t h = 0xcbf29ce484222325ull ^ p->groups_id;
+  const auto mix = [&h](std::uint64_t v) {
+    for (int b = 0; b < 8; ++b, v >>= 8) h = (h ^ (v & 0xff)) * 0x100000001b3ull;
+  };
+  mix(elem_size);
+  mix(static_cast<std::uint64_t>(chunks));
+  for (const layout_desc* l : {&src, &dst}) {
+    mix(static_cast<std::uint64_t>(l->ndim));
+    for (std::size_t d = 0; d < static_cast<std::size_t>(l->ndim); ++d) {
+      const dim_map& m = l->dims[d];
+      mix(static_cast<std::uint64_t>(m.n));
+      mix(static_cast<std::uint64_t>(m.g));
+      mix(static_cast<std::uint64_t>(m.k));
+      mix(static_cast<std::uint64_t>(m.rep));
+    }
+  }
+  p->agreement = h | 1;
   const int n = src.ndim;
   p->dims.reserve(static_cast<std::size_t>(n));
   for (std::size_t d = 0; d < static_cast<std::size_t>(n); ++d)

@@ -10,8 +10,10 @@
 //   failure_program return-alltoall   as return-allreduce, with alltoall (messages)
 //   failure_program exit            the last rank calls exit(3) while the others receive from it
 //   failure_program deadlock        every rank receives from its right neighbour; none sends
-//   failure_program algorithms      even ranks call allgather by recursive doubling, odd ones by a
-//   ring
+//   failure_program algorithms      even ranks call allgather by recursive doubling, odd ones
+//                                   by a ring
+//   failure_program layouts         rank 0 redistributes into a cyclic layout, the others into
+//                                   a block-cyclic one
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -53,6 +55,13 @@ int main(int argc, char** argv) {
       w.allgather(mine, all,
                   w.rank() % 2 ? cairn::allgather_algorithm::ring
                                : cairn::allgather_algorithm::recursive_doubling);
+    } else if (mode == "layouts") {
+      const cairn::group all = w.group(cairn::ranks{0, w.size()});
+      const cairn::layout<1> src(all, {64}, {cairn::dist::block});
+      const cairn::layout<1> dst(
+          all, {64}, {w.rank() == 0 ? cairn::dist::cyclic : cairn::dist::block_cyclic(3)});
+      cairn::darray<double, 1> a(src), b(dst);
+      cairn::redistribute(a, b);
     } else {
       throw std::invalid_argument("unknown mode '" + mode + "'");
     }

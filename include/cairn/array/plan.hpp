@@ -111,6 +111,10 @@ class redistribution_plan {
   std::vector<int> src_members;  ///< source group (world ranks)
   std::vector<int> dst_members;  ///< destination group (world ranks)
   std::uint64_t groups_id = 0;   ///< identity of the (source, destination) group pair
+  /// A hash of what every rank of the transfer must agree on (element size, chunks, both
+  /// layouts and groups): the same on all of them, so a rank whose differs runs another
+  /// transfer. 0 for a plan built by hand (halo exchanges).
+  std::uint64_t agreement = 0;
   std::vector<dim_plan> dims;    ///< per dimension, shared by all peers
   std::vector<plan_peer> sends;  ///< peers this rank sends to (itself included)
   std::vector<plan_peer> recvs;  ///< peers this rank receives from (itself excluded)
