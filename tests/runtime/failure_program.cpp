@@ -8,6 +8,8 @@
 //                                   that waits for its receiver)
 //   failure_program return-allreduce  the last rank returns; the others call allreduce
 //   failure_program return-alltoall   as return-allreduce, with alltoall (messages)
+//   failure_program return-group      as return-allreduce, on a group of every rank in
+//                                     reverse order (the board's group slots)
 //   failure_program exit            the last rank calls exit(3) while the others receive from it
 //   failure_program deadlock        every rank receives from its right neighbour; none sends
 //   failure_program algorithms      even ranks call allgather by recursive doubling, odd ones
@@ -42,6 +44,12 @@ int main(int argc, char** argv) {
     } else if (mode == "return-allreduce") {
       std::vector<int> in{w.rank()}, out(1);
       if (w.rank() != last) w.allreduce(in, out, cairn::plus{});
+    } else if (mode == "return-group") {
+      std::vector<int> members(static_cast<std::size_t>(w.size()));
+      for (int r = 0; r < w.size(); ++r) members[static_cast<std::size_t>(r)] = w.size() - 1 - r;
+      cairn::group g = w.group(members);
+      std::vector<int> in{w.rank()}, out(1);
+      if (w.rank() != last) g.allreduce(in, out, cairn::plus{});
     } else if (mode == "return-alltoall") {
       std::vector<int> out(static_cast<std::size_t>(w.size()) * 1000, 1), in(out.size());
       if (w.rank() != last) w.alltoall(out, in);

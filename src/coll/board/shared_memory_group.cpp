@@ -229,6 +229,8 @@ group_slot* await_slot(const node_board& b, int w, group_exec& e) {
   if (!s) {
     e.unseen_rank = w;
     e.unseen_publications = c;
+  } else {
+    e.unseen_rank = -1;  // so that unseen_rank names the member a failed step waits for
   }
   return s;
 }
@@ -380,7 +382,10 @@ void run_on_group_board(const prepared& p) {
   begin(ctx, b);
   struct end_watch {  // however the wait ends (abort, watchdog)
     rank_context& ctx;
-    ~end_watch() { --coll_state(ctx).group_board.pending; }
+    ~end_watch() {
+      --coll_state(ctx).group_board.pending;
+      coll_state(ctx).group_board.awaited = -1;
+    }
   } end{ctx};
   auto& watch = coll_state(ctx).group_board;
   std::uint64_t spins = 0;
@@ -391,6 +396,10 @@ void run_on_group_board(const prepared& p) {
       ctx.progress();
     watch.seen = watch.bell->load(std::memory_order_seq_cst);  // before the checks
     if (step(ctx, b, e)) break;
+    // A member whose slot is missing (if that is what the step waits for): a wait on it fails
+    // once its function has returned.
+    watch.awaited = e.slot >= 0 && !e.acknowledged ? e.unseen_rank : -1;
+    watch.awaited_call = p.call;
     ctx.idle(nullptr, spins);
   }
   if (e.leaves_tail) hand_to_tail(ctx, e);

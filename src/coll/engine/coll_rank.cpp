@@ -27,9 +27,12 @@ struct coll_rank_hooks {
   }
   static int awaited_rank(const void* state, const char** call) {
     const auto& c = *static_cast<const coll_rank*>(state);
-    if (!c.wait_.word) return -1;
-    *call = c.wait_.call;
-    return c.wait_.peer;
+    if (c.wait_.word) {
+      *call = c.wait_.call;
+      return c.wait_.peer;
+    }
+    *call = c.group_board.awaited_call;
+    return c.group_board.awaited;
   }
   static void finish_tails(void* state) {
     board_finish_tails(static_cast<coll_rank*>(state)->ctx_);

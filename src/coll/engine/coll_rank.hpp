@@ -69,6 +69,10 @@ struct group_board_watch {
   /// and acknowledging the other members' slots; kept by the group board's `tail_store`.
   int tails = 0;
   std::shared_ptr<void> tail_store;
+  /// A blocking group collective waiting for a member that has not published its slot: that
+  /// member's world rank and the call (-1: none), for a wait that fails once it has ended.
+  int awaited = -1;
+  const char* awaited_call = "";
 };
 
 class coll_rank {
