@@ -80,6 +80,25 @@ std::string shape_text(const layout_desc& l) {
 
 }  // namespace
 
+namespace {
+// What every rank of a transfer passes alike, as plan-key bytes: the cache key without the
+// rank, and the input of the plan's agreement hash.
+plan_key shared_inputs(std::size_t elem_size, int chunks, const layout_desc& src,
+                       const std::vector<int>& src_members, const layout_desc& dst,
+                       const std::vector<int>& dst_members) {
+  plan_key key;
+  key.put(elem_size);
+  key.put(chunks);
+  for (const layout_desc* l : {&src, &dst}) {
+    key.put(l->ndim);
+    for (std::size_t d = 0; d < static_cast<std::size_t>(l->ndim); ++d) key.put_dim(l->dims[d]);
+  }
+  key.put_ranks(src_members);
+  key.put_ranks(dst_members);
+  return key;
+}
+}  // namespace
+
 std::shared_ptr<const redistribution_plan> compute_plan(
     const char* call, int world_rank, std::size_t elem_size, const layout_desc& src,
     const std::vector<int>& src_members, const layout_desc& dst,
@@ -105,23 +124,10 @@ std::shared_ptr<const redistribution_plan> compute_plan(
   p->src_members = src_members;
   p->dst_members = dst_members;
   p->groups_id = hash_ranks(dst_members, hash_ranks(src_members));
-  // FNV-1a over the inputs every rank shares (not its own rank), never 0.
-  std::uint64_t h = 0xcbf29ce484222325ull ^ p->groups_id;
-  const auto mix = [&h](std::uint64_t v) {
-    for (int b = 0; b < 8; ++b, v >>= 8) h = (h ^ (v & 0xff)) * 0x100000001b3ull;
-  };
-  mix(elem_size);
-  mix(static_cast<std::uint64_t>(chunks));
-  for (const layout_desc* l : {&src, &dst}) {
-    mix(static_cast<std::uint64_t>(l->ndim));
-    for (std::size_t d = 0; d < static_cast<std::size_t>(l->ndim); ++d) {
-      const dim_map& m = l->dims[d];
-      mix(static_cast<std::uint64_t>(m.n));
-      mix(static_cast<std::uint64_t>(m.g));
-      mix(static_cast<std::uint64_t>(m.k));
-      mix(static_cast<std::uint64_t>(m.rep));
-    }
-  }
+  // FNV-1a over the inputs every rank shares (the plan key without its rank), never 0.
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : shared_inputs(elem_size, chunks, src, src_members, dst, dst_members).bytes)
+    h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
   p->agreement = h | 1;
   const int n = src.ndim;
   p->dims.reserve(static_cast<std::size_t>(n));
@@ -170,16 +176,8 @@ std::shared_ptr<const redistribution_plan> cached_plan(
     const std::vector<int>& dst_members, int chunks) {
   check_chunks(call, world_rank, chunks);
   // Key: everything the plan depends on, as bytes (layout descriptions are plain values).
-  plan_key key;
+  plan_key key = shared_inputs(elem_size, chunks, src, src_members, dst, dst_members);
   key.put(world_rank);
-  key.put(elem_size);
-  key.put(chunks);
-  for (const layout_desc* l : {&src, &dst}) {
-    key.put(l->ndim);
-    for (std::size_t d = 0; d < static_cast<std::size_t>(l->ndim); ++d) key.put_dim(l->dims[d]);
-  }
-  key.put_ranks(src_members);
-  key.put_ranks(dst_members);
   return cached<redistribution_plan, 32>(std::move(key), [&] {
     return compute_plan(call, world_rank, elem_size, src, src_members, dst, dst_members, chunks);
   });

@@ -745,21 +745,21 @@ int mpi_transport::ended_ranks() {
     MPI_Status st;
     MPI_Iprobe(MPI_ANY_SOURCE, 0, ends_, &flag, &st);
     if (!flag) return ended_count_;
-    MPI_Recv(nullptr, 0, MPI_BYTE, st.MPI_SOURCE, 0, ends_, MPI_STATUS_IGNORE);
-    ended_[static_cast<std::size_t>(st.MPI_SOURCE)] = 1;
-    ++ended_count_;
+    receive_end(st.MPI_SOURCE);
   }
+}
+
+void mpi_transport::receive_end(int r) {
+  MPI_Recv(nullptr, 0, MPI_BYTE, r, 0, ends_, MPI_STATUS_IGNORE);
+  ended_[static_cast<std::size_t>(r)] = 1;
+  ++ended_count_;
 }
 
 void mpi_transport::finish(transport_rank& ctx) {
   // Every rank's announcement, in place of a barrier: a rank still waiting for this one sees
   // this one's and fails, rather than meeting it in a barrier it would never leave.
   for (int r = 0; r < ctx.size(); ++r)
-    if (r != ctx.rank() && !ended_[static_cast<std::size_t>(r)]) {
-      MPI_Recv(nullptr, 0, MPI_BYTE, r, 0, ends_, MPI_STATUS_IGNORE);
-      ended_[static_cast<std::size_t>(r)] = 1;
-      ++ended_count_;
-    }
+    if (r != ctx.rank() && !ended_[static_cast<std::size_t>(r)]) receive_end(r);
   MPI_Waitall(static_cast<int>(end_sends_.size()), end_sends_.data(), MPI_STATUSES_IGNORE);
   // Every rank reached the end: whatever is still unmatched was never received.
   for (int c = 0; c < msg_context_count; ++c) stash_arrived(static_cast<msg_context>(c));

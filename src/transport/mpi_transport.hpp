@@ -152,6 +152,8 @@ class mpi_transport final : public transport {
   /// Tests all receives still waiting for their first message (cheap when there are none).
   bool advance_posted();
   void remove_posted(request_state* s) noexcept;
+  /// Receives rank r's announcement of its end (blocking) and records it.
+  void receive_end(int r);
   /// Takes every arrived, unmatched message of context c out of MPI into the stash.
   void stash_arrived(msg_context c);
 
