@@ -25,7 +25,7 @@ constexpr std::align_val_t buffer_align{64};
 
 channel_core::channel_core(const world& w, std::size_t buffer_bytes, const channel_options& opts,
                            void* typed, deliver_fn deliver, flush_fn flush, drain_fn drain,
-                           reset_fn reset)
+                           reset_fn reset, bool oversize)
     : ctx_(&w.context("channel")),
       layer_(&msg_layer::of(*ctx_)),
       depth_(&layer_->depth),
@@ -49,9 +49,13 @@ channel_core::channel_core(const world& w, std::size_t buffer_bytes, const chann
   if (opts.memory_cap_bytes < 2 * buffer_bytes)
     cairn::detail::fail("channel", rank, "memory_cap_bytes ", opts.memory_cap_bytes,
                         " is below two buffers of ", buffer_bytes, " bytes");
-  if (layer_->next_tag > ctx_->tag_ub())
-    cairn::detail::fail("channel", rank, "more than ", ctx_->tag_ub() + 1, " channels");
-  tag_ = layer_->next_tag++;
+  const int tags = oversize ? 2 : 1;
+  if (layer_->next_tag + tags - 1 > ctx_->tag_ub())
+    cairn::detail::fail("channel", rank, "more channels than the ", ctx_->tag_ub() + 1,
+                        " tags of the message context");
+  tag_ = layer_->next_tag;
+  if (oversize) oversize_tag_ = tag_ + 1;
+  layer_->next_tag += tags;
   for (auto& v : sent_to_) v.assign(static_cast<std::size_t>(ctx_->size()), 0);
   posted_.resize(static_cast<std::size_t>(opts.posted_receives));
   for (auto& p : posted_) {
@@ -71,6 +75,10 @@ channel_core::~channel_core() {
     }
   for (auto& p : posted_)
     if (p.req) ctx_->cancel(p.req);
+  for (auto& o : oversize_in_) {
+    ctx_->cancel(o.req);
+    ::operator delete(o.buf, buffer_align);
+  }
   // Sends in flight still read their buffers: let them finish (after quiesce they all have
   // been received), unless the run is ending abnormally — then withdraw them.
   for (auto& f : in_flight_) {
@@ -87,6 +95,7 @@ channel_core::~channel_core() {
       ctx_->cancel(f.req);
     else
       ctx_->release(f.req);
+    if (f.oversize) ::operator delete(f.buf, buffer_align);
   }
   for (std::byte* b : owned_) ::operator delete(b, buffer_align);
 }
@@ -188,6 +197,33 @@ void channel_core::ship(int peer, std::byte* data, std::size_t bytes) {
   if (layer_->depth == 0) layer_->poll();
 }
 
+std::byte* channel_core::acquire_oversize(std::size_t bytes) {
+  if (oversize_tag_ < 0)
+    cairn::detail::fail("channel send", ctx_->rank(), "a message of ", bytes,
+                        " bytes is larger than the channel's buffers of ", buffer_bytes_);
+  return static_cast<std::byte*>(::operator new(bytes, buffer_align));
+}
+
+void channel_core::ship_oversize(int peer, std::byte* data, std::size_t bytes) {
+  cairn::detail::rank_entry guard(*ctx_);
+  ctx_->check_alive("channel send");
+  const std::uint32_t marks = ((level_ & 3) << wire_level_shift) |
+                              (static_cast<std::uint32_t>(epoch_ & 3) << wire_epoch_shift);
+  wire_header h;
+  std::memcpy(&h, data, sizeof h);
+  h.flags |= marks;
+  std::memcpy(data, &h, sizeof h);
+  ++sent_to_[level_ & 3][static_cast<std::size_t>(peer)];
+  request_state* s =
+      ctx_->tp().isend(*ctx_, "channel send", data, bytes, peer, oversize_tag_, msg_context::msg);
+  if (s)
+    in_flight_.push_back({s, data, true});
+  else
+    ::operator delete(data, buffer_align);
+  ++layer_->sent_msgs;
+  if (layer_->depth == 0) layer_->poll();
+}
+
 void channel_core::poll() {
   cairn::detail::rank_entry guard(*ctx_);
   if (layer_->depth == 0) layer_->poll();
@@ -203,7 +239,10 @@ bool channel_core::advance(bool deliver) {
   for (std::size_t i = 0; i < in_flight_.size();) {
     if (tp.test(in_flight_[i].req)) {
       ctx_->finish(in_flight_[i].req);
-      free_.push_back(in_flight_[i].buf);
+      if (in_flight_[i].oversize)
+        ::operator delete(in_flight_[i].buf, buffer_align);
+      else
+        free_.push_back(in_flight_[i].buf);
       in_flight_[i] = in_flight_.back();
       in_flight_.pop_back();
       any = true;
@@ -216,26 +255,63 @@ bool channel_core::advance(bool deliver) {
     if (!p.req || !tp.test(p.req)) continue;
     const status st = ctx_->finish(p.req);
     p.req = nullptr;
-    wire_header h;
-    std::memcpy(&h, p.buf, sizeof h);
-    ++received_[(h.flags >> wire_level_shift) & 3];
-    // A message of the next epoch: its phase began after the old one ended everywhere, so
-    // the old entries go before its items are forwarded (see end_phase). One of an older
-    // epoch (a chain deeper than wait()'s depth) leaves the cache as it is.
-    if (((((h.flags >> wire_epoch_shift) & 3) - epoch_) & 3) == 1) {
-      ++epoch_;
-      reset_(typed_);
-    }
-    {
-      handler_scope guard(*this);  // forwarding may ship: no nested delivery meanwhile
-      deliver_(typed_, p.buf, st.bytes, st.source);
-    }
-    ++stats_.messages_received;
-    ++layer_->recv_msgs;
+    receive(p.buf, st.bytes, st.source);
     post(p);
     any = true;
   }
+  if (oversize_tag_ >= 0) any |= advance_oversize();
   if (any) ctx_->note_progress();
+  return any;
+}
+
+void channel_core::receive(const std::byte* buf, std::size_t bytes, int source) {
+  wire_header h;
+  std::memcpy(&h, buf, sizeof h);
+  ++received_[(h.flags >> wire_level_shift) & 3];
+  // A message of the next epoch: its phase began after the old one ended everywhere, so
+  // the old entries go before its items are forwarded (see end_phase). One of an older
+  // epoch (a chain deeper than wait()'s depth) leaves the cache as it is.
+  if (((((h.flags >> wire_epoch_shift) & 3) - epoch_) & 3) == 1) {
+    ++epoch_;
+    reset_(typed_);
+  }
+  {
+    handler_scope guard(*this);  // forwarding may ship: no nested delivery meanwhile
+    deliver_(typed_, buf, bytes, source);
+  }
+  ++stats_.messages_received;
+  ++layer_->recv_msgs;
+}
+
+bool channel_core::advance_oversize() {
+  bool any = false;
+  auto& tp = ctx_->tp();
+  // A receive posted right after its probe matches the probed message (messages of one
+  // source and tag do not overtake each other), so the next probe finds the next one.
+  status st;
+  while (tp.iprobe(any_source, oversize_tag_, msg_context::msg, &st)) {
+    auto* buf =
+        static_cast<std::byte*>(::operator new(std::max<std::size_t>(st.bytes, 1), buffer_align));
+    request_state* r = ctx_->acquire(request_state::kind::recv, "channel receive", st.source,
+                                     oversize_tag_, msg_context::msg, buf, st.bytes);
+    tp.irecv(*ctx_, r);
+    oversize_in_.push_back({r, buf, true});
+  }
+  for (std::size_t i = 0; i < oversize_in_.size();) {
+    if (!tp.test(oversize_in_[i].req)) {
+      ++i;
+      continue;
+    }
+    const in_flight o = oversize_in_[i];
+    oversize_in_.erase(oversize_in_.begin() + static_cast<std::ptrdiff_t>(i));
+    const status done = ctx_->finish(o.req);
+    struct free_buffer {
+      std::byte* b;
+      ~free_buffer() { ::operator delete(b, buffer_align); }
+    } release{o.buf};
+    receive(o.buf, done.bytes, done.source);
+    any = true;
+  }
   return any;
 }
 

@@ -233,6 +233,26 @@ TEST(Channel, BackpressureKeepsSendBuffersUnderTheCap) {
   });
 }
 
+// Backpressure on a routed channel: while a send waits for a free buffer, arriving items are
+// forwarded into the very buffers it waits to fill; none may be lost.
+TEST(Channel, BackpressureOnRoutesLosesNothing) {
+  run([](cairn::world& w) {
+    const cairn::cyclic_distribution dist(w.size());
+    std::uint64_t got = 0;
+    cairn::channel_options o;
+    o.buffer_items = 4;
+    o.memory_cap_bytes = 2 * (4 * 8 + 8 + 4 * 4);  // two buffers with their destinations
+    auto ch = cairn::make_channel<std::uint64_t>(
+        w, dist, [&](std::uint64_t) { ++got; }, cairn::route::grid{}, o);
+    for (std::uint64_t i = 0; i < 20000; ++i)
+      ch.send(i * 7919 + static_cast<std::uint64_t>(w.rank()));
+    w.quiesce();
+    std::array<std::uint64_t, 1> mine{got}, all{};
+    w.allreduce(mine, all, cairn::plus{});
+    EXPECT_EQ(all[0], 20000u * static_cast<std::uint64_t>(w.size()));
+  });
+}
+
 // Combining at the source and at every hop: dedup with an idempotent handler, keep_min
 // (BFS-like labels), sum (histogram). Results equal the sequential reference.
 TEST(Channel, CombiningKeepsResults) {

@@ -58,6 +58,25 @@ class channel_context {
   int source_;
 };
 
+/// A termination phase of a channel (TRAM's init/insert/done cycle), from its done(): after
+/// done(), this rank inserts nothing more; test() advances detection without blocking and is
+/// true once every rank called done() and every item of the channel (handler sends included)
+/// has been delivered. Reusable: start inserting again after it completed. Other collectives
+/// on the world must not be started while a phase is being tested (they would interleave with
+/// the phase's allreduce waves differently on different ranks).
+class channel_phase {
+ public:
+  /// Advances detection; true once the phase has terminated.
+  bool test() { return core_->phase_test(); }
+  /// Blocks until the phase has terminated (delivering items meanwhile).
+  void wait() { core_->phase_wait(); }
+  /// Internal: made by a channel's done().
+  explicit channel_phase(detail::channel_core& c) noexcept : core_(&c) {}
+
+ private:
+  detail::channel_core* core_;
+};
+
 /// A channel of items of type T owned by `Dist`, handled by `Handler` (`void(const T&)` or
 /// `void(const T&, channel_context&)`), routed by `Route` and combined by `Combine`. Created
 /// collectively: every rank creates its channels in the same order. Not copyable or movable
@@ -151,24 +170,8 @@ class channel {
     core_.wait_levels((depth + 1) * router_.max_hops());
   }
 
-  /// A termination phase of this channel (TRAM's init/insert/done cycle): after done(), this
-  /// rank inserts nothing more; test() advances detection without blocking and is true once
-  /// every rank called done() and every item of the channel (handler sends included) has been
-  /// delivered. Reusable: start inserting again after it completed. Other collectives on the
-  /// world must not be started while a phase is being tested (they would interleave with the
-  /// phase's allreduce waves differently on different ranks).
-  class phase {
-   public:
-    /// Advances detection; true once the phase has terminated.
-    bool test() { return core_->phase_test(); }
-    /// Blocks until the phase has terminated (delivering items meanwhile).
-    void wait() { core_->phase_wait(); }
-    /// Internal: made by done().
-    explicit phase(detail::channel_core& c) noexcept : core_(&c) {}
-
-   private:
-    detail::channel_core* core_;
-  };
+  /// A termination phase of this channel (see channel_phase).
+  using phase = channel_phase;
   /// Declares that this rank has inserted its last item of the current phase.
   [[nodiscard]] phase done() { return phase(core_); }
 
@@ -282,8 +285,15 @@ class channel {
 
   template <bool Transit, bool Forwarded>
   void append(detail::out_buffer& b, int peer, const T& x, int dest, int origin) {
-    if (!b.data) [[unlikely]]
-      b.data = core_.acquire();
+    if (!b.data) [[unlikely]] {
+      // Under backpressure acquire() delivers arrived items, whose forwarding may have
+      // started this very buffer meanwhile: keep that one.
+      std::byte* d = core_.acquire();
+      if (b.data)
+        core_.recycle(d);
+      else
+        b.data = d;
+    }
     std::byte* items = b.data + header_bytes;
     if constexpr (Combine::enabled) {
       if (combine_.absorb(x, b, items)) {
@@ -440,6 +450,7 @@ class channel {
 /// `auto ch = make_channel<T>(w, dist, handler [, route [, combine]] [, options]);`
 template <class T, class Dist, class Handler, class Route = route::direct,
           class Combine = combine::none>
+requires cairn::detail::transferable<T>
 [[nodiscard]] channel<T, Dist, Handler, Route, Combine> make_channel(const cairn::world& w,
                                                                      Dist dist, Handler handler,
                                                                      Route route = {},
@@ -449,13 +460,14 @@ template <class T, class Dist, class Handler, class Route = route::direct,
 }
 /// make_channel with options and the direct route.
 template <class T, class Dist, class Handler>
+requires cairn::detail::transferable<T>
 [[nodiscard]] channel<T, Dist, Handler> make_channel(const cairn::world& w, Dist dist,
                                                      Handler handler, channel_options opts) {
   return {w, std::move(dist), std::move(handler), route::direct{}, combine::none{}, opts};
 }
 /// make_channel with a route and options (no combining).
 template <class T, class Dist, class Handler, class Route>
-requires route_spec<Route>
+requires route_spec<Route> && cairn::detail::transferable<T>
 [[nodiscard]] channel<T, Dist, Handler, Route> make_channel(const cairn::world& w, Dist dist,
                                                             Handler handler, Route route,
                                                             channel_options opts) {

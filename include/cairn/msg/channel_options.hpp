@@ -27,6 +27,9 @@ struct channel_options {
   int posted_receives = 4;
   /// Name in statistics and errors.
   const char* name = "channel";
+  /// Bytes per buffer of a channel of variable-size items (serialized items, async calls,
+  /// containers); 0 picks 16 KiB. An item larger than a buffer travels in a message of its own.
+  std::size_t buffer_bytes = 0;
 };
 
 /// Counters of one channel on one rank (printed at destruction with CAIRN_STATS=1).

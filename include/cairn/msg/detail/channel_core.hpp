@@ -57,8 +57,11 @@ class channel_core {
 
   /// Registers a channel of `buffer_bytes`-byte buffers with the rank's message layer. Every
   /// rank must create its channels in the same order (the creation index is the wire tag).
+  /// With `oversize`, the channel may also send single messages larger than a buffer
+  /// (ship_oversize); they travel on a second tag and are received by probing their size.
   channel_core(const world& w, std::size_t buffer_bytes, const channel_options& opts, void* typed,
-               deliver_fn deliver, flush_fn flush, drain_fn drain, reset_fn reset);
+               deliver_fn deliver, flush_fn flush, drain_fn drain, reset_fn reset,
+               bool oversize = false);
   ~channel_core();
   channel_core(const channel_core&) = delete;
   channel_core& operator=(const channel_core&) = delete;
@@ -68,6 +71,14 @@ class channel_core {
   std::byte* acquire();
   /// Sends `bytes` of `data` (from acquire()) to `peer`; the core owns the buffer from now on.
   void ship(int peer, std::byte* data, std::size_t bytes);
+  /// Returns an unused buffer from acquire() to the pool.
+  void recycle(std::byte* data) { free_.push_back(data); }
+  /// A send buffer of `bytes` (more than buffer_bytes(); 64-byte aligned) for one message of
+  /// its own: a record too large for a buffer. Only for a core made with `oversize`.
+  std::byte* acquire_oversize(std::size_t bytes);
+  /// Sends `bytes` of `data` (from acquire_oversize()) to `peer`, freed once sent. Counted as
+  /// one message, like ship().
+  void ship_oversize(int peer, std::byte* data, std::size_t bytes);
   /// Polls the whole message layer unless a handler is running (no nested delivery).
   void poll();
   /// Counters of this channel on this rank.
@@ -137,9 +148,14 @@ class channel_core {
   struct in_flight {
     cairn::detail::request_state* req;
     std::byte* buf;
+    bool oversize = false;  // freed when sent, not returned to the pool
   };
   void post(posted& p);
   std::byte* allocate(bool for_send);
+  // Counts a received message, empties the cache on an epoch change, delivers it.
+  void receive(const std::byte* buf, std::size_t bytes, int source);
+  // Probes for oversize messages, posts their receives, delivers those that arrived.
+  bool advance_oversize();
 
   cairn::detail::rank_context* ctx_;
   msg_layer* layer_;
@@ -156,6 +172,8 @@ class channel_core {
   std::uint64_t epoch_ = 0;   // phases the combining cache has been emptied for (>= phases_)
   std::vector<posted> posted_;
   std::vector<in_flight> in_flight_;
+  int oversize_tag_ = -1;               // the tag of oversize messages (-1: none)
+  std::vector<in_flight> oversize_in_;  // oversize receives posted
   std::vector<std::byte*> free_;
   std::size_t send_bytes_ = 0;     // bytes of send buffers allocated (the cap applies here)
   std::vector<std::byte*> owned_;  // every buffer ever allocated (freed at destruction)

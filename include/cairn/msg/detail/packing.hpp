@@ -1,0 +1,100 @@
+#pragma once
+/// \file
+/// Internal: values in the payload of a record (serialized items, async arguments, container
+/// operations). A trivially copyable value is its bytes; any other serializable value is
+/// cereal's binary form (cairn/runtime/serialize.hpp). Several values follow one another.
+
+#include <cstddef>
+#include <deque>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <vector>
+
+#include "cairn/runtime/detail/transferable.hpp"
+#include "cairn/runtime/serialize.hpp"
+
+namespace cairn::msg::detail {
+
+/// What a record may carry: values cairn moves as bytes or serializes.
+template <class T>
+concept packable = cairn::detail::transferable<T> || cairn::serializable<T>;
+
+/// Appends `x` to `out`.
+template <class T>
+void pack(cairn::detail::byte_writer& out, const T& x) {
+  static_assert(packable<T>,
+                "a channel item or async argument must be trivially copyable or serializable "
+                "(cairn::serializable: cereal saves and loads it)");
+  if constexpr (cairn::detail::transferable<T>)
+    out.save_binary(&x, sizeof(T));
+  else
+    out(x);
+}
+
+/// Reads the next value into `x`.
+template <class T>
+void unpack(cairn::detail::byte_reader& in, T& x) {
+  if constexpr (cairn::detail::transferable<T>)
+    in.load_binary(&x, sizeof(T));
+  else
+    in(x);
+}
+
+/// Appends the packed values to `out` (which keeps its capacity between uses).
+template <class... T>
+void pack_all(std::vector<std::byte>& out, const T&... xs) {
+  cairn::detail::byte_writer w(out);
+  (pack(w, xs), ...);
+}
+
+/// Reads values into `xs` from exactly `in`; throws cairn::error naming `call`, `rank` and
+/// the types when the bytes do not hold them (ranks that disagree on the types).
+template <class... T>
+void unpack_all(std::span<const std::byte> in, const char* call, int rank, T&... xs) {
+  std::size_t left = 0;
+  try {
+    cairn::detail::byte_reader r(in);
+    (unpack(r, xs), ...);
+    left = r.remaining();
+  } catch (const std::exception& e) {
+    std::string types;
+    ((types += (types.empty() ? "" : ", "), types += typeid(T).name()), ...);
+    cairn::detail::fail(call, rank, "a record of ", in.size(), " bytes does not hold (", types,
+                        "): ", e.what());
+  }
+  if (left != 0)
+    cairn::detail::fail(call, rank, "a record of ", in.size(), " bytes has ", left,
+                        " bytes more than its values");
+}
+
+/// Reusable byte vectors for payloads, one per nesting level: a send may deliver items whose
+/// handlers send again before the outer payload was copied into its buffer.
+class scratch_stack {
+ public:
+  /// The emptied vector of one level, held for the lifetime of the lease.
+  class lease {
+   public:
+    explicit lease(scratch_stack& s) : s_(s) {
+      if (s.level_ == s.levels_.size()) s.levels_.emplace_back();
+      v_ = &s.levels_[s.level_++];
+      v_->clear();
+    }
+    ~lease() { --s_.level_; }
+    lease(const lease&) = delete;
+    lease& operator=(const lease&) = delete;
+    /// The vector.
+    std::vector<std::byte>& bytes() noexcept { return *v_; }
+
+   private:
+    scratch_stack& s_;
+    std::vector<std::byte>* v_;
+  };
+
+ private:
+  std::deque<std::vector<std::byte>> levels_;  // a deque: outer levels keep their address
+  std::size_t level_ = 0;
+};
+
+}  // namespace cairn::msg::detail

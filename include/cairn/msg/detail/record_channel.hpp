@@ -1,0 +1,332 @@
+#pragma once
+/// \file
+/// Internal: the channel of variable-size records, on which serial_channel (items of any
+/// serializable type), async (calls of registered functions) and the containers build. The
+/// same buffers, routes and termination as the typed channel; what differs is the record
+/// layout: items of any size packed one after the other.
+///
+/// A message is the wire_header, then records: a 4-byte payload size, the 4-byte destination
+/// (messages not on their last hop), the 4-byte origin (routed channels), the payload. A record
+/// larger than a buffer travels alone in a message of its own size (channel_core's oversize
+/// messages), so no size is refused or split.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cairn/msg/channel_options.hpp"
+#include "cairn/msg/detail/channel_core.hpp"
+#include "cairn/msg/route.hpp"
+#include "cairn/runtime/world.hpp"
+
+namespace cairn::msg::detail {
+
+/// Records of bytes routed by `Route` to ranks of a world, each handed on arrival to
+/// `Sink`: `sink(std::span<const std::byte> payload, int origin)`. The sink must be done with
+/// the payload before it returns (the bytes belong to a receive buffer).
+template <class Route, class Sink>
+class record_channel {
+  using router_type = decltype(std::declval<const Route&>().make(std::declval<const world&>()));
+  static_assert(router<router_type>, "Route::make(world) must return a cairn::msg::router");
+  static constexpr bool routed = !router_type::is_direct;
+  static constexpr std::size_t header_bytes = sizeof(wire_header);
+  // Bytes in front of a payload: its size, the destination (transit), the origin (routed).
+  static constexpr std::size_t record_bytes(bool transit) {
+    return 4 + (transit ? 4 : 0) + (routed ? 4 : 0);
+  }
+
+ public:
+  /// A record channel on `w`'s ranks with buffers of `opts.buffer_bytes` (0: 16 KiB).
+  record_channel(const cairn::world& w, Route route, Sink sink, const channel_options& opts)
+      : w_(w),
+        me_(w.rank()),
+        size_(w.size()),
+        sink_(std::move(sink)),
+        router_(route.make(w)),
+        cap_(buffer_size(w, opts)),
+        final_(static_cast<std::size_t>(size_)),
+        transit_(routed ? static_cast<std::size_t>(size_) : 0),
+        core_(w, cap_, opts, this, &deliver_thunk, &flush_thunk, &drain_thunk, &reset_thunk, true),
+        queue_local_(opts.queue_local) {}
+  /// Reports records still buffered (see channel::~channel).
+  ~record_channel() {
+    std::uint64_t unsent = local_records_;
+    for (const auto& b : final_) unsent += b.n;
+    for (const auto& b : transit_) unsent += b.n;
+    core_.retire(unsent);
+  }
+  record_channel(const record_channel&) = delete;
+  record_channel& operator=(const record_channel&) = delete;
+
+  /// Sends `payload` to rank `dest` (checked by the caller).
+  void send(int dest, std::span<const std::byte> payload) {
+    ++core_.stats().sent;
+    route_record<false>(dest, payload, me_);
+  }
+  /// Sends every partly filled buffer now.
+  void flush() {
+    for (int p = 0; p < size_; ++p) {
+      if (final_[static_cast<std::size_t>(p)].n) ship<false>(p);
+      if constexpr (routed)
+        if (transit_[static_cast<std::size_t>(p)].n) ship<true>(p);
+    }
+  }
+  /// The untyped core (termination, counters, errors).
+  [[nodiscard]] channel_core& core() noexcept { return core_; }
+  /// The untyped core.
+  [[nodiscard]] const channel_core& core() const noexcept { return core_; }
+  /// The router.
+  [[nodiscard]] const router_type& router() const noexcept { return router_; }
+  /// Runs a delivery on this rank's thread with the handler depth raised (a local item
+  /// delivered without a message: sends from the handler must not deliver nested).
+  template <class F>
+  void deliver_here(F&& f) {
+    ++core_.stats().local;
+    ++core_.stats().delivered;
+    typename channel_core::handler_scope guard(core_);
+    f();
+  }
+  /// True if items for this rank are queued (delivered at the next poll) instead of handled
+  /// at once.
+  [[nodiscard]] bool queues_local() const noexcept { return queue_local_; }
+
+ private:
+  struct out_buffer {
+    std::byte* data = nullptr;
+    std::size_t used = 0;  // bytes of records after the header
+    std::uint32_t n = 0;   // records
+  };
+
+  static std::size_t buffer_size(const cairn::world& w, const channel_options& o) {
+    if (o.buffer_bytes != 0 && (o.buffer_bytes < 64 || o.buffer_bytes > (std::size_t{1} << 30)))
+      cairn::detail::fail("channel", w.rank(), "buffer_bytes ", o.buffer_bytes,
+                          " is outside [64, 2^30]");
+    return o.buffer_bytes ? o.buffer_bytes : 16384;
+  }
+
+  template <bool Forwarded>
+  void route_record(int dest, std::span<const std::byte> payload, int origin) {
+    if (payload.size() > std::numeric_limits<std::uint32_t>::max()) [[unlikely]]
+      core_.fail("channel::send", "an item of " + std::to_string(payload.size()) +
+                                      " bytes is above the limit of 2^32 - 1 bytes (channel '" +
+                                      core_.name() + "')");
+    if (dest == me_) {
+      ++core_.stats().local;
+      if (queue_local_) {
+        const auto n = static_cast<std::uint32_t>(payload.size());
+        const auto o = static_cast<std::uint32_t>(origin);
+        const std::size_t at = local_.size();
+        local_.resize(at + 8 + payload.size());
+        std::memcpy(local_.data() + at, &n, 4);
+        std::memcpy(local_.data() + at + 4, &o, 4);
+        if (!payload.empty()) std::memcpy(local_.data() + at + 8, payload.data(), payload.size());
+        ++local_records_;
+        return;
+      }
+      handle(payload, origin);
+      return;
+    }
+    const int next = router_.next_hop(dest);
+    if constexpr (routed) {
+      if (next != dest) {
+        append<true>(next, payload, dest, origin);
+        return;
+      }
+    }
+    append<false>(next, payload, dest, origin);
+  }
+
+  template <bool Transit>
+  void append(int peer, std::span<const std::byte> payload, int dest, int origin) {
+    const std::size_t need = record_bytes(Transit) + payload.size();
+    if (header_bytes + need > cap_) [[unlikely]] {
+      ship_alone<Transit>(peer, payload, dest, origin);
+      return;
+    }
+    out_buffer& b = buffers<Transit>()[static_cast<std::size_t>(peer)];
+    // Acquiring and shipping may deliver arrived items (at depth 0), whose handlers and
+    // forwarding append to this same buffer: look at it again after each.
+    for (;;) {
+      if (!b.data) {
+        std::byte* d = core_.acquire();
+        if (b.data) {
+          core_.recycle(d);
+          continue;
+        }
+        b.data = d;
+      }
+      if (header_bytes + b.used + need <= cap_) break;
+      ship<Transit>(peer);
+    }
+    write_record<Transit>(b.data + header_bytes + b.used, payload, dest, origin);
+    b.used += need;
+    ++b.n;
+  }
+
+  template <bool Transit>
+  static void write_record(std::byte* at, std::span<const std::byte> payload, int dest,
+                           int origin) {
+    const auto n = static_cast<std::uint32_t>(payload.size());
+    std::memcpy(at, &n, 4);
+    at += 4;
+    if constexpr (Transit) {
+      const auto d = static_cast<std::uint32_t>(dest);
+      std::memcpy(at, &d, 4);
+      at += 4;
+    }
+    if constexpr (routed) {
+      const auto o = static_cast<std::uint32_t>(origin);
+      std::memcpy(at, &o, 4);
+      at += 4;
+    }
+    (void)dest;
+    (void)origin;
+    if (n) std::memcpy(at, payload.data(), n);
+  }
+
+  template <bool Transit>
+  std::vector<out_buffer>& buffers() {
+    if constexpr (Transit)
+      return transit_;
+    else
+      return final_;
+  }
+
+  template <bool Transit>
+  static std::uint32_t flags() {
+    return (Transit ? wire_transit : 0u) | (routed ? wire_origins : 0u);
+  }
+
+  template <bool Transit>
+  void ship(int peer) {
+    out_buffer& b = buffers<Transit>()[static_cast<std::size_t>(peer)];
+    const wire_header h{b.n, flags<Transit>()};
+    std::memcpy(b.data, &h, sizeof h);
+    std::byte* data = b.data;
+    const std::size_t bytes = header_bytes + b.used;
+    auto& st = core_.stats();
+    ++st.buffers_sent;
+    st.items_in_buffers += b.n;
+    b = out_buffer{};
+    core_.ship(peer, data, bytes);
+  }
+
+  // A record larger than a buffer: a message of its own.
+  template <bool Transit>
+  void ship_alone(int peer, std::span<const std::byte> payload, int dest, int origin) {
+    const std::size_t bytes = header_bytes + record_bytes(Transit) + payload.size();
+    std::byte* data = core_.acquire_oversize(bytes);
+    const wire_header h{1, flags<Transit>()};
+    std::memcpy(data, &h, sizeof h);
+    write_record<Transit>(data + header_bytes, payload, dest, origin);
+    auto& st = core_.stats();
+    ++st.buffers_sent;
+    ++st.items_in_buffers;
+    core_.ship_oversize(peer, data, bytes);
+  }
+
+  void handle(std::span<const std::byte> payload, int origin) {
+    ++core_.stats().delivered;
+    typename channel_core::handler_scope guard(core_);
+    sink_(payload, origin);
+  }
+
+  bool drain_local() {
+    bool any = false;
+    // Handlers may queue more while a batch is delivered: take the queue, then look again.
+    while (!local_.empty()) {
+      draining_.clear();
+      draining_.swap(local_);
+      local_records_ = 0;
+      for (std::size_t at = 0; at < draining_.size();) {
+        std::uint32_t n, o;
+        std::memcpy(&n, draining_.data() + at, 4);
+        std::memcpy(&o, draining_.data() + at + 4, 4);
+        handle(std::span<const std::byte>(draining_.data() + at + 8, n), static_cast<int>(o));
+        at += 8 + n;
+      }
+      any = true;
+    }
+    return any;
+  }
+
+  [[noreturn, gnu::cold, gnu::noinline]] void malformed(std::size_t bytes, int from,
+                                                        const wire_header& h) const {
+    core_.fail("channel", "malformed message of " + std::to_string(bytes) + " bytes from rank " +
+                              std::to_string(from) + " (" + std::to_string(h.items) +
+                              " records, flags " + std::to_string(h.flags) +
+                              "): do all ranks create their channels in the same order?");
+  }
+
+  void deliver(const std::byte* msg, std::size_t bytes, int from) {
+    wire_header h;
+    if (bytes < header_bytes) malformed(bytes, from, h);
+    std::memcpy(&h, msg, sizeof h);
+    const bool transit = (h.flags & wire_transit) != 0;
+    const bool origins = (h.flags & wire_origins) != 0;
+    if ((transit && !routed) || origins != routed) malformed(bytes, from, h);
+    const std::size_t front = record_bytes(transit);
+    std::size_t at = header_bytes;
+    for (std::uint32_t i = 0; i < h.items; ++i) {
+      if (bytes - at < front) malformed(bytes, from, h);
+      std::uint32_t n;
+      std::memcpy(&n, msg + at, 4);
+      std::size_t p = at + 4;
+      int dest = me_;
+      if (transit) {
+        std::uint32_t d;
+        std::memcpy(&d, msg + p, 4);
+        dest = static_cast<int>(d);
+        p += 4;
+      }
+      int origin = from;
+      if constexpr (routed) {
+        std::uint32_t o;
+        std::memcpy(&o, msg + p, 4);
+        origin = static_cast<int>(o);
+        p += 4;
+      }
+      if (bytes - p < n || dest < 0 || dest >= size_) malformed(bytes, from, h);
+      const std::span<const std::byte> payload(msg + p, n);
+      at = p + n;
+      if constexpr (routed) {
+        if (dest != me_) {
+          ++core_.stats().forwarded;
+          route_record<true>(dest, payload, origin);
+          continue;
+        }
+      }
+      handle(payload, origin);
+    }
+    if (at != bytes) malformed(bytes, from, h);
+  }
+
+  static void deliver_thunk(void* self, const std::byte* msg, std::size_t bytes, int from) {
+    static_cast<record_channel*>(self)->deliver(msg, bytes, from);
+  }
+  static void flush_thunk(void* self) { static_cast<record_channel*>(self)->flush(); }
+  static bool drain_thunk(void* self) { return static_cast<record_channel*>(self)->drain_local(); }
+  static void reset_thunk(void*) {}
+
+  cairn::world w_;
+  int me_;
+  int size_;
+  Sink sink_;
+  router_type router_;
+  std::size_t cap_;
+  std::vector<out_buffer> final_;    // per peer: records on their last hop
+  std::vector<out_buffer> transit_;  // per peer: records to be forwarded (routed only)
+  channel_core core_;
+  bool queue_local_;
+  std::vector<std::byte> local_;     // queued records for this rank: size, origin, payload
+  std::vector<std::byte> draining_;  // the batch being delivered
+  std::uint64_t local_records_ = 0;  // records in local_
+};
+
+}  // namespace cairn::msg::detail
