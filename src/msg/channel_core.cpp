@@ -57,10 +57,13 @@ channel_core::channel_core(const world& w, std::size_t buffer_bytes, const chann
   if (oversize) oversize_tag_ = tag_ + 1;
   layer_->next_tag += tags;
   for (auto& v : sent_to_) v.assign(static_cast<std::size_t>(ctx_->size()), 0);
+  send_seq_.assign(static_cast<std::size_t>(ctx_->size()), 0);
+  recv_seq_.assign(static_cast<std::size_t>(ctx_->size()), 0);
   posted_.resize(static_cast<std::size_t>(opts.posted_receives));
-  for (auto& p : posted_) {
-    p.buf = allocate(false);
-    post(p);
+  for (std::size_t i = 0; i < posted_.size(); ++i) {
+    posted_[i].buf = allocate(false);
+    post(posted_[i]);
+    order_.push_back(static_cast<std::uint32_t>(i));
   }
   layer_->channels.push_back(this);
 }
@@ -178,15 +181,7 @@ std::byte* channel_core::acquire() {
 void channel_core::ship(int peer, std::byte* data, std::size_t bytes) {
   cairn::detail::rank_entry guard(*ctx_);
   ctx_->check_alive("channel send");
-  const std::uint32_t marks = ((level_ & 3) << wire_level_shift) |
-                              (static_cast<std::uint32_t>(epoch_ & 3) << wire_epoch_shift);
-  if (marks) {
-    wire_header h;
-    std::memcpy(&h, data, sizeof h);
-    h.flags |= marks;
-    std::memcpy(data, &h, sizeof h);
-  }
-  ++sent_to_[level_ & 3][static_cast<std::size_t>(peer)];
+  mark(data, peer);
   request_state* s =
       ctx_->tp().isend(*ctx_, "channel send", data, bytes, peer, tag_, msg_context::msg);
   if (s)
@@ -195,6 +190,19 @@ void channel_core::ship(int peer, std::byte* data, std::size_t bytes) {
     free_.push_back(data);
   ++layer_->sent_msgs;
   if (layer_->depth == 0) layer_->poll();
+}
+
+void channel_core::mark(std::byte* data, int peer) {
+  auto& seq = send_seq_[static_cast<std::size_t>(peer)];
+  const std::uint32_t marks = ((level_ & 3) << wire_level_shift) |
+                              (static_cast<std::uint32_t>(epoch_ & 3) << wire_epoch_shift) |
+                              (seq << wire_seq_shift);
+  seq = (seq + 1) & wire_seq_mask;
+  wire_header h;
+  std::memcpy(&h, data, sizeof h);
+  h.flags |= marks;
+  std::memcpy(data, &h, sizeof h);
+  ++sent_to_[level_ & 3][static_cast<std::size_t>(peer)];
 }
 
 std::byte* channel_core::acquire_oversize(std::size_t bytes) {
@@ -207,13 +215,7 @@ std::byte* channel_core::acquire_oversize(std::size_t bytes) {
 void channel_core::ship_oversize(int peer, std::byte* data, std::size_t bytes) {
   cairn::detail::rank_entry guard(*ctx_);
   ctx_->check_alive("channel send");
-  const std::uint32_t marks = ((level_ & 3) << wire_level_shift) |
-                              (static_cast<std::uint32_t>(epoch_ & 3) << wire_epoch_shift);
-  wire_header h;
-  std::memcpy(&h, data, sizeof h);
-  h.flags |= marks;
-  std::memcpy(data, &h, sizeof h);
-  ++sent_to_[level_ & 3][static_cast<std::size_t>(peer)];
+  mark(data, peer);
   request_state* s =
       ctx_->tp().isend(*ctx_, "channel send", data, bytes, peer, oversize_tag_, msg_context::msg);
   if (s)
@@ -251,20 +253,57 @@ bool channel_core::advance(bool deliver) {
     }
   }
   if (!deliver) return any;
-  for (auto& p : posted_) {
-    if (!p.req || !tp.test(p.req)) continue;
+  // Completed receives are handled in the order they were posted: messages of one source
+  // match its receives in that order, so its items are handled in the order it sent them.
+  std::size_t kept = 0;
+  reposted_.clear();
+  for (std::size_t j = 0; j < order_.size(); ++j) {
+    const std::uint32_t i = order_[j];
+    posted& p = posted_[i];
+    if (!tp.test(p.req)) {
+      order_[kept++] = i;
+      continue;
+    }
     const status st = ctx_->finish(p.req);
     p.req = nullptr;
     receive(p.buf, st.bytes, st.source);
     post(p);
+    reposted_.push_back(i);
     any = true;
   }
+  order_.resize(kept);
+  order_.insert(order_.end(), reposted_.begin(), reposted_.end());
   if (oversize_tag_ >= 0) any |= advance_oversize();
   if (any) ctx_->note_progress();
   return any;
 }
 
 void channel_core::receive(const std::byte* buf, std::size_t bytes, int source) {
+  wire_header h;
+  std::memcpy(&h, buf, sizeof h);
+  // Messages of one source are handled in the order it sent them: one that overtook an
+  // earlier one (a transport may complete them out of order) waits for it, copied aside.
+  auto& next = recv_seq_[static_cast<std::size_t>(source)];
+  if ((h.flags >> wire_seq_shift) != next) {
+    early_.push_back({source, h.flags >> wire_seq_shift, std::vector<std::byte>(buf, buf + bytes)});
+    return;
+  }
+  handle(buf, bytes, source);
+  next = (next + 1) & wire_seq_mask;
+  for (std::size_t i = 0; i < early_.size();) {
+    if (early_[i].source != source || early_[i].seq != next) {
+      ++i;
+      continue;
+    }
+    const early_message m = std::move(early_[i]);
+    early_.erase(early_.begin() + static_cast<std::ptrdiff_t>(i));
+    handle(m.bytes.data(), m.bytes.size(), source);
+    next = (next + 1) & wire_seq_mask;
+    i = 0;
+  }
+}
+
+void channel_core::handle(const std::byte* buf, std::size_t bytes, int source) {
   wire_header h;
   std::memcpy(&h, buf, sizeof h);
   ++received_[(h.flags >> wire_level_shift) & 3];

@@ -96,6 +96,10 @@ class call_channel {
     void operator()(std::span<const std::byte> payload, int origin) const {
       self->dispatch(payload, origin);
     }
+    // A target with a combining cache empties it into the buffers before they are sent.
+    void before_flush() const {
+      if constexpr (requires(Target & t) { t.before_flush(); }) self->target_.before_flush();
+    }
   };
 
  public:

@@ -4,8 +4,10 @@
 /// typed items are sent to global targets; each is copied into the buffer of the next peer on
 /// its route (the hot path: one copy, no allocation, no virtual call, no lock, no hash unless
 /// combining asks for one), buffers travel when full, on flush() or after flush_interval_s, and
-/// the receiver calls the handler per item or routes it on. `world::quiesce()` detects when all
-/// items — including those sent by handlers — have been delivered.
+/// the receiver calls the handler per item or routes it on. Messages from one rank to another
+/// are handled in the order they were sent, so items of one source to one owner on one route
+/// arrive in the order they were sent (unless combining merged them). `world::quiesce()` detects
+/// when all items — including those sent by handlers — have been delivered.
 ///
 /// A key outside the distribution's domain (e.g. n on a block distribution of n keys, or a
 /// negative key) is reported by send() as cairn::error on the sending rank before anything is

@@ -40,6 +40,11 @@ inline constexpr std::uint32_t wire_origins = 2;
 inline constexpr std::uint32_t wire_level_shift = 2;
 /// Bits 4–5: the sender's combining epoch, mod 4 (set by the core; see end_phase).
 inline constexpr std::uint32_t wire_epoch_shift = 4;
+/// Bits 8–31: the message's number among those from its sender to its receiver, mod 2^24
+/// (set by the core): the receiver handles them in that order.
+inline constexpr std::uint32_t wire_seq_shift = 8;
+/// The sequence numbers' range.
+inline constexpr std::uint32_t wire_seq_mask = (1u << 24) - 1;
 
 class msg_layer;
 
@@ -152,8 +157,12 @@ class channel_core {
   };
   void post(posted& p);
   std::byte* allocate(bool for_send);
-  // Counts a received message, empties the cache on an epoch change, delivers it.
+  // Puts a received message in its sender's order (see handle), holding early ones aside.
   void receive(const std::byte* buf, std::size_t bytes, int source);
+  // Counts a message, empties the cache on an epoch change, delivers it.
+  void handle(const std::byte* buf, std::size_t bytes, int source);
+  // Marks an outgoing message with its level, epoch and sequence number; counts it.
+  void mark(std::byte* data, int peer);
   // Probes for oversize messages, posts their receives, delivers those that arrived.
   bool advance_oversize();
 
@@ -171,6 +180,16 @@ class channel_core {
   std::uint64_t phases_ = 0;  // terminations completed on this rank
   std::uint64_t epoch_ = 0;   // phases the combining cache has been emptied for (>= phases_)
   std::vector<posted> posted_;
+  std::vector<std::uint32_t> order_;     // posted_ indices, oldest posting first
+  std::vector<std::uint32_t> reposted_;  // scratch of advance()
+  std::vector<std::uint32_t> send_seq_;  // per peer: sequence number of the next message
+  std::vector<std::uint32_t> recv_seq_;  // per peer: sequence number handled next
+  struct early_message {
+    int source;
+    std::uint32_t seq;
+    std::vector<std::byte> bytes;
+  };
+  std::vector<early_message> early_;  // messages that overtook an earlier one of their sender
   std::vector<in_flight> in_flight_;
   int oversize_tag_ = -1;               // the tag of oversize messages (-1: none)
   std::vector<in_flight> oversize_in_;  // oversize receives posted

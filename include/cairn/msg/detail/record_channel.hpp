@@ -56,7 +56,7 @@ class record_channel {
         queue_local_(opts.queue_local) {}
   /// Reports records still buffered (see channel::~channel).
   ~record_channel() {
-    std::uint64_t unsent = local_records_;
+    std::uint64_t unsent = local_records_ + held_elsewhere_;
     for (const auto& b : final_) unsent += b.n;
     for (const auto& b : transit_) unsent += b.n;
     core_.retire(unsent);
@@ -69,8 +69,10 @@ class record_channel {
     ++core_.stats().sent;
     route_record<false>(dest, payload, me_);
   }
-  /// Sends every partly filled buffer now.
+  /// Sends every partly filled buffer now (after the sink's `before_flush()`, if it has one:
+  /// a container's combining cache empties into the buffers there).
   void flush() {
+    if constexpr (requires(Sink & s) { s.before_flush(); }) sink_.before_flush();
     for (int p = 0; p < size_; ++p) {
       if (final_[static_cast<std::size_t>(p)].n) ship<false>(p);
       if constexpr (routed)
@@ -92,6 +94,9 @@ class record_channel {
     typename channel_core::handler_scope guard(core_);
     f();
   }
+  /// Items its user still holds and never sent (e.g. a combining cache), reported with the
+  /// buffered ones when the channel is destroyed.
+  void note_unsent(std::uint64_t n) noexcept { held_elsewhere_ = n; }
   /// True if items for this rank are queued (delivered at the next poll) instead of handled
   /// at once.
   [[nodiscard]] bool queues_local() const noexcept { return queue_local_; }
@@ -324,9 +329,10 @@ class record_channel {
   std::vector<out_buffer> transit_;  // per peer: records to be forwarded (routed only)
   channel_core core_;
   bool queue_local_;
-  std::vector<std::byte> local_;     // queued records for this rank: size, origin, payload
-  std::vector<std::byte> draining_;  // the batch being delivered
-  std::uint64_t local_records_ = 0;  // records in local_
+  std::vector<std::byte> local_;      // queued records for this rank: size, origin, payload
+  std::vector<std::byte> draining_;   // the batch being delivered
+  std::uint64_t local_records_ = 0;   // records in local_
+  std::uint64_t held_elsewhere_ = 0;  // see note_unsent
 };
 
 }  // namespace cairn::msg::detail

@@ -1,0 +1,163 @@
+#pragma once
+/// \file
+/// `cairn::containers::counting_set`: counts of keys distributed over the ranks by hash (YGM's
+/// counting_set). `async_insert(key)` adds one to the key's count at its owner; repeated keys
+/// are counted first in a direct-mapped cache at the source and travel once per flush (the
+/// cache empties whenever the calls' buffers are flushed: by world::quiesce, a flush interval,
+/// or flush()). Collective queries: count(key), size(), topk(k).
+///
+///     cairn::containers::counting_set<std::string> words(w);
+///     for (const auto& s : my_words) words.async_insert(s);
+///     w.quiesce();
+///     for (auto& [word, n] : words.topk(10)) ...
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cairn/containers/detail/keyed.hpp"
+#include "cairn/runtime/world.hpp"
+
+namespace cairn::containers {
+
+/// Counts of keys of type K (trivially copyable or serializable), each kept by the rank its
+/// hash picks. Created collectively (in the same order as channels on every rank).
+template <class K, class Hash = default_hash<K>>
+class counting_set {
+ public:
+  /// Key type.
+  using key_type = K;
+  /// This rank's part: key -> count.
+  using local_map = std::unordered_map<K, std::uint64_t, detail::local_hash<Hash, K>>;
+
+  /// An empty counting set on `w`'s ranks.
+  explicit counting_set(const cairn::world& w, container_options opts = {}, Hash hash = {})
+      : w_(w),
+        hash_(hash),
+        local_(16, detail::local_hash<Hash, K>{hash}),
+        cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0),
+        calls_(w, *this, {}, detail::call_options(opts)) {}
+  /// Counts still cached at the source are reported as never sent (call world::quiesce()
+  /// before the set goes out of scope).
+  ~counting_set() { calls_.records().note_unsent(cached_); }
+  counting_set(const counting_set&) = delete;
+  counting_set& operator=(const counting_set&) = delete;
+
+  /// Adds `n` to the count of `key` at its owner.
+  void async_insert(const K& key, std::uint64_t n = 1) {
+    if (cache_.empty()) {
+      send(key, n);
+      return;
+    }
+    const std::uint64_t h = hash_(key);
+    slot& s = cache_[static_cast<std::size_t>(h) & (cache_.size() - 1)];
+    if (s.used && s.hash == h && s.key == key) {
+      s.count += n;
+      return;
+    }
+    if (s.used) {  // evict: the old key travels now
+      s.used = false;
+      --cached_;
+      send(s.key, s.count);
+    }
+    s.key = key;
+    s.hash = h;
+    s.count = n;
+    s.used = true;
+    ++cached_;
+  }
+
+  /// The owner rank of `key`.
+  [[nodiscard]] int owner(const K& key) const { return detail::owner_of(hash_, key, w_.size()); }
+  /// This rank's keys and counts (complete after world::quiesce()).
+  [[nodiscard]] const local_map& local() const noexcept { return local_; }
+  /// Calls `f(key, count)` for every key of this rank.
+  template <class F>
+  void for_all(F&& f) const {
+    for (const auto& [k, n] : local_) f(k, n);
+  }
+
+  /// Collective (every rank passes the same key): the count of `key`, on every rank.
+  [[nodiscard]] std::uint64_t count(const K& key) {
+    std::uint64_t mine = 0;
+    if (owner(key) == w_.rank())
+      if (auto it = local_.find(key); it != local_.end()) mine = it->second;
+    return w_.allreduce(mine, cairn::plus{});
+  }
+  /// Collective: the number of distinct keys over all ranks.
+  [[nodiscard]] std::uint64_t size() {
+    return w_.allreduce(static_cast<std::uint64_t>(local_.size()), cairn::plus{});
+  }
+  /// Collective: the `k` keys with the largest counts (ties: smaller key first), largest
+  /// first, the same on every rank.
+  [[nodiscard]] std::vector<std::pair<K, std::uint64_t>> topk(std::size_t k) {
+    auto better = [](const std::pair<K, std::uint64_t>& a, const std::pair<K, std::uint64_t>& b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    };
+    std::vector<std::pair<K, std::uint64_t>> mine(local_.begin(), local_.end());
+    const std::size_t keep = std::min(k, mine.size());
+    std::partial_sort(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(keep), mine.end(),
+                      better);
+    mine.resize(keep);
+    std::vector<std::pair<K, std::uint64_t>> all;
+    for (auto& part : w_.allgather(mine))
+      for (auto& e : part) all.push_back(std::move(e));
+    const std::size_t top = std::min(k, all.size());
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(top), all.end(),
+                      better);
+    all.resize(top);
+    return all;
+  }
+  /// Collective: ends the phase (world::quiesce) and empties the set.
+  void clear() {
+    w_.quiesce();
+    local_.clear();
+  }
+  /// Sends the counts cached at the source now.
+  void flush() { calls_.records().flush(); }
+  /// Counters of the set's calls on this rank.
+  [[nodiscard]] const cairn::msg::channel_stats& stats() const noexcept {
+    return calls_.records().core().stats();
+  }
+
+  /// Internal (called when the calls' buffers are flushed): empties the cache into them.
+  void before_flush() {
+    if (cached_ == 0) return;
+    for (slot& s : cache_)
+      if (s.used) {
+        s.used = false;  // before sending: a delivery meanwhile may insert again
+        --cached_;
+        send(s.key, s.count);
+      }
+  }
+
+ private:
+  struct slot {
+    K key{};
+    std::uint64_t hash = 0;
+    std::uint64_t count = 0;
+    bool used = false;
+  };
+
+  void send(const K& key, std::uint64_t n) { calls_.template call<add>(owner(key), key, n); }
+  // Runs at the owner: adds to the key's count.
+  struct add {
+    void operator()(counting_set& self, K&& key, std::uint64_t n) const {
+      self.local_[std::move(key)] += n;
+    }
+  };
+
+  cairn::world w_;
+  Hash hash_;
+  local_map local_;
+  std::vector<slot> cache_;
+  std::uint64_t cached_ = 0;
+  detail::container_calls<counting_set> calls_;  // last: deliveries may start in its constructor
+};
+
+}  // namespace cairn::containers

@@ -1,0 +1,99 @@
+#pragma once
+/// \file
+/// Internal: what the distributed containers share — their options, the hash that picks a
+/// key's owner rank (the same in every process of a run), and the calls between ranks (an
+/// async call channel whose target is the container's part on each rank).
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "cairn/msg/async.hpp"
+#include "cairn/runtime/serialize.hpp"
+
+namespace cairn::containers {
+
+/// Run-time options of a distributed container.
+struct container_options {
+  /// Bytes per buffer of its calls (0: 16 KiB).
+  std::size_t buffer_bytes = 0;
+  /// Entries of the combining cache at the source (counting_set): repeated keys are counted
+  /// there and travel once per flush. 0 turns combining off.
+  std::size_t cache_slots = 4096;
+  /// Name in statistics and errors.
+  const char* name = "container";
+};
+
+/// The default hash of a key: the same value in every process of a run (it picks the owner
+/// rank). Integers and enums are mixed; strings and types with std::hash use it; trivially
+/// copyable types without padding hash their bytes; any other serializable key hashes its
+/// serialized form.
+template <class K>
+struct default_hash {
+  /// 64-bit hash of `k`.
+  [[nodiscard]] std::uint64_t operator()(const K& k) const {
+    if constexpr (std::is_integral_v<K> || std::is_enum_v<K>) {
+      return mix(static_cast<std::uint64_t>(k));
+    } else if constexpr (std::is_convertible_v<const K&, std::string_view>) {
+      return mix(std::hash<std::string_view>{}(std::string_view(k)));
+    } else if constexpr (requires { std::hash<K>{}(k); }) {
+      return mix(std::hash<K>{}(k));
+    } else if constexpr (std::has_unique_object_representations_v<K>) {
+      return bytes(&k, sizeof(K));
+    } else {
+      static_assert(cairn::serializable<K>,
+                    "a container key needs std::hash, unique object bytes, or serialization");
+      std::vector<std::byte> b;
+      cairn::serialize_append(k, b);
+      return bytes(b.data(), b.size());
+    }
+  }
+
+ private:
+  static std::uint64_t mix(std::uint64_t x) noexcept {  // murmur3's finalizer
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+  }
+  static std::uint64_t bytes(const void* p, std::size_t n) noexcept {
+    return mix(std::hash<std::string_view>{}(std::string_view(static_cast<const char*>(p), n)));
+  }
+};
+
+namespace detail {
+
+/// A 64-bit hash as std::unordered_map's hash.
+template <class Hash, class K>
+struct local_hash {
+  Hash h;
+  std::size_t operator()(const K& k) const { return static_cast<std::size_t>(h(k)); }
+};
+
+/// The owner of a key under `hash` among `ranks` ranks: the hash's top bits scaled.
+template <class Hash, class K>
+int owner_of(const Hash& hash, const K& k, int ranks) {
+  __extension__ typedef unsigned __int128 u128;
+  return static_cast<int>((static_cast<u128>(hash(k)) * static_cast<unsigned>(ranks)) >> 64);
+}
+
+/// The calls of a container: a call channel on the direct route whose target is `Self`.
+template <class Self>
+using container_calls = cairn::msg::detail::call_channel<cairn::msg::route::direct, Self>;
+
+/// Channel options of a container's calls.
+inline cairn::msg::channel_options call_options(const container_options& o) {
+  cairn::msg::channel_options c;
+  c.buffer_bytes = o.buffer_bytes;
+  c.name = o.name;
+  return c;
+}
+
+}  // namespace detail
+}  // namespace cairn::containers

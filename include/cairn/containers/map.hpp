@@ -1,0 +1,172 @@
+#pragma once
+/// \file
+/// `cairn::containers::map`: a key-value map distributed over the ranks by hash (YGM's map).
+/// Operations on a key run at its owner; those one rank issues run in the order it issued them
+/// (those of different ranks interleave in any order):
+/// `async_insert` (if the key is missing), `async_insert_or_assign`, `async_erase`,
+/// `async_visit(key, f, args...)` (f runs on the value, made if missing) and
+/// `async_visit_if_contains`, `async_reduce(key, value, merge)`. `f` and `merge` are stateless
+/// function objects (lambdas without captures): they travel as registered functions, like
+/// async calls. Results are complete after world::quiesce().
+///
+///     cairn::containers::map<std::uint64_t, std::uint64_t> degree(w);
+///     for (auto [u, v] : my_edges) {
+///       degree.async_reduce(u, 1, [](std::uint64_t a, std::uint64_t b) { return a + b; });
+///       degree.async_reduce(v, 1, [](std::uint64_t a, std::uint64_t b) { return a + b; });
+///     }
+///     w.quiesce();
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cairn/containers/detail/keyed.hpp"
+#include "cairn/runtime/world.hpp"
+
+namespace cairn::containers {
+
+/// A map from keys K to values V (each trivially copyable or serializable), each key kept by
+/// the rank its hash picks. Created collectively (in the same order as channels everywhere).
+template <class K, class V, class Hash = default_hash<K>>
+class map {
+ public:
+  /// Key type.
+  using key_type = K;
+  /// Value type.
+  using mapped_type = V;
+  /// This rank's part.
+  using local_map = std::unordered_map<K, V, detail::local_hash<Hash, K>>;
+
+  /// An empty map on `w`'s ranks.
+  explicit map(const cairn::world& w, container_options opts = {}, Hash hash = {})
+      : w_(w),
+        hash_(hash),
+        local_(16, detail::local_hash<Hash, K>{hash}),
+        calls_(w, *this, {}, detail::call_options(opts)) {}
+  map(const map&) = delete;
+  map& operator=(const map&) = delete;
+
+  /// Inserts (key, value) at the owner unless the key is there.
+  void async_insert(const K& key, const V& value) {
+    calls_.template call<insert_op>(owner(key), key, value);
+  }
+  /// Sets the key's value at its owner (inserting it if missing).
+  void async_insert_or_assign(const K& key, const V& value) {
+    calls_.template call<assign_op>(owner(key), key, value);
+  }
+  /// Removes the key at its owner (nothing if missing).
+  void async_erase(const K& key) { calls_.template call<erase_op>(owner(key), key); }
+  /// Runs `f(key, value, args...)` at the owner on the key's value (a default V is inserted
+  /// first if the key is missing). `f` is a stateless function object; it may take the map
+  /// first (`f(map&, key, value, args...)`) to make further calls.
+  template <class F, class... A>
+  void async_visit(const K& key, F, const A&... args) {
+    calls_.template call<visit_op<F, true, cairn::msg::detail::wire_type<A>...>>(owner(key), key,
+                                                                                 args...);
+  }
+  /// async_visit, only if the key is present at its owner.
+  template <class F, class... A>
+  void async_visit_if_contains(const K& key, F, const A&... args) {
+    calls_.template call<visit_op<F, false, cairn::msg::detail::wire_type<A>...>>(owner(key), key,
+                                                                                  args...);
+  }
+  /// Merges `value` into the key's value at its owner: `merge(old, value)`, or inserts
+  /// `value` if the key is missing. `merge` is a stateless function object `V(const V&,
+  /// const V&)`; the result is deterministic when it is associative and commutative.
+  template <class Merge>
+  void async_reduce(const K& key, const V& value, Merge) {
+    static_assert(std::is_invocable_r_v<V, Merge&, const V&, const V&>,
+                  "merge must be callable as V merge(const V&, const V&)");
+    calls_.template call<reduce_op<Merge>>(owner(key), key, value);
+  }
+
+  /// The owner rank of `key`.
+  [[nodiscard]] int owner(const K& key) const { return detail::owner_of(hash_, key, w_.size()); }
+  /// This rank's part (complete after world::quiesce()).
+  [[nodiscard]] const local_map& local() const noexcept { return local_; }
+  /// This rank's part, to change locally.
+  [[nodiscard]] local_map& local() noexcept { return local_; }
+  /// Calls `f(key, value)` for every key of this rank.
+  template <class F>
+  void for_all(F&& f) {
+    for (auto& [k, v] : local_) f(k, v);
+  }
+  /// Collective (every rank passes the same key): the key's value, on every rank.
+  [[nodiscard]] std::optional<V> value_of(const K& key) {
+    std::optional<V> mine;
+    const int o = owner(key);
+    if (o == w_.rank())
+      if (auto it = local_.find(key); it != local_.end()) mine = it->second;
+    return w_.bcast(std::as_const(mine), o);
+  }
+  /// Collective: the number of keys over all ranks.
+  [[nodiscard]] std::uint64_t size() {
+    return w_.allreduce(static_cast<std::uint64_t>(local_.size()), cairn::plus{});
+  }
+  /// Collective: every (key, value) on rank `root`, sorted by key (empty on other ranks).
+  [[nodiscard]] std::map<K, V> gather(int root) {
+    std::vector<std::pair<K, V>> mine(local_.begin(), local_.end());
+    std::map<K, V> out;
+    for (auto& part : w_.gather(mine, root))
+      for (auto& [k, v] : part) out.emplace(std::move(k), std::move(v));
+    return out;
+  }
+  /// Collective: ends the phase (world::quiesce) and empties the map.
+  void clear() {
+    w_.quiesce();
+    local_.clear();
+  }
+  /// Counters of the map's calls on this rank.
+  [[nodiscard]] const cairn::msg::channel_stats& stats() const noexcept {
+    return calls_.records().core().stats();
+  }
+
+ private:
+  struct insert_op {
+    void operator()(map& self, K&& key, V&& value) const {
+      self.local_.try_emplace(std::move(key), std::move(value));
+    }
+  };
+  struct assign_op {
+    void operator()(map& self, K&& key, V&& value) const {
+      self.local_.insert_or_assign(std::move(key), std::move(value));
+    }
+  };
+  struct erase_op {
+    void operator()(map& self, K&& key) const { self.local_.erase(key); }
+  };
+  template <class F, bool Make, class... A>
+  struct visit_op {
+    void operator()(map& self, K&& key, A&&... args) const {
+      auto it = self.local_.find(key);
+      if (it == self.local_.end()) {
+        if constexpr (!Make) return;
+        it = self.local_.try_emplace(std::move(key)).first;
+      }
+      F f{};
+      if constexpr (std::is_invocable_v<F&, map&, const K&, V&, A&...>)
+        f(self, it->first, it->second, args...);
+      else
+        f(it->first, it->second, args...);
+    }
+  };
+  template <class Merge>
+  struct reduce_op {
+    void operator()(map& self, K&& key, V&& value) const {
+      auto [it, fresh] = self.local_.try_emplace(std::move(key), value);
+      if (!fresh) it->second = Merge{}(it->second, value);
+    }
+  };
+
+  cairn::world w_;
+  Hash hash_;
+  local_map local_;
+  detail::container_calls<map> calls_;  // last: deliveries may start in its constructor
+};
+
+}  // namespace cairn::containers

@@ -1,0 +1,271 @@
+// Distributed containers on both engines, each against a sequential reference over random
+// operations from every rank with random keys (integers, strings, structs): every rank
+// regenerates every rank's operations and applies them in one sequence. Operations whose
+// outcome depends on arrival order (insert-if-missing from several ranks) are checked against
+// the set of outcomes any order could give.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cairn/containers/bag.hpp"
+#include "cairn/containers/counting_set.hpp"
+#include "cairn/containers/map.hpp"
+#include "cairn/containers/set.hpp"
+#include "harness.hpp"
+
+using cairn::test::run;
+
+namespace {
+
+// A struct key with cereal's serialize (not trivially copyable).
+struct name_key {
+  std::string first;
+  std::int32_t number = 0;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(first, number);
+  }
+  bool operator==(const name_key&) const = default;
+  auto operator<=>(const name_key&) const = default;
+};
+
+std::mt19937_64 rank_gen(std::uint64_t seed, int rank) {
+  return std::mt19937_64(seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(rank) * 7919);
+}
+
+// Words from a small vocabulary with a skew (so keys repeat, within and across ranks).
+std::string word(std::mt19937_64& g) {
+  const std::uint64_t r = g() % 1000;
+  const std::uint64_t id = r < 500 ? r % 7 : r % 311;
+  std::string s = "w";
+  s += std::to_string(id * 2654435761ULL % 100003);
+  if (id % 5 == 0) s += std::string(id % 40, 'z');  // some longer keys
+  return s;
+}
+
+template <class K, class MakeKey>
+void check_counting_set(cairn::world& w, std::uint64_t seed, std::size_t cache_slots,
+                        MakeKey make_key) {
+  cairn::containers::counting_set<K> cs(
+      w, cairn::containers::container_options{.buffer_bytes = 256, .cache_slots = cache_slots});
+  const int ops = 2000;
+  std::map<K, std::uint64_t> ref;
+  for (int r = 0; r < w.size(); ++r) {
+    auto g = rank_gen(seed, r);
+    for (int i = 0; i < ops; ++i) {
+      const K k = make_key(g);
+      const std::uint64_t n = g() % 3 + 1;
+      ref[k] += n;
+      if (r == w.rank()) cs.async_insert(k, n);
+    }
+  }
+  w.quiesce();
+  // This rank holds exactly the reference's keys it owns, with their counts.
+  std::map<K, std::uint64_t> mine(cs.local().begin(), cs.local().end()), want;
+  for (const auto& [k, n] : ref)
+    if (cs.owner(k) == w.rank()) want.emplace(k, n);
+  EXPECT_TRUE(mine == want) << "rank " << w.rank() << ": " << mine.size() << " keys, want "
+                            << want.size();
+  EXPECT_EQ(cs.size(), ref.size());
+  auto it = ref.begin();
+  std::advance(it, static_cast<std::ptrdiff_t>(seed % ref.size()));
+  EXPECT_EQ(cs.count(it->first), it->second);
+  std::vector<std::pair<K, std::uint64_t>> top(ref.begin(), ref.end());
+  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  top.resize(std::min<std::size_t>(5, top.size()));
+  EXPECT_TRUE(cs.topk(5) == top) << "rank " << w.rank();
+  cs.clear();
+  EXPECT_EQ(cs.size(), 0u);
+}
+
+TEST(CountingSet, MatchesTheSequentialCount) {
+  run([](cairn::world& w) {
+    for (std::size_t cache : {std::size_t{0}, std::size_t{1}, std::size_t{64}, std::size_t{4096}}) {
+      check_counting_set<std::string>(w, 11 + cache, cache, [](auto& g) { return word(g); });
+      check_counting_set<std::uint64_t>(w, 12 + cache, cache, [](auto& g) { return g() % 500; });
+      check_counting_set<name_key>(w, 13 + cache, cache, [](auto& g) {
+        return name_key{word(g), static_cast<std::int32_t>(g() % 3)};
+      });
+      if (::testing::Test::HasFailure()) break;
+    }
+  });
+}
+
+TEST(Map, ReduceVisitAssignEraseMatchTheReference) {
+  run([](cairn::world& w) {
+    using value = std::vector<std::int64_t>;  // a serialized value
+    cairn::containers::map<std::string, value> m(
+        w, cairn::containers::container_options{.buffer_bytes = 512});
+    const int ops = 1500;
+    // Phase 1: reductions (element-wise sums, commutative) and visits that add their extra
+    // arguments: the outcome does not depend on arrival order.
+    std::map<std::string, value> ref;
+    auto add_into = [](value& a, const value& b) {
+      if (a.size() < b.size()) a.resize(b.size());
+      for (std::size_t i = 0; i < b.size(); ++i) a[i] += b[i];
+    };
+    for (int r = 0; r < w.size(); ++r) {
+      auto g = rank_gen(21, r);
+      for (int i = 0; i < ops; ++i) {
+        const std::string k = word(g);
+        const value v(g() % 4 + 1, static_cast<std::int64_t>(g() % 100));
+        if (g() % 2) {
+          if (r == w.rank())
+            m.async_reduce(k, v, [](const value& a, const value& b) {
+              value out = a;
+              if (out.size() < b.size()) out.resize(b.size());
+              for (std::size_t j = 0; j < b.size(); ++j) out[j] += b[j];
+              return out;
+            });
+          auto [it, fresh] = ref.try_emplace(k, v);
+          if (!fresh) add_into(it->second, v);
+        } else {
+          const std::int64_t x = static_cast<std::int64_t>(g() % 1000);
+          const std::string tag(g() % 3, 't');
+          if (r == w.rank())
+            m.async_visit(
+                k,
+                [](const std::string&, value& val, std::int64_t add, const std::string& t) {
+                  if (val.empty()) val.resize(1);
+                  val[0] += add + static_cast<std::int64_t>(t.size());
+                },
+                x, tag);
+          value& val = ref[k];
+          if (val.empty()) val.resize(1);
+          val[0] += x + static_cast<std::int64_t>(tag.size());
+        }
+      }
+    }
+    w.quiesce();
+    const auto all = m.gather(0);
+    if (w.rank() == 0) {
+      EXPECT_TRUE(all == ref) << all.size() << " keys, want " << ref.size();
+    }
+    EXPECT_EQ(m.size(), ref.size());
+    const auto& probe = *std::next(ref.begin(), static_cast<std::ptrdiff_t>(ref.size() / 2));
+    EXPECT_EQ(m.value_of(probe.first), std::optional<value>(probe.second));
+    EXPECT_EQ(m.value_of("no such key"), std::nullopt);
+
+    // Phase 2: each rank assigns keys only it writes; inserts of shared keys keep one of the
+    // values offered; erases of keys nobody writes in this phase.
+    std::map<std::string, std::set<value>> offered;
+    std::set<std::string> erased;
+    for (int r = 0; r < w.size(); ++r) {
+      auto g = rank_gen(22, r);
+      for (int i = 0; i < 200; ++i) {
+        std::string own = "own";
+        own += std::to_string(r);
+        own += '.';
+        own += std::to_string(g() % 50);
+        const value v{static_cast<std::int64_t>(r), static_cast<std::int64_t>(i)};
+        if (r == w.rank()) m.async_insert_or_assign(own, v);
+        ref[own] = v;  // one writer, in program order
+        std::string shared = "shared";
+        shared += std::to_string(g() % 20);
+        if (r == w.rank()) m.async_insert(shared, v);
+        offered[shared].insert(v);
+      }
+      const std::string gone = std::next(ref.begin(), static_cast<std::ptrdiff_t>(g() % 50))->first;
+      if (gone.rfind("own", 0) != 0 && gone.rfind("shared", 0) != 0) {
+        if (r == w.rank()) m.async_erase(gone);
+        erased.insert(gone);
+      }
+    }
+    w.quiesce();
+    for (const auto& k : erased) ref.erase(k);
+    const auto after = m.gather(w.size() - 1);
+    if (w.rank() == w.size() - 1) {
+      EXPECT_EQ(after.size(), ref.size() + offered.size());
+      for (const auto& [k, v] : after) {
+        if (auto o = offered.find(k); o != offered.end())
+          EXPECT_TRUE(o->second.count(v)) << k << " holds a value nobody offered";
+        else
+          EXPECT_TRUE(ref.count(k) && ref.at(k) == v) << k;
+      }
+    }
+  });
+}
+
+TEST(Set, InsertAndEraseMatchTheReference) {
+  run([](cairn::world& w) {
+    cairn::containers::set<name_key> s(w);
+    std::set<name_key> ref, gone;
+    for (int r = 0; r < w.size(); ++r) {
+      auto g = rank_gen(31, r);
+      for (int i = 0; i < 1000; ++i) {
+        name_key k{word(g), static_cast<std::int32_t>(g() % 4)};
+        if (r == w.rank()) s.async_insert(k);
+        ref.insert(k);
+        if (g() % 4 == 0) gone.insert(k);
+      }
+    }
+    w.quiesce();
+    EXPECT_EQ(s.size(), ref.size());
+    for (const auto& k : s.local()) EXPECT_EQ(s.owner(k), w.rank());
+    // Erases, split among the ranks.
+    int i = 0;
+    for (const auto& k : gone)
+      if (i++ % w.size() == w.rank()) s.async_erase(k);
+    w.quiesce();
+    for (const auto& k : gone) ref.erase(k);
+    const auto all = s.gather(0);
+    if (w.rank() == 0) {
+      EXPECT_TRUE(all == ref);
+    }
+    EXPECT_EQ(s.contains(*ref.begin()), true);
+    EXPECT_EQ(s.contains(*gone.begin()), false);
+  });
+}
+
+TEST(Bag, RebalanceAndShuffleKeepEveryItem) {
+  run([](cairn::world& w) {
+    cairn::containers::bag<std::pair<int, std::string>> b(w);
+    std::multiset<std::pair<int, std::string>> ref;
+    for (int r = 0; r < w.size(); ++r) {
+      auto g = rank_gen(41, r);
+      const int n = static_cast<int>(g() % 300) * (r % 2);  // odd ranks only: unbalanced
+      for (int i = 0; i < n; ++i) {
+        std::pair<int, std::string> x{r, word(g)};
+        if (r == w.rank()) {
+          if (i % 3 == 0)
+            b.async_insert(x, 0);  // more skew: a third to rank 0
+          else
+            b.async_insert(x);
+        }
+        ref.insert(x);
+      }
+    }
+    w.quiesce();
+    auto everything = [&] {
+      std::multiset<std::pair<int, std::string>> got;
+      for (auto& part : w.allgather(b.local()))
+        for (auto& x : part) got.insert(x);
+      return got;
+    };
+    EXPECT_EQ(b.size(), ref.size());
+    EXPECT_TRUE(everything() == ref);
+    const auto before = w.allgather(b.local());
+    b.rebalance();
+    const std::uint64_t p = static_cast<std::uint64_t>(w.size());
+    const std::uint64_t want =
+        ref.size() / p + (static_cast<std::uint64_t>(w.rank()) < ref.size() % p ? 1 : 0);
+    EXPECT_EQ(b.local().size(), want) << "rank " << w.rank();
+    // The order by (rank, position) is kept: concatenating the parts gives the same sequence.
+    std::vector<std::pair<int, std::string>> seq_before, seq_after;
+    for (auto& part : before) seq_before.insert(seq_before.end(), part.begin(), part.end());
+    for (auto& part : w.allgather(b.local()))
+      seq_after.insert(seq_after.end(), part.begin(), part.end());
+    EXPECT_TRUE(seq_before == seq_after);
+    b.shuffle(7);
+    EXPECT_TRUE(everything() == ref);
+  });
+}
+
+}  // namespace
