@@ -12,8 +12,10 @@
 #include <tuple>
 #include <vector>
 
+#include "cairn/containers/array.hpp"
 #include "cairn/containers/bag.hpp"
 #include "cairn/containers/counting_set.hpp"
+#include "cairn/containers/disjoint_set.hpp"
 #include "cairn/containers/map.hpp"
 #include "cairn/containers/set.hpp"
 #include "harness.hpp"
@@ -265,6 +267,123 @@ TEST(Bag, RebalanceAndShuffleKeepEveryItem) {
     EXPECT_TRUE(seq_before == seq_after);
     b.shuffle(7);
     EXPECT_TRUE(everything() == ref);
+  });
+}
+
+TEST(Array, SetVisitReduceMatchTheReference) {
+  run([](cairn::world& w) {
+    for (std::uint64_t n :
+         {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{5}, std::uint64_t{1000}}) {
+      cairn::containers::array<std::int64_t> a(w, n, 3);
+      std::vector<std::int64_t> ref(n, 3);
+      if (n > 0) {
+        // Phase 1: updates that commute (reductions by +, visits that add and count).
+        for (int r = 0; r < w.size(); ++r) {
+          auto g = rank_gen(51 + n, r);
+          for (int i = 0; i < 500; ++i) {
+            const std::uint64_t k = g() % n;
+            const auto v = static_cast<std::int64_t>(g() % 100);
+            if (g() % 2) {
+              if (r == w.rank())
+                a.async_reduce(k, v, [](std::int64_t x, std::int64_t y) { return x + y; });
+              ref[k] += v;
+            } else {
+              if (r == w.rank())
+                a.async_visit(
+                    k, [](std::uint64_t, std::int64_t& x, std::int64_t d) { x += d; }, v);
+              ref[k] += v;
+            }
+          }
+        }
+        w.quiesce();
+        // Phase 2: sets of indices each owned by one writer rank, in program order.
+        for (int r = 0; r < w.size(); ++r) {
+          auto g = rank_gen(61 + n, r);
+          for (int i = 0; i < 100; ++i) {
+            const std::uint64_t k = (g() % n) / static_cast<std::uint64_t>(w.size()) *
+                                        static_cast<std::uint64_t>(w.size()) +
+                                    static_cast<std::uint64_t>(r);
+            if (k >= n) continue;
+            const auto v = static_cast<std::int64_t>(i);
+            if (r == w.rank()) a.async_set(k, v);
+            ref[k] = v;
+          }
+        }
+        w.quiesce();
+      }
+      const auto all = a.gather(0);
+      if (w.rank() == 0) {
+        EXPECT_EQ(all, ref) << "n = " << n;
+      }
+      std::uint64_t mine = a.local().size(), total = 0;
+      w.allreduce(std::span(&mine, 1), std::span(&total, 1), cairn::plus{});
+      EXPECT_EQ(total, n);
+    }
+  });
+}
+
+TEST(Array, IndexPastTheEndIsRefused) {
+  run([](cairn::world& w) {
+    cairn::containers::array<int> a(w, 10);
+    const std::string m = cairn::test::message_of([&] { a.async_set(10, 1); });
+    EXPECT_TRUE(cairn::test::has_text(m, "array::async_set: rank " + std::to_string(w.rank()) +
+                                             ": index 10 is outside the array of 10 values"))
+        << m;
+    w.quiesce();
+  });
+}
+
+// Sequential union-find: the reference partition.
+template <class K>
+struct reference_sets {
+  std::map<K, K> parent;
+  K find(K x) {
+    auto it = parent.try_emplace(x, x).first;
+    while (!(it->second == x)) {
+      x = it->second;
+      it = parent.find(x);
+    }
+    return x;
+  }
+  void unite(const K& a, const K& b) {
+    const K ra = find(a), rb = find(b);
+    if (ra < rb) parent[rb] = ra;
+    if (rb < ra) parent[ra] = rb;
+  }
+};
+
+template <class K, class MakeKey>
+void check_disjoint_set(cairn::world& w, std::uint64_t seed, int unions, MakeKey make_key) {
+  cairn::containers::disjoint_set<K> ds(w);
+  reference_sets<K> ref;
+  for (int r = 0; r < w.size(); ++r) {
+    auto g = rank_gen(seed, r);
+    for (int i = 0; i < unions; ++i) {
+      const K a = make_key(g), b = make_key(g);
+      if (r == w.rank()) ds.async_union(a, b);
+      ref.unite(a, b);
+    }
+  }
+  ds.compress();
+  for (const auto& [x, root] : ds.local()) {
+    EXPECT_EQ(ds.owner(x), w.rank());
+    EXPECT_TRUE(root == ref.find(x)) << "rank " << w.rank();  // the set's smallest key
+  }
+  EXPECT_EQ(ds.size(), ref.parent.size());
+  std::uint64_t sets = 0;
+  for (const auto& [x, p] : ref.parent) sets += ref.find(x) == x ? 1 : 0;
+  EXPECT_EQ(ds.num_sets(), sets);
+  const K probe =
+      std::next(ref.parent.begin(), static_cast<std::ptrdiff_t>(seed % ref.parent.size()))->first;
+  EXPECT_TRUE(ds.find(probe) == ref.find(probe));
+}
+
+TEST(DisjointSet, ComponentsMatchTheSequentialUnionFind) {
+  run([](cairn::world& w) {
+    check_disjoint_set<std::uint64_t>(w, 71, 300, [](auto& g) { return g() % 2000; });
+    // A long chain: path compression must take several rounds.
+    check_disjoint_set<std::uint64_t>(w, 72, 400, [](auto& g) { return g() % 600; });
+    check_disjoint_set<std::string>(w, 73, 200, [](auto& g) { return word(g); });
   });
 }
 

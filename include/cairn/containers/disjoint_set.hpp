@@ -1,0 +1,174 @@
+#pragma once
+/// \file
+/// `cairn::containers::disjoint_set`: union-find over keys distributed by hash (YGM's
+/// disjoint_set), for connected components at scale. `async_union(a, b)` walks from a to its
+/// root and from b to its root, each step at the owner of the item it stands on, and links
+/// the root with the larger key under the other (parents only ever point to smaller keys, so
+/// concurrent unions never make a cycle; a root that was linked meanwhile restarts the walk).
+/// `compress()` (collective) then points every item straight at its root by pointer jumping
+/// (each round halves the depth of every path); after it, `local()` maps each item of this
+/// rank to its set's root, the smallest key of the set.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cairn/containers/detail/keyed.hpp"
+#include "cairn/runtime/world.hpp"
+
+namespace cairn::containers {
+
+/// Disjoint sets of keys K (trivially copyable or serializable, ordered by `<`). Created
+/// collectively (in the same order as channels on every rank).
+template <class K, class Hash = default_hash<K>>
+class disjoint_set {
+ public:
+  /// Key type.
+  using key_type = K;
+  /// This rank's items and their parents (their roots after compress()).
+  using local_map = std::unordered_map<K, K, detail::local_hash<Hash, K>>;
+
+  /// No items yet, on `w`'s ranks.
+  explicit disjoint_set(const cairn::world& w, container_options opts = {}, Hash hash = {})
+      : w_(w),
+        hash_(hash),
+        parent_(16, detail::local_hash<Hash, K>{hash}),
+        calls_(w, *this, {}, detail::call_options(opts)) {}
+  disjoint_set(const disjoint_set&) = delete;
+  disjoint_set& operator=(const disjoint_set&) = delete;
+
+  /// Joins the sets of `a` and `b` (each made a set of its own first if new).
+  void async_union(const K& a, const K& b) { calls_.template call<walk_a>(owner(a), a, b); }
+  /// Makes `a` a set of its own if it is new.
+  void async_insert(const K& a) { calls_.template call<insert_op>(owner(a), a); }
+
+  /// Collective: ends the phase (world::quiesce), then points every item at its root.
+  /// Returns the pointer-jumping rounds it took.
+  int compress() {
+    int rounds = 0;
+    for (;;) {
+      w_.quiesce();
+      changed_ = 0;
+      for (const auto& [x, p] : parent_)
+        if (!(p == x)) calls_.template call<ask_op>(owner(p), p, x);
+      w_.quiesce();
+      ++rounds;
+      if (w_.allreduce(changed_, cairn::plus{}) == 0) return rounds;
+    }
+  }
+  /// The owner rank of `key`.
+  [[nodiscard]] int owner(const K& key) const { return detail::owner_of(hash_, key, w_.size()); }
+  /// This rank's items and their parents (their roots after compress()).
+  [[nodiscard]] const local_map& local() const noexcept { return parent_; }
+  /// Calls `f(item, parent)` for every item of this rank (`parent` is the root after
+  /// compress()).
+  template <class F>
+  void for_all(F&& f) const {
+    for (const auto& [x, p] : parent_) f(x, p);
+  }
+  /// Collective, after compress() (every rank passes the same key): the root of `key`'s set,
+  /// on every rank (`key` itself if it is in no union).
+  [[nodiscard]] K find(const K& key) {
+    K root = key;
+    const int o = owner(key);
+    if (o == w_.rank())
+      if (auto it = parent_.find(key); it != parent_.end()) root = it->second;
+    return w_.bcast(std::as_const(root), o);
+  }
+  /// Collective: the number of sets over all ranks.
+  [[nodiscard]] std::uint64_t num_sets() {
+    std::uint64_t roots = 0;
+    for (const auto& [x, p] : parent_) roots += p == x ? 1 : 0;
+    return w_.allreduce(roots, cairn::plus{});
+  }
+  /// Collective: the number of items over all ranks.
+  [[nodiscard]] std::uint64_t size() {
+    return w_.allreduce(static_cast<std::uint64_t>(parent_.size()), cairn::plus{});
+  }
+  /// Collective: every item and its parent on rank `root` (empty on other ranks).
+  [[nodiscard]] std::map<K, K> gather(int root) {
+    std::vector<std::pair<K, K>> mine(parent_.begin(), parent_.end());
+    std::map<K, K> out;
+    for (auto& part : w_.gather(mine, root))
+      for (auto& [x, p] : part) out.emplace(std::move(x), std::move(p));
+    return out;
+  }
+  /// Collective: ends the phase and removes every item.
+  void clear() {
+    w_.quiesce();
+    parent_.clear();
+  }
+
+ private:
+  // The parent of item `x` of this rank, made a root if new.
+  K& parent_of(const K& x) { return parent_.try_emplace(x, x).first->second; }
+
+  struct insert_op {
+    void operator()(disjoint_set& self, K&& a) const { self.parent_of(a); }
+  };
+  // At a's owner: climb to a's root, then walk from b.
+  struct walk_a {
+    void operator()(disjoint_set& self, K&& a, K&& b) const {
+      const K pa = self.parent_of(a);
+      if (!(pa == a))
+        self.calls_.template call<walk_a>(self.owner(pa), pa, b);
+      else
+        self.calls_.template call<walk_b>(self.owner(b), b, a);
+    }
+  };
+  // At b's owner: climb to b's root; link the larger of the two roots under the smaller.
+  struct walk_b {
+    void operator()(disjoint_set& self, K&& b, K&& ra) const {
+      K& pb = self.parent_of(b);
+      if (!(pb == b)) {
+        const K up = pb;
+        self.calls_.template call<walk_b>(self.owner(up), up, ra);
+      } else if (ra < b) {
+        pb = ra;  // b is a root here and now: link it
+      } else if (b < ra) {
+        self.calls_.template call<link_op>(self.owner(ra), ra, b);
+      }
+    }
+  };
+  // At ra's owner: link ra under b if ra is still a root, else join b with ra's new parent.
+  struct link_op {
+    void operator()(disjoint_set& self, K&& ra, K&& b) const {
+      K& p = self.parent_of(ra);
+      if (p == ra) {
+        p = b;
+      } else {
+        const K up = p;
+        self.calls_.template call<walk_a>(self.owner(up), up, b);
+      }
+    }
+  };
+  // At p's owner: tell x's owner p's parent.
+  struct ask_op {
+    void operator()(disjoint_set& self, K&& p, K&& x) const {
+      // Find, not insert: compress() iterates the items while local calls run.
+      const auto it = self.parent_.find(p);
+      const K gp = it == self.parent_.end() ? p : it->second;
+      self.calls_.template call<answer_op>(self.owner(x), x, gp);
+    }
+  };
+  struct answer_op {
+    void operator()(disjoint_set& self, K&& x, K&& gp) const {
+      K& p = self.parent_.find(x)->second;  // x asked: it is an item of this rank
+      if (!(p == gp)) {
+        p = gp;
+        ++self.changed_;
+      }
+    }
+  };
+
+  cairn::world w_;
+  Hash hash_;
+  local_map parent_;
+  std::uint64_t changed_ = 0;
+  detail::container_calls<disjoint_set> calls_;  // last: deliveries may start in its constructor
+};
+
+}  // namespace cairn::containers
