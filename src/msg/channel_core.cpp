@@ -46,6 +46,8 @@ channel_core::channel_core(const world& w, std::size_t buffer_bytes, const chann
   if (!(opts.flush_interval_s >= 0))
     cairn::detail::fail("channel", rank, "flush_interval_s ", opts.flush_interval_s,
                         " is negative");
+  if (opts.contributors < 1)
+    cairn::detail::fail("channel", rank, "contributors ", opts.contributors, " is below 1");
   if (opts.memory_cap_bytes < 2 * buffer_bytes)
     cairn::detail::fail("channel", rank, "memory_cap_bytes ", opts.memory_cap_bytes,
                         " is below two buffers of ", buffer_bytes, " bytes");
@@ -386,10 +388,20 @@ void channel_core::wait_levels(int levels) {
   end_phase();
 }
 
-bool channel_core::phase_test() {
+std::uint64_t channel_core::phase_begin() {
+  ++done_calls_;
+  return done_phases_ + 1;
+}
+
+bool channel_core::phase_test(std::uint64_t phase) {
+  if (done_phases_ >= phase) return true;
   cairn::detail::rank_entry guard(*ctx_);
   if (layer_->depth > 0)
     cairn::detail::fail("channel done", ctx_->rank(), "tested from inside a handler");
+  if (done_calls_ < opts_.contributors) {  // this rank's other contributors still insert
+    layer_->poll();
+    return false;
+  }
   if (!wave_running_) {
     do {
       drain_(typed_);
@@ -404,6 +416,8 @@ bool channel_core::phase_test() {
   wave_running_ = false;
   if (wave_out_[0] == wave_out_[1] && wave_out_ == wave_prev_) {
     wave_prev_ = {~std::uint64_t{0}, 0};
+    ++done_phases_;
+    done_calls_ = 0;
     end_phase();
     return true;
   }
@@ -419,10 +433,10 @@ void channel_core::end_phase() {
   }
 }
 
-void channel_core::phase_wait() {
+void channel_core::phase_wait(std::uint64_t phase) {
   cairn::detail::rank_entry guard(*ctx_);
   std::uint64_t spins = 0;
-  while (!phase_test()) ctx_->idle(nullptr, spins);
+  while (!phase_test(phase)) ctx_->idle(nullptr, spins);
 }
 
 std::string channel_core::describe() const {

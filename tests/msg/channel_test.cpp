@@ -233,6 +233,39 @@ TEST(Channel, BackpressureKeepsSendBuffersUnderTheCap) {
   });
 }
 
+// A done() phase with three contributors per rank: it never ends before the last of them
+// called done(), even when every item sent so far has long been delivered.
+TEST(Channel, DoneWithSeveralContributorsIsNeverEarly) {
+  run([](cairn::world& w) {
+    const cairn::cyclic_distribution dist(w.size());
+    std::uint64_t got = 0;
+    auto ch = cairn::make_channel<std::uint64_t>(
+        w, dist, [&](std::uint64_t) { ++got; }, cairn::route::grid{},
+        cairn::channel_options{.buffer_items = 8, .contributors = 3});
+    std::uint64_t sent = 0;
+    for (int round = 0; round < 3; ++round) {
+      std::vector<cairn::channel_phase> phases;
+      for (int c = 0; c < 2; ++c) {  // two of the three contributors finish
+        for (std::uint64_t i = 0; i < 50; ++i, ++sent)
+          ch.send(i * 31 + static_cast<std::uint64_t>(c));
+        phases.push_back(ch.done());
+      }
+      for (int k = 0; k < 2000; ++k) {
+        ASSERT_FALSE(phases[static_cast<std::size_t>(k % 2)].test())
+            << "rank " << w.rank() << ": the phase ended before its third contributor was done";
+      }
+      for (std::uint64_t i = 0; i < 70; ++i, ++sent) ch.send(i * 17 + 5);
+      phases.push_back(ch.done());
+      phases[2].wait();
+      EXPECT_TRUE(phases[0].test());  // every contributor's phase object sees the end
+      EXPECT_TRUE(phases[1].test());
+      std::array<std::uint64_t, 2> mine{got, sent}, all{};
+      w.allreduce(mine, all, cairn::plus{});
+      EXPECT_EQ(all[0], all[1]) << "round " << round;
+    }
+  });
+}
+
 // Backpressure on a routed channel: while a send waits for a free buffer, arriving items are
 // forwarded into the very buffers it waits to fill; none may be lost.
 TEST(Channel, BackpressureOnRoutesLosesNothing) {
@@ -304,9 +337,37 @@ TEST(Channel, CombiningKeepsResults) {
       for (auto& x : items) ch.send(kv{x.key, 1});
       w.quiesce();
     }
+    // A user's merge: the largest value and how many items it stands for, per key.
+    struct mk {
+      std::uint64_t key, value, items;
+    };
+    std::vector<std::uint64_t> most(local, 0), merged(local, 0);
+    {
+      auto ch = cairn::make_channel<mk>(
+          w, dist.of([](const mk& x) { return x.key; }),
+          [&](const mk& x) {
+            auto& m = most[dist.local_index(x.key)];
+            m = std::max(m, x.value);
+            merged[dist.local_index(x.key)] += x.items;
+          },
+          cairn::route::grid{},
+          cairn::combine::merge([](const mk& x) { return x.key; },
+                                [](mk& held, const mk& x) {
+                                  held.value = std::max(held.value, x.value);
+                                  held.items += x.items;
+                                },
+                                512),
+          cairn::channel_options{.buffer_items = 64});
+      for (auto& x : items) ch.send(mk{x.key, x.value, 1});
+      w.quiesce();
+      if (w.size() > 1) {
+        EXPECT_GT(ch.stats().combined_source + ch.stats().combined_hops, 0u);
+      }
+    }
     // Reference: every rank's items, regenerated.
     const std::uint64_t first = static_cast<std::uint64_t>(w.rank()) * dist.local_size(0);
-    std::vector<std::uint64_t> rseen(local, 0), rbest(local, ~std::uint64_t{0}), rcount(local, 0);
+    std::vector<std::uint64_t> rseen(local, 0), rbest(local, ~std::uint64_t{0}), rcount(local, 0),
+        rmost(local, 0);
     for (int r = 0; r < w.size(); ++r) {
       std::mt19937_64 gr(7 + static_cast<std::uint64_t>(r));
       for (int i = 0; i < 20000; ++i) {
@@ -315,12 +376,15 @@ TEST(Channel, CombiningKeepsResults) {
         const std::size_t li = static_cast<std::size_t>(k - first);
         rseen[li] = 1;
         rbest[li] = std::min(rbest[li], v);
+        rmost[li] = std::max(rmost[li], v);
         ++rcount[li];
       }
     }
     EXPECT_EQ(seen, rseen);
     EXPECT_EQ(best, rbest);
     EXPECT_EQ(count, rcount);
+    EXPECT_EQ(most, rmost);
+    EXPECT_EQ(merged, rcount);
   });
 }
 

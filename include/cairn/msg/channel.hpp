@@ -66,17 +66,20 @@ class channel_context {
 /// has been delivered. Reusable: start inserting again after it completed. Other collectives
 /// on the world must not be started while a phase is being tested (they would interleave with
 /// the phase's allreduce waves differently on different ranks).
+/// With channel_options::contributors = k, the phase ends once done() was called k times on
+/// every rank; each call's phase object tests the same phase.
 class channel_phase {
  public:
   /// Advances detection; true once the phase has terminated.
-  bool test() { return core_->phase_test(); }
+  bool test() { return core_->phase_test(phase_); }
   /// Blocks until the phase has terminated (delivering items meanwhile).
-  void wait() { core_->phase_wait(); }
+  void wait() { core_->phase_wait(phase_); }
   /// Internal: made by a channel's done().
-  explicit channel_phase(detail::channel_core& c) noexcept : core_(&c) {}
+  explicit channel_phase(detail::channel_core& c) : core_(&c), phase_(c.phase_begin()) {}
 
  private:
   detail::channel_core* core_;
+  std::uint64_t phase_;
 };
 
 /// A channel of items of type T owned by `Dist`, handled by `Handler` (`void(const T&)` or
@@ -174,7 +177,8 @@ class channel {
 
   /// A termination phase of this channel (see channel_phase).
   using phase = channel_phase;
-  /// Declares that this rank has inserted its last item of the current phase.
+  /// Declares that this rank (or one of its contributors) has inserted its last item of the
+  /// current phase.
   [[nodiscard]] phase done() { return phase(core_); }
 
   /// Empties this rank's combining cache now (a no-op without combining). Phase ends do it on
@@ -481,6 +485,7 @@ requires route_spec<Route> && cairn::detail::transferable<T>
 namespace cairn {
 using msg::channel_context;
 using msg::channel_options;
+using msg::channel_phase;
 using msg::make_channel;
 namespace route = msg::route;
 namespace combine = msg::combine;

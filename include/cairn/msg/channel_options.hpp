@@ -30,6 +30,10 @@ struct channel_options {
   /// Bytes per buffer of a channel of variable-size items (serialized items, async calls,
   /// containers); 0 picks 16 KiB. An item larger than a buffer travels in a message of its own.
   std::size_t buffer_bytes = 0;
+  /// Contributors per rank of a done() phase (TRAM's numContributors): the phase ends only
+  /// after done() was called this many times on every rank, so several producers of one rank
+  /// (tasks, coroutines, loops) each declare their own end.
+  int contributors = 1;
 };
 
 /// Counters of one channel on one rank (printed at destruction with CAIRN_STATS=1).

@@ -166,17 +166,20 @@ keep_min(Key, Value, std::size_t = 4096) -> keep_min<Key, Value>;
 template <class Key, class Value>
 keep_max(Key, Value, std::size_t = 4096) -> keep_max<Key, Value>;
 
-/// Merges additive payloads: an item whose key matches one still waiting in the same buffer is
-/// added into it (`value(buffered) += value(x)`) instead of travelling (e.g. histogram counts).
-template <class Key, class Value>
-struct sum {
+/// Merges items with a user's associative operation: an item whose key matches one still
+/// waiting in the same buffer is merged into it (`merge(buffered, x)`, which updates
+/// `buffered`) instead of travelling. At the source and at every hop, so the handler sees
+/// fewer items, each the merge of several; `merge` must be associative and commutative for
+/// the result not to depend on which items meet (e.g. a min of distances, a union of flags).
+template <class Key, class Merge>
+struct merge {
   static constexpr bool enabled = true;  ///< consulted for every item
   Key key;                               ///< item -> integral key
-  Value value;                           ///< item& -> reference to the additive field
+  Merge fn;                              ///< fn(T& buffered, const T& x): merges x into buffered
   std::size_t slots = 4096;              ///< cache entries (rounded up to a power of two)
 
-  /// Merges items of equal `key(item)` by adding `value(item)`, in a cache of `n` slots.
-  sum(Key k, Value v, std::size_t n = 4096) : key(std::move(k)), value(std::move(v)), slots(n) {}
+  /// Merges items of equal `key(item)` with `m`, in a cache of `n` slots.
+  merge(Key k, Merge m, std::size_t n = 4096) : key(std::move(k)), fn(std::move(m)), slots(n) {}
 
   /// Allocates the cache.
   template <class T>
@@ -187,7 +190,7 @@ struct sum {
   /// Forgets every buffered position (at the end of every phase of the channel; positions of
   /// sent buffers are stale anyway, since sending a buffer changes its generation).
   void reset() noexcept { std::fill(entries_.begin(), entries_.end(), entry{}); }
-  /// True if `x` was added into an item buffered in `b` (drop it); else remembers that x is
+  /// True if `x` was merged into an item buffered in `b` (drop it); else remembers that x is
   /// about to become item b.n of `b`. `items` points at b's first item.
   template <class T>
   bool absorb(const T& x, detail::out_buffer& b, std::byte* items) {
@@ -196,7 +199,7 @@ struct sum {
     if (e.key == k + 1 && e.buf == &b && e.gen == b.gen && e.index < b.n) {
       T held;
       std::memcpy(&held, items + std::size_t{e.index} * sizeof(T), sizeof(T));
-      std::invoke(value, held) += std::invoke(value, x);
+      std::invoke(fn, held, x);
       std::memcpy(items + std::size_t{e.index} * sizeof(T), &held, sizeof(T));
       return true;
     }
@@ -213,6 +216,32 @@ struct sum {
   };
   std::vector<entry> entries_;
   std::size_t mask_ = 0;
+};
+/// Deduces merge's types from its constructor's arguments.
+template <class Key, class Merge>
+merge(Key, Merge, std::size_t = 4096) -> merge<Key, Merge>;
+
+namespace detail {
+/// sum's merge: adds the field `value` projects.
+template <class Value>
+struct add_field {
+  Value value;  ///< item& -> reference to the additive field
+  /// buffered.field += x.field
+  template <class T>
+  void operator()(T& buffered, const T& x) const {
+    std::invoke(value, buffered) += std::invoke(value, x);
+  }
+};
+}  // namespace detail
+
+/// Merges additive payloads: an item whose key matches one still waiting in the same buffer is
+/// added into it (`value(buffered) += value(x)`) instead of travelling (e.g. histogram counts).
+template <class Key, class Value>
+struct sum : merge<Key, detail::add_field<Value>> {
+  /// Merges items of equal `key(item)` by adding `value(item)`, in a cache of `n` slots.
+  sum(Key k, Value v, std::size_t n = 4096)
+      : merge<Key, detail::add_field<Value>>(std::move(k), detail::add_field<Value>{std::move(v)},
+                                             n) {}
 };
 /// Deduces sum's types from its constructor's arguments.
 template <class Key, class Value>

@@ -117,12 +117,15 @@ class channel_core {
   /// message carries its level mod 4: while a rank waits for level L, messages of levels L+1
   /// and L+2 (sent by handlers of faster ranks) may already arrive, and must not count for L.
   void wait_levels(int levels);
-  /// Advances a per-channel, non-blocking termination phase (TRAM's done()): the same waves
-  /// as world::quiesce over this channel's messages only; true once it has terminated (the
-  /// next call starts a new phase).
-  bool phase_test();
-  /// Blocks until phase_test() is true.
-  void phase_wait();
+  /// One contributor of this rank declares it is done inserting (TRAM's done()); returns the
+  /// number of the phase it ends (for phase_test).
+  std::uint64_t phase_begin();
+  /// Advances a per-channel, non-blocking termination phase: once every contributor of this
+  /// rank called phase_begin(), the same waves as world::quiesce over this channel's messages
+  /// only; true once phase number `phase` has terminated.
+  bool phase_test(std::uint64_t phase);
+  /// Blocks until phase_test(phase) is true.
+  void phase_wait(std::uint64_t phase);
   /// A termination (world::quiesce, wait_levels, a done() phase) completed on this rank: the
   /// combining cache is emptied unless a message of the next phase already did (see advance).
   ///
@@ -177,8 +180,10 @@ class channel_core {
   flush_fn flush_;
   drain_fn drain_;
   reset_fn reset_;
-  std::uint64_t phases_ = 0;  // terminations completed on this rank
-  std::uint64_t epoch_ = 0;   // phases the combining cache has been emptied for (>= phases_)
+  std::uint64_t phases_ = 0;       // terminations completed on this rank
+  std::uint64_t done_phases_ = 0;  // done() phases completed on this rank
+  int done_calls_ = 0;             // contributors that called done() in the current phase
+  std::uint64_t epoch_ = 0;        // phases the combining cache has been emptied for (>= phases_)
   std::vector<posted> posted_;
   std::vector<std::uint32_t> order_;     // posted_ indices, oldest posting first
   std::vector<std::uint32_t> reposted_;  // scratch of advance()
