@@ -50,11 +50,11 @@ class counting_set {
 
   /// Adds `n` to the count of `key` at its owner.
   void async_insert(const K& key, std::uint64_t n = 1) {
+    const std::uint64_t h = hash_(key);
     if (cache_.empty()) {
-      send(key, n);
+      send(key, n, h);
       return;
     }
-    const std::uint64_t h = hash_(key);
     slot& s = cache_[static_cast<std::size_t>(h) & (cache_.size() - 1)];
     if (s.used && s.hash == h && s.key == key) {
       s.count += n;
@@ -63,7 +63,7 @@ class counting_set {
     if (s.used) {  // evict: the old key travels now
       s.used = false;
       --cached_;
-      send(s.key, s.count);
+      send(s.key, s.count, s.hash);
     }
     s.key = key;
     s.hash = h;
@@ -132,7 +132,7 @@ class counting_set {
       if (s.used) {
         s.used = false;  // before sending: a delivery meanwhile may insert again
         --cached_;
-        send(s.key, s.count);
+        send(s.key, s.count, s.hash);
       }
   }
 
@@ -144,7 +144,10 @@ class counting_set {
     bool used = false;
   };
 
-  void send(const K& key, std::uint64_t n) { calls_.template call<add>(owner(key), key, n); }
+  // `h` is the key's hash (computed once for the cache slot and the owner).
+  void send(const K& key, std::uint64_t n, std::uint64_t h) {
+    calls_.template call<add>(detail::owner_of_hash(h, w_.size()), key, n);
+  }
   // Runs at the owner: adds to the key's count.
   struct add {
     void operator()(counting_set& self, K&& key, std::uint64_t n) const {

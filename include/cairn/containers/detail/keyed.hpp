@@ -76,11 +76,16 @@ struct local_hash {
   std::size_t operator()(const K& k) const { return static_cast<std::size_t>(h(k)); }
 };
 
-/// The owner of a key under `hash` among `ranks` ranks: the hash's top bits scaled.
+/// The owner of a key whose hash is `h` among `ranks` ranks: the hash's top bits scaled.
+inline int owner_of_hash(std::uint64_t h, int ranks) noexcept {
+  __extension__ typedef unsigned __int128 u128;
+  return static_cast<int>((static_cast<u128>(h) * static_cast<unsigned>(ranks)) >> 64);
+}
+
+/// The owner of a key under `hash` among `ranks` ranks.
 template <class Hash, class K>
 int owner_of(const Hash& hash, const K& k, int ranks) {
-  __extension__ typedef unsigned __int128 u128;
-  return static_cast<int>((static_cast<u128>(hash(k)) * static_cast<unsigned>(ranks)) >> 64);
+  return owner_of_hash(hash(k), ranks);
 }
 
 /// The calls of a container: a call channel on the direct route whose target is `Self`.

@@ -5,6 +5,7 @@
 /// cereal's binary form (cairn/runtime/serialize.hpp). Several values follow one another.
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <span>
 #include <string>
@@ -21,25 +22,48 @@ namespace cairn::msg::detail {
 template <class T>
 concept packable = cairn::detail::transferable<T> || cairn::serializable<T>;
 
+/// Strings and vectors of trivially copyable elements: packed as a 4-byte count and their
+/// bytes (cereal would spend 8 bytes on the count; short keys are the common item).
+template <class T>
+concept flat_sequence = (std::is_same_v<T, std::basic_string<typename T::value_type>> ||
+                         std::is_same_v<T, std::vector<typename T::value_type>>)&&cairn::detail::
+                            transferable<typename T::value_type> &&
+                        !std::is_same_v<T, std::vector<bool>>;
+
 /// Appends `x` to `out`.
 template <class T>
 void pack(cairn::detail::byte_writer& out, const T& x) {
   static_assert(packable<T>,
                 "a channel item or async argument must be trivially copyable or serializable "
                 "(cairn::serializable: cereal saves and loads it)");
-  if constexpr (cairn::detail::transferable<T>)
+  if constexpr (cairn::detail::transferable<T>) {
     out.save_binary(&x, sizeof(T));
-  else
+  } else if constexpr (flat_sequence<T>) {
+    if (x.size() > 0xffffffffu)
+      throw cereal::Exception("a string or vector of more than 2^32 - 1 elements");
+    const auto n = static_cast<std::uint32_t>(x.size());
+    out.save_binary(&n, 4);
+    out.save_binary(x.data(), x.size() * sizeof(typename T::value_type));
+  } else {
     out(x);
+  }
 }
 
 /// Reads the next value into `x`.
 template <class T>
 void unpack(cairn::detail::byte_reader& in, T& x) {
-  if constexpr (cairn::detail::transferable<T>)
+  if constexpr (cairn::detail::transferable<T>) {
     in.load_binary(&x, sizeof(T));
-  else
+  } else if constexpr (flat_sequence<T>) {
+    std::uint32_t n;
+    in.load_binary(&n, 4);
+    if (std::size_t{n} * sizeof(typename T::value_type) > in.remaining())
+      throw cereal::Exception("a count past the end of the record");
+    x.resize(n);
+    in.load_binary(x.data(), std::size_t{n} * sizeof(typename T::value_type));
+  } else {
     in(x);
+  }
 }
 
 /// Appends the packed values to `out` (which keeps its capacity between uses).
