@@ -378,6 +378,23 @@ void check_disjoint_set(cairn::world& w, std::uint64_t seed, int unions, MakeKey
   EXPECT_TRUE(ds.find(probe) == ref.find(probe));
 }
 
+// A chain of unions whose walk stays on one rank for its whole length: the walk loops (no
+// nested calls, no stack overflow) and halves the path it climbs.
+TEST(DisjointSet, LongLocalChainsNeitherNestNorOverflow) {
+  run([](cairn::world& w) {
+    const std::uint32_t n = w.size() == 1 ? 300000 : 3000;
+    cairn::containers::disjoint_set<std::uint32_t> ds(w);
+    if (w.rank() == 0) {
+      for (std::uint32_t i = n - 1; i-- > 0;) ds.async_union(i, i + 1);  // n-1 -> ... -> 0
+      ds.async_union(n - 1, n);                                          // walks the whole chain
+    }
+    ds.compress();
+    EXPECT_EQ(ds.num_sets(), 1u);
+    EXPECT_EQ(ds.size(), static_cast<std::uint64_t>(n) + 1);
+    for (const auto& [x, root] : ds.local()) EXPECT_EQ(root, 0u) << x;
+  });
+}
+
 TEST(DisjointSet, ComponentsMatchTheSequentialUnionFind) {
   run([](cairn::world& w) {
     check_disjoint_set<std::uint64_t>(w, 71, 300, [](auto& g) { return g() % 2000; });

@@ -109,27 +109,42 @@ class disjoint_set {
   struct insert_op {
     void operator()(disjoint_set& self, K&& a) const { self.parent_of(a); }
   };
-  // At a's owner: climb to a's root, then walk from b.
+  // Climbs from `x` (an item of this rank) while the parents are items of this rank too,
+  // halving the path on the way (each item passed points to its grandparent, an ancestor with
+  // a smaller key: the order stays). Returns the root, or the first parent on another rank.
+  K climb(K x) {
+    const int me = w_.rank();
+    for (;;) {
+      const K p = parent_of(x);
+      if (p == x || owner(p) != me) return p;
+      const K g = parent_.find(p)->second;  // p is a parent: an item of its owner
+      if (g == p) return p;
+      parent_.find(x)->second = g;
+      x = g;
+      if (owner(x) != me) return x;
+    }
+  }
+  // At a's owner: climb to a's root (looping while the path stays on this rank, so a long
+  // local chain never nests calls), then walk from b.
   struct walk_a {
     void operator()(disjoint_set& self, K&& a, K&& b) const {
-      const K pa = self.parent_of(a);
-      if (!(pa == a))
-        self.calls_.template call<walk_a>(self.owner(pa), pa, b);
+      const K top = self.climb(a);
+      if (self.owner(top) != self.w_.rank() || !(self.parent_.find(top)->second == top))
+        self.calls_.template call<walk_a>(self.owner(top), top, b);
       else
-        self.calls_.template call<walk_b>(self.owner(b), b, a);
+        self.calls_.template call<walk_b>(self.owner(b), b, top);
     }
   };
   // At b's owner: climb to b's root; link the larger of the two roots under the smaller.
   struct walk_b {
     void operator()(disjoint_set& self, K&& b, K&& ra) const {
-      K& pb = self.parent_of(b);
-      if (!(pb == b)) {
-        const K up = pb;
-        self.calls_.template call<walk_b>(self.owner(up), up, ra);
-      } else if (ra < b) {
-        pb = ra;  // b is a root here and now: link it
-      } else if (b < ra) {
-        self.calls_.template call<link_op>(self.owner(ra), ra, b);
+      const K top = self.climb(b);
+      if (self.owner(top) != self.w_.rank() || !(self.parent_.find(top)->second == top)) {
+        self.calls_.template call<walk_b>(self.owner(top), top, ra);
+      } else if (ra < top) {
+        self.parent_.find(top)->second = ra;  // top is a root here and now: link it
+      } else if (top < ra) {
+        self.calls_.template call<link_op>(self.owner(ra), ra, top);
       }
     }
   };
