@@ -128,9 +128,24 @@ class call_channel {
       });
       return;
     }
-    detail::scratch_stack::lease l(scratch_);
-    pack_record(l.bytes(), index, static_cast<const wire_type<A>&>(args)...);
-    records_.send(dest, l.bytes());
+    if constexpr (((sized_packable<A> && std::is_same_v<A, wire_type<A>>)&&...)) {
+      // Sizes known up front (trivially copyable values, strings, flat vectors): the index
+      // and the arguments go straight into the buffer.
+      for (std::size_t n : {packed_size(args)...})
+        if (n > 0xffffffffu) [[unlikely]]
+          records_.core().fail("async", "an argument of " + std::to_string(n) +
+                                            " bytes is above the limit of 2^32 - 1 bytes");
+      const std::size_t bytes = (std::size_t{4} + ... + packed_size(args));
+      records_.send_written(dest, bytes, [&](std::byte* at) {
+        std::memcpy(at, &index, 4);
+        at += 4;
+        (pack_to(at, args), ...);
+      });
+    } else {
+      detail::scratch_stack::lease l(scratch_);
+      pack_record(l.bytes(), index, static_cast<const wire_type<A>&>(args)...);
+      records_.send(dest, l.bytes());
+    }
   }
   /// Calls F with `args` on every rank (this one included), packing the arguments once.
   template <class F, class... A>

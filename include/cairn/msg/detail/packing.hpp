@@ -66,6 +66,37 @@ void unpack(cairn::detail::byte_reader& in, T& x) {
   }
 }
 
+/// Values whose packed size is known before packing them: trivially copyable ones and flat
+/// sequences (a call of only such arguments is written straight into its buffer).
+template <class T>
+concept sized_packable = cairn::detail::transferable<T> || flat_sequence<T>;
+
+/// Bytes `x` takes packed.
+template <sized_packable T>
+std::size_t packed_size(const T& x) noexcept {
+  if constexpr (cairn::detail::transferable<T>)
+    return sizeof(T);
+  else
+    return 4 + x.size() * sizeof(typename T::value_type);
+}
+
+/// Writes `x` packed at `at` (packed_size(x) bytes; a flat sequence of at most 2^32 - 1
+/// elements) and advances `at`.
+template <sized_packable T>
+void pack_to(std::byte*& at, const T& x) noexcept {
+  if constexpr (cairn::detail::transferable<T>) {
+    std::memcpy(at, &x, sizeof(T));
+    at += sizeof(T);
+  } else {
+    const auto n = static_cast<std::uint32_t>(x.size());
+    std::memcpy(at, &n, 4);
+    at += 4;
+    const std::size_t bytes = x.size() * sizeof(typename T::value_type);
+    if (bytes) std::memcpy(at, x.data(), bytes);
+    at += bytes;
+  }
+}
+
 /// Appends the packed values to `out` (which keeps its capacity between uses).
 template <class... T>
 void pack_all(std::vector<std::byte>& out, const T&... xs) {

@@ -17,6 +17,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,29 @@
 #include "cairn/runtime/world.hpp"
 
 namespace cairn::msg::detail {
+
+/// A record's payload given as bytes.
+struct bytes_payload {
+  std::span<const std::byte> bytes;  ///< the payload
+  /// Its size.
+  [[nodiscard]] std::size_t size() const noexcept { return bytes.size(); }
+  /// Copies it to `at`.
+  void write(std::byte* at) const noexcept {
+    if (!bytes.empty()) std::memcpy(at, bytes.data(), bytes.size());
+  }
+};
+
+/// A record's payload of a known size written in place by `Writer` (`w(std::byte* at)`):
+/// fixed-size calls go straight into the buffer, with no copy through a scratch vector.
+template <class Writer>
+struct written_payload {
+  std::size_t n;  ///< its size
+  Writer w;       ///< writes the n bytes
+  /// Its size.
+  [[nodiscard]] std::size_t size() const noexcept { return n; }
+  /// Writes it to `at`.
+  void write(std::byte* at) const { w(at); }
+};
 
 /// Records of bytes routed by `Route` to ranks of a world, each handed on arrival to
 /// `Sink`: `sink(std::span<const std::byte> payload, int origin)`. The sink must be done with
@@ -67,7 +91,13 @@ class record_channel {
   /// Sends `payload` to rank `dest` (checked by the caller).
   void send(int dest, std::span<const std::byte> payload) {
     ++core_.stats().sent;
-    route_record<false>(dest, payload, me_);
+    route_record<false>(dest, bytes_payload{payload}, me_);
+  }
+  /// Sends the `n` bytes `write(std::byte* at)` writes to rank `dest` (checked by the caller).
+  template <class Writer>
+  void send_written(int dest, std::size_t n, const Writer& write) {
+    ++core_.stats().sent;
+    route_record<false>(dest, written_payload<const Writer&>{n, write}, me_);
   }
   /// Sends every partly filled buffer now (after the sink's `before_flush()`, if it has one:
   /// a container's combining cache empties into the buffers there).
@@ -115,8 +145,8 @@ class record_channel {
     return o.buffer_bytes ? o.buffer_bytes : 16384;
   }
 
-  template <bool Forwarded>
-  void route_record(int dest, std::span<const std::byte> payload, int origin) {
+  template <bool Forwarded, class Payload>
+  void route_record(int dest, const Payload& payload, int origin) {
     if (payload.size() > std::numeric_limits<std::uint32_t>::max()) [[unlikely]]
       core_.fail("channel::send", "an item of " + std::to_string(payload.size()) +
                                       " bytes is above the limit of 2^32 - 1 bytes (channel '" +
@@ -130,11 +160,17 @@ class record_channel {
         local_.resize(at + 8 + payload.size());
         std::memcpy(local_.data() + at, &n, 4);
         std::memcpy(local_.data() + at + 4, &o, 4);
-        if (!payload.empty()) std::memcpy(local_.data() + at + 8, payload.data(), payload.size());
+        payload.write(local_.data() + at + 8);
         ++local_records_;
         return;
       }
-      handle(payload, origin);
+      if constexpr (std::is_same_v<Payload, bytes_payload>) {
+        handle(payload.bytes, origin);
+      } else {
+        std::vector<std::byte> bytes(payload.size());
+        payload.write(bytes.data());
+        handle(bytes, origin);
+      }
       return;
     }
     const int next = router_.next_hop(dest);
@@ -147,8 +183,8 @@ class record_channel {
     append<false>(next, payload, dest, origin);
   }
 
-  template <bool Transit>
-  void append(int peer, std::span<const std::byte> payload, int dest, int origin) {
+  template <bool Transit, class Payload>
+  void append(int peer, const Payload& payload, int dest, int origin) {
     const std::size_t need = record_bytes(Transit) + payload.size();
     if (header_bytes + need > cap_) [[unlikely]] {
       ship_alone<Transit>(peer, payload, dest, origin);
@@ -174,9 +210,8 @@ class record_channel {
     ++b.n;
   }
 
-  template <bool Transit>
-  static void write_record(std::byte* at, std::span<const std::byte> payload, int dest,
-                           int origin) {
+  template <bool Transit, class Payload>
+  static void write_record(std::byte* at, const Payload& payload, int dest, int origin) {
     const auto n = static_cast<std::uint32_t>(payload.size());
     std::memcpy(at, &n, 4);
     at += 4;
@@ -192,7 +227,7 @@ class record_channel {
     }
     (void)dest;
     (void)origin;
-    if (n) std::memcpy(at, payload.data(), n);
+    payload.write(at);
   }
 
   template <bool Transit>
@@ -223,8 +258,8 @@ class record_channel {
   }
 
   // A record larger than a buffer: a message of its own.
-  template <bool Transit>
-  void ship_alone(int peer, std::span<const std::byte> payload, int dest, int origin) {
+  template <bool Transit, class Payload>
+  void ship_alone(int peer, const Payload& payload, int dest, int origin) {
     const std::size_t bytes = header_bytes + record_bytes(Transit) + payload.size();
     std::byte* data = core_.acquire_oversize(bytes);
     const wire_header h{1, flags<Transit>()};
@@ -303,7 +338,7 @@ class record_channel {
       if constexpr (routed) {
         if (dest != me_) {
           ++core_.stats().forwarded;
-          route_record<true>(dest, payload, origin);
+          route_record<true>(dest, bytes_payload{payload}, origin);
           continue;
         }
       }
