@@ -100,11 +100,11 @@ TEST(CountingSet, MatchesTheSequentialCount) {
   });
 }
 
-TEST(Map, ReduceVisitAssignEraseMatchTheReference) {
-  run([](cairn::world& w) {
+void check_map(cairn::world& w, std::size_t cache_slots) {
+  {
     using value = std::vector<std::int64_t>;  // a serialized value
     cairn::containers::map<std::string, value> m(
-        w, cairn::containers::container_options{.buffer_bytes = 512});
+        w, cairn::containers::container_options{.buffer_bytes = 512, .cache_slots = cache_slots});
     const int ops = 1500;
     // Phase 1: reductions (element-wise sums, commutative) and visits that add their extra
     // arguments: the outcome does not depend on arrival order.
@@ -191,6 +191,17 @@ TEST(Map, ReduceVisitAssignEraseMatchTheReference) {
         else
           EXPECT_TRUE(ref.count(k) && ref.at(k) == v) << k;
       }
+    }
+  }
+}
+
+// Reductions cached at the source (a cache of 0, 1 and 4096 slots) mixed with visits,
+// assignments and erases of the same keys from the same rank.
+TEST(Map, ReduceVisitAssignEraseMatchTheReference) {
+  run([](cairn::world& w) {
+    for (std::size_t cache : {std::size_t{0}, std::size_t{1}, std::size_t{4096}}) {
+      check_map(w, cache);
+      if (::testing::Test::HasFailure()) break;
     }
   });
 }

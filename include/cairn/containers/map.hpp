@@ -16,6 +16,7 @@
 ///     }
 ///     w.quiesce();
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -47,42 +48,84 @@ class map {
       : w_(w),
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
+        cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0),
         calls_(w, *this, {}, detail::call_options(opts)) {}
+  /// Reductions still cached at the source are reported as never sent (call world::quiesce()
+  /// before the map goes out of scope).
+  ~map() { calls_.records().note_unsent(cached_); }
   map(const map&) = delete;
   map& operator=(const map&) = delete;
 
   /// Inserts (key, value) at the owner unless the key is there.
   void async_insert(const K& key, const V& value) {
-    calls_.template call<insert_op>(owner(key), key, value);
+    calls_.template call<insert_op>(release(key), key, value);
   }
   /// Sets the key's value at its owner (inserting it if missing).
   void async_insert_or_assign(const K& key, const V& value) {
-    calls_.template call<assign_op>(owner(key), key, value);
+    calls_.template call<assign_op>(release(key), key, value);
   }
   /// Removes the key at its owner (nothing if missing).
-  void async_erase(const K& key) { calls_.template call<erase_op>(owner(key), key); }
+  void async_erase(const K& key) { calls_.template call<erase_op>(release(key), key); }
   /// Runs `f(key, value, args...)` at the owner on the key's value (a default V is inserted
   /// first if the key is missing). `f` is a stateless function object; it may take the map
   /// first (`f(map&, key, value, args...)`) to make further calls.
   template <class F, class... A>
   void async_visit(const K& key, F, const A&... args) {
-    calls_.template call<visit_op<F, true, cairn::msg::detail::wire_type<A>...>>(owner(key), key,
+    calls_.template call<visit_op<F, true, cairn::msg::detail::wire_type<A>...>>(release(key), key,
                                                                                  args...);
   }
   /// async_visit, only if the key is present at its owner.
   template <class F, class... A>
   void async_visit_if_contains(const K& key, F, const A&... args) {
-    calls_.template call<visit_op<F, false, cairn::msg::detail::wire_type<A>...>>(owner(key), key,
+    calls_.template call<visit_op<F, false, cairn::msg::detail::wire_type<A>...>>(release(key), key,
                                                                                   args...);
   }
   /// Merges `value` into the key's value at its owner: `merge(old, value)`, or inserts
   /// `value` if the key is missing. `merge` is a stateless function object `V(const V&,
-  /// const V&)`; the result is deterministic when it is associative and commutative.
+  /// const V&)`, associative and commutative: values for one key are merged first in a
+  /// direct-mapped cache at the source (container_options::cache_slots), which empties into
+  /// the buffers whenever they are flushed, and then at the owner. Another operation of this
+  /// rank on the key sends the cached value first, so the rank's order on the key holds.
   template <class Merge>
   void async_reduce(const K& key, const V& value, Merge) {
     static_assert(std::is_invocable_r_v<V, Merge&, const V&, const V&>,
                   "merge must be callable as V merge(const V&, const V&)");
-    calls_.template call<reduce_op<Merge>>(owner(key), key, value);
+    const std::uint64_t h = hash_(key);
+    if (cache_.empty()) {
+      send_reduce<Merge>(*this, key, value, h);
+      return;
+    }
+    if (cache_merge_ != &merge_tag<Merge>) {  // cached values wait for another merge
+      before_flush();
+      cache_merge_ = &merge_tag<Merge>;
+      send_cached_ = &send_reduce<Merge>;
+    }
+    slot& s = cache_[static_cast<std::size_t>(h) & (cache_.size() - 1)];
+    if (s.used && s.hash == h && s.key == key) {
+      s.value = Merge{}(std::as_const(s.value), value);
+      return;
+    }
+    if (s.used) {  // evict: the old key's value travels now
+      s.used = false;
+      --cached_;
+      send_cached_(*this, s.key, s.value, s.hash);
+    }
+    s.key = key;
+    s.value = value;
+    s.hash = h;
+    s.used = true;
+    ++cached_;
+  }
+
+  /// Internal (called when the calls' buffers are flushed): empties the cache into them.
+  void before_flush() {
+    if (cached_ == 0) return;
+    for (slot& s : cache_)
+      if (s.used) {
+        s.used = false;  // before sending: a delivery meanwhile may reduce again
+        --cached_;
+        send_cached_(*this, s.key, s.value, s.hash);
+      }
   }
 
   /// The owner rank of `key`.
@@ -155,6 +198,35 @@ class map {
         f(it->first, it->second, args...);
     }
   };
+  struct slot {
+    K key{};
+    V value{};
+    std::uint64_t hash = 0;
+    bool used = false;
+  };
+  template <class Merge>
+  static constexpr char merge_tag = 0;  // its address names the merge type
+
+  template <class Merge>
+  static void send_reduce(map& self, const K& key, const V& value, std::uint64_t h) {
+    self.calls_.template call<reduce_op<Merge>>(detail::owner_of_hash(h, self.w_.size()), key,
+                                                value);
+  }
+  // The owner of `key`, once a value cached for it has been sent (so this rank's operations
+  // on the key keep their order).
+  int release(const K& key) {
+    const std::uint64_t h = hash_(key);
+    if (cached_ != 0) {
+      slot& s = cache_[static_cast<std::size_t>(h) & (cache_.size() - 1)];
+      if (s.used && s.hash == h && s.key == key) {
+        s.used = false;
+        --cached_;
+        send_cached_(*this, s.key, s.value, s.hash);
+      }
+    }
+    return detail::owner_of_hash(h, w_.size());
+  }
+
   template <class Merge>
   struct reduce_op {
     void operator()(map& self, K&& key, V&& value) const {
@@ -166,6 +238,10 @@ class map {
   cairn::world w_;
   Hash hash_;
   local_map local_;
+  std::vector<slot> cache_;  // reductions waiting at the source
+  std::uint64_t cached_ = 0;
+  const char* cache_merge_ = nullptr;  // the merge the cached values wait for
+  void (*send_cached_)(map&, const K&, const V&, std::uint64_t) = nullptr;
   detail::container_calls<map> calls_;  // last: deliveries may start in its constructor
 };
 

@@ -21,8 +21,8 @@ namespace cairn::containers {
 struct container_options {
   /// Bytes per buffer of its calls (0: 16 KiB).
   std::size_t buffer_bytes = 0;
-  /// Entries of the combining cache at the source (counting_set): repeated keys are counted
-  /// there and travel once per flush. 0 turns combining off.
+  /// Entries of the combining cache at the source (counting_set, map::async_reduce): repeated
+  /// keys are counted or merged there and travel once per flush. 0 turns combining off.
   std::size_t cache_slots = 4096;
   /// Name in statistics and errors.
   const char* name = "container";
