@@ -1,6 +1,7 @@
 // Channel runs that must end the whole run with a message and a non-zero status:
 //   msg_failure_program handler   a handler throws on the rank that owns item 1234
 //   msg_failure_program unsent    a channel goes out of scope with items never sent
+//   msg_failure_program uncounted a counting_set goes out of scope with counts still cached
 //   msg_failure_program key <block|cyclic> <n|-1>
 //                                 the last rank sends a key outside the distribution's domain
 //                                 [0, 1000) after valid ones, while the others quiesce
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "cairn/cairn.hpp"
+#include "cairn/containers/counting_set.hpp"
 
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
@@ -28,6 +30,11 @@ int main(int argc, char** argv) {
           w, dist, [](std::uint64_t) {}, cairn::channel_options{.name = "leaky"});
       if (w.rank() == 0 && w.size() > 1) ch.send(9999);  // owned by the last rank: buffered
       // no quiesce: the item is still in rank 0's buffer when the channel is destroyed
+    } else if (std::strcmp(mode, "uncounted") == 0) {
+      cairn::containers::counting_set<std::string> words(w);
+      if (w.rank() == 0)
+        for (const char* s : {"a", "b", "a", "c"}) words.async_insert(s);
+      // no quiesce: three keys are still in rank 0's cache when the set is destroyed
     } else if (std::strcmp(mode, "key") == 0 && argc > 3) {
       const bool cyclic = std::strcmp(argv[2], "cyclic") == 0;
       const std::int64_t bad = std::strcmp(argv[3], "n") == 0 ? 1000 : std::stoll(argv[3]);

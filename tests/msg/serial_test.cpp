@@ -237,6 +237,28 @@ TEST(Async, CallsWithArgumentPacksRunOnceOnTheirTarget) {
   });
 }
 
+TEST(Async, BadTargetsAreRefusedBeforeAnythingIsSent) {
+  run([](cairn::world& w) {
+    auto a = cairn::make_async(w);
+    const std::string m = cairn::test::message_of([&] {
+      a.async(
+          w.size(), [](int) {}, 1);
+    });
+    EXPECT_TRUE(cairn::test::has_text(
+        m, "async: rank " + std::to_string(w.rank()) + ": target rank " + std::to_string(w.size()) +
+               " is outside the world of " + std::to_string(w.size()) + " ranks"))
+        << m;
+    auto ch = cairn::make_channel<std::string>(w, cairn::hashed_distribution(w.size()),
+                                               [](const std::string&) {});
+    const std::string m2 = cairn::test::message_of([&] { ch.send_to(-1, "x"); });
+    EXPECT_TRUE(cairn::test::has_text(m2, "channel::send_to: rank " + std::to_string(w.rank()) +
+                                              ": target rank -1 is outside the world"))
+        << m2;
+    w.quiesce();
+    EXPECT_EQ(a.stats().sent, 0u);
+  });
+}
+
 TEST(Async, StatelessCallsWithoutContext) {
   run([](cairn::world& w) {
     static std::array<std::uint64_t, 256> sums{};  // per rank (ranks may be threads of one process)

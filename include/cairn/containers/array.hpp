@@ -32,7 +32,7 @@ class array {
         dist_(n, w.size()),
         first_(first_index(dist_, w.rank())),
         local_(static_cast<std::size_t>(dist_.local_size(w.rank())), init),
-        calls_(w, *this, {}, detail::call_options(opts)) {}
+        calls_(w, *this, {}, detail::call_options(opts, "array")) {}
   array(const array&) = delete;
   array& operator=(const array&) = delete;
 

@@ -27,7 +27,7 @@ class bag {
 
   /// An empty bag on `w`'s ranks.
   explicit bag(const cairn::world& w, container_options opts = {})
-      : w_(w), next_(w.rank()), calls_(w, *this, {}, detail::call_options(opts)) {}
+      : w_(w), next_(w.rank()), calls_(w, *this, {}, detail::call_options(opts, "bag")) {}
   bag(const bag&) = delete;
   bag& operator=(const bag&) = delete;
 

@@ -41,7 +41,7 @@ class counting_set {
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
         cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0),
-        calls_(w, *this, {}, detail::call_options(opts)) {}
+        calls_(w, *this, {}, detail::call_options(opts, "counting_set")) {}
   /// Counts still cached at the source are reported as never sent (call world::quiesce()
   /// before the set goes out of scope).
   ~counting_set() { calls_.records().note_unsent(cached_); }

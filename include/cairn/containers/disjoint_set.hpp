@@ -36,7 +36,7 @@ class disjoint_set {
       : w_(w),
         hash_(hash),
         parent_(16, detail::local_hash<Hash, K>{hash}),
-        calls_(w, *this, {}, detail::call_options(opts)) {}
+        calls_(w, *this, {}, detail::call_options(opts, "disjoint_set")) {}
   disjoint_set(const disjoint_set&) = delete;
   disjoint_set& operator=(const disjoint_set&) = delete;
 

@@ -49,7 +49,7 @@ class map {
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
         cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0),
-        calls_(w, *this, {}, detail::call_options(opts)) {}
+        calls_(w, *this, {}, detail::call_options(opts, "map")) {}
   /// Reductions still cached at the source are reported as never sent (call world::quiesce()
   /// before the map goes out of scope).
   ~map() { calls_.records().note_unsent(cached_); }

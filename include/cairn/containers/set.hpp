@@ -31,7 +31,7 @@ class set {
       : w_(w),
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
-        calls_(w, *this, {}, detail::call_options(opts)) {}
+        calls_(w, *this, {}, detail::call_options(opts, "set")) {}
   set(const set&) = delete;
   set& operator=(const set&) = delete;
 

@@ -24,8 +24,8 @@ struct container_options {
   /// Entries of the combining cache at the source (counting_set, map::async_reduce): repeated
   /// keys are counted or merged there and travel once per flush. 0 turns combining off.
   std::size_t cache_slots = 4096;
-  /// Name in statistics and errors.
-  const char* name = "container";
+  /// Name in statistics and errors (nullptr: the container's kind, e.g. "counting_set").
+  const char* name = nullptr;
 };
 
 /// The default hash of a key: the same value in every process of a run (it picks the owner
@@ -92,11 +92,11 @@ int owner_of(const Hash& hash, const K& k, int ranks) {
 template <class Self>
 using container_calls = cairn::msg::detail::call_channel<cairn::msg::route::direct, Self>;
 
-/// Channel options of a container's calls.
-inline cairn::msg::channel_options call_options(const container_options& o) {
+/// Channel options of the calls of a container of kind `kind`.
+inline cairn::msg::channel_options call_options(const container_options& o, const char* kind) {
   cairn::msg::channel_options c;
   c.buffer_bytes = o.buffer_bytes;
-  c.name = o.name;
+  c.name = o.name ? o.name : kind;
   return c;
 }
 
