@@ -121,9 +121,17 @@ class serial_channel {
       records_.deliver_here([&] { call(x, me_); });
       return;
     }
-    detail::scratch_stack::lease l(scratch_);
-    detail::pack_all(l.bytes(), x);
-    records_.send(dest, l.bytes());
+    if constexpr (detail::sized_packable<T>) {  // a string or flat vector: written in place
+      if (x.size() > 0xffffffffu) [[unlikely]]
+        cairn::detail::fail(what, me_, "an item of ", x.size(),
+                            " elements is above the limit of 2^32 - 1");
+      records_.send_written(dest, detail::packed_size(x),
+                            [&](std::byte* at) { detail::pack_to(at, x); });
+    } else {
+      detail::scratch_stack::lease l(scratch_);
+      detail::pack_all(l.bytes(), x);
+      records_.send(dest, l.bytes());
+    }
   }
 
   void call(const T& x, int origin) {

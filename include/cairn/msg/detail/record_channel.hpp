@@ -68,8 +68,7 @@ class record_channel {
  public:
   /// A record channel on `w`'s ranks with buffers of `opts.buffer_bytes` (0: 16 KiB).
   record_channel(const cairn::world& w, Route route, Sink sink, const channel_options& opts)
-      : w_(w),
-        me_(w.rank()),
+      : me_(w.rank()),
         size_(w.size()),
         sink_(std::move(sink)),
         router_(route.make(w)),
@@ -354,7 +353,6 @@ class record_channel {
   static bool drain_thunk(void* self) { return static_cast<record_channel*>(self)->drain_local(); }
   static void reset_thunk(void*) {}
 
-  cairn::world w_;
   int me_;
   int size_;
   Sink sink_;
