@@ -257,13 +257,24 @@ bool channel_core::advance(bool deliver) {
   if (!deliver) return any;
   // Completed receives are handled in the order they were posted: messages of one source
   // match its receives in that order, so its items are handled in the order it sent them.
-  std::size_t kept = 0;
+  // The order is rebuilt as the pass goes, also when a handler throws: the receives not
+  // completed, in their order, then those posted again.
+  struct reorder {
+    std::vector<std::uint32_t>& order;
+    std::vector<std::uint32_t>& reposted;
+    std::size_t kept = 0, seen = 0;
+    ~reorder() {
+      order.erase(order.begin() + static_cast<std::ptrdiff_t>(kept),
+                  order.begin() + static_cast<std::ptrdiff_t>(seen));
+      order.insert(order.end(), reposted.begin(), reposted.end());
+    }
+  } pass{order_, reposted_};
   reposted_.clear();
-  for (std::size_t j = 0; j < order_.size(); ++j) {
-    const std::uint32_t i = order_[j];
+  for (; pass.seen < order_.size(); ++pass.seen) {
+    const std::uint32_t i = order_[pass.seen];
     posted& p = posted_[i];
-    if (!tp.test(p.req)) {
-      order_[kept++] = i;
+    if (!p.req || !tp.test(p.req)) {  // (no request: a handler threw before it was posted)
+      order_[pass.kept++] = i;
       continue;
     }
     const status st = ctx_->finish(p.req);
@@ -273,8 +284,6 @@ bool channel_core::advance(bool deliver) {
     reposted_.push_back(i);
     any = true;
   }
-  order_.resize(kept);
-  order_.insert(order_.end(), reposted_.begin(), reposted_.end());
   if (oversize_tag_ >= 0) any |= advance_oversize();
   if (any) ctx_->note_progress();
   return any;
