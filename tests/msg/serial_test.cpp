@@ -237,6 +237,33 @@ TEST(Async, CallsWithArgumentPacksRunOnceOnTheirTarget) {
   });
 }
 
+// A broadcast item reaches every rank's handler exactly once, on every route, for fixed-size
+// and serialized items alike.
+TEST(SerialChannel, BroadcastItemsArriveOncePerRank) {
+  run([](cairn::world& w) {
+    std::vector<int> fixed_from, text_from;
+    auto fixed = cairn::make_channel<int>(
+        w, cairn::hashed_distribution(w.size()), [&](int from) { fixed_from.push_back(from); },
+        cairn::route::grid{}, cairn::channel_options{.buffer_items = 3});
+    auto text = cairn::make_channel<std::string>(
+        w, cairn::hashed_distribution(w.size()),
+        [&](const std::string& s) { text_from.push_back(std::stoi(s)); }, cairn::route::hypercube{},
+        cairn::channel_options{.buffer_bytes = 64});
+    for (int k = 0; k < 3; ++k) {
+      fixed.broadcast(w.rank() * 10 + k);
+      text.broadcast(std::to_string(w.rank() * 10 + k));
+    }
+    w.quiesce();
+    std::vector<int> want;
+    for (int r = 0; r < w.size(); ++r)
+      for (int k = 0; k < 3; ++k) want.push_back(r * 10 + k);
+    std::sort(fixed_from.begin(), fixed_from.end());
+    std::sort(text_from.begin(), text_from.end());
+    EXPECT_EQ(fixed_from, want) << "rank " << w.rank();
+    EXPECT_EQ(text_from, want) << "rank " << w.rank();
+  });
+}
+
 TEST(Async, BadTargetsAreRefusedBeforeAnythingIsSent) {
   run([](cairn::world& w) {
     auto a = cairn::make_async(w);

@@ -156,6 +156,12 @@ class channel {
     route_item<false>(dest, x, me_);
   }
 
+  /// Sends `x` to every rank of the channel, this one included (TRAM's broadcast of an
+  /// item): each rank's handler sees it exactly once (each copy aggregated on its route).
+  void broadcast(const T& x) {
+    for (int r = 0; r < size_; ++r) send_to(r, x);
+  }
+
   /// Sends every partly filled buffer now.
   void flush() {
     for (int p = 0; p < size_; ++p) {

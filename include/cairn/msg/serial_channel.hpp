@@ -85,6 +85,11 @@ class serial_channel {
   /// Sends `x` to rank `dest` (the distribution is not consulted).
   void send_to(int dest, const T& x) { send_to_checked("channel::send_to", dest, x); }
 
+  /// Sends `x` to every rank of the channel, this one included: each rank's handler sees it
+  /// exactly once.
+  void broadcast(const T& x) {
+    for (int r = 0; r < size_; ++r) send_to_checked("channel::broadcast", r, x);
+  }
   /// Sends every partly filled buffer now.
   void flush() { records_.flush(); }
   /// Depth-limited termination (see channel::wait).
