@@ -19,28 +19,12 @@
 
 #include "baseline.hpp"
 #include "cairn/cairn.hpp"
+#include "random.hpp"
 #include "registry.hpp"
 
 namespace cairn::bench {
 
 namespace {
-
-// xorshift64*: a few cycles per key, the same stream in cairn and the baseline.
-struct keygen {
-  std::uint64_t s;
-  std::uint64_t next() noexcept {
-    s ^= s >> 12;
-    s ^= s << 25;
-    s ^= s >> 27;
-    return s * 0x2545F4914F6CDD1DULL;
-  }
-};
-
-// Maps a random 64-bit value to [0, n) by multiplication (no division).
-inline std::uint64_t scale(std::uint64_t x, std::uint64_t n) noexcept {
-  __extension__ typedef unsigned __int128 u128;
-  return static_cast<std::uint64_t>((static_cast<u128>(x) * n) >> 64);
-}
 
 // Seconds for `updates` sequential increments of a local table of `t` counters.
 double sequential_seconds(std::uint64_t t, std::uint64_t updates, std::uint64_t seed) {

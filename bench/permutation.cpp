@@ -29,6 +29,7 @@
 
 #include "baseline.hpp"
 #include "cairn/cairn.hpp"
+#include "random.hpp"
 #include "registry.hpp"
 
 #if CAIRN_BENCH_HAVE_MPI
@@ -43,30 +44,6 @@ constexpr std::string_view metric = "elements_per_s";
 constexpr std::string_view better = "higher";
 constexpr std::string_view baseline_name = "mpi-alltoallv";
 constexpr std::uint64_t empty = ~std::uint64_t{0};
-
-// A keyed bijection of [0, n): an invertible mix of the enclosing power of two (odd multiply,
-// add, xorshift), cycle-walked until the value falls inside [0, n).
-class bijection {
- public:
-  bijection(std::uint64_t n, std::uint64_t key) : n_(n), a_(key | 1), c_(key >> 7) {
-    bits_ = 1;
-    while ((std::uint64_t{1} << bits_) < n) ++bits_;
-    mask_ = (std::uint64_t{1} << bits_) - 1;
-    shift_ = bits_ / 2 + 1;
-  }
-  [[nodiscard]] std::uint64_t operator()(std::uint64_t x) const noexcept {
-    do {
-      x = (x * a_ + c_) & mask_;
-      x ^= x >> shift_;
-      x = (x * 0x9E3779B97F4A7C15ULL) & mask_;
-    } while (x >= n_);
-    return x;
-  }
-
- private:
-  std::uint64_t n_, a_, c_, mask_ = 0;
-  int bits_ = 1, shift_ = 1;
-};
 
 struct pair {
   std::uint64_t key;    // index into perm (permute) or into data_perm (put)

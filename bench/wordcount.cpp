@@ -46,6 +46,7 @@
 #include "baseline.hpp"
 #include "cairn/cairn.hpp"
 #include "cairn/containers/counting_set.hpp"
+#include "random.hpp"
 #include "registry.hpp"
 
 #if CAIRN_BENCH_HAVE_MPI
@@ -61,47 +62,6 @@ constexpr std::string_view better = "higher";
 constexpr std::string_view baseline_name = "mpi-alltoallv";
 constexpr std::size_t top_k = 10;
 constexpr double round_bytes = 64.0 * 1024 * 1024;  // the baseline's default bytes per round
-
-// xorshift64*: the per-rank word stream (a fixed seed per rank).
-struct keygen {
-  std::uint64_t s;
-  std::uint64_t next() noexcept {
-    s ^= s >> 12;
-    s ^= s << 25;
-    s ^= s >> 27;
-    return s * 0x2545F4914F6CDD1DULL;
-  }
-};
-
-// Maps a 64-bit value to [0, n) by multiplication (no division).
-inline std::uint64_t scale(std::uint64_t x, std::uint64_t n) noexcept {
-  __extension__ typedef unsigned __int128 u128;
-  return static_cast<std::uint64_t>((static_cast<u128>(x) * n) >> 64);
-}
-
-// A keyed bijection of [0, n): an invertible mix of the enclosing power of two (odd multiply,
-// add, xorshift), cycle-walked until the value falls inside [0, n).
-class bijection {
- public:
-  bijection(std::uint64_t n, std::uint64_t key) : n_(n), a_(key | 1), c_(key >> 7) {
-    bits_ = 1;
-    while ((std::uint64_t{1} << bits_) < n) ++bits_;
-    mask_ = (std::uint64_t{1} << bits_) - 1;
-    shift_ = bits_ / 2 + 1;
-  }
-  [[nodiscard]] std::uint64_t operator()(std::uint64_t x) const noexcept {
-    do {
-      x = (x * a_ + c_) & mask_;
-      x ^= x >> shift_;
-      x = (x * 0x9E3779B97F4A7C15ULL) & mask_;
-    } while (x >= n_);
-    return x;
-  }
-
- private:
-  std::uint64_t n_, a_, c_, mask_ = 0;
-  int bits_ = 1, shift_ = 1;
-};
 
 // The vocabulary and its Zipf distribution, built once per process and only read afterwards
 // (the ranks of a threads run share it): the words by number, the inverse of the scramble, and

@@ -214,14 +214,6 @@ class channel {
     return header_bytes + cap * sizeof(T) + (routed ? cap * 4 : 0) + (carry_origin ? cap * 4 : 0);
   }
 
-  template <class X>
-  int owner_of(const X& x) const {
-    if constexpr (requires { dist_.owner(x); })
-      return static_cast<int>(dist_.owner(x));
-    else
-      return static_cast<int>(std::invoke(dist_, x));
-  }
-
   // The world's size, once a distribution that knows its ranks was found to fit in it: its
   // owners of keys in its domain then need no check against the world.
   static int checked_size(const cairn::world& w, const Dist& d) {
@@ -242,7 +234,7 @@ class channel {
       ++core_.stats().sent;
       route_item<false>(static_cast<int>(dist_.owner(target)), x, me_);
     } else {
-      const int dest = owner_of(target);
+      const int dest = owner_under(dist_, target);
       if (static_cast<unsigned>(dest) >= static_cast<unsigned>(size_)) [[unlikely]]
         bad_dest("channel::send", dest);
       ++core_.stats().sent;

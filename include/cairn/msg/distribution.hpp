@@ -284,6 +284,15 @@ template <class F>
   return custom_distribution<F>{{}, std::move(fn)};
 }
 
+/// The owner rank of `x` under `d`: `d.owner(x)`, or `d(x)` for a plain callable.
+template <class D, class X>
+[[nodiscard]] int owner_under(const D& d, const X& x) {
+  if constexpr (requires { d.owner(x); })
+    return static_cast<int>(d.owner(x));
+  else
+    return static_cast<int>(std::invoke(d, x));
+}
+
 /// What a channel accepts as its distribution for items of type T: anything with owner(T).
 template <class D, class T>
 concept distribution_for = requires(const D& d, const T& x) {

@@ -69,7 +69,7 @@ class serial_channel {
   serial_channel& operator=(const serial_channel&) = delete;
 
   /// Sends `x` to the owner of `x` under the distribution (a distribution of T's).
-  void send(const T& x) { send_to_checked("channel::send", owner_of(x), x); }
+  void send(const T& x) { send_to_checked("channel::send", owner_under(dist_, x), x); }
   /// Sends `x` to the owner of the global target `target`.
   template <class Key>
   requires(!std::is_same_v<std::remove_cvref_t<Key>, T>) void send(const Key& target, const T& x) {
@@ -80,7 +80,7 @@ class serial_channel {
                                                   std::to_string(dist_.size()) + ") (channel '" +
                                                   records_.core().name() + "')");
     }
-    send_to_checked("channel::send", owner_of(target), x);
+    send_to_checked("channel::send", owner_under(dist_, target), x);
   }
   /// Sends `x` to rank `dest` (the distribution is not consulted).
   void send_to(int dest, const T& x) { send_to_checked("channel::send_to", dest, x); }
@@ -108,14 +108,6 @@ class serial_channel {
   [[nodiscard]] const auto& router() const noexcept { return records_.router(); }
 
  private:
-  template <class X>
-  int owner_of(const X& x) const {
-    if constexpr (requires { dist_.owner(x); })
-      return static_cast<int>(dist_.owner(x));
-    else
-      return static_cast<int>(std::invoke(dist_, x));
-  }
-
   void send_to_checked(const char* what, int dest, const T& x) {
     if (static_cast<unsigned>(dest) >= static_cast<unsigned>(size_)) [[unlikely]]
       cairn::detail::fail(what, me_, "target rank ", dest, " is outside the world of ", size_,
