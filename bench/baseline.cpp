@@ -567,4 +567,20 @@ row raw_mpi_row(std::string bench, int ranks, std::size_t size, std::string_view
              value};
 }
 
+std::optional<double> baseline_figure(const invocation& inv, std::string_view name,
+                                      const baseline_figures& spawned, bool inline_mpi,
+                                      std::optional<double> inline_figure, std::size_t size) {
+  if (inline_figure) return inline_figure;
+  std::optional<double> figure;
+  std::string why = spawned.why_missing;
+  if (!inline_mpi)
+    figure = spawned.at(size);
+  else
+    why = "this cairn-bench was built without MPI";
+  if (!figure)
+    note(std::string(inv.name) + ": baseline " + std::string(name) + " not measured" +
+         (why.empty() ? "" : ": " + why));
+  return figure;
+}
+
 }  // namespace cairn::bench

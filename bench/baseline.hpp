@@ -54,6 +54,13 @@ std::optional<std::string> json_field(std::string_view line, std::string_view ke
 /// when the child printed only some figures.
 baseline_figures prepare_baseline(const invocation& inv, std::string_view metric, int processes);
 
+/// The baseline figure of a row: `inline_figure` where the baseline ran in this run (under
+/// mpirun), else — in a threads run — the spawned child's figure for `size`. Notes on stderr
+/// why it is missing (the child failed or was skipped, or no MPI in this build).
+std::optional<double> baseline_figure(const invocation& inv, std::string_view name,
+                                      const baseline_figures& spawned, bool inline_mpi,
+                                      std::optional<double> inline_figure, std::size_t size);
+
 /// A benchmark measured per message size whose baseline is raw MPI ("mpi-raw") measured as a
 /// plain MPI program would measure it (run_sized()).
 struct sized_spec {

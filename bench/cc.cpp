@@ -420,17 +420,9 @@ int run_cc(const invocation& inv) {
     if (w.rank() != 0) return;
     const auto size = static_cast<std::size_t>(in.n);
     const auto total = static_cast<double>(in.total);
-    std::optional<double> base_rate;
-    std::string why = spawned.why_missing;
-    if (!base.empty())
-      base_rate = total / median(base);
-    else if (!inline_mpi)
-      base_rate = spawned.at(size);
-    else
-      why = "this cairn-bench was built without MPI";
-    if (!base_rate)
-      note(cat(inv.name, ": baseline ", baseline_name, " not measured", why.empty() ? "" : ": ",
-               why));
+    const std::optional<double> base_rate = baseline_figure(
+        inv, baseline_name, spawned, inline_mpi,
+        base.empty() ? std::nullopt : std::optional<double>(total / median(base)), size);
     report rep(inv.opts.json);
     row r{"cc",
           std::string(cairn::to_string(w.engine())),

@@ -218,17 +218,11 @@ int run_permutation(const invocation& inv) {
     }
     if (w.rank() != 0) return;
     const auto size = static_cast<std::size_t>(p.l * 8);
-    std::optional<double> base_rate;
-    std::string why = spawned.why_missing;
-    if (!base.empty())
-      base_rate = static_cast<double>(p.n) / median(base);
-    else if (!inline_mpi)
-      base_rate = spawned.at(size);
-    else
-      why = "this cairn-bench was built without MPI";
-    if (!base_rate)
-      note(std::string(inv.name) + ": baseline " + std::string(baseline_name) + " not measured" +
-           (why.empty() ? "" : ": " + why));
+    const std::optional<double> base_rate = baseline_figure(
+        inv, baseline_name, spawned, inline_mpi,
+        base.empty() ? std::nullopt
+                     : std::optional<double>(static_cast<double>(p.n) / median(base)),
+        size);
     report rep(inv.opts.json);
     const std::string engine(cairn::to_string(w.engine()));
     auto emit = [&](const std::string& bench, const std::vector<double>& runs) {

@@ -181,17 +181,9 @@ int run_pointerchase(const invocation& inv) {
 #endif
     }
     if (w.rank() != 0) return;
-    std::optional<double> base_us;
-    std::string why = spawned.why_missing;
-    if (!base.empty())
-      base_us = median(base);
-    else if (!inline_mpi)
-      base_us = spawned.at(sizeof(token));
-    else
-      why = "this cairn-bench was built without MPI";
-    if (!base_us)
-      note(std::string(inv.name) + ": baseline " + std::string(baseline_name) + " not measured" +
-           (why.empty() ? "" : ": " + why));
+    const std::optional<double> base_us = baseline_figure(
+        inv, baseline_name, spawned, inline_mpi,
+        base.empty() ? std::nullopt : std::optional<double>(median(base)), sizeof(token));
     report rep(inv.opts.json);
     rep.add(row{"pointerchase", std::string(cairn::to_string(w.engine())), w.size(), sizeof(token),
                 std::string(metric), std::string(better), median(mine), std::string(baseline_name),

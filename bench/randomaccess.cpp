@@ -328,17 +328,9 @@ int run_randomaccess(const invocation& inv) {
 #endif
     }
     if (w.rank() != 0) return;
-    std::optional<double> base_gups;
-    std::string why = spawned.why_missing;
-    if (!base.empty())
-      base_gups = gups(p, median(base));
-    else if (!inline_mpi)
-      base_gups = spawned.at(row_size(p));
-    else
-      why = "this cairn-bench was built without MPI";
-    if (!base_gups)
-      note(std::string(inv.name) + ": baseline " + std::string(baseline_name) + " not measured" +
-           (why.empty() ? "" : ": " + why));
+    const std::optional<double> base_gups = baseline_figure(
+        inv, baseline_name, spawned, inline_mpi,
+        base.empty() ? std::nullopt : std::optional<double>(gups(p, median(base))), row_size(p));
     report rep(inv.opts.json);
     const std::string engine(cairn::to_string(w.engine()));
     auto emit = [&](const std::string& bench, const std::vector<double>& runs) {

@@ -391,17 +391,9 @@ int run_wordcount(const invocation& inv) {
     if (w.rank() != 0) return;
     const auto size = static_cast<std::size_t>(s.vocabulary);
     const auto total = static_cast<double>(in.total);
-    std::optional<double> base_rate;
-    std::string why = spawned.why_missing;
-    if (!base.empty())
-      base_rate = total / median(base);
-    else if (!inline_mpi)
-      base_rate = spawned.at(size);
-    else
-      why = "this cairn-bench was built without MPI";
-    if (!base_rate)
-      note(std::string(inv.name) + ": baseline " + std::string(baseline_name) + " not measured" +
-           (why.empty() ? "" : ": " + why));
+    const std::optional<double> base_rate = baseline_figure(
+        inv, baseline_name, spawned, inline_mpi,
+        base.empty() ? std::nullopt : std::optional<double>(total / median(base)), size);
     report rep(inv.opts.json);
     row r{"wordcount",
           std::string(cairn::to_string(w.engine())),
