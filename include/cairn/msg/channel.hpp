@@ -60,6 +60,21 @@ class channel_context {
   int source_;
 };
 
+namespace detail {
+/// Calls a channel's handler with the item, and with its context if it takes one.
+template <class Handler, class T>
+void call_handler(Handler& h, const T& x, cairn::world* w, int origin) {
+  if constexpr (std::is_invocable_v<Handler&, const T&, channel_context&>) {
+    channel_context c(w, origin);
+    h(x, c);
+  } else {
+    (void)w;
+    (void)origin;
+    h(x);
+  }
+}
+}  // namespace detail
+
 /// A termination phase of a channel (TRAM's init/insert/done cycle), from its done(): after
 /// done(), this rank inserts nothing more; test() advances detection without blocking and is
 /// true once every rank called done() and every item of the channel (handler sends included)
@@ -361,13 +376,7 @@ class channel {
   void handle(const T& x, int origin) {
     ++core_.stats().delivered;
     typename detail::channel_core::handler_scope guard(core_);
-    if constexpr (wants_context) {
-      channel_context c(&w_, origin);
-      handler_(x, c);
-    } else {
-      (void)origin;
-      handler_(x);
-    }
+    detail::call_handler(handler_, x, &w_, origin);
   }
 
   // Delivers the items this rank queued for itself (queue_local); called by the layer's poll.

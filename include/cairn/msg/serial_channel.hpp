@@ -131,15 +131,7 @@ class serial_channel {
     }
   }
 
-  void call(const T& x, int origin) {
-    if constexpr (wants_context) {
-      channel_context c(&w_, origin);
-      handler_(x, c);
-    } else {
-      (void)origin;
-      handler_(x);
-    }
-  }
+  void call(const T& x, int origin) { detail::call_handler(handler_, x, &w_, origin); }
 
   cairn::world w_;
   int me_;
