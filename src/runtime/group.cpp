@@ -14,8 +14,9 @@ namespace cairn {
 
 namespace detail {
 
-group_members::group_members(std::vector<int> ranks) : world_ranks(std::move(ranks)) {
-  id = hash_ranks(world_ranks);
+group_members::group_members(std::vector<int> ranks, std::uint64_t stream)
+    : world_ranks(std::move(ranks)) {
+  id = hash_ranks(world_ranks, stream);
 }
 
 int group_members::rank_of(int w) const noexcept {

@@ -22,9 +22,10 @@ inline std::uint64_t hash_ranks(std::span<const int> ranks, std::uint64_t seed =
 
 struct group_members {
   std::vector<int> world_ranks;  // group rank -> world rank
-  std::uint64_t id = 0;          // hash_ranks(world_ranks): equal member lists, equal identity
+  std::uint64_t id = 0;  // hash_ranks(world_ranks, stream): equal lists and streams, equal identity
 
-  explicit group_members(std::vector<int> ranks);
+  /// `stream` separates sequence spaces on one member list (generalized_reduce_options::stream).
+  explicit group_members(std::vector<int> ranks, std::uint64_t stream = 0);
   /// Group rank of world rank w, or -1.
   int rank_of(int w) const noexcept;
 };

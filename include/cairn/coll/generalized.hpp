@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <ranges>
 #include <span>
@@ -96,6 +97,12 @@ struct generalized_reduce_options {
   /// Figure 5 pair's r2, {1, 2} -> {3}: one stage instead of two), the same messages and work;
   /// that receiver takes two messages in one stage. false: the paper's graph exactly.
   bool direct_delivery = true;
+  /// The sequence space the reduction is numbered in. Generalized reduces on the same P ∪ R
+  /// must be started in the same order on every rank of it, unless their streams differ:
+  /// reductions of different streams match independently, so ranks may start them in any
+  /// order relative to each other (the flow layer gives each reduce module its own stream).
+  /// 0: the stream of the collectives on the group of P ∪ R.
+  std::uint64_t stream = 0;
 };
 
 /// The messages sent and received per world rank by the communication graphs of a series of

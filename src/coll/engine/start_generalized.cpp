@@ -91,12 +91,13 @@ struct plan_key {
   bool balance = false;
   bool direct = false;
   bool board = false;  // no graph and no plan: on the node board
+  std::uint64_t stream = 0;
   bool operator==(const plan_key&) const = default;
 };
 struct plan_key_hash {
   std::size_t operator()(const plan_key& k) const noexcept {
     std::size_t h = k.bytes * 0x9E3779B97F4A7C15ull + static_cast<std::size_t>(k.me) * 8 +
-                    k.board * 4u + k.balance * 2u + k.direct;
+                    k.board * 4u + k.balance * 2u + k.direct + k.stream * 0xC2B2AE3D27D4EB4Full;
     auto mix = [&h](std::size_t v) { h = (h ^ v) * 0x100000001B3ull + (h >> 29); };
     for (const auto* v : {&k.p, &k.r, &k.load}) {
       mix(v->size());
@@ -224,6 +225,7 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call,
   key.bytes = bytes;
   key.balance = opt.load_balance || balancer;
   key.direct = opt.direct_delivery;
+  key.stream = opt.stream;
   key.load.clear();
   if (balancer)
     for (const auto* v : {&key.p, &key.r})
@@ -245,7 +247,7 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call,
       made->plan = std::make_shared<const coll::schedule>(
           coll::plan_reduce_generalized(made->graph, shape, made->group_rank, bytes, key.balance));
     }
-    made->members = std::make_shared<const group_members>(std::move(members));
+    made->members = std::make_shared<const group_members>(std::move(members), key.stream);
     return std::shared_ptr<const cached_plan>(std::move(made));
   });
   if (balancer) record_graph(*balancer, c->graph, c->members->world_ranks);

@@ -1,0 +1,133 @@
+// Lowering a flow graph onto ranks: placement, the bound output queues and where their items
+// go, reduces as generalized reduces over rank sets (or nothing, with one participant).
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "flow/lowered.hpp"
+
+namespace cairn::flow::detail {
+namespace {
+
+std::vector<int> sorted_unique(std::vector<int> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+// The sequence space of reduce module `c` (generalized_reduce_options::stream): "flow" and its
+// number, never 0 (the space of the collectives on the group itself).
+std::uint64_t stream_of(int c) { return 0x666C6F7700000000ull + static_cast<std::uint64_t>(c) + 1; }
+
+}  // namespace
+
+lowered lower(const graph_data& g, int ranks) {
+  const char* call = "flow::graph::run";
+  lowered l;
+  l.ranks = ranks;
+  // Placement: the user's, else balanced blocks in declaration order (consecutive instances
+  // share a rank, consecutive ranks share a node); fewer instances than ranks spread out.
+  const auto n = static_cast<std::int64_t>(g.group_of.size());
+  if (n == 0) g.fail(call, "a graph with no module instance");
+  l.rank_of.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const int p = g.placed[static_cast<std::size_t>(i)];
+    l.rank_of[static_cast<std::size_t>(i)] = p >= 0 ? p : static_cast<int>(i * ranks / n);
+  }
+  const auto rank_of = [&](int i) { return l.rank_of[static_cast<std::size_t>(i)]; };
+
+  // Collective modules: participants (sources) and receivers.
+  const std::size_t nc = g.collectives.size();
+  std::vector<std::vector<int>> sources(nc);
+  for (const out_decl& o : g.outs)
+    if (o.collective >= 0) sources[static_cast<std::size_t>(o.collective)].push_back(o.instance);
+  std::vector<int> lowered_index(nc, -1);
+  reduce_balancer history;
+  for (std::size_t c = 0; c < nc; ++c) {
+    const collective_decl& d = g.collectives[c];
+    const std::string what = std::string(d.is_reduce ? "reduce '" : "bcast '") + d.name + "'";
+    if (sources[c].empty())
+      g.fail(call, what + " has no " + (d.is_reduce ? "participant" : "source") +
+                       ": no output queue flows into it");
+    if (g.receivers[c].empty())
+      g.fail(call, what + " has no receiver: it flows into no input queue");
+    std::vector<int> s = sources[c];
+    std::sort(s.begin(), s.end());
+    for (std::size_t k = 1; k < s.size(); ++k)
+      if (s[k] == s[k - 1])
+        g.fail(call, g.instance_name(s[k]) + " flows into " + what +
+                         " from two output queues (one item per round per participant)");
+    if (!d.is_reduce || s.size() == 1) {  // the sends go straight to the receivers
+      l.vanished.push_back(static_cast<int>(c));
+      continue;
+    }
+    lowered::reduce red;
+    red.module = static_cast<int>(c);
+    red.participants = s;
+    red.receivers = g.receivers[c];
+    std::vector<int> pr, rr;
+    for (int i : s) pr.push_back(rank_of(i));
+    for (const in_port& p : red.receivers) rr.push_back(rank_of(p.instance));
+    red.p_ranks = sorted_unique(pr);
+    red.r_ranks = sorted_unique(rr);
+    red.opt.stream = stream_of(static_cast<int>(c));
+    if (g.opts.balance_reduces) {
+      red.opt.load_balance = true;
+      red.history = history;
+      history.record(red.p_ranks, red.r_ranks, red.opt.direct_delivery);
+    }
+    lowered_index[c] = static_cast<int>(l.reduces.size());
+    l.reduces.push_back(std::move(red));
+  }
+
+  // Reduces that share a rank with another reduce send messages (the butterfly), never the
+  // node board: a rank's board slots serve all its groups, and a rank could fill them with
+  // rounds of one reduce that the others reach only after a round of another reduce, which
+  // would then find no slot (a deadlock). Messages wait in the receiver's queue instead.
+  const auto ranks_of = [](const lowered::reduce& r) {
+    std::vector<int> v = r.p_ranks;
+    v.insert(v.end(), r.r_ranks.begin(), r.r_ranks.end());
+    return sorted_unique(std::move(v));
+  };
+  for (std::size_t a = 0; a < l.reduces.size(); ++a)
+    for (std::size_t b = 0; b < l.reduces.size(); ++b) {
+      if (a == b) continue;
+      const std::vector<int> x = ranks_of(l.reduces[a]), y = ranks_of(l.reduces[b]);
+      std::vector<int> both;
+      std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(both));
+      if (!both.empty()) l.reduces[a].opt.algorithm = generalized_reduce_algorithm::butterfly;
+    }
+
+  // Bound output queues, in statement order.
+  for (const out_decl& o : g.outs) {
+    lowered::binding b;
+    b.instance = o.instance;
+    b.q = o.q;
+    if (o.collective >= 0) {
+      const auto c = static_cast<std::size_t>(o.collective);
+      if (lowered_index[c] >= 0) {
+        b.reduce = lowered_index[c];
+      } else {
+        b.via = o.collective;
+        b.targets = g.receivers[c];
+      }
+    } else {
+      b.targets = o.targets;
+    }
+    l.bindings.push_back(std::move(b));
+  }
+
+  // Input queues something flows into.
+  const auto feed = [&](const in_port& p) {
+    if (std::find(l.fed.begin(), l.fed.end(), p) == l.fed.end()) l.fed.push_back(p);
+  };
+  for (const lowered::binding& b : l.bindings)
+    for (const in_port& p : b.targets) feed(p);
+  for (const lowered::reduce& red : l.reduces)
+    for (const in_port& p : red.receivers) feed(p);
+  return l;
+}
+
+}  // namespace cairn::flow::detail

@@ -1,0 +1,422 @@
+// Running a lowered flow graph on one rank: the instances' coroutines scheduled cooperatively,
+// items arriving on the graph's record channel, reduce rounds, and the end of the run.
+//
+// Why coroutines: several instances share a rank's thread, and an instance waiting for an item
+// that another instance of the same rank produces must let it run. A blocking dequeue could
+// only progress communication, never that other instance; a coroutine suspends and the
+// scheduler runs the next ready one (no thread or stack per instance).
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cairn/coll/op.hpp"
+#include "flow/lowered.hpp"
+#include "runtime/rank_context.hpp"
+
+namespace cairn::flow::detail {
+
+namespace {
+constexpr const char* run_call = "flow::graph::run";
+}
+
+// A reduce module's state on a rank of its participants or receivers. Rounds are numbered
+// from 0; round k combines the k-th item of every participant. A rank starts the generalized
+// reduce of round k once all its participant instances contributed to it (after combining them
+// here); a receiver rank that does not participate starts it when the lowest participant rank
+// tells it the round began (a control record with the round's length).
+struct runner::reduce_state {
+  const lowered::reduce* plan = nullptr;
+  const collective_decl* decl = nullptr;
+  int index = 0;                    // in lowered::reduces
+  std::vector<std::uint64_t> sent;  // per local participant: items contributed
+  std::vector<int> participant_slots;
+  std::vector<queue_base*> receivers_here;
+  bool participates = false, receives = false, alone = false, announcer = false;
+  std::vector<int> r_np;  // receiver ranks that do not participate
+  struct round {
+    std::vector<std::byte> in, out;
+    std::size_t n = 0;
+    int contributed = 0;
+    bool started = false, done = false;
+    request req;
+  };
+  std::deque<round> rounds;
+  std::uint64_t first = 0;    // number of rounds.front()
+  std::uint64_t started = 0;  // rounds started
+};
+
+void record_sink::operator()(std::span<const std::byte> payload, int origin) const {
+  r->on_record(payload, origin);
+}
+
+runner::runner(const graph_data& g, const lowered& plan)
+    : g_(g), plan_(plan), w_(g.w), me_(g.w.rank()) {
+  // This rank's instances, by increasing number.
+  std::vector<int> slot_of(plan.rank_of.size(), -1);
+  for (std::size_t i = 0; i < plan.rank_of.size(); ++i) {
+    if (plan.rank_of[i] != me_) continue;
+    slot_of[i] = static_cast<int>(instances_.size());
+    instance_state s;
+    s.instance = static_cast<int>(i);
+    const group_decl& gr = g.groups[static_cast<std::size_t>(g.group_of[i])];
+    s.index = s.instance - gr.first;
+    s.count = gr.count;
+    s.name = g.instance_name(s.instance);
+    instances_.push_back(std::move(s));
+  }
+  const auto local = [&](int instance) { return slot_of[static_cast<std::size_t>(instance)]; };
+  // Their input queues that something flows into.
+  for (const in_port& p : plan.fed) {
+    const int slot = local(p.instance);
+    if (slot < 0) continue;
+    std::unique_ptr<queue_base> q = p.q.type->make();
+    q->owner = this;
+    q->slot = slot;
+    instances_[static_cast<std::size_t>(slot)].ins.emplace_back(p.q.id, std::move(q));
+  }
+  const auto queue_of = [&](const in_port& p) -> queue_base* {
+    for (auto& [id, q] : instances_[static_cast<std::size_t>(local(p.instance))].ins)
+      if (id == p.q.id) return q.get();
+    return nullptr;
+  };
+  // Reduces this rank takes part in.
+  reduces_.resize(plan.reduces.size());
+  for (std::size_t k = 0; k < plan.reduces.size(); ++k) {
+    const lowered::reduce& red = plan.reduces[k];
+    auto st = std::make_unique<reduce_state>();
+    st->plan = &red;
+    st->decl = &g.collectives[static_cast<std::size_t>(red.module)];
+    st->index = static_cast<int>(k);
+    for (int i : red.participants)
+      if (local(i) >= 0) st->participant_slots.push_back(local(i));
+    st->sent.assign(st->participant_slots.size(), 0);
+    for (const in_port& p : red.receivers)
+      if (local(p.instance) >= 0) st->receivers_here.push_back(queue_of(p));
+    st->participates = !st->participant_slots.empty();
+    st->receives = !st->receivers_here.empty();
+    if (!st->participates && !st->receives) continue;
+    st->alone = red.p_ranks.size() == 1 && red.r_ranks.size() == 1 && red.p_ranks[0] == me_ &&
+                red.r_ranks[0] == me_;
+    st->announcer = red.p_ranks.front() == me_;
+    for (int r : red.r_ranks)
+      if (!std::binary_search(red.p_ranks.begin(), red.p_ranks.end(), r)) st->r_np.push_back(r);
+    reduces_[k] = std::move(st);
+  }
+  // Bound output queues of local instances.
+  for (std::size_t b = 0; b < plan.bindings.size(); ++b) {
+    const lowered::binding& lb = plan.bindings[b];
+    const int slot = local(lb.instance);
+    if (slot < 0) continue;
+    out_binding ob;
+    ob.queue = lb.q.id;
+    ob.name = lb.q.name;
+    ob.wire = static_cast<std::uint32_t>(b);
+    if (lb.reduce >= 0) {
+      ob.reduce = lb.reduce;
+      const reduce_state& st = *reduces_[static_cast<std::size_t>(lb.reduce)];
+      ob.reduce_slot = static_cast<int>(
+          std::find(st.participant_slots.begin(), st.participant_slots.end(), slot) -
+          st.participant_slots.begin());
+    }
+    std::vector<int> remote;
+    for (const in_port& t : lb.targets) {
+      if (rank_of_target(plan, t) == me_)
+        ob.local.push_back(queue_of(t));
+      else
+        remote.push_back(rank_of_target(plan, t));
+    }
+    std::sort(remote.begin(), remote.end());
+    remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
+    ob.remote = std::move(remote);
+    instances_[static_cast<std::size_t>(slot)].outs.push_back(std::move(ob));
+  }
+  // Where items of each binding land on this rank.
+  arrivals_.resize(plan.bindings.size());
+  for (std::size_t b = 0; b < plan.bindings.size(); ++b)
+    for (const in_port& t : plan.bindings[b].targets)
+      if (rank_of_target(plan, t) == me_) arrivals_[b].push_back(queue_of(t));
+}
+
+runner::~runner() = default;
+
+int runner::rank_of_target(const lowered& plan, const in_port& t) {
+  return plan.rank_of[static_cast<std::size_t>(t.instance)];
+}
+
+void runner::unbound(int slot, const char* queue, const char* what) const {
+  cairn::detail::fail(run_call, me_, instances_[static_cast<std::size_t>(slot)].name, " ", what,
+                      " '", queue, "', which no flow statement of the graph ",
+                      std::strcmp(what, "sends on output queue") == 0 ? "binds" : "feeds");
+}
+
+void runner::on_record(std::span<const std::byte> payload, int origin) {
+  std::uint32_t word;
+  if (payload.size() < 4)
+    cairn::detail::fail(run_call, me_, "a record of ", payload.size(), " bytes from rank ", origin);
+  std::memcpy(&word, payload.data(), 4);
+  if (word & control_bit) {
+    control c{word & ~control_bit, 0, 0};
+    if (payload.size() != 20)
+      cairn::detail::fail(run_call, me_, "a reduce start of ", payload.size(), " bytes");
+    std::memcpy(&c.round, payload.data() + 4, 8);
+    std::memcpy(&c.n, payload.data() + 12, 8);
+    controls_.push_back(c);  // started by the loop, outside the channel's handler
+    return;
+  }
+  if (word >= arrivals_.size() || arrivals_[word].empty())
+    cairn::detail::fail(run_call, me_, "an item of bound queue ", word, " from rank ", origin,
+                        " that no instance of this rank takes (ranks built different graphs?)");
+  for (queue_base* q : arrivals_[word]) q->unpack(*q, payload.subspan(4), me_);
+}
+
+void runner::contribute(const out_binding& b, int slot, const std::byte* elems, std::size_t n) {
+  reduce_state& r = *reduces_[static_cast<std::size_t>(b.reduce)];
+  const std::uint64_t k = r.sent[static_cast<std::size_t>(b.reduce_slot)]++;
+  while (r.first + r.rounds.size() <= k) r.rounds.emplace_back();
+  reduce_state::round& x = r.rounds[static_cast<std::size_t>(k - r.first)];
+  const std::size_t bytes = n * r.decl->elem;
+  if (x.contributed == 0) {
+    x.n = n;
+    x.in.assign(elems, elems + bytes);
+  } else {
+    if (n != x.n)
+      cairn::detail::fail(run_call, me_, instances_[static_cast<std::size_t>(slot)].name, " sends ",
+                          n, " elements to reduce '", r.decl->name, "' in round ", k,
+                          ", another participant on this rank ", x.n);
+    r.decl->combine(r.decl->op.get(), elems, x.in.data(), n);
+  }
+  if (++x.contributed == static_cast<int>(r.participant_slots.size())) start_rounds(r);
+}
+
+template <class Round>
+void runner::start_round(reduce_state& r, Round& x) {
+  const collective_decl& d = *r.decl;
+  x.started = true;
+  ++r.started;
+  if (r.alone) {  // participants and receivers all here: nothing to send
+    x.out = x.in;
+    x.done = true;
+    return;
+  }
+  if (r.announcer && !r.r_np.empty()) {
+    std::byte rec[20];
+    const std::uint32_t word = control_bit | static_cast<std::uint32_t>(r.index);
+    const std::uint64_t round = r.started - 1, n = x.n;
+    std::memcpy(rec, &word, 4);
+    std::memcpy(rec + 4, &round, 8);
+    std::memcpy(rec + 12, &n, 8);
+    for (int dest : r.r_np) channel_->send(dest, std::span<const std::byte>(rec, 20));
+    channel_->flush();
+  }
+  x.out.resize(r.receives ? x.n * d.elem : 0);
+  generalized_reduce_options opt = r.plan->opt;
+  reduce_balancer history;
+  if (opt.load_balance) {  // planned against the graph's earlier reduces, the same everywhere
+    history = r.plan->history;
+    opt.balancer = &history;
+  }
+  x.req = d.start(w_, r.plan->p_ranks, r.plan->r_ranks, x.in.data(), r.participates ? x.n : 0,
+                  x.out.data(), r.receives ? x.n : 0, d.op.get(), opt);
+}
+
+void runner::start_rounds(reduce_state& r) {
+  const auto full = static_cast<int>(r.participant_slots.size());
+  while (r.started - r.first < r.rounds.size()) {
+    reduce_state::round& x = r.rounds[static_cast<std::size_t>(r.started - r.first)];
+    if (x.contributed < full) return;
+    start_round(r, x);
+  }
+}
+
+bool runner::advance_reduces() {
+  bool moved = false;
+  for (const control& c : controls_) {  // receivers that do not participate: start the round
+    reduce_state* r = c.reduce < reduces_.size() ? reduces_[c.reduce].get() : nullptr;
+    if (!r || r->participates || c.round != r->started)
+      cairn::detail::fail(run_call, me_, "a start of round ", c.round, " of reduce ", c.reduce,
+                          " this rank does not expect (ranks built different graphs?)");
+    r->rounds.emplace_back();
+    reduce_state::round& x = r->rounds.back();
+    x.n = static_cast<std::size_t>(c.n);
+    start_round(*r, x);
+    moved = true;
+  }
+  controls_.clear();
+  for (auto& rp : reduces_) {
+    if (!rp) continue;
+    reduce_state& r = *rp;
+    while (!r.rounds.empty() && r.rounds.front().started) {
+      reduce_state::round& x = r.rounds.front();
+      if (!x.done && !x.req.test()) break;
+      for (queue_base* q : r.receivers_here) r.decl->deliver(*q, x.out.data(), x.n);
+      r.rounds.pop_front();
+      ++r.first;
+      moved = true;
+    }
+  }
+  return moved;
+}
+
+void runner::resume(const ready_entry& e) {
+  instance_state& s = instances_[static_cast<std::size_t>(e.slot)];
+  e.h.resume();
+  if (!s.top.done()) return;
+  if (std::exception_ptr err = s.top.promise().error) {
+    try {
+      std::rethrow_exception(err);
+    } catch (const std::exception& ex) {
+      cairn::detail::fail(run_call, me_, "module ", s.name, " threw: ", ex.what());
+    } catch (...) {
+      cairn::detail::fail(run_call, me_, "module ", s.name, " threw a non-standard exception");
+    }
+  }
+  --running_;
+}
+
+void runner::run() {
+  cairn::detail::rank_context& ctx = w_.context(run_call);
+  msg::channel_options copts;
+  copts.buffer_bytes = g_.opts.buffer_bytes;
+  copts.name = "flow";
+  channel_ = std::make_unique<record_channel>(w_, msg::route::direct{}, record_sink{this}, copts);
+  std::vector<context> contexts;
+  contexts.reserve(instances_.size());
+  for (std::size_t s = 0; s < instances_.size(); ++s)
+    contexts.emplace_back(*this, static_cast<int>(s));
+  for (std::size_t s = 0; s < instances_.size(); ++s) {
+    instance_state& st = instances_[s];
+    const group_decl& gr =
+        g_.groups[static_cast<std::size_t>(g_.group_of[static_cast<std::size_t>(st.instance)])];
+    try {
+      st.module = gr.make(st.index);
+      st.module->init(contexts[s]);
+    } catch (const std::exception& ex) {
+      cairn::detail::fail(run_call, me_, "module ", st.name, " threw in its init: ", ex.what());
+    }
+  }
+  std::vector<task> tasks;
+  tasks.reserve(instances_.size());
+  for (std::size_t s = 0; s < instances_.size(); ++s) {
+    tasks.push_back(instances_[s].module->run(contexts[s]));
+    instances_[s].top = tasks.back().handle();
+    ready_.push_back({static_cast<int>(s), instances_[s].top});
+  }
+  running_ = static_cast<int>(instances_.size());
+  std::uint64_t spins = 0;
+  bool sent_since_flush = false;
+  while (running_ > 0) {
+    // Run what is ready, polling now and then so that a busy rank still takes its items.
+    for (int k = 0; k < 64 && !ready_.empty(); ++k) {
+      const ready_entry e = ready_.front();
+      ready_.pop_front();
+      resume(e);
+      sent_since_flush = true;
+    }
+    w_.progress();
+    const bool moved = advance_reduces();
+    if (!ready_.empty() || moved || running_ == 0) {
+      spins = 0;
+      continue;
+    }
+    if (sent_since_flush) {  // going idle: what is buffered goes now (latency over batching)
+      channel_->flush();
+      sent_since_flush = false;
+      continue;
+    }
+    cairn::detail::rank_entry guard(ctx);
+    ctx.idle(nullptr, spins);
+  }
+  finish(ctx);
+  tasks.clear();  // the coroutine frames first: they refer to their modules
+  instances_.clear();
+  channel_.reset();
+}
+
+void runner::finish(cairn::detail::rank_context& ctx) {
+  // Every participant instance of this rank sent as many items to each reduce.
+  for (const auto& rp : reduces_) {
+    if (!rp || rp->sent.empty()) continue;
+    const auto [lo, hi] = std::minmax_element(rp->sent.begin(), rp->sent.end());
+    if (*lo != *hi) {
+      const auto name = [&](auto it) {
+        return instances_[static_cast<std::size_t>(rp->participant_slots[static_cast<std::size_t>(
+                              it - rp->sent.begin())])]
+            .name;
+      };
+      cairn::detail::fail(run_call, me_, "reduce '", rp->decl->name, "': ", name(lo), " sent ", *lo,
+                          " items to it, ", name(hi), " ", *hi,
+                          " (each participant sends one per round)");
+    }
+  }
+  // Every item of the graph arrives (a termination phase of its channel).
+  channel_->flush();
+  msg::channel_phase phase(channel_->core());
+  std::uint64_t spins = 0;
+  while (true) {
+    const bool moved = advance_reduces();
+    if (phase.test()) break;
+    if (moved) spins = 0;
+    cairn::detail::rank_entry guard(ctx);
+    ctx.idle(nullptr, spins);
+  }
+  advance_reduces();
+  // Every rank's participants sent as many items to each reduce (else a round never ends).
+  const std::size_t nr = plan_.reduces.size();
+  if (nr > 0) {
+    std::vector<std::uint64_t> mine(2 * nr, 0), all(2 * nr);
+    for (std::size_t k = 0; k < nr; ++k)
+      if (reduces_[k] && !reduces_[k]->sent.empty()) {
+        mine[2 * k] = reduces_[k]->sent.front();
+        mine[2 * k + 1] = ~reduces_[k]->sent.front();
+      }
+    w_.allreduce(mine, all, cairn::max{});
+    for (std::size_t k = 0; k < nr; ++k)
+      if (all[2 * k] != ~all[2 * k + 1])
+        cairn::detail::fail(run_call, me_, "reduce '",
+                            g_.collectives[static_cast<std::size_t>(plan_.reduces[k].module)].name,
+                            "': its participants sent between ", ~all[2 * k + 1], " and ",
+                            all[2 * k], " items (each sends one per round)");
+  }
+  // Every round completes.
+  spins = 0;
+  const auto pending = [&] {
+    for (const auto& rp : reduces_)
+      if (rp && !rp->rounds.empty()) return true;
+    return false;
+  };
+  while (pending()) {
+    if (advance_reduces()) {
+      spins = 0;
+      continue;
+    }
+    w_.progress();
+    cairn::detail::rank_entry guard(ctx);
+    ctx.idle(nullptr, spins);
+  }
+  // Nothing left undequeued, on any rank.
+  std::uint64_t left = 0;
+  std::string where;
+  for (const instance_state& s : instances_)
+    for (const auto& [id, q] : s.ins)
+      if (const std::size_t n = q->size(*q)) {
+        left += n;
+        if (where.empty()) where = s.name + " holds " + std::to_string(n);
+      }
+  const std::vector<std::uint64_t> mine{left, left ? static_cast<std::uint64_t>(me_) + 1 : 0};
+  std::vector<std::uint64_t> sum(2), at(2);
+  w_.allreduce(mine, sum, cairn::plus{});
+  w_.allreduce(mine, at, cairn::max{});
+  if (sum[0] != 0) {
+    if (left)
+      cairn::detail::fail(run_call, me_, sum[0], " items were never dequeued (", where,
+                          " after its run returned)");
+    cairn::detail::fail(run_call, me_, sum[0], " items were never dequeued (some on rank ",
+                        at[1] - 1, ")");
+  }
+}
+
+}  // namespace cairn::flow::detail

@@ -1,0 +1,575 @@
+// Flow graphs on both engines, against sequential references computed from the same seeds:
+// Aspen's Figure 5 (two concurrent reduces on overlapping instances), random layered DAGs with
+// fan-out and fan-in (every item delivered exactly once per path, in order per path, with
+// checksums), a ring with a back-edge, random concurrent reduces on overlapping instance sets,
+// an iterative solver that stops on a reduced residual, serialized items, and every building
+// error. Instance counts below, equal to and above the rank count.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cairn/flow/graph.hpp"
+#include "harness.hpp"
+
+using cairn::test::has_text;
+using cairn::test::message_of;
+using cairn::test::run;
+namespace flow = cairn::flow;
+
+namespace {
+
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// ---- Figure 5: p ||| r1(sum) ||| p[0], p[2];  p[1:2].outQueue1 ||| r2(multiply) ||| p[3] ----
+
+double value_of(std::uint64_t seed, int instance, int round, int which) {
+  return static_cast<double>(mix(seed + static_cast<std::uint64_t>(instance) * 1000 +
+                                 static_cast<std::uint64_t>(round) * 10 +
+                                 static_cast<std::uint64_t>(which)) %
+                             7) +
+         1.0;
+}
+
+struct parallel {
+  static constexpr flow::input<double> in{};
+  static constexpr flow::output<double> out{};
+  static constexpr flow::output<double> out1{"outQueue1"};
+  std::uint64_t seed = 0;
+  int rounds = 0;
+  int* checked = nullptr;
+  flow::task run(flow::context& ctx) {
+    const int me = ctx.index(), n = ctx.count();
+    for (int k = 0; k < rounds; ++k) {
+      ctx.send(out, value_of(seed, me, k, 1));                           // S18: joins r1
+      if (me == 1 || me == 2) ctx.send(out1, value_of(seed, me, k, 2));  // S19: joins r2
+      if (me == 0 || me == 2) {
+        double want = 0;
+        for (int i = 0; i < n; ++i) want += value_of(seed, i, k, 1);
+        EXPECT_EQ(co_await ctx.dequeue(in), want) << ctx.name() << " round " << k;
+        ++*checked;
+      }
+      if (me == 3) {
+        EXPECT_EQ(co_await ctx.dequeue(in), value_of(seed, 1, k, 2) * value_of(seed, 2, k, 2))
+            << ctx.name() << " round " << k;
+        ++*checked;
+      }
+    }
+  }
+};
+
+TEST(Flow, Figure5ConcurrentReducesOnOverlappingInstances) {
+  run([](cairn::world& w) {
+    for (const int extra : {0, 2, 5}) {  // 4, 6, 9 instances: fewer and more than the ranks
+      const int n = 4 + extra, rounds = 20;
+      int checked = 0;
+      flow::graph g(w);
+      auto p = g.add<parallel>("p", n, [&](int) {
+        return parallel{7u + static_cast<unsigned>(extra), rounds, &checked};
+      });
+      auto r1 = g.reduce<double>("r1", cairn::plus{});
+      auto r2 = g.reduce<double>("r2", cairn::multiplies{});
+      g.flow(p, r1, {p[0], p[2]});
+      g.flow(p.slice(1, 3).port(parallel::out1), r2, p[3]);
+      g.run();
+      int mine = 0;
+      for (int i : {0, 2, 3}) mine += g.rank_of(p[i]) == w.rank() ? rounds : 0;
+      EXPECT_EQ(checked, mine) << "rank " << w.rank();
+      const std::string dot = g.to_dot();
+      EXPECT_TRUE(has_text(dot, "generalized reduce r1")) << dot;
+    }
+  });
+}
+
+// ---- Random layered DAGs: producers, forwarders, sinks; fan-out and fan-in ----
+
+struct item {
+  std::int32_t origin = 0, seq = 0;
+  std::uint64_t path = 0;   // hash of the instances passed
+  std::uint64_t check = 0;  // a function of origin, seq and path
+};
+
+std::uint64_t check_of(const item& x) {
+  return mix(static_cast<std::uint64_t>(x.origin) * 1000003 + static_cast<std::uint64_t>(x.seq)) ^
+         x.path;
+}
+
+struct dag_plan {
+  std::vector<int> layer_size;
+  std::vector<int> first;                 // first instance of each layer
+  std::vector<std::vector<int>> targets;  // per instance: instances of the next layer
+  int items = 0;
+  int total() const { return first.back() + layer_size.back(); }
+  int layer_of(int i) const {
+    int l = 0;
+    while (l + 1 < static_cast<int>(first.size()) && first[static_cast<std::size_t>(l) + 1] <= i)
+      ++l;
+    return l;
+  }
+};
+
+dag_plan make_dag(std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  dag_plan d;
+  const int layers = 2 + static_cast<int>(g() % 3);
+  int at = 0;
+  for (int l = 0; l < layers; ++l) {
+    d.layer_size.push_back(1 + static_cast<int>(g() % 4));
+    d.first.push_back(at);
+    at += d.layer_size.back();
+  }
+  d.targets.resize(static_cast<std::size_t>(at));
+  for (int l = 0; l + 1 < layers; ++l)
+    for (int i = 0; i < d.layer_size[static_cast<std::size_t>(l)]; ++i) {
+      auto& t = d.targets[static_cast<std::size_t>(d.first[static_cast<std::size_t>(l)] + i)];
+      const int next = d.layer_size[static_cast<std::size_t>(l) + 1];
+      for (int j = 0; j < next; ++j)
+        if (g() % 2) t.push_back(d.first[static_cast<std::size_t>(l) + 1] + j);
+      if (t.empty())
+        t.push_back(d.first[static_cast<std::size_t>(l) + 1] +
+                    static_cast<int>(g() % static_cast<std::uint64_t>(next)));
+    }
+  d.items = 50 + static_cast<int>(g() % 300);
+  return d;
+}
+
+// What each instance receives: count and the sum of checks (every path from every producer).
+struct expected {
+  std::uint64_t count = 0, sum = 0;
+};
+std::vector<expected> expect_dag(const dag_plan& d) {
+  std::vector<expected> e(static_cast<std::size_t>(d.total()));
+  // Walk every path from every producer item (small graphs: at most 4^4 paths).
+  std::function<void(int, item)> walk = [&](int i, item x) {
+    x.path = mix(x.path + static_cast<std::uint64_t>(i) + 1);
+    for (int t : d.targets[static_cast<std::size_t>(i)]) {
+      item y = x;
+      y.check = check_of(y);
+      e[static_cast<std::size_t>(t)].count++;
+      e[static_cast<std::size_t>(t)].sum += y.check;
+      walk(t, y);
+    }
+  };
+  for (int i = 0; i < d.layer_size[0]; ++i)
+    for (int s = 0; s < d.items; ++s) walk(i, item{i, s, 0, 0});
+  return e;
+}
+
+struct stage {
+  static constexpr flow::input<item> in{};
+  static constexpr flow::output<item> out{};
+  int instance = 0;
+  bool producer = false, forwards = false;
+  int items = 0;
+  expected want;
+  int* finished = nullptr;
+  flow::task run(flow::context& ctx) {
+    if (producer) {
+      for (int s = 0; s < items; ++s) {
+        ctx.send(out, item{instance, s, mix(static_cast<std::uint64_t>(instance) + 1), 0});
+        if (s % 16 == 0) co_await ctx.yield();
+      }
+      ++*finished;
+      co_return;
+    }
+    std::uint64_t sum = 0;
+    std::map<std::pair<std::int32_t, std::uint64_t>, std::int32_t> last;  // per path: last seq
+    for (std::uint64_t k = 0; k < want.count; ++k) {
+      item x = co_await ctx.dequeue(in);
+      x.check = check_of(x);
+      sum += x.check;
+      auto [it, fresh] = last.emplace(std::make_pair(x.origin, x.path), x.seq);
+      if (!fresh) {
+        EXPECT_LT(it->second, x.seq) << ctx.name() << ": out of order on a path";
+        it->second = x.seq;
+      }
+      if (forwards) {
+        x.path = mix(x.path + static_cast<std::uint64_t>(instance) + 1);
+        ctx.send(out, x);
+      }
+    }
+    EXPECT_EQ(sum, want.sum) << ctx.name();
+    ++*finished;
+  }
+};
+
+TEST(Flow, RandomDagsDeliverEveryItemOncePerPathInOrder) {
+  run([](cairn::world& w) {
+    for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+      const dag_plan d = make_dag(seed * 977);
+      const std::vector<expected> want = expect_dag(d);
+      int finished = 0;
+      flow::graph g(w, flow::graph_options{.buffer_bytes = seed % 2 ? 256u : 0u});
+      std::vector<flow::instances<stage>> layers;
+      for (std::size_t l = 0; l < d.layer_size.size(); ++l) {
+        std::string name = "layer";
+        name += std::to_string(l);
+        layers.push_back(g.add<stage>(name, d.layer_size[l], [&, l](int i) {
+          const int inst = d.first[l] + i;
+          stage s;
+          s.instance = inst;
+          s.producer = l == 0;
+          s.forwards = l + 1 < d.layer_size.size();
+          s.items = d.items;
+          s.want = want[static_cast<std::size_t>(inst)];
+          s.finished = &finished;
+          return s;
+        }));
+      }
+      for (std::size_t l = 0; l + 1 < d.layer_size.size(); ++l)
+        for (int i = 0; i < d.layer_size[l]; ++i) {
+          const int inst = d.first[l] + i;
+          // One statement per output queue: a fan-out to the chosen instances.
+          const auto& t = d.targets[static_cast<std::size_t>(inst)];
+          if (t.size() == 1) {
+            g.flow(layers[l][i], layers[l + 1][t[0] - d.first[l + 1]]);
+          } else if (t.size() == 2) {
+            g.flow(layers[l][i],
+                   {layers[l + 1][t[0] - d.first[l + 1]], layers[l + 1][t[1] - d.first[l + 1]]});
+          } else if (t.size() == 3) {
+            g.flow(layers[l][i],
+                   {layers[l + 1][t[0] - d.first[l + 1]], layers[l + 1][t[1] - d.first[l + 1]],
+                    layers[l + 1][t[2] - d.first[l + 1]]});
+          } else {
+            g.flow(layers[l][i], layers[l + 1]);  // all four
+          }
+        }
+      // Random explicit placement for odd seeds.
+      if (seed % 3 == 0) {
+        std::mt19937_64 pg(seed);
+        for (auto& layer : layers)
+          for (int i = 0; i < layer.size(); ++i)
+            g.place(layer[i], static_cast<int>(pg() % static_cast<std::uint64_t>(w.size())));
+      }
+      g.run();
+      int mine = 0;
+      for (auto& layer : layers)
+        for (int i = 0; i < layer.size(); ++i) mine += g.rank_of(layer[i]) == w.rank();
+      EXPECT_EQ(finished, mine) << "seed " << seed << " rank " << w.rank();
+      if (::testing::Test::HasFailure()) break;
+    }
+  });
+}
+
+// ---- A ring with a back-edge: a token goes around `laps` times ----
+
+struct ring_member {
+  static constexpr flow::input<std::int64_t> in{};
+  static constexpr flow::output<std::int64_t> out{};
+  int laps = 0;
+  std::int64_t* final_value = nullptr;
+  flow::task run(flow::context& ctx) {
+    const int n = ctx.count();
+    if (ctx.index() == 0) ctx.send(out, std::int64_t{1});
+    for (int lap = 0; lap < laps; ++lap) {
+      std::int64_t t = co_await ctx.dequeue(in);
+      // ring[0] starts with 1; ring[i] sees lap * n + i, ring[0] (lap + 1) * n.
+      const std::int64_t want = ctx.index() == 0 ? static_cast<std::int64_t>(lap + 1) * n
+                                                 : static_cast<std::int64_t>(lap) * n + ctx.index();
+      EXPECT_EQ(t, want) << ctx.name();
+      if (ctx.index() != 0 || lap + 1 < laps) ctx.send(out, t + 1);
+      if (ctx.index() == 0 && lap + 1 == laps) *final_value = t;
+    }
+  }
+};
+
+TEST(Flow, RingWithBackEdge) {
+  run([](cairn::world& w) {
+    for (const int n : {1, 3, 8}) {
+      std::int64_t final_value = -1;
+      const int laps = 25;
+      flow::graph g(w);
+      auto ring = g.add<ring_member>("ring", n, [&](int) {
+        return ring_member{laps, &final_value};
+      });
+      if (n > 1) g.flow(ring.slice(0, n - 1), ring.slice(1, n));
+      g.flow(ring[n - 1], ring[0]);  // the back-edge
+      g.run();
+      if (g.rank_of(ring[0]) == w.rank()) {
+        EXPECT_EQ(final_value, static_cast<std::int64_t>(laps) * n);
+      }
+    }
+  });
+}
+
+// ---- Random concurrent reduces on overlapping instance sets, in random orders ----
+
+constexpr int max_reduces = 4;
+using vec = std::vector<std::int64_t>;
+
+vec contribution(std::uint64_t seed, int instance, int reduce, int round, std::size_t len) {
+  vec v(len);
+  for (std::size_t e = 0; e < len; ++e)
+    v[e] = static_cast<std::int64_t>(mix(seed ^ (static_cast<std::uint64_t>(instance) << 40) ^
+                                         (static_cast<std::uint64_t>(reduce) << 32) ^
+                                         (static_cast<std::uint64_t>(round) << 16) ^ e) %
+                                     1000) -
+           500;
+  return v;
+}
+
+struct reduce_spec {
+  std::vector<int> participants, receivers;
+  std::size_t len = 1;
+  bool use_max = false;
+};
+
+struct member {
+  static constexpr flow::input<vec> in0{"in0"}, in1{"in1"}, in2{"in2"}, in3{"in3"};
+  static constexpr flow::output<vec> out0{"out0"}, out1{"out1"}, out2{"out2"}, out3{"out3"};
+  static constexpr const flow::output<vec>* outs[max_reduces] = {&out0, &out1, &out2, &out3};
+  static constexpr const flow::input<vec>* ins[max_reduces] = {&in0, &in1, &in2, &in3};
+  std::uint64_t seed = 0;
+  int rounds = 0;
+  const std::vector<reduce_spec>* specs = nullptr;
+  int* results = nullptr;
+  flow::task run(flow::context& ctx) {
+    const int me = ctx.index();
+    std::mt19937_64 order(seed + static_cast<std::uint64_t>(me));
+    for (int k = 0; k < rounds; ++k) {
+      std::vector<int> mine;  // this round's contributions, in a random order
+      for (std::size_t r = 0; r < specs->size(); ++r) {
+        const auto& p = (*specs)[r].participants;
+        if (std::find(p.begin(), p.end(), me) != p.end()) mine.push_back(static_cast<int>(r));
+      }
+      std::shuffle(mine.begin(), mine.end(), order);
+      for (int r : mine)
+        ctx.send(*outs[r], contribution(seed, me, r, k, (*specs)[static_cast<std::size_t>(r)].len));
+      for (std::size_t r = 0; r < specs->size(); ++r) {
+        const reduce_spec& s = (*specs)[r];
+        if (std::find(s.receivers.begin(), s.receivers.end(), me) == s.receivers.end()) continue;
+        vec want = contribution(seed, s.participants[0], static_cast<int>(r), k, s.len);
+        for (std::size_t j = 1; j < s.participants.size(); ++j) {
+          const vec c = contribution(seed, s.participants[j], static_cast<int>(r), k, s.len);
+          for (std::size_t e = 0; e < s.len; ++e)
+            want[e] = s.use_max ? std::max(want[e], c[e]) : want[e] + c[e];
+        }
+        EXPECT_EQ(co_await ctx.dequeue(*ins[r]), want)
+            << ctx.name() << " reduce " << r << " round " << k;
+        ++*results;
+      }
+    }
+  }
+};
+
+TEST(Flow, RandomConcurrentReducesMatchTheSequentialReference) {
+  run([](cairn::world& w) {
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      std::mt19937_64 g(seed * 31337);
+      const int n = 1 + static_cast<int>(g() % 9);
+      const int nr = 1 + static_cast<int>(g() % max_reduces);
+      std::vector<reduce_spec> specs(static_cast<std::size_t>(nr));
+      for (auto& s : specs) {
+        for (int i = 0; i < n; ++i)
+          if (g() % 2) s.participants.push_back(i);
+        if (s.participants.empty())
+          s.participants.push_back(static_cast<int>(g() % static_cast<std::uint64_t>(n)));
+        for (int i = 0; i < n; ++i)
+          if (g() % 3 == 0) s.receivers.push_back(i);
+        if (s.receivers.empty())
+          s.receivers.push_back(static_cast<int>(g() % static_cast<std::uint64_t>(n)));
+        s.len = g() % 4 == 0 ? 3000 : 1 + g() % 5;
+        s.use_max = g() % 2;
+      }
+      int results = 0;
+      const int rounds = 6;
+      flow::graph g2(w, flow::graph_options{.balance_reduces = seed % 2 == 0});
+      auto m = g2.add<member>("m", n, [&](int) { return member{seed, rounds, &specs, &results}; });
+      for (int r = 0; r < nr; ++r) {
+        const reduce_spec& s = specs[static_cast<std::size_t>(r)];
+        std::string name = "r";
+        name += std::to_string(r);
+        auto connect = [&](auto red) {
+          for (int i : s.participants) g2.flow(m[i].port(*member::outs[r]), red);
+          std::vector<int> rs = s.receivers;
+          for (int i : rs) g2.flow(red, m[i].port(*member::ins[r]));
+        };
+        if (s.use_max)
+          connect(g2.reduce<vec>(name, cairn::max{}));
+        else
+          connect(g2.reduce<vec>(name, cairn::plus{}));
+      }
+      g2.run();
+      int mine = 0;
+      for (const auto& s : specs)
+        for (int i : s.receivers) mine += g2.rank_of(m[i]) == w.rank() ? rounds : 0;
+      EXPECT_EQ(results, mine) << "seed " << seed << " rank " << w.rank();
+      if (::testing::Test::HasFailure()) break;
+    }
+  });
+}
+
+// ---- An iterative solver: a back-edge through an all-reduce of the residual ----
+
+struct solver_cell {
+  static constexpr flow::input<double> in{};
+  static constexpr flow::output<double> out{};
+  int* iterations = nullptr;
+  flow::task run(flow::context& ctx) {
+    // x <- x/2 + c converges to 2c; the residual is the largest change of any cell.
+    double x = 0;
+    const double c = 1.0 + ctx.index();
+    for (int it = 1;; ++it) {
+      const double next = x / 2 + c;
+      ctx.send(out, std::abs(next - x));
+      x = next;
+      if (co_await ctx.dequeue(in) < 1e-9) {
+        *iterations = it;
+        break;
+      }
+    }
+    EXPECT_NEAR(x, 2 * c, 1e-8);
+  }
+};
+
+TEST(Flow, SolverStopsOnAReducedResidual) {
+  run([](cairn::world& w) {
+    for (const int n : {1, 2, 5, 11}) {
+      int iterations = -1;
+      flow::graph g(w);
+      auto cells = g.add<solver_cell>("cell", n, [&](int) { return solver_cell{&iterations}; });
+      g.flow(cells, g.reduce<double>("residual", cairn::max{}), cells);  // all-reduce
+      g.run();
+      // The largest c (= n) decides: iteration k's change is n / 2^(k-1).
+      int want = 1;
+      while (n / std::ldexp(1.0, want - 1) >= 1e-9) ++want;
+      bool here = false;
+      for (int i = 0; i < n; ++i) here |= g.rank_of(cells[i]) == w.rank();
+      if (here) {
+        EXPECT_EQ(iterations, want) << "n " << n;
+      }
+    }
+  });
+}
+
+// ---- Serialized items through fan-in, and a bcast module ----
+
+struct talker {
+  static constexpr flow::output<std::string> out{};
+  flow::task run(flow::context& ctx) {
+    for (int k = 0; k < 30; ++k)
+      ctx.send(out, ctx.name() + ":" + std::string(static_cast<std::size_t>(k * 37 % 2000), 'x'));
+    co_return;
+  }
+};
+struct listener {
+  static constexpr flow::input<std::string> in{};
+  int expect = 0;
+  std::uint64_t* sum = nullptr;
+  flow::task run(flow::context& ctx) {
+    for (int k = 0; k < expect; ++k) {
+      const std::string s = co_await ctx.dequeue(in);
+      *sum += s.size() + static_cast<std::uint64_t>(s[s.find(':') - 2] - '0');
+    }
+  }
+};
+
+TEST(Flow, SerializedItemsThroughBcastAndFanIn) {
+  run([](cairn::world& w) {
+    std::uint64_t sum = 0;
+    flow::graph g(w, flow::graph_options{.buffer_bytes = 512});
+    auto t = g.add<talker>("t", 3);
+    auto b = g.bcast<std::string>("b");
+    auto l = g.add<listener>("l", 4, [&](int) { return listener{90, &sum}; });
+    g.flow(t, b, l);  // every talker's items to every listener
+    g.run();
+    std::uint64_t want = 0;
+    for (int i = 0; i < 3; ++i)
+      for (int k = 0; k < 30; ++k)
+        want += 5 + static_cast<std::uint64_t>(k * 37 % 2000) + static_cast<std::uint64_t>(i);
+    int mine = 0;
+    for (int i = 0; i < 4; ++i) mine += g.rank_of(l[i]) == w.rank();
+    EXPECT_EQ(sum, want * static_cast<std::uint64_t>(mine));
+  });
+}
+
+// ---- Building errors: a cairn::error naming the modules and queues, on every rank ----
+
+struct two_out {
+  static constexpr flow::input<int> in{};
+  static constexpr flow::output<int> out{};
+  static constexpr flow::output<int> other{"other"};
+  flow::task run(flow::context&) { co_return; }
+};
+
+TEST(Flow, BuildingErrorsNameModulesAndQueues) {
+  run([](cairn::world& w) {
+    const auto error_of = [&](auto build) {
+      return message_of([&] {
+        flow::graph g(w);
+        build(g);
+      });
+    };
+    std::string m = error_of([](flow::graph& g) {
+      auto p = g.add<two_out>("p", 3);
+      auto r = g.reduce<int>("r", cairn::plus{});
+      g.flow(p, r, p[0]);
+      g.flow(p[1], p[2]);
+    });
+    EXPECT_TRUE(has_text(m, "output queue p[1].out is bound twice (first to reduce 'r')")) << m;
+    EXPECT_TRUE(has_text(m, "rank " + std::to_string(w.rank()))) << m;
+    m = error_of([](flow::graph& g) {
+      auto p = g.add<two_out>("p", 3);
+      auto q = g.add<two_out>("q", 2);
+      g.flow(p, q);
+    });
+    EXPECT_TRUE(has_text(m, "cannot connect 3 instances' out to 2 input queues")) << m;
+    m = error_of([](flow::graph& g) {
+      auto p = g.add<two_out>("p", 2);
+      auto r = g.reduce<int>("r", cairn::plus{});
+      g.flow(p.port(two_out::other), r);
+      g.run();
+    });
+    EXPECT_TRUE(has_text(m, "reduce 'r' has no receiver")) << m;
+    m = error_of([](flow::graph& g) {
+      auto p = g.add<two_out>("p", 2);
+      auto r = g.reduce<int>("r", cairn::plus{});
+      g.flow(r, p);
+      g.run();
+    });
+    EXPECT_TRUE(has_text(m, "reduce 'r' has no participant")) << m;
+    m = error_of([](flow::graph& g) {
+      auto p = g.add<two_out>("p", 2);
+      auto r = g.reduce<int>("r", cairn::plus{});
+      auto b = g.bcast<int>("b");
+      g.flow(p, r);
+      g.flow(r, b);
+    });
+    EXPECT_TRUE(has_text(m, "reduce 'r' flows into bcast 'b'")) << m;
+    m = error_of([](flow::graph& g) {
+      auto p = g.add<two_out>("p", 2);
+      auto r = g.reduce<int>("r", cairn::plus{});
+      g.flow(p, r, p[0]);
+      g.flow(r, p[0]);
+    });
+    EXPECT_TRUE(has_text(m, "reduce 'r' flows into p[0].in twice")) << m;
+    m = error_of([&](flow::graph& g) { g.place(g.add<two_out>("p", 2), w.size()); });
+    EXPECT_TRUE(has_text(m, "p[0] placed on rank " + std::to_string(w.size()))) << m;
+    m = error_of([](flow::graph& g) { (void)g.add<two_out>("p", 2)[2]; });
+    EXPECT_TRUE(has_text(m, "index 2 outside the 2 instances of 'p'")) << m;
+    m = error_of([](flow::graph& g) {
+      (void)g.add<two_out>("p", 2);
+      (void)g.reduce<int>("p", cairn::plus{});
+    });
+    EXPECT_TRUE(has_text(m, "a module and a reduce or bcast named 'p'")) << m;
+    m = error_of([](flow::graph& g) {
+      auto p = g.add<two_out>("p", 2);
+      auto r = g.reduce<int>("r", cairn::plus{});
+      g.flow(p, r, p[0]);
+      g.flow(p.port(two_out::other), r);
+      g.run();
+    });
+    EXPECT_TRUE(has_text(m, "p[0] flows into reduce 'r' from two output queues")) << m;
+  });
+}
+
+}  // namespace
