@@ -148,6 +148,31 @@ void append_rules(std::string& s, const std::vector<cairn::coll::selection_rule>
   s += ']';
 }
 
+// The layers of the library, bottom up (ARCHITECTURE.md, "Layers").
+struct layer {
+  const char* name;
+  const char* headers;
+  const char* offers;
+};
+#ifndef CAIRN_INFO_HAVE_FFT
+#define CAIRN_INFO_HAVE_FFT 0
+#endif
+constexpr layer layers[] = {
+    {"runtime", "cairn/runtime/", "launch, world, groups, point-to-point, requests, values"},
+    {"collectives", "cairn/coll/",
+     "blocking, non-blocking and persistent collectives, schedules, generalized reduce"},
+    {"channels", "cairn/msg/",
+     "aggregated messages: channels of any item type, routes, combining, termination, async"},
+    {"containers", "cairn/containers/",
+     "counting_set, map, set, bag, array, disjoint_set on channels"},
+    {"arrays", "cairn/array/", "darray, layouts, redistribution plans, tasks, halo exchange"},
+    {"fft", "cairn/fft/",
+     CAIRN_INFO_HAVE_FFT ? "distributed FFTs over darray (library cairn::fft)"
+                         : "distributed FFTs (not built: FFTW was not found)"},
+    {"flow", "cairn/flow/",
+     "Aspen flow graphs: modules, queues, reduce and bcast modules, lowering, to_dot"},
+};
+
 void print_json(const facts& f) {
   std::string s = "{\"version\":";
   s += quote(CAIRN_VERSION);
@@ -163,6 +188,18 @@ void print_json(const facts& f) {
   s += quote(cairn::to_string(f.level));
   s += ",\"CAIRN_MPI_THREAD_LEVEL\":";
   s += optional_string(f.level_env);
+  s += ",\"layers\":[";
+  for (std::size_t i = 0; i < std::size(layers); ++i) {
+    if (i) s += ',';
+    s += "{\"name\":";
+    s += quote(layers[i].name);
+    s += ",\"headers\":";
+    s += quote(layers[i].headers);
+    s += ",\"offers\":";
+    s += quote(layers[i].offers);
+    s += '}';
+  }
+  s += "]";
   s += ",\"collectives\":[";
   for (std::size_t i = 0; i < f.catalog.size(); ++i) {
     const auto& c = f.catalog[i];
@@ -205,6 +242,12 @@ void print_text(const facts& f) {
                                                                          : "")
             << "; CAIRN_MPI_THREAD_LEVEL"
             << (f.level_env ? " = \"" + *f.level_env + "\"" : std::string(" is not set")) << "\n\n";
+  std::cout << "layers (bottom up; headers under include/):\n";
+  for (const layer& l : layers)
+    std::cout << "  " << l.name << std::string(12 - std::string_view(l.name).size(), ' ')
+              << l.headers << std::string(19 - std::string_view(l.headers).size(), ' ') << l.offers
+              << "\n";
+  std::cout << "\n";
   std::cout << "collectives and algorithms (size measured for the selection table):\n";
   for (const auto& c : f.catalog) {
     std::cout << "  " << c.collective << ":";

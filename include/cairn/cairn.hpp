@@ -8,6 +8,7 @@
 #include "cairn/coll/generalized.hpp"
 #include "cairn/coll/op.hpp"
 #include "cairn/coll/schedule.hpp"
+#include "cairn/flow/graph.hpp"
 #include "cairn/msg/async.hpp"
 #include "cairn/msg/channel.hpp"
 #include "cairn/msg/grid_model.hpp"

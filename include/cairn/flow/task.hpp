@@ -17,8 +17,8 @@ class [[nodiscard]] task {
  public:
   /// The coroutine's promise (internal to the coroutine machinery).
   struct promise_type {
-    std::exception_ptr error;              // what the body threw
-    std::coroutine_handle<> continuation;  // the task awaiting this one, if any
+    std::exception_ptr error;              ///< what the body threw
+    std::coroutine_handle<> continuation;  ///< the task awaiting this one, if any
     /// The task object the coroutine returns.
     task get_return_object() noexcept {
       return task(std::coroutine_handle<promise_type>::from_promise(*this));
@@ -27,11 +27,14 @@ class [[nodiscard]] task {
     std::suspend_always initial_suspend() noexcept { return {}; }
     /// At its end, resumes the awaiting task (symmetric transfer) or returns to the scheduler.
     struct final_awaiter {
+      /// Always suspends (the frame stays until the task object is destroyed).
       bool await_ready() noexcept { return false; }
+      /// Transfers to the awaiting task, or back to the scheduler.
       std::coroutine_handle<> await_suspend(std::coroutine_handle<promise_type> h) noexcept {
         const std::coroutine_handle<> c = h.promise().continuation;
         return c ? c : std::noop_coroutine();
       }
+      /// Nothing to resume with.
       void await_resume() noexcept {}
     };
     /// See final_awaiter.
@@ -42,7 +45,9 @@ class [[nodiscard]] task {
     void unhandled_exception() noexcept { error = std::current_exception(); }
   };
 
+  /// Takes over `o`'s coroutine.
   task(task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
+  /// Destroys this task's coroutine and takes over `o`'s.
   task& operator=(task&& o) noexcept {
     if (this != &o) {
       if (h_) h_.destroy();
