@@ -492,6 +492,65 @@ TEST(Flow, SerializedItemsThroughBcastAndFanIn) {
   });
 }
 
+// ---- Sub-graphs: one builder used twice, under nested scopes ----
+
+struct emitter {
+  static constexpr flow::output<std::int64_t> out{};
+  int items = 0;
+  flow::task run(flow::context& ctx) {
+    for (int k = 1; k <= items; ++k) ctx.send(out, std::int64_t{k});
+    co_return;
+  }
+};
+struct doubler {
+  static constexpr flow::input<std::int64_t> in{};
+  static constexpr flow::output<std::int64_t> out{};
+  int items = 0;
+  flow::task run(flow::context& ctx) {
+    for (int k = 0; k < items; ++k) ctx.send(out, 2 * co_await ctx.dequeue(in));
+  }
+};
+struct collector {
+  static constexpr flow::input<std::int64_t> in{};
+  int items = 0;
+  std::int64_t* sum = nullptr;
+  flow::task run(flow::context& ctx) {
+    for (int k = 0; k < items; ++k) *sum += co_await ctx.dequeue(in);
+  }
+};
+
+// Two doublers in series: the sub-graph's inner flow, and its ends for its user.
+struct doubling_ports {
+  flow::instances<doubler> first, last;
+};
+doubling_ports doubling(flow::scope s, int items) {
+  auto a = s.add<doubler>("a", 1, [=](int) { return doubler{items}; });
+  auto b = s.add<doubler>("b", 1, [=](int) { return doubler{items}; });
+  s.root().flow(a, b);
+  return {a, b};
+}
+
+TEST(Flow, SubGraphsComposeUnderScopes) {
+  run([](cairn::world& w) {
+    const int items = 100;
+    std::int64_t sum = 0;
+    flow::graph g(w);
+    auto e = g.add<emitter>("e", 1, [&](int) { return emitter{items}; });
+    const doubling_ports left = doubling(g.nest("left"), items);
+    const doubling_ports right = doubling(g.nest("right").nest("inner"), items);
+    auto c = g.add<collector>("c", 1, [&](int) { return collector{items, &sum}; });
+    g.flow(e, left.first);
+    g.flow(left.last, right.first);
+    g.flow(right.last, c);
+    g.run();
+    if (g.rank_of(c) == w.rank()) {
+      EXPECT_EQ(sum, 16 * items * (items + 1) / 2);
+    }
+    const std::string d = g.describe();
+    EXPECT_TRUE(has_text(d, "left/a[0] on rank") && has_text(d, "right/inner/b[0] on rank")) << d;
+  });
+}
+
 // ---- Building errors: a cairn::error naming the modules and queues, on every rank ----
 
 struct two_out {

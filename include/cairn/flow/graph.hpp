@@ -94,6 +94,7 @@ struct graph_options {
 
 class context;
 class graph;
+class scope;
 
 namespace detail {
 
@@ -637,23 +638,11 @@ struct end_traits<bcast_module<T>> {
 };
 // Instances as a source: their default output; as a sink: their default input.
 template <class M>
-struct source_end {
+auto as_source(const instances<M>& s) {
   static_assert(
       requires { M::out; },
       "this module has no default output queue `out`: name one "
       "with instances.port(M::queue)");
-  using type = typename std::remove_cvref_t<decltype(M::out)>::value_type;
-};
-template <class M>
-struct sink_end {
-  static_assert(
-      requires { M::in; },
-      "this module has no default input queue `in`: name one "
-      "with instances.port(M::queue)");
-  using type = typename std::remove_cvref_t<decltype(M::in)>::value_type;
-};
-template <class M>
-auto as_source(const instances<M>& s) {
   return s.port(M::out);
 }
 template <class X>
@@ -662,6 +651,10 @@ const X& as_source(const X& x) {
 }
 template <class M>
 auto as_sink(const instances<M>& s) {
+  static_assert(
+      requires { M::in; },
+      "this module has no default input queue `in`: name one "
+      "with instances.port(M::queue)");
   return s.port(M::in);
 }
 template <class X>
@@ -788,6 +781,10 @@ class graph {
     flow_list(via, to);
   }
 
+  /// A named part of the graph for a sub-graph (Aspen: roots compose into bigger graphs): the
+  /// modules added through it are named "<name>/<module>".
+  [[nodiscard]] scope nest(const std::string& name);
+
   /// Places the selected instances on `ranks` (one rank each, in order), instead of the
   /// default balanced blocks.
   template <class M>
@@ -849,5 +846,51 @@ class graph {
   std::unique_ptr<detail::graph_data> data_;
   std::unique_ptr<detail::lowered> plan_;
 };
+
+/// A named part of a graph: a function that builds a sub-graph takes a scope, adds its modules
+/// through it (named "<scope>/<name>", so that the same sub-graph can be built twice) and
+/// states its inner flows on root(); it returns the selections its user connects. Nested
+/// scopes join their names.
+class scope {
+ public:
+  /// The scope `name` of `g` (graph::nest).
+  scope(graph& g, std::string name) : g_(&g), prefix_(std::move(name)) { prefix_ += '/'; }
+  /// graph::add, with the scope's name in front.
+  template <class M>
+  instances<M> add(const std::string& name) {
+    return g_->add<M>(prefix_ + name);
+  }
+  /// graph::add, with the scope's name in front.
+  template <class M>
+  instances<M> add(const std::string& name, int count) {
+    return g_->add<M>(prefix_ + name, count);
+  }
+  /// graph::add, with the scope's name in front.
+  template <class M, class F>
+  requires std::is_invocable_r_v<M, F&, int> instances<M> add(const std::string& name, int count,
+                                                              F make) {
+    return g_->add<M>(prefix_ + name, count, std::move(make));
+  }
+  /// graph::reduce, with the scope's name in front.
+  template <class Q, class Op>
+  reduce_module<Q> reduce(const std::string& name, Op op) {
+    return g_->reduce<Q>(prefix_ + name, std::move(op));
+  }
+  /// graph::bcast, with the scope's name in front.
+  template <class T>
+  bcast_module<T> bcast(const std::string& name) {
+    return g_->bcast<T>(prefix_ + name);
+  }
+  /// A scope inside this one.
+  [[nodiscard]] scope nest(const std::string& name) const { return scope(*g_, prefix_ + name); }
+  /// The graph (for flow statements and placement).
+  [[nodiscard]] graph& root() const noexcept { return *g_; }
+
+ private:
+  graph* g_;
+  std::string prefix_;
+};
+
+inline scope graph::nest(const std::string& name) { return scope(*this, name); }
 
 }  // namespace cairn::flow
