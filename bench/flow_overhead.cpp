@@ -124,6 +124,7 @@ struct parallel {
   std::size_t n = 1;
   const int* rounds = nullptr;
   tally* t = nullptr;
+  bool lockstep = false;  // p[1] dequeues r1's sum too
   flow::task run(flow::context& ctx) {
     const int me = ctx.index();
     Q a = initial<Q>(n, me, 1), b = initial<Q>(n, me, 2);
@@ -135,7 +136,7 @@ struct parallel {
         first(b) = v2(me, k);
         ctx.send(out1, b);  // joins r2
       }
-      if (me == 0 || me == 2) {
+      if (me == 0 || me == 2 || (lockstep && me == 1)) {
         const Q s = co_await ctx.dequeue(in);
         check(s, n, k, true, k + 1 == r, *t);
       }
@@ -158,16 +159,24 @@ template <class Q>
 void figure5(cairn::world& w, std::size_t bytes, int rounds, int samples, std::vector<row>& rows) {
   const std::size_t n = bytes / sizeof(double);
   const int me = w.rank();
-  tally tf, td;
+  tally tf, tl, td;
   int flow_rounds = rounds;
-  flow::graph g(w);
+  flow::graph g(w), gl(w);
   auto p = g.add<parallel<Q>>("p", instances, [&](int) {
-    return parallel<Q>{n, &flow_rounds, &tf};
+    return parallel<Q>{n, &flow_rounds, &tf, false};
   });
   auto r1 = g.reduce<Q>("r1", cairn::plus{});
   auto r2 = g.reduce<Q>("r2", cairn::multiplies{});
   g.flow(p, r1, {p[0], p[2]});
   g.flow(p.slice(1, 3).port(parallel<Q>::out1), r2, p[3]);
+  // The lockstep variant: r1 flows into p[1] too, so p[1] cannot run ahead of the others.
+  auto pl = gl.add<parallel<Q>>("p", instances, [&](int) {
+    return parallel<Q>{n, &rounds, &tl, true};
+  });
+  auto l1 = gl.reduce<Q>("r1", cairn::plus{});
+  auto l2 = gl.reduce<Q>("r2", cairn::multiplies{});
+  gl.flow(pl, l1, {pl[0], pl[1], pl[2]});
+  gl.flow(pl.slice(1, 3).port(parallel<Q>::out1), l2, pl[3]);
 
   // The hand-written rank-level program: the ranks the lowering chose, this rank's instances.
   std::vector<int> rank_of;
@@ -199,8 +208,13 @@ void figure5(cairn::world& w, std::size_t bytes, int rounds, int samples, std::v
                            std::vector<double>& in, std::size_t k, bool sum) {
     for (std::size_t x = 0; x < vals.size(); ++x) vals[x][0] = sum ? v1(who[x], k) : v2(who[x], k);
     std::copy(vals[0].begin(), vals[0].end(), in.begin());
-    for (std::size_t x = 1; x < vals.size(); ++x)
-      for (std::size_t j = 0; j < n; ++j) in[j] = sum ? in[j] + vals[x][j] : in[j] * vals[x][j];
+    for (std::size_t x = 1; x < vals.size(); ++x) {
+      const double* v = vals[x].data();
+      if (sum)
+        for (std::size_t j = 0; j < n; ++j) in[j] += v[j];
+      else
+        for (std::size_t j = 0; j < n; ++j) in[j] *= v[j];
+    }
   };
   const auto direct = [&](cairn::generalized_reduce_algorithm alg) {
     cairn::generalized_reduce_options opt;
@@ -225,10 +239,15 @@ void figure5(cairn::world& w, std::size_t bytes, int rounds, int samples, std::v
     }
     return static_cast<double>(rounds);
   };
-  int flow_runs = 0, direct_runs = 0;
+  int flow_runs = 0, lock_runs = 0, direct_runs = 0;
   const auto flow_side = [&] {
     ++flow_runs;
     g.run();
+    return static_cast<double>(rounds);
+  };
+  const auto lock_side = [&] {
+    ++lock_runs;
+    gl.run();
     return static_cast<double>(rounds);
   };
   const auto direct_default = [&] {
@@ -241,6 +260,7 @@ void figure5(cairn::world& w, std::size_t bytes, int rounds, int samples, std::v
   };
   // Warm-up, then the fixed part of a run (one round), then the alternating samples.
   flow_side();
+  lock_side();
   direct_default();
   direct_butterfly();
   flow_rounds = 1;
@@ -254,14 +274,21 @@ void figure5(cairn::world& w, std::size_t bytes, int rounds, int samples, std::v
   }
   flow_rounds = rounds;
   const std::vector<double> t =
-      flowb::time_sides(w, samples, {flow_side, direct_default, direct_butterfly});
+      flowb::time_sides(w, samples, {flow_side, direct_default, direct_butterfly, lock_side});
 
   // Every check passed, and as many were made as the runs' receivers had rounds.
-  std::vector<std::uint64_t> mine{tf.checked, tf.wrong, td.checked, td.wrong}, all(4);
+  std::vector<std::uint64_t> mine{tf.checked, tf.wrong, td.checked, td.wrong, tl.checked, tl.wrong},
+      all(6);
   w.allreduce(std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(all), cairn::plus{});
   const std::uint64_t per_run = 3 * static_cast<std::uint64_t>(rounds);
   const auto want_flow = per_run * static_cast<std::uint64_t>(flow_runs) + 3 * 5;
   const auto want_direct = per_run * static_cast<std::uint64_t>(direct_runs);
+  const auto want_lock =
+      4 * static_cast<std::uint64_t>(rounds) * static_cast<std::uint64_t>(lock_runs);
+  if (all[5] != 0 || all[4] != want_lock)
+    throw std::runtime_error("flow-overhead (" + human_size(bytes) + ", lockstep): " +
+                             std::to_string(all[5]) + " wrong of " + std::to_string(all[4]) +
+                             " checks (expected " + std::to_string(want_lock) + ")");
   if (all[1] != 0 || all[3] != 0 || all[0] != want_flow || all[2] != want_direct)
     throw std::runtime_error("flow-overhead (" + human_size(bytes) + "): flow " +
                              std::to_string(all[1]) + " wrong of " + std::to_string(all[0]) +
@@ -285,6 +312,23 @@ void figure5(cairn::world& w, std::size_t bytes, int rounds, int samples, std::v
     r.set("rounds_per_run", std::to_string(rounds));
     r.set("samples", std::to_string(samples));
     r.set("run_1_round_us", json_text(std::optional<double>(median(one) * 1e6)));
+    r.set("flow_algorithm", json_text("butterfly"));
+    rows.push_back(std::move(r));
+  }
+  // The lockstep graph against the butterfly program: where p[1]'s rank also receives r1 (as on
+  // 2 and 3 ranks), that is the same rank-level program.
+  if (rank_of[1] == rank_of[0] || rank_of[1] == rank_of[2]) {
+    row r{"flow-overhead-lockstep",
+          engine,
+          w.size(),
+          bytes,
+          "time_per_round_us",
+          "lower",
+          t[3] * 1e6,
+          "ireduce-butterfly",
+          t[2] * 1e6};
+    r.set("rounds_per_run", std::to_string(rounds));
+    r.set("samples", std::to_string(samples));
     r.set("flow_algorithm", json_text("butterfly"));
     rows.push_back(std::move(r));
   }
