@@ -21,6 +21,10 @@
 //   the result once per receiving instance. Baseline `ireduce-butterfly` (row
 //   `flow-overhead-butterfly`): the same with generalized_reduce_algorithm::butterfly, the
 //   flow's algorithm, so that the layer's own cost shows apart from the algorithm's.
+//   Row `flow-overhead-lockstep` (2 and 3 ranks, where it is the same rank-level program as
+//   the baseline `ireduce-butterfly`): r1 flows into p[1] too, so p[1] waits for each round's
+//   sum like the others instead of running ahead (as drawn, p[1] starts all its rounds of r2
+//   at once, and the exact figure's time per round grows with the rounds per run).
 // Ping-pong (row `flow-pingpong`, 8 B): two instances pp[0] on rank 0 and pp[1] on rank 1, flows
 // pp[0] -> pp[1] -> pp[0]; pp[0] sends a std::uint64_t, pp[1] dequeues it and sends it back
 // plus one, pp[0] dequeues that: one round trip per round, `pingpong-rounds` per g.run(),
