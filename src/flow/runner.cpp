@@ -47,7 +47,29 @@ struct runner::reduce_state {
   std::deque<round> rounds;
   std::uint64_t first = 0;    // number of rounds.front()
   std::uint64_t started = 0;  // rounds started
+  // Buffers of delivered rounds, kept with their size: a steady run allocates and zeroes none.
+  std::vector<std::vector<std::byte>> spare;
+  std::vector<std::byte> take(std::size_t bytes) {
+    for (std::size_t i = spare.size(); i-- > 0;)
+      if (spare[i].size() == bytes) {
+        std::vector<std::byte> b = std::move(spare[i]);
+        spare[i] = std::move(spare.back());
+        spare.pop_back();
+        return b;
+      }
+    return std::vector<std::byte>(bytes);
+  }
+  void give(std::vector<std::byte>&& b) {
+    if (!b.empty() && spare.size() < 8) spare.push_back(std::move(b));
+  }
 };
+
+namespace {
+// Rounds of one reduce a rank has started and not yet delivered: later ones wait (combined
+// locally) until one is delivered. Unbounded, a sender that never waits would start every
+// round of its run at once; each running reduce costs every later progress step.
+constexpr std::uint64_t rounds_in_flight = 4;
+}  // namespace
 
 void record_sink::operator()(std::span<const std::byte> payload, int origin) const {
   r->on_record(payload, origin);
@@ -181,7 +203,8 @@ void runner::contribute(const out_binding& b, int slot, const std::byte* elems, 
   const std::size_t bytes = n * r.decl->elem;
   if (x.contributed == 0) {
     x.n = n;
-    x.in.assign(elems, elems + bytes);
+    x.in = r.take(bytes);
+    if (bytes) std::memcpy(x.in.data(), elems, bytes);
   } else {
     if (n != x.n)
       cairn::detail::fail(run_call, me_, instances_[static_cast<std::size_t>(slot)].name, " sends ",
@@ -197,8 +220,7 @@ void runner::start_round(reduce_state& r, Round& x) {
   const collective_decl& d = *r.decl;
   x.started = true;
   ++r.started;
-  if (r.alone) {  // participants and receivers all here: nothing to send
-    x.out = x.in;
+  if (r.alone) {  // participants and receivers all here: nothing to send (delivered from in)
     x.done = true;
     return;
   }
@@ -212,7 +234,7 @@ void runner::start_round(reduce_state& r, Round& x) {
     for (int dest : r.r_np) channel_->send(dest, std::span<const std::byte>(rec, 20));
     channel_->flush();
   }
-  x.out.resize(r.receives ? x.n * d.elem : 0);
+  if (r.receives) x.out = r.take(x.n * d.elem);
   generalized_reduce_options opt = r.plan->opt;
   reduce_balancer history;
   if (opt.load_balance) {  // planned against the graph's earlier reduces, the same everywhere
@@ -225,7 +247,7 @@ void runner::start_round(reduce_state& r, Round& x) {
 
 void runner::start_rounds(reduce_state& r) {
   const auto full = static_cast<int>(r.participant_slots.size());
-  while (r.started - r.first < r.rounds.size()) {
+  while (r.started - r.first < r.rounds.size() && r.started - r.first < rounds_in_flight) {
     reduce_state::round& x = r.rounds[static_cast<std::size_t>(r.started - r.first)];
     if (x.contributed < full) return;
     start_round(r, x);
@@ -252,11 +274,15 @@ bool runner::advance_reduces() {
     while (!r.rounds.empty() && r.rounds.front().started) {
       reduce_state::round& x = r.rounds.front();
       if (!x.done && !x.req.test()) break;
-      for (queue_base* q : r.receivers_here) r.decl->deliver(*q, x.out.data(), x.n);
+      const std::byte* result = r.alone ? x.in.data() : x.out.data();
+      for (queue_base* q : r.receivers_here) r.decl->deliver(*q, result, x.n);
+      r.give(std::move(x.in));
+      r.give(std::move(x.out));
       r.rounds.pop_front();
       ++r.first;
       moved = true;
     }
+    if (r.participates) start_rounds(r);  // rounds held back by the window
   }
   return moved;
 }

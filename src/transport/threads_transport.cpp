@@ -106,7 +106,7 @@ threads_transport::threads_transport(std::shared_ptr<threads_fabric> fabric, tra
       oversubscribed_(oversubscribed),
       out_(static_cast<std::size_t>(fabric_->ranks()), nullptr),
       in_index_(static_cast<std::size_t>(fabric_->ranks()), -1),
-      unexpected_(static_cast<std::size_t>(fabric_->ranks())) {
+      unexpected_(static_cast<std::size_t>(fabric_->ranks()) * msg_context_count) {
   in_.reserve(static_cast<std::size_t>(fabric_->ranks()));  // never reallocates while in use
 }
 
@@ -397,7 +397,7 @@ bool threads_transport::ring_ready() const noexcept {
 }
 
 void threads_transport::keep_unexpected(envelope* e) noexcept {
-  envelope_queue& q = unexpected_[static_cast<std::size_t>(e->src)];
+  envelope_queue& q = unexpected_[queue_of(e->src, e->ctx)];
   e->next = nullptr;
   e->arrival = ++arrivals_;
   if (q.tail)
@@ -406,12 +406,14 @@ void threads_transport::keep_unexpected(envelope* e) noexcept {
     q.head = e;
   q.tail = e;
   ++unexpected_count_;
+  ++unexpected_tags_[tag_key(e->ctx, e->tag)];
 }
 
 threads_transport::unexpected_match threads_transport::find_unexpected(
     int source, int tag, msg_context c) const noexcept {
   unexpected_match best;
   if (!unexpected_count_) return best;
+  if (tag != any_tag && !unexpected_tags_.contains(tag_key(c, tag))) return best;
   const auto scan = [&](const envelope_queue& q) {
     envelope* prev = nullptr;
     for (envelope* e = q.head; e; prev = e, e = e->next)
@@ -420,21 +422,25 @@ threads_transport::unexpected_match threads_transport::find_unexpected(
         return;
       }
   };
-  if (source != any_source)
-    scan(unexpected_[static_cast<std::size_t>(source)]);
-  else
-    for (const envelope_queue& q : unexpected_) scan(q);
+  if (source != any_source) {
+    scan(unexpected_[queue_of(source, c)]);
+  } else {
+    for (std::size_t q = queue_of(0, c); q < unexpected_.size(); q += msg_context_count)
+      scan(unexpected_[q]);
+  }
   return best;
 }
 
 void threads_transport::take_unexpected(const unexpected_match& m) noexcept {
-  envelope_queue& q = unexpected_[static_cast<std::size_t>(m.e->src)];
+  envelope_queue& q = unexpected_[queue_of(m.e->src, m.e->ctx)];
   if (m.prev)
     m.prev->next = m.e->next;
   else
     q.head = m.e->next;
   if (q.tail == m.e) q.tail = m.prev;
   --unexpected_count_;
+  const auto t = unexpected_tags_.find(tag_key(m.e->ctx, m.e->tag));
+  if (--t->second == 0) unexpected_tags_.erase(t);
 }
 
 void threads_transport::deliver_envelope(envelope* e) {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "node/node_regions.hpp"
@@ -252,8 +253,20 @@ class threads_transport final : public transport {
     envelope* head = nullptr;
     envelope* tail = nullptr;
   };
+  // Per source and context (a receive matches one context only: another context's messages
+  // are never scanned, however many wait), in arrival order.
   std::vector<envelope_queue> unexpected_;
+  static std::size_t queue_of(int src, msg_context c) noexcept {
+    return static_cast<std::size_t>(src) * msg_context_count + static_cast<std::size_t>(c);
+  }
   std::size_t unexpected_count_ = 0;
+  // Unexpected messages per (context, tag): a receive or probe of a tag none has (a
+  // channel's probe for oversize messages, at every poll) returns at once instead of
+  // scanning every waiting message of the context.
+  std::unordered_map<std::uint64_t, std::uint32_t> unexpected_tags_;
+  static std::uint64_t tag_key(msg_context c, int tag) noexcept {
+    return (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint32_t>(tag);
+  }
   std::uint64_t arrivals_ = 0;
 };
 

@@ -139,9 +139,39 @@ struct queue_base {
   inline void wake();
 };
 
+/// A FIFO of items in one growing ring (no allocation per item once it has grown).
+template <class T>
+class item_ring {
+ public:
+  [[nodiscard]] bool empty() const noexcept { return n_ == 0; }
+  [[nodiscard]] std::size_t size() const noexcept { return n_; }
+  template <class U>
+  void push_back(U&& v) {
+    if (n_ == buf_.size()) grow();
+    buf_[(head_ + n_) & (buf_.size() - 1)] = std::forward<U>(v);
+    ++n_;
+  }
+  T pop_front() {
+    T v = std::move(buf_[head_]);
+    head_ = (head_ + 1) & (buf_.size() - 1);
+    --n_;
+    return v;
+  }
+
+ private:
+  void grow() {
+    std::vector<T> b(buf_.empty() ? 16 : 2 * buf_.size());
+    for (std::size_t i = 0; i < n_; ++i) b[i] = std::move(buf_[(head_ + i) & (buf_.size() - 1)]);
+    buf_.swap(b);
+    head_ = 0;
+  }
+  std::vector<T> buf_;  // a power of two long
+  std::size_t head_ = 0, n_ = 0;
+};
+
 template <class T>
 struct item_queue final : queue_base {
-  std::deque<T> items;
+  item_ring<T> items;
 };
 
 template <class T>
@@ -411,11 +441,7 @@ class dequeue_awaiter {
     q_.waiter = h;
     q_.slot = slot_;
   }
-  T await_resume() {
-    T v = std::move(q_.items.front());
-    q_.items.pop_front();
-    return v;
-  }
+  T await_resume() { return q_.items.pop_front(); }
 
  private:
   item_queue<T>& q_;
