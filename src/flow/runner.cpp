@@ -169,10 +169,9 @@ int runner::rank_of_target(const lowered& plan, const in_port& t) {
   return plan.rank_of[static_cast<std::size_t>(t.instance)];
 }
 
-void runner::unbound(int slot, const char* queue, const char* what) const {
+void runner::unbound(int slot, const char* queue, const char* what, const char* verb) const {
   cairn::detail::fail(run_call, me_, instances_[static_cast<std::size_t>(slot)].name, " ", what,
-                      " '", queue, "', which no flow statement of the graph ",
-                      std::strcmp(what, "sends on output queue") == 0 ? "binds" : "feeds");
+                      " '", queue, "', which no flow statement of the graph ", verb);
 }
 
 void runner::on_record(std::span<const std::byte> payload, int origin) {

@@ -365,13 +365,13 @@ class runner {
   out_binding& out(int slot, const void* q, const char* name) {
     for (out_binding& b : instances_[static_cast<std::size_t>(slot)].outs)
       if (b.queue == q) return b;
-    unbound(slot, name, "sends on output queue");
+    unbound(slot, name, "sends on output queue", "binds");
   }
   /// Instance `slot`'s input queue `q` (an error names a queue no flow feeds).
   queue_base& in(int slot, const void* q, const char* name) {
     for (auto& [id, queue] : instances_[static_cast<std::size_t>(slot)].ins)
       if (id == q) return *queue;
-    unbound(slot, name, "dequeues from input queue");
+    unbound(slot, name, "dequeues from input queue", "feeds");
   }
   /// Queues `h` (of instance `slot`) to be resumed.
   void make_ready(int slot, std::coroutine_handle<> h) { ready_.push_back({slot, h}); }
@@ -393,7 +393,7 @@ class runner {
   std::vector<std::byte>& scratch() noexcept { return scratch_; }
 
  private:
-  [[noreturn]] void unbound(int slot, const char* queue, const char* what) const;
+  [[noreturn]] void unbound(int slot, const char* queue, const char* what, const char* verb) const;
   struct reduce_state;
   struct ready_entry {
     int slot;
