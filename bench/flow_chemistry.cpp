@@ -159,9 +159,7 @@ double cairn_rate(cairn::world& w, int n, const settings& s, const std::vector<s
     t.push_back(
         slowest(w, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
   }
-  std::uint64_t all = 0;
-  w.allreduce(std::span<const std::uint64_t>(&wrong, 1), std::span<std::uint64_t>(&all, 1),
-              cairn::plus{});
+  const std::uint64_t all = w.allreduce(wrong, cairn::plus{});
   if (all != 0)
     throw std::runtime_error("flow-chemistry (cairn): " + std::to_string(all) +
                              " reduced sums differ from the sequential reference");

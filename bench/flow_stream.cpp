@@ -191,9 +191,7 @@ int run_flow_stream(const invocation& inv) {
     flow_side();
     channel_side();
     const std::vector<double> t = flowb::time_sides(w, samples, {flow_side, channel_side});
-    std::uint64_t all = 0;
-    w.allreduce(std::span<const std::uint64_t>(&wrong, 1), std::span<std::uint64_t>(&all, 1),
-                cairn::plus{});
+    const std::uint64_t all = w.allreduce(wrong, cairn::plus{});
     if (all != 0)
       throw std::runtime_error("flow-stream: " + std::to_string(all) +
                                " runs delivered a wrong count or checksum of items");

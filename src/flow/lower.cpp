@@ -86,17 +86,18 @@ lowered lower(const graph_data& g, int ranks) {
   // node board: a rank's board slots serve all its groups, and a rank could fill them with
   // rounds of one reduce that the others reach only after a round of another reduce, which
   // would then find no slot (a deadlock). Messages wait in the receiver's queue instead.
-  const auto ranks_of = [](const lowered::reduce& r) {
+  std::vector<std::vector<int>> ranks_of;  // P u R of each reduce
+  for (const lowered::reduce& r : l.reduces) {
     std::vector<int> v = r.p_ranks;
     v.insert(v.end(), r.r_ranks.begin(), r.r_ranks.end());
-    return sorted_unique(std::move(v));
-  };
+    ranks_of.push_back(sorted_unique(std::move(v)));
+  }
   for (std::size_t a = 0; a < l.reduces.size(); ++a)
     for (std::size_t b = 0; b < l.reduces.size(); ++b) {
       if (a == b) continue;
-      const std::vector<int> x = ranks_of(l.reduces[a]), y = ranks_of(l.reduces[b]);
       std::vector<int> both;
-      std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(both));
+      std::set_intersection(ranks_of[a].begin(), ranks_of[a].end(), ranks_of[b].begin(),
+                            ranks_of[b].end(), std::back_inserter(both));
       if (!both.empty()) l.reduces[a].opt.algorithm = generalized_reduce_algorithm::butterfly;
     }
 
