@@ -1,0 +1,111 @@
+#include "buffer.hpp"
+
+#include <cstring>
+
+#include "cairn/runtime/error.hpp"
+
+namespace cairn_python {
+namespace {
+
+// The element type of a struct format of one item ("d", "<i4" is not a struct format; numpy
+// exports "d", "l", "Zd", "?", ...), sized by `itemsize`: the integer codes differ between
+// platforms, their sizes do not.
+element element_of(const char* format, Py_ssize_t itemsize) {
+  if (format == nullptr) return itemsize == 1 ? element::uint8 : element::other;  // bytes
+  if (*format == '@' || *format == '=' || *format == '<') ++format;  // native little-endian
+  const bool complex = *format == 'Z';
+  if (complex) ++format;
+  if (format[0] == '\0' || format[1] != '\0') return element::other;
+  const char c = *format;
+  if (complex) {
+    if (c == 'f' && itemsize == 8) return element::complex64;
+    if (c == 'd' && itemsize == 16) return element::complex128;
+    return element::other;
+  }
+  if (c == 'f' && itemsize == 4) return element::float32;
+  if (c == 'd' && itemsize == 8) return element::float64;
+  if (c == '?' && itemsize == 1) return element::boolean;
+  const bool is_signed = c == 'b' || c == 'h' || c == 'i' || c == 'l' || c == 'q' || c == 'n';
+  const bool is_unsigned =
+      c == 'B' || c == 'H' || c == 'I' || c == 'L' || c == 'Q' || c == 'N' || c == 'c';
+  if (!is_signed && !is_unsigned) return element::other;
+  switch (itemsize) {
+    case 1: return is_signed ? element::int8 : element::uint8;
+    case 2: return is_signed ? element::int16 : element::uint16;
+    case 4: return is_signed ? element::int32 : element::uint32;
+    case 8: return is_signed ? element::int64 : element::uint64;
+    default: return element::other;
+  }
+}
+
+[[noreturn]] void refuse(const char* call, int rank, const char* what, const std::string& why) {
+  throw cairn::error(std::string("cairn.") + call + ": rank " + std::to_string(rank) + ": " + what +
+                     " " + why);
+}
+
+}  // namespace
+
+const char* to_string(element e) noexcept {
+  switch (e) {
+    case element::int8: return "int8";
+    case element::uint8: return "uint8";
+    case element::int16: return "int16";
+    case element::uint16: return "uint16";
+    case element::int32: return "int32";
+    case element::uint32: return "uint32";
+    case element::int64: return "int64";
+    case element::uint64: return "uint64";
+    case element::float32: return "float32";
+    case element::float64: return "float64";
+    case element::complex64: return "complex64";
+    case element::complex128: return "complex128";
+    case element::boolean: return "bool";
+    case element::other: return "other";
+  }
+  return "?";
+}
+
+buffer::buffer(PyObject* obj, bool writable, const char* call, int rank, const char* what) {
+  if (!PyObject_CheckBuffer(obj))
+    refuse(call, rank, what,
+           std::string("is a ") + Py_TYPE(obj)->tp_name +
+               ", which exports no buffer (a numpy array, bytes, bytearray or memoryview does)");
+  const int flags = PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+  if (PyObject_GetBuffer(obj, &view_, flags) != 0) {
+    PyErr_Clear();
+    // Tell read-only from non-contiguous: ask again for what a read-only view would give.
+    Py_buffer probe;
+    const bool contiguous = PyObject_GetBuffer(obj, &probe, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) == 0;
+    if (contiguous)
+      PyBuffer_Release(&probe);
+    else
+      PyErr_Clear();
+    refuse(call, rank, what,
+           contiguous && writable ? "is read-only, and this call writes to it"
+                                  : "is not C-contiguous (copy it with numpy.ascontiguousarray)");
+  }
+  held_ = true;
+  if (view_.itemsize <= 0) view_.itemsize = 1;
+  type_ = element_of(view_.format, view_.itemsize);
+}
+
+buffer& buffer::operator=(buffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    view_ = other.view_;
+    held_ = std::exchange(other.held_, false);
+    type_ = other.type_;
+  }
+  return *this;
+}
+
+void buffer::release() noexcept {
+  if (held_) PyBuffer_Release(&view_);
+  held_ = false;
+}
+
+std::string buffer::describe() const {
+  return std::string(to_string(type_)) + "[" + std::to_string(count()) + "]";
+}
+
+}  // namespace cairn_python

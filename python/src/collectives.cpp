@@ -1,0 +1,358 @@
+#include "collectives.hpp"
+#include "gil.hpp"
+
+#include <nanobind/stl/optional.h>
+
+#include <cmath>
+#include <optional>
+#include <utility>
+
+namespace cairn_python {
+
+number number_op::operator()(const number& a, const number& b) const {
+  if (a.kind >= number::object || b.kind >= number::object) return {std::max(a.kind, b.kind), 0, 0};
+  if (a.kind == number::integer && b.kind == number::integer) {
+    number r{number::integer, 0, 0};
+    bool overflow = false;
+    switch (k) {
+      case op_kind::sum: overflow = __builtin_add_overflow(a.i, b.i, &r.i); break;
+      case op_kind::prod: overflow = __builtin_mul_overflow(a.i, b.i, &r.i); break;
+      case op_kind::min: r.i = std::min(a.i, b.i); break;
+      default: r.i = std::max(a.i, b.i); break;
+    }
+    if (overflow) r = {number::overflow, 0, 0};
+    return r;
+  }
+  // Python's min and max keep the operand's own type: mixed kinds take the pickled path.
+  if ((k == op_kind::min || k == op_kind::max) && a.kind != b.kind) return {number::object, 0, 0};
+  const double x = a.kind == number::integer ? static_cast<double>(a.i) : a.f;
+  const double y = b.kind == number::integer ? static_cast<double>(b.i) : b.f;
+  number r{number::real, 0, 0};
+  switch (k) {
+    case op_kind::sum: r.f = x + y; break;
+    case op_kind::prod: r.f = x * y; break;
+    case op_kind::min: r.f = std::min(x, y); break;
+    default: r.f = std::max(x, y); break;
+  }
+  return r;
+}
+
+namespace {
+
+bool is_in_place(const nb::handle& h) { return nb::isinstance<in_place_tag>(h); }
+
+// Buffers for a call that reads `send` and writes `recv` (same element type; `recv` may be
+// None where `recv_optional`).
+struct send_recv {
+  buffer send;
+  buffer recv;
+  bool in_place = false;
+};
+
+send_recv buffers_of(nb::handle send, nb::handle recv, const char* call, int rank,
+                     bool recv_optional = false) {
+  send_recv b;
+  b.in_place = is_in_place(send);
+  if (!b.in_place) b.send = buffer(send.ptr(), false, call, rank, "sendbuf");
+  if (!(recv_optional && recv.is_none())) {
+    b.recv = buffer(recv.ptr(), true, call, rank, "recvbuf");
+    if (!b.in_place && b.send.type() != b.recv.type())
+      refuse(call, rank,
+             "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
+                 ": the element types differ");
+  }
+  return b;
+}
+
+template <class T>
+std::span<const T> in_of(const send_recv& b) {
+  return b.send.as<const T>();
+}
+
+// The byte spans of a buffer.
+std::span<const std::byte> bytes_in(const buffer& b) { return b.as<const std::byte>(); }
+std::span<std::byte> bytes_out(const buffer& b) { return b.as<std::byte>(); }
+
+// Checks that `recv` holds `blocks` blocks of `send`'s size, for allgather, gather, alltoall.
+void expect_blocks(const send_recv& b, std::size_t in_bytes, std::size_t blocks, const char* call,
+                   int rank, const char* what) {
+  if (b.recv.bytes() != in_bytes * blocks)
+    refuse(call, rank,
+           std::string(what) + " holds " + b.recv.describe() + ", not " + std::to_string(blocks) +
+               " blocks of " +
+               std::to_string(in_bytes / std::max<std::size_t>(1, b.recv.itemsize())) +
+               " elements");
+}
+
+template <class C>
+void allreduce(C& c, nb::handle send, nb::handle recv, op_kind k) {
+  const int rank = world_rank_of(c);
+  auto b = buffers_of(send, recv, "Allreduce", rank);
+  if (!b.in_place && b.send.bytes() != b.recv.bytes())
+    refuse("Allreduce", rank,
+           "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
+               ": the sizes differ");
+  with_operation(k, b.recv.type(), "Allreduce", rank, [&]<class T, class Op>(T, Op op) {
+    unlocked gil_free;
+    if (b.in_place)
+      c.allreduce(b.recv.as<T>(), op);
+    else
+      c.allreduce(in_of<T>(b), b.recv.as<T>(), op);
+  });
+}
+
+template <class C>
+py_request iallreduce(C& c, nb::handle send, nb::handle recv, op_kind k) {
+  const int rank = world_rank_of(c);
+  auto b = buffers_of(send, recv, "Iallreduce", rank);
+  if (!b.in_place && b.send.bytes() != b.recv.bytes())
+    refuse("Iallreduce", rank,
+           "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
+               ": the sizes differ");
+  cairn::request req;
+  with_operation(k, b.recv.type(), "Iallreduce", rank, [&]<class T, class Op>(T, Op op) {
+    unlocked gil_free;
+    if (b.in_place)
+      req = c.iallreduce(b.recv.as<T>(), op);
+    else
+      req = c.iallreduce(in_of<T>(b), b.recv.as<T>(), op);
+  });
+  std::vector<buffer> held;
+  held.push_back(std::move(b.send));
+  held.push_back(std::move(b.recv));
+  return {std::move(req), std::move(held)};
+}
+
+template <class C>
+void reduce(C& c, nb::handle send, nb::handle recv, op_kind k, int root) {
+  const int rank = world_rank_of(c);
+  const bool is_root = c.rank() == root;
+  auto b = buffers_of(send, recv, "Reduce", rank, !is_root);
+  if (b.in_place && !is_root) refuse("Reduce", rank, "IN_PLACE is for the root only");
+  if (is_root && !b.in_place && b.send.bytes() != b.recv.bytes())
+    refuse("Reduce", rank,
+           "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
+               ": the sizes differ");
+  const element type = b.in_place ? b.recv.type() : b.send.type();
+  with_operation(k, type, "Reduce", rank, [&]<class T, class Op>(T, Op op) {
+    unlocked gil_free;
+    if (b.in_place)
+      c.reduce(cairn::in_place, b.recv.as<T>(), root, op);
+    else
+      c.reduce(in_of<T>(b), b.recv.as<T>(), root, op);
+  });
+}
+
+template <class C>
+void bcast(C& c, nb::handle buf, int root) {
+  buffer b(buf.ptr(), c.rank() != root, "Bcast", world_rank_of(c), "buf");
+  unlocked gil_free;
+  if (c.rank() == root)
+    c.bcast(std::span<std::byte>(static_cast<std::byte*>(b.data()), b.bytes()), root);
+  else
+    c.bcast(bytes_out(b), root);
+}
+
+template <class C>
+py_request ibcast(C& c, nb::handle buf, int root) {
+  buffer b(buf.ptr(), c.rank() != root, "Ibcast", world_rank_of(c), "buf");
+  cairn::request req;
+  {
+    unlocked gil_free;
+    req = c.ibcast(std::span<std::byte>(static_cast<std::byte*>(b.data()), b.bytes()), root);
+  }
+  std::vector<buffer> held;
+  held.push_back(std::move(b));
+  return {std::move(req), std::move(held)};
+}
+
+template <class C>
+void allgather(C& c, nb::handle send, nb::handle recv) {
+  const int rank = world_rank_of(c);
+  auto b = buffers_of(send, recv, "Allgather", rank);
+  if (b.in_place) {
+    if (b.recv.bytes() % static_cast<std::size_t>(c.size()) != 0)
+      refuse("Allgather", rank,
+             "recvbuf holds " + b.recv.describe() + ", not a whole block per rank");
+    unlocked gil_free;
+    c.allgather(cairn::in_place, bytes_out(b.recv));
+    return;
+  }
+  expect_blocks(b, b.send.bytes(), static_cast<std::size_t>(c.size()), "Allgather", rank,
+                "recvbuf");
+  unlocked gil_free;
+  c.allgather(bytes_in(b.send), bytes_out(b.recv));
+}
+
+template <class C>
+void gather(C& c, nb::handle send, nb::handle recv, int root) {
+  const int rank = world_rank_of(c);
+  const bool is_root = c.rank() == root;
+  auto b = buffers_of(send, recv, "Gather", rank, !is_root);
+  if (b.in_place) refuse("Gather", rank, "IN_PLACE is not supported here; pass the sendbuf");
+  if (is_root)
+    expect_blocks(b, b.send.bytes(), static_cast<std::size_t>(c.size()), "Gather", rank, "recvbuf");
+  unlocked gil_free;
+  c.gather(bytes_in(b.send), bytes_out(b.recv), root);
+}
+
+template <class C>
+void scatter(C& c, nb::handle send, nb::handle recv, int root) {
+  const int rank = world_rank_of(c);
+  const bool is_root = c.rank() == root;
+  buffer in, out(recv.ptr(), true, "Scatter", rank, "recvbuf");
+  if (is_root) {
+    in = buffer(send.ptr(), false, "Scatter", rank, "sendbuf");
+    if (in.type() != out.type())
+      refuse("Scatter", rank,
+             "sendbuf holds " + in.describe() + " and recvbuf " + out.describe() +
+                 ": the element types differ");
+    if (in.bytes() != out.bytes() * static_cast<std::size_t>(c.size()))
+      refuse("Scatter", rank,
+             "sendbuf holds " + in.describe() + ", not " + std::to_string(c.size()) +
+                 " blocks of recvbuf's " + std::to_string(out.count()) + " elements");
+  }
+  unlocked gil_free;
+  c.scatter(bytes_in(in), bytes_out(out), root);
+}
+
+template <class C>
+void alltoall(C& c, nb::handle send, nb::handle recv) {
+  const int rank = world_rank_of(c);
+  auto b = buffers_of(send, recv, "Alltoall", rank);
+  if (b.in_place) refuse("Alltoall", rank, "IN_PLACE is not supported here; pass the sendbuf");
+  if (b.send.bytes() != b.recv.bytes() || b.send.bytes() % static_cast<std::size_t>(c.size()))
+    refuse("Alltoall", rank,
+           "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
+               ": both must hold one equal block per rank");
+  unlocked gil_free;
+  c.alltoall(bytes_in(b.send), bytes_out(b.recv));
+}
+
+template <class C>
+py_request ialltoall(C& c, nb::handle send, nb::handle recv) {
+  const int rank = world_rank_of(c);
+  auto b = buffers_of(send, recv, "Ialltoall", rank);
+  if (b.in_place) refuse("Ialltoall", rank, "IN_PLACE is not supported here; pass the sendbuf");
+  if (b.send.bytes() != b.recv.bytes() || b.send.bytes() % static_cast<std::size_t>(c.size()))
+    refuse("Ialltoall", rank,
+           "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
+               ": both must hold one equal block per rank");
+  cairn::request req;
+  {
+    unlocked gil_free;
+    req = c.ialltoall(bytes_in(b.send), bytes_out(b.recv));
+  }
+  std::vector<buffer> held;
+  held.push_back(std::move(b.send));
+  held.push_back(std::move(b.recv));
+  return {std::move(req), std::move(held)};
+}
+
+// The byte-level forms behind the object methods (pickles travel as std::string values).
+std::string string_of(const nb::bytes& b) { return {b.c_str(), b.size()}; }
+nb::bytes bytes_of(const std::string& s) { return nb::bytes(s.data(), s.size()); }
+std::vector<nb::bytes> bytes_list(const std::vector<std::string>& v) {
+  std::vector<nb::bytes> out;
+  out.reserve(v.size());
+  for (const auto& s : v) out.push_back(bytes_of(s));
+  return out;
+}
+std::vector<std::string> strings_of(const std::vector<nb::bytes>& v) {
+  std::vector<std::string> out;
+  out.reserve(v.size());
+  for (const auto& b : v) out.push_back(string_of(b));
+  return out;
+}
+
+}  // namespace
+
+template <class C>
+void bind_collectives(nb::class_<C>& cls) {
+  cls.def("Barrier", [](C& c) {
+    unlocked gil_free;
+    c.barrier();
+  });
+  cls.def("Ibarrier", [](C& c) {
+    cairn::request req;
+    {
+      unlocked gil_free;
+      req = c.ibarrier();
+    }
+    return py_request(std::move(req), {});
+  });
+  cls.def("Bcast", &bcast<C>, nb::arg("buf"), nb::arg("root") = 0);
+  cls.def("Ibcast", &ibcast<C>, nb::arg("buf"), nb::arg("root") = 0);
+  cls.def("Allreduce", &allreduce<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
+          nb::arg("op") = op_kind::sum);
+  cls.def("Iallreduce", &iallreduce<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
+          nb::arg("op") = op_kind::sum);
+  cls.def("Reduce", &reduce<C>, nb::arg("sendbuf"), nb::arg("recvbuf").none(),
+          nb::arg("op") = op_kind::sum, nb::arg("root") = 0);
+  cls.def("Allgather", &allgather<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
+  cls.def("Gather", &gather<C>, nb::arg("sendbuf"), nb::arg("recvbuf").none(), nb::arg("root") = 0);
+  cls.def("Scatter", &scatter<C>, nb::arg("sendbuf").none(), nb::arg("recvbuf"),
+          nb::arg("root") = 0);
+  cls.def("Alltoall", &alltoall<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
+  cls.def("Ialltoall", &ialltoall<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
+
+  cls.def("_bcast_bytes", [](C& c, std::optional<nb::bytes> data, int root) {
+    const std::string mine = c.rank() == root && data ? string_of(*data) : std::string();
+    std::string s;
+    {
+      unlocked gil_free;
+      s = c.bcast(mine, root);  // the value form (a const string): sized by the root's
+    }
+    return bytes_of(s);
+  });
+  cls.def("_gather_bytes", [](C& c, nb::bytes data, int root) {
+    const std::string s = string_of(data);
+    std::vector<std::string> all;
+    {
+      unlocked gil_free;
+      all = c.gather(s, root);
+    }
+    return bytes_list(all);
+  });
+  cls.def("_allgather_bytes", [](C& c, nb::bytes data) {
+    const std::string s = string_of(data);
+    std::vector<std::string> all;
+    {
+      unlocked gil_free;
+      all = c.allgather(s);
+    }
+    return bytes_list(all);
+  });
+  cls.def("_scatter_bytes", [](C& c, std::vector<nb::bytes> per_rank, int root) {
+    const std::vector<std::string> in = strings_of(per_rank);
+    std::string mine;
+    {
+      unlocked gil_free;
+      mine = c.scatter(in, root);
+    }
+    return bytes_of(mine);
+  });
+  cls.def("_alltoall_bytes", [](C& c, std::vector<nb::bytes> per_dest) {
+    const std::vector<std::string> in = strings_of(per_dest);
+    std::vector<std::string> out;
+    {
+      unlocked gil_free;
+      out = c.alltoall(in);
+    }
+    return bytes_list(out);
+  });
+  // (kind, int value, float value) of every rank reduced with `op`: the objects' fast path.
+  cls.def("_allreduce_number", [](C& c, std::int64_t kind, std::int64_t i, double f, op_kind k) {
+    number x{kind, i, f};
+    {
+      unlocked gil_free;
+      x = c.allreduce(x, number_op{k});
+    }
+    return nb::make_tuple(x.kind, x.i, x.f);
+  });
+}
+
+template void bind_collectives(nb::class_<cairn::world>&);
+template void bind_collectives(nb::class_<cairn::group>&);
+
+}  // namespace cairn_python

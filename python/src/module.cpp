@@ -1,0 +1,159 @@
+// The extension module cairn._cairn: the C++ library's calls for cairn/__init__.py, which adds
+// the object (pickled) forms and the Python-side conveniences.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <vector>
+
+#include "buffer.hpp"
+#include "cairn/cairn.hpp"
+#include "collectives.hpp"
+#include "gil.hpp"
+#include "launch.hpp"
+#include "p2p.hpp"
+#include "reductions.hpp"
+#include "request.hpp"
+#if CAIRN_PYTHON_HAVE_MPI
+#include "cairn/runtime/mpi.hpp"
+#endif
+
+namespace nb = nanobind;
+using namespace cairn_python;
+
+namespace cairn_python {
+
+const char* to_string(op_kind k) noexcept {
+  switch (k) {
+    case op_kind::sum: return "SUM";
+    case op_kind::prod: return "PROD";
+    case op_kind::min: return "MIN";
+    case op_kind::max: return "MAX";
+    case op_kind::land: return "LAND";
+    case op_kind::lor: return "LOR";
+    case op_kind::lxor: return "LXOR";
+    case op_kind::band: return "BAND";
+    case op_kind::bor: return "BOR";
+    case op_kind::bxor: return "BXOR";
+  }
+  return "?";
+}
+
+}  // namespace cairn_python
+
+namespace {
+
+// The generalized reduce (Aspen §3.3) on buffers: `in` from every participant, the reduction in
+// `out` on every receiver; None where a rank has no part.
+void reduce_generalized(cairn::world& w, std::vector<int> participants, std::vector<int> receivers,
+                        nb::handle send, nb::handle recv, op_kind k) {
+  const int rank = w.rank();
+  buffer in, out;
+  if (!send.is_none()) in = buffer(send.ptr(), false, "reduce", rank, "x");
+  if (!recv.is_none()) out = buffer(recv.ptr(), true, "reduce", rank, "out");
+  if (!send.is_none() && !recv.is_none() && (in.type() != out.type() || in.bytes() != out.bytes()))
+    refuse("reduce", rank,
+           "x holds " + in.describe() + " and out " + out.describe() + ": they must match");
+  const element type = send.is_none() ? out.type() : in.type();
+  with_operation(k, type, "reduce", rank, [&]<class T, class Op>(T, Op op) {
+    unlocked gil_free;
+    w.reduce(participants, receivers, in.as<const T>(), out.as<T>(), op);
+  });
+}
+
+#if CAIRN_PYTHON_HAVE_MPI
+long fortran_handle(MPI_Comm c) { return static_cast<long>(MPI_Comm_c2f(c)); }
+#endif
+
+}  // namespace
+
+NB_MODULE(_cairn, m) {
+  m.doc() = "cairn's C++ library (see the cairn package for the documented API)";
+
+  nb::exception<cairn::error>(m, "Error");
+  // Raised in the ranks that another rank's failure releases: a BaseException, so that
+  // `except Exception` in user code does not hold the run up.
+  // Never freed: the translator may run until the interpreter is gone.
+  static PyObject* aborted =
+      PyErr_NewException("cairn._cairn.RunAborted", PyExc_BaseException, nullptr);
+  m.attr("RunAborted") = nb::borrow(aborted);
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const cairn::detail::run_aborted& e) {
+      PyErr_SetString(aborted, e.what());
+    }
+  });
+
+  nb::enum_<op_kind>(m, "Op", "A predefined reduction operation (as MPI's)")
+      .value("SUM", op_kind::sum)
+      .value("PROD", op_kind::prod)
+      .value("MIN", op_kind::min)
+      .value("MAX", op_kind::max)
+      .value("LAND", op_kind::land)
+      .value("LOR", op_kind::lor)
+      .value("LXOR", op_kind::lxor)
+      .value("BAND", op_kind::band)
+      .value("BOR", op_kind::bor)
+      .value("BXOR", op_kind::bxor);
+  nb::class_<in_place_tag>(m, "InPlace", "The type of cairn.IN_PLACE");
+  m.attr("IN_PLACE") = in_place_tag{};
+  m.attr("ANY_SOURCE") = cairn::any_source;
+  m.attr("ANY_TAG") = cairn::any_tag;
+
+  nb::class_<cairn::status>(m, "Status", "What a completed receive matched")
+      .def_ro("source", &cairn::status::source)
+      .def_ro("tag", &cairn::status::tag)
+      .def_ro("nbytes", &cairn::status::bytes)
+      .def("__repr__", [](const cairn::status& s) {
+        return "Status(source=" + std::to_string(s.source) + ", tag=" + std::to_string(s.tag) +
+               ", nbytes=" + std::to_string(s.bytes) + ")";
+      });
+
+  nb::class_<py_request>(m, "Request", "A non-blocking call in flight")
+      .def("wait", &py_request::wait)
+      .def("test", &py_request::test)
+      .def_prop_ro("status", &py_request::status);
+
+  nb::class_<cairn::group> group(m, "Group", "A set of ranks of the world, in order");
+  group.def_prop_ro("rank", &cairn::group::rank)
+      .def_prop_ro("size", &cairn::group::size)
+      .def_prop_ro("members", &cairn::group::members)
+      .def("world_rank", &cairn::group::world_rank);
+#if CAIRN_PYTHON_HAVE_MPI
+  group.def("_mpi_comm_f", [](const cairn::group& g) {
+    unlocked gil_free;  // collective over the members
+    return fortran_handle(cairn::mpi_comm(g));
+  });
+#endif
+  bind_collectives(group);
+
+  nb::class_<cairn::world> world(m, "World", "One rank's view of the run");
+  world.def_prop_ro("rank", &cairn::world::rank)
+      .def_prop_ro("size", &cairn::world::size)
+      .def_prop_ro("engine",
+                   [](const cairn::world& w) { return std::string(cairn::to_string(w.engine())); })
+      .def_prop_ro("node", &cairn::world::node)
+      .def_prop_ro("node_count", &cairn::world::node_count)
+      .def_prop_ro("local_rank", &cairn::world::local_rank)
+      .def_prop_ro("ranks_on_node", &cairn::world::ranks_on_node)
+      .def_prop_ro("args", &cairn::world::args)
+      .def("group",
+           [](const cairn::world& w, std::vector<int> members) { return w.group(members); })
+      .def("progress", [](cairn::world& w) {
+        unlocked gil_free;
+        w.progress();
+      });
+  world.def("_reduce_generalized", &reduce_generalized, nb::arg("participants"),
+            nb::arg("receivers"), nb::arg("x").none(), nb::arg("out").none(), nb::arg("op"));
+#if CAIRN_PYTHON_HAVE_MPI
+  world.def("_mpi_comm_f",
+            [](const cairn::world& w) { return fortran_handle(cairn::mpi_comm(w)); });
+#endif
+  bind_p2p(world);
+  bind_collectives(world);
+
+  bind_launch(m, nb::handle(aborted));
+}

@@ -1,0 +1,117 @@
+#pragma once
+// cairn.Request: a non-blocking call in flight, holding the buffers it reads or writes.
+#include <nanobind/nanobind.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "buffer.hpp"
+#include "cairn/runtime/request.hpp"
+#include "cairn/runtime/value_request.hpp"
+#include "gil.hpp"
+
+namespace cairn_python {
+
+namespace nb = nanobind;
+
+/// A non-blocking call of the Python API. Its buffers stay exported (alive, and numpy arrays
+/// not resizable) until it completes. A request for an object (`irecv`) yields the object.
+class py_request {
+ public:
+  /// A buffer call's request, keeping `held` until it completes.
+  py_request(cairn::request req, std::vector<buffer> held)
+      : req_(std::move(req)), held_(std::move(held)) {}
+  /// An object receive: the pickled bytes arrive in `bytes`, `loads` turns them into the object.
+  py_request(cairn::value_request<std::string> bytes, nb::object loads)
+      : bytes_(std::move(bytes)), loads_(std::move(loads)) {}
+  /// Takes over `other`'s call; `other` is left with nothing to finish.
+  py_request(py_request&& other) noexcept
+      : req_(std::move(other.req_)),
+        held_(std::move(other.held_)),
+        bytes_(std::move(other.bytes_)),
+        loads_(std::move(other.loads_)),
+        received_(std::move(other.received_)),
+        object_(std::move(other.object_)),
+        status_(other.status_),
+        done_(std::exchange(other.done_, true)) {
+    other.bytes_.reset();
+  }
+  py_request& operator=(py_request&&) = delete;
+  /// A request still in flight is finished first, as cairn's requests do (with the GIL
+  /// released, so that the other ranks' threads go on).
+  ~py_request() {
+    if (!done_) {
+      try {
+        unlocked gil_free;
+        if (bytes_)
+          bytes_->wait();
+        else
+          req_.wait();
+      } catch (...) {
+        // A failure of an abandoned request is reported by the run, not by a destructor.
+      }
+    }
+  }
+
+  /// Blocks until complete; the object for an object receive, else None.
+  nb::object wait() {
+    if (!done_) {
+      {
+        unlocked gil_free;
+        if (bytes_)
+          received_ = bytes_->wait();
+        else
+          status_ = req_.wait();
+      }
+      finish();
+    }
+    return result();
+  }
+  /// True once complete (advancing communication).
+  bool test() {
+    if (done_) return true;
+    bool ready = false;
+    {
+      unlocked gil_free;
+      if (bytes_) {
+        ready = bytes_->test();
+        if (ready) received_ = bytes_->wait();
+      } else {
+        ready = req_.test();
+        if (ready) status_ = req_.last_status();
+      }
+    }
+    if (ready) finish();
+    return ready;
+  }
+  /// The status of a completed receive or send.
+  [[nodiscard]] const cairn::status& status() const { return status_; }
+
+ private:
+  void finish() {
+    done_ = true;
+    for (auto& b : held_) b.release();
+    held_.clear();
+  }
+  nb::object result() {
+    if (!bytes_) return nb::none();
+    if (!object_) {
+      object_ = loads_(nb::bytes(received_.data(), received_.size()));
+      received_.clear();
+    }
+    return *object_;
+  }
+
+  cairn::request req_;
+  std::vector<buffer> held_;
+  std::optional<cairn::value_request<std::string>> bytes_;
+  nb::object loads_;
+  std::string received_;
+  std::optional<nb::object> object_;
+  cairn::status status_;
+  bool done_ = false;
+};
+
+}  // namespace cairn_python

@@ -1,0 +1,201 @@
+"""Collectives on buffers and objects, on the world and on groups, against a sequential
+reference computed from every rank's regenerated input (random data, fixed seeds)."""
+
+import functools
+import operator
+
+import cairn
+import numpy as np
+import pytest
+
+from test_p2p import data
+
+# (op, numpy reference, element types it is defined on)
+INTS = [np.int8, np.uint8, np.int16, np.int32, np.uint32, np.int64, np.uint64]
+FLOATS = [np.float32, np.float64]
+OPS = [
+    (cairn.SUM, np.add, INTS + FLOATS + [np.complex64, np.complex128]),
+    (cairn.PROD, np.multiply, INTS + FLOATS + [np.complex128]),
+    (cairn.MIN, np.minimum, INTS + FLOATS + [np.bool_]),
+    (cairn.MAX, np.maximum, INTS + FLOATS + [np.bool_]),
+    (cairn.LAND, np.logical_and, INTS + [np.bool_]),
+    (cairn.LOR, np.logical_or, INTS + [np.bool_]),
+    (cairn.LXOR, np.logical_xor, INTS + [np.bool_]),
+    (cairn.BAND, np.bitwise_and, INTS + [np.bool_]),
+    (cairn.BOR, np.bitwise_or, INTS + [np.bool_]),
+    (cairn.BXOR, np.bitwise_xor, INTS + [np.bool_]),
+]
+
+
+def reference(ref, inputs, dtype):
+    with np.errstate(over="ignore"):
+        out = functools.reduce(ref, inputs)
+    return out.astype(dtype)
+
+
+def check(got, want, dtype):
+    if np.dtype(dtype).kind in "fc":
+        np.testing.assert_allclose(got, want, rtol=1e-4 if np.dtype(dtype).itemsize <= 8 else 1e-9)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def test_allreduce_every_op_and_type(run):
+    def main(w):
+        for i, (op, ref, dtypes) in enumerate(OPS):
+            for j, dtype in enumerate(dtypes):
+                n = 1 + (i * 7 + j * 13) % 50
+                seed = lambda r: 100000 * i + 1000 * j + r
+                mine = data(seed(w.rank), n, dtype)
+                want = reference(ref, [data(seed(r), n, dtype) for r in range(w.size)], dtype)
+                out = np.empty(n, dtype)
+                w.Allreduce(mine, out, op=op)
+                check(out, want, dtype)
+                inplace = mine.copy()
+                w.Allreduce(cairn.IN_PLACE, inplace, op=op)
+                check(inplace, want, dtype)
+    run(main)
+
+
+@pytest.mark.parametrize("n", [1, 1000, 65536, 300001])
+def test_allreduce_sizes_and_nonblocking(run, n):
+    def main(w):
+        mine = data(w.rank, n, np.float64)
+        want = sum(data(r, n, np.float64) for r in range(w.size))
+        out = np.empty(n)
+        req = w.Iallreduce(mine, out, op=cairn.SUM)
+        assert req.wait() is None
+        np.testing.assert_allclose(out, want, rtol=1e-12)
+        w.Allreduce(mine, out)
+        np.testing.assert_allclose(out, want, rtol=1e-12)
+    run(main)
+
+
+def test_rooted_and_data_movement(run):
+    def main(w):
+        p, n = w.size, 5
+        inputs = [data(7 + r, n, np.int64) for r in range(p)]
+        mine = inputs[w.rank]
+        root = p - 1
+        out = np.empty(n, np.int64) if w.rank == root else None
+        w.Reduce(mine, out, op=cairn.MAX, root=root)
+        if w.rank == root:
+            np.testing.assert_array_equal(out, functools.reduce(np.maximum, inputs))
+        buf = inputs[root].copy() if w.rank == root else np.zeros(n, np.int64)
+        w.Bcast(buf, root=root)
+        np.testing.assert_array_equal(buf, inputs[root])
+        req = w.Ibcast(buf2 := (inputs[0].copy() if w.rank == 0 else np.zeros(n, np.int64)))
+        req.wait()
+        np.testing.assert_array_equal(buf2, inputs[0])
+        gathered = np.empty(p * n, np.int64)
+        w.Allgather(mine, gathered)
+        np.testing.assert_array_equal(gathered, np.concatenate(inputs))
+        at_root = np.empty(p * n, np.int64) if w.rank == 0 else None
+        w.Gather(mine, at_root, root=0)
+        if w.rank == 0:
+            np.testing.assert_array_equal(at_root, np.concatenate(inputs))
+        part = np.empty(n, np.int64)
+        w.Scatter(np.concatenate(inputs) if w.rank == 0 else None, part, root=0)
+        np.testing.assert_array_equal(part, inputs[w.rank])
+        # alltoall: block j of rank r is data(r * p + j)
+        send = np.concatenate([data(w.rank * p + j, 3, np.float32) for j in range(p)])
+        recv = np.empty_like(send)
+        w.Alltoall(send, recv)
+        np.testing.assert_array_equal(
+            recv, np.concatenate([data(r * p + w.rank, 3, np.float32) for r in range(p)]))
+        recv2 = np.empty_like(send)
+        w.Ialltoall(send, recv2).wait()
+        np.testing.assert_array_equal(recv2, recv)
+        w.Barrier()
+        w.Ibarrier().wait()
+    run(main)
+
+
+def test_groups(run):
+    def main(w):
+        for members in (list(range(0, w.size, 2)), list(range(w.size - 1, -1, -1))):
+            g = w.group(members)
+            if w.rank not in members:
+                assert g.rank == -1
+                continue
+            assert g.size == len(members) and g.members == members
+            assert g.world_rank(g.rank) == w.rank
+            x = data(w.rank, 9, np.float64)
+            out = np.empty(9)
+            g.Allreduce(x, out)
+            np.testing.assert_allclose(out, sum(data(r, 9, np.float64) for r in members))
+            assert g.allgather(w.rank) == members
+            assert g.bcast(("from", w.rank) if g.rank == 0 else None) == ("from", members[0])
+    run(main)
+
+
+def test_object_collectives(run):
+    def main(w):
+        p, r = w.size, w.rank
+        assert w.bcast({"root": r} if r == 0 else None, root=0) == {"root": 0}
+        assert w.allgather([r] * r) == [[q] * q for q in range(p)]
+        g = w.gather(f"rank {r}", root=p - 1)
+        assert g == ([f"rank {q}" for q in range(p)] if r == p - 1 else None)
+        assert w.scatter([(q, "x") for q in range(p)] if r == 0 else None) == (r, "x")
+        assert w.alltoall([(r, q) for q in range(p)]) == [(q, r) for q in range(p)]
+        # numbers take the fast path; the rest is folded in rank order
+        assert w.allreduce(r + 1) == p * (p + 1) // 2
+        assert w.allreduce(r + 1, op=cairn.PROD) == functools.reduce(operator.mul, range(1, p + 1))
+        assert w.allreduce(float(r), op=cairn.MAX) == float(p - 1)
+        assert w.allreduce(r, op=cairn.MIN) == 0
+        assert w.allreduce(0.5 * r) == pytest.approx(0.5 * p * (p - 1) / 2)
+        assert w.allreduce(r if r % 2 else float(r), op=cairn.MIN) == 0
+        assert type(w.allreduce(r if r % 2 else float(r), op=cairn.MIN)) is float
+        big = 2**62
+        assert w.allreduce(big) == big * p
+        assert w.allreduce(2**70 + r) == 2**70 * p + p * (p - 1) // 2
+        assert w.allreduce([r]) == list(range(p))
+        assert w.allreduce({r}, op=cairn.BOR) == set(range(p))
+        assert w.allreduce(str(r), op=lambda a, b: a + b) == "".join(str(q) for q in range(p))
+        assert w.allreduce(r % 2 == 0, op=cairn.LAND) == (p == 1)
+        assert w.reduce(r, root=0) == (p * (p - 1) // 2 if r == 0 else None)
+        w.barrier()
+    run(main)
+
+
+def test_generalized_reduce(run):
+    def main(w):
+        p = w.size
+        rng = np.random.default_rng(42)
+        for trial in range(5):
+            participants = sorted(rng.choice(p, rng.integers(1, p + 1), replace=False).tolist())
+            receivers = sorted(rng.choice(p, rng.integers(1, p + 1), replace=False).tolist())
+            n = int(rng.integers(1, 100))
+            want = sum(data(1000 * trial + q, n, np.float64) for q in participants)
+            me = w.rank
+            if me not in participants and me not in receivers:
+                continue
+            x = data(1000 * trial + me, n, np.float64) if me in participants else None
+            out = np.empty(n) if me not in participants else None
+            got = w.reduce(x, cairn.SUM, participants=participants, receivers=receivers, out=out)
+            if me in receivers:
+                np.testing.assert_allclose(got, want, rtol=1e-12)
+            else:
+                assert got is None
+    run(main)
+
+
+def test_bad_calls_are_refused(run):
+    def main(w):
+        r = w.rank
+        with pytest.raises(cairn.Error, match=rf"cairn.Allreduce: rank {r}: .*element types differ"):
+            w.Allreduce(np.zeros(3), np.zeros(3, np.float32))
+        with pytest.raises(cairn.Error, match=rf"cairn.Allreduce: rank {r}: .*sizes differ"):
+            w.Allreduce(np.zeros(3), np.zeros(4))
+        with pytest.raises(cairn.Error, match=rf"rank {r}: MIN is not defined on complex128"):
+            w.Allreduce(np.zeros(3, np.complex128), np.zeros(3, np.complex128), op=cairn.MIN)
+        with pytest.raises(cairn.Error, match=rf"rank {r}: BAND is not defined on float64"):
+            w.Allreduce(cairn.IN_PLACE, np.zeros(3), op=cairn.BAND)
+        with pytest.raises(cairn.Error, match=rf"cairn.Allgather: rank {r}: recvbuf holds"):
+            w.Allgather(np.zeros(3), np.zeros(3 * w.size + 1))
+        with pytest.raises(cairn.Error, match=rf"cairn.alltoall: rank {r}: pass {w.size} objects"):
+            w.alltoall([])
+        with pytest.raises(cairn.Error, match=rf"rank {r}.*root"):
+            w.Bcast(np.zeros(1), root=w.size)
+        w.Barrier()  # the refused calls left nothing behind
+    run(main)

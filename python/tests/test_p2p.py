@@ -1,0 +1,123 @@
+"""Point-to-point: buffers of every element type and any picklable object, against what the
+sender generated (random data, fixed seeds)."""
+
+import cairn
+import numpy as np
+import pytest
+
+DTYPES = [np.int8, np.uint16, np.int32, np.int64, np.uint64, np.float32, np.float64,
+          np.complex128, np.bool_]
+
+
+def data(seed, n, dtype):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "c":
+        return (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dtype)
+    if np.dtype(dtype).kind == "b":
+        return rng.integers(0, 2, n).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        return rng.standard_normal(n).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+
+
+def test_ring_of_buffers(run):
+    def main(w):
+        left, right = (w.rank - 1) % w.size, (w.rank + 1) % w.size
+        for k, dtype in enumerate(DTYPES):
+            n = 1 + 37 * k
+            out = data(1000 * w.rank + k, n, dtype)
+            got = np.empty(n, dtype)
+            req = w.Irecv(got, left, tag=k)
+            w.Send(out, right, tag=k)
+            req.wait()
+            assert req.status.source == left and req.status.tag == k
+            assert req.status.nbytes == got.nbytes
+            np.testing.assert_array_equal(got, data(1000 * left + k, n, dtype))
+    run(main)
+
+
+def test_large_and_empty_messages(run):
+    def main(w):
+        if w.size < 2:
+            return
+        for n in (0, 1, 1 << 20):
+            if w.rank == 0:
+                w.Send(data(n, n, np.float64), 1, tag=n % 1000)
+            elif w.rank == 1:
+                got = np.full(n, -1.0)
+                st = w.Recv(got, 0, tag=n % 1000)
+                assert st.nbytes == 8 * n
+                np.testing.assert_array_equal(got, data(n, n, np.float64))
+    run(main)
+
+
+def test_any_source_probe_and_sendrecv(run):
+    def main(w):
+        if w.rank != 0:
+            w.Send(np.full(w.rank, w.rank, np.int32), 0, tag=w.rank)
+        else:
+            seen = set()
+            for _ in range(w.size - 1):
+                st = w.Probe()
+                got = np.empty(st.nbytes // 4, np.int32)
+                st2 = w.Recv(got, st.source, st.tag)
+                assert st2.source == st.source and len(got) == st.source
+                assert (got == st.source).all()
+                seen.add(st.source)
+            assert seen == set(range(1, w.size))
+        w.Barrier()  # no Sendrecv message may meet the any-tag probe above
+        right, left = (w.rank + 1) % w.size, (w.rank - 1) % w.size
+        got = np.empty(3, np.int64)
+        w.Sendrecv(np.arange(3) + 10 * w.rank, right, got, left, sendtag=5, recvtag=5)
+        np.testing.assert_array_equal(got, np.arange(3) + 10 * left)
+    run(main)
+
+
+def test_objects(run):
+    def main(w):
+        right, left = (w.rank + 1) % w.size, (w.rank - 1) % w.size
+        obj = {"rank": w.rank, "list": list(range(w.rank)), "big": 10**30 + w.rank,
+               "text": "é" * w.rank, "array": np.arange(w.rank, dtype=np.float32)}
+        req = w.irecv(left, tag=1)
+        w.isend(obj, right, tag=1).wait()
+        got = req.wait()
+        assert got["rank"] == left and got["list"] == list(range(left))
+        assert got["big"] == 10**30 + left and got["text"] == "é" * left
+        np.testing.assert_array_equal(got["array"], np.arange(left, dtype=np.float32))
+        w.send(("tuple", w.rank), right)
+        status = []
+        assert w.recv(left, status=status) == ("tuple", left)
+        assert status[0].source == left
+    run(main)
+
+
+def test_bytes_bytearray_memoryview(run):
+    def main(w):
+        if w.size < 2:
+            return
+        if w.rank == 0:
+            w.Send(b"abc", 1)
+            w.Send(memoryview(bytearray(b"defg"))[1:3], 1)
+        elif w.rank == 1:
+            a = bytearray(3)
+            w.Recv(a, 0)
+            b = bytearray(2)
+            w.Recv(memoryview(b), 0)
+            assert bytes(a) == b"abc" and bytes(b) == b"ef"
+    run(main)
+
+
+def test_bad_buffers_are_refused(run):
+    def main(w):
+        ro = np.zeros(4)
+        ro.flags.writeable = False
+        with pytest.raises(cairn.Error, match=rf"cairn.Recv: rank {w.rank}: buf is read-only"):
+            w.Recv(ro, w.rank)
+        with pytest.raises(cairn.Error, match=r"buf is not C-contiguous"):
+            w.Send(np.zeros((4, 4))[:, 1], 0)
+        with pytest.raises(cairn.Error, match=r"buf is a list, which exports no buffer"):
+            w.Send([1, 2], 0)
+        with pytest.raises(cairn.Error, match=rf"rank {w.rank}.*{w.size}"):
+            w.Send(np.zeros(1), w.size)
+    run(main)
