@@ -1,5 +1,6 @@
 """cairn from Python against mpi4py, in the same run: latency 8 B and bandwidth 1 MiB (ping-pong
-on numpy arrays), allreduce of 8 B and 64 KiB float64 arrays.
+on numpy arrays), allreduce of 8 B and 64 KiB float64 arrays; and the histogram from numpy
+batches against the C++ benchmark (`cairn-bench histogram`, same updates and table).
 
     python python/bench/bench.py [--json] [--quick]
 
@@ -7,6 +8,13 @@ runs the MPI rows in a child ``scripts/mpiexec -np 2`` (``MPIEXEC`` overrides) (
 processes, rounds alternating), then the threads engine's rows in this process (2 ranks),
 each against the child's mpi4py figure. Times are medians over samples of one-way or per-call
 microseconds; a ratio below 1 means cairn is faster. Needs mpi4py.
+
+The histogram rows: every rank sends 10^6 uniform keys (``--updates``) over a table of 2^20
+counters per rank (``--counters``) in batches of 10^6 keys (``send_many``) on a channel without
+values (route direct), and the handler counts each arriving batch with numpy.add.at; the figure
+is updates/s over all ranks (the slowest rank's time), against ``cairn-bench histogram`` with
+the same parameters on the same engine (``--cpp-bench``, default build/bench/cairn-bench); the
+ratio is Python / C++ (higher is better; the goal is 0.5).
 """
 
 import argparse
@@ -77,7 +85,70 @@ def time_mpi4py(comm, name, nbytes, iters):
     return (time.perf_counter() - t0) / iters * 1e6
 
 
-def mpi_part(quick, samples):
+def histogram_cairn(w, updates, counters):
+    """Updates per second over all ranks of the histogram from numpy batches."""
+    import cairn
+
+    n = counters * w.size
+    table = None
+
+    def count(local, values):
+        np.add.at(table, local, 1)
+
+    ch = w.channel(n, count)
+    table = np.zeros(ch.local_size, np.int64)
+    keys = np.random.default_rng(w.rank + 1).integers(0, n, updates)
+    w.Barrier()
+    t0 = time.perf_counter()
+    for i in range(0, updates, 1_000_000):
+        ch.send_many(keys[i:i + 1_000_000])
+    ch.quiesce()
+    seconds = w.allreduce(time.perf_counter() - t0, op=cairn.MAX)
+    total = w.allreduce(int(table.sum()))
+    if total != updates * w.size:
+        raise RuntimeError(f"histogram: counters sum to {total}, not {updates * w.size}")
+    ch.close()
+    return updates * w.size / seconds
+
+
+def histogram_median(samples, updates, counters, **launch):
+    """The median rate over samples (rank 0's figure; every rank computes the same)."""
+    import cairn
+
+    rates = []
+
+    def body(w):
+        rate = histogram_cairn(w, updates, counters)
+        if w.rank == 0:
+            rates.append(rate)
+
+    for _ in range(samples):
+        cairn.launch(body, **launch)
+    return statistics.median(rates) if rates else None
+
+
+def cpp_histogram(binary, engine, updates, counters, samples):
+    """updates/s of `cairn-bench histogram` with the same parameters, 2 ranks."""
+    args = [binary, "histogram", "--json", f"--updates={updates}", f"--counters={counters}",
+            "--route=direct", f"--samples={samples}"]
+    env = dict(os.environ, CAIRN_ENGINE=engine, CAIRN_RANKS="2")
+    if engine == "mpi":
+        args = [mpiexec_command()[0], "-np", "2"] + args
+    out = subprocess.run(args, capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        sys.exit(f"bench.py: cairn-bench histogram failed ({out.returncode}):\n{out.stderr}")
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    return rows[-1]["cairn"]
+
+
+def mpiexec_command():
+    """scripts/mpiexec: the flags this machine needs, ranks bound to cores (as cairn-bench
+    runs); MPIEXEC overrides."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return [os.environ.get("MPIEXEC", os.path.join(here, "..", "..", "scripts", "mpiexec"))]
+
+
+def mpi_part(quick, samples, histogram):
     """Under mpiexec -n 2: cairn's MPI engine and mpi4py alternate; rank 0 prints JSON."""
     from mpi4py import MPI
 
@@ -100,8 +171,9 @@ def mpi_part(quick, samples):
             m.append(time_mpi4py(comm, name, nbytes, iters))
         rows.append({"name": name, "bytes": nbytes, "cairn_mpi_us": statistics.median(c),
                      "mpi4py_us": statistics.median(m)})
+    hist = histogram_median(samples, *histogram) if histogram else None
     if comm.Get_rank() == 0:
-        print(json.dumps({"rows": rows, "mpi_thread_level": MPI.Query_thread(),
+        print(json.dumps({"rows": rows, "histogram": hist, "mpi_thread_level": MPI.Query_thread(),
                           "mpi": MPI.Get_library_version().splitlines()[0]}))
 
 
@@ -127,22 +199,30 @@ def threads_part(quick, samples):
 
 
 def main():
+    here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true", help="one JSON object per row")
     p.add_argument("--quick", action="store_true", help="fewer iterations and samples")
+    p.add_argument("--updates", type=int, default=1_000_000, help="histogram keys per rank")
+    p.add_argument("--counters", type=int, default=1 << 20, help="histogram counters per rank")
+    p.add_argument("--cpp-bench", default=os.path.join(here, "..", "..", "build", "bench",
+                                                         "cairn-bench"),
+                   help="the C++ benchmark the histogram rows compare with ('' skips them)")
     p.add_argument("--mpi-part", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     samples = 3 if args.quick else 7
+    histogram = (args.updates, args.counters) if args.cpp_bench else None
     if args.mpi_part:
-        mpi_part(args.quick, samples)
+        mpi_part(args.quick, samples, histogram)
         return
-    # scripts/mpiexec: the flags this machine needs, ranks bound to cores (as cairn-bench runs).
-    here = os.path.dirname(os.path.abspath(__file__))
-    wrapper = os.path.join(here, "..", "..", "scripts", "mpiexec")
-    cmd = [os.environ.get("MPIEXEC", wrapper), "-np", "2"]
-    cmd += [sys.executable, os.path.abspath(__file__), "--mpi-part"] + (["--quick"] if args.quick else [])
-    env = dict(os.environ, CAIRN_ENGINE="mpi")
-    child = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if histogram and not os.path.exists(args.cpp_bench):
+        sys.exit(f"bench.py: no {args.cpp_bench} (build it, or pass --cpp-bench='')")
+    cmd = mpiexec_command() + ["-np", "2", sys.executable, os.path.abspath(__file__), "--mpi-part",
+                               f"--updates={args.updates}", f"--counters={args.counters}",
+                               f"--cpp-bench={args.cpp_bench}"]
+    cmd += ["--quick"] if args.quick else []
+    child = subprocess.run(cmd, capture_output=True, text=True,
+                           env=dict(os.environ, CAIRN_ENGINE="mpi"))
     if child.returncode != 0:
         sys.exit(f"bench.py: the MPI part failed ({child.returncode}):\n{child.stderr}")
     mpi = json.loads(child.stdout.strip().splitlines()[-1])
@@ -150,20 +230,29 @@ def main():
     out = []
     for row, t in zip(mpi["rows"], threads):
         what = f"{row['name']} {row['bytes']} B"
-        out.append({"benchmark": what, "engine": "mpi", "cairn_us": row["cairn_mpi_us"],
-                    "baseline": "mpi4py", "baseline_us": row["mpi4py_us"],
+        out.append({"benchmark": what, "engine": "mpi", "metric": "us", "cairn": row["cairn_mpi_us"],
+                    "baseline": "mpi4py", "baseline_value": row["mpi4py_us"],
                     "ratio": row["cairn_mpi_us"] / row["mpi4py_us"]})
-        out.append({"benchmark": what, "engine": "threads", "cairn_us": t, "baseline": "mpi4py",
-                    "baseline_us": row["mpi4py_us"], "ratio": t / row["mpi4py_us"]})
+        out.append({"benchmark": what, "engine": "threads", "metric": "us", "cairn": t,
+                    "baseline": "mpi4py", "baseline_value": row["mpi4py_us"],
+                    "ratio": t / row["mpi4py_us"]})
+    if histogram:
+        py_threads = histogram_median(samples, *histogram, ranks=2, engine="threads")
+        for engine, py in (("mpi", mpi["histogram"]), ("threads", py_threads)):
+            cpp = cpp_histogram(args.cpp_bench, engine, *histogram, samples)
+            out.append({"benchmark": "histogram", "engine": engine, "metric": "updates/s",
+                        "cairn": py, "baseline": "cairn-bench (C++)", "baseline_value": cpp,
+                        "ratio": py / cpp, "updates": histogram[0], "counters": histogram[1]})
     if args.json:
         for r in out:
             print(json.dumps(dict(r, mpi=mpi["mpi"], mpi_thread_level=mpi["mpi_thread_level"])))
         return
     print(f"# {mpi['mpi']}; mpi4py's thread level {mpi['mpi_thread_level']} (3 = multiple)")
-    print(f"{'benchmark':<24}{'engine':<9}{'cairn us':>11}{'mpi4py us':>11}{'ratio':>8}")
+    print(f"{'benchmark':<20}{'engine':<9}{'metric':<10}{'cairn':>12}{'baseline':>12}{'ratio':>7}"
+          "  baseline")
     for r in out:
-        print(f"{r['benchmark']:<24}{r['engine']:<9}{r['cairn_us']:>11.3f}{r['baseline_us']:>11.3f}"
-              f"{r['ratio']:>8.2f}")
+        print(f"{r['benchmark']:<20}{r['engine']:<9}{r['metric']:<10}{r['cairn']:>12.4g}"
+              f"{r['baseline_value']:>12.4g}{r['ratio']:>7.2f}  {r['baseline']}")
 
 
 if __name__ == "__main__":

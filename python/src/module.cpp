@@ -5,11 +5,14 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "buffer.hpp"
 #include "cairn/cairn.hpp"
+#include "channel.hpp"
 #include "collectives.hpp"
 #include "gil.hpp"
 #include "launch.hpp"
@@ -62,6 +65,60 @@ void reduce_generalized(cairn::world& w, std::vector<int> participants, std::vec
     w.reduce(participants, receivers, in.as<const T>(), out.as<T>(), op);
   });
 }
+
+// A channel as Python holds it: the rank's end and its world (for quiesce).
+class py_channel {
+ public:
+  py_channel(cairn::world w, std::unique_ptr<channel_base> c)
+      : w_(std::move(w)), c_(std::move(c)) {}
+  py_channel(py_channel&&) = default;
+  ~py_channel() { close(); }
+
+  void send_many(nb::handle keys, nb::handle values) {
+    const int rank = w_.rank();
+    buffer k(keys.ptr(), false, "Channel.send_many", rank, "keys");
+    std::optional<buffer> v;
+    if (!values.is_none()) v.emplace(values.ptr(), false, "Channel.send_many", rank, "values");
+    live("send_many").send_many(rank, k, v ? &*v : nullptr);
+  }
+  void flush() { live("flush").flush(); }
+  // Every rank: until no item is in flight and every arrival went to the handler, also those
+  // the handler's own sends made (rounds of world::quiesce, delivery and an agreement).
+  void quiesce() {
+    channel_base& c = live("quiesce");
+    for (;;) {
+      {
+        unlocked gil_free;
+        w_.quiesce();
+      }
+      const std::uint64_t before = c.sent();
+      c.deliver();
+      const int more = c.sent() != before ? 1 : 0;
+      int again = 0;
+      {
+        unlocked gil_free;
+        again = w_.allreduce(more, cairn::max{});
+      }
+      if (again == 0) return;
+    }
+  }
+  [[nodiscard]] std::uint64_t local_size() { return live("local_size").local_size(w_.rank()); }
+  // The channel's end: a channel with items still buffered ends the run (cairn's rule).
+  void close() {
+    if (!c_) return;
+    nb::object handler = c_->release_handler();
+    unlocked gil_free;
+    c_.reset();
+  }
+
+ private:
+  channel_base& live(const char* call) {
+    if (!c_) refuse((std::string("Channel.") + call).c_str(), w_.rank(), "the channel is closed");
+    return *c_;
+  }
+  cairn::world w_;
+  std::unique_ptr<channel_base> c_;
+};
 
 #if CAIRN_PYTHON_HAVE_MPI
 long fortran_handle(MPI_Comm c) { return static_cast<long>(MPI_Comm_c2f(c)); }
@@ -152,6 +209,30 @@ NB_MODULE(_cairn, m) {
   world.def("_mpi_comm_f",
             [](const cairn::world& w) { return fortran_handle(cairn::mpi_comm(w)); });
 #endif
+  nb::enum_<item_value>(m, "_ItemValue")
+      .value("none", item_value::none)
+      .value("int64", item_value::int64)
+      .value("float64", item_value::float64);
+  nb::enum_<combining>(m, "_Combining")
+      .value("none", combining::none)
+      .value("dedup", combining::dedup)
+      .value("merge", combining::merge);
+  nb::enum_<route_kind>(m, "_Route")
+      .value("direct", route_kind::direct)
+      .value("grid", route_kind::grid);
+  nb::class_<py_channel>(m, "Channel", "Aggregated messages of (key, value) items")
+      .def("send_many", &py_channel::send_many, nb::arg("keys"),
+           nb::arg("values").none() = nb::none())
+      .def("flush", &py_channel::flush)
+      .def("quiesce", &py_channel::quiesce)
+      .def_prop_ro("local_size", &py_channel::local_size)
+      .def("close", &py_channel::close);
+  world.def("_channel", [](const cairn::world& w, std::uint64_t n, nb::object handler,
+                           item_value value, combining c, op_kind op, route_kind route,
+                           std::size_t batch, std::size_t buffer_items) {
+    return py_channel(
+        w, make_channel(w, n, std::move(handler), value, c, op, route, batch, buffer_items));
+  });
   bind_p2p(world);
   bind_collectives(world);
 
