@@ -25,7 +25,7 @@ import functools
 import operator
 import pickle
 import sys
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from . import _cairn
 from ._cairn import (
@@ -45,7 +45,8 @@ from ._cairn import (
 __all__ = [
     "ANY_SOURCE", "ANY_TAG", "IN_PLACE", "Channel", "Error", "Group", "Op", "Request", "RunAborted",
     "Status", "World", "SUM", "PROD", "MIN", "MAX", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR",
-    "launch", "detect_engine", "mpi_available", "wait_all",
+    "launch", "detect_engine", "mpi_available", "wait_all", "DArray", "redistribute",
+    "iredistribute",
 ]
 
 SUM = Op.SUM
@@ -290,6 +291,106 @@ def _channel(self, n: int, handler: Callable[[Any, Any], Any], *, values: Any = 
                          buffer_items)
 
 
+class DArray:
+    """One rank's part of a distributed array (cairn's darray): a global shape spread over the
+    ranks of a group by a distribution per dimension, on a process grid.
+
+    ``local`` is this rank's part as a writable numpy array (C order, ``local_shape``; empty on
+    ranks outside the group), a view of cairn's memory: no copy. ``global_indices(d)`` gives
+    the global index of each local position along dimension ``d``. Move data between two
+    arrays of the same shape and type, any layouts and groups, with :func:`redistribute`.
+    """
+
+    def __init__(self, impl, dtype, rank: int):
+        self._a = impl
+        self.dtype = dtype
+        self._rank = rank
+
+    @property
+    def shape(self) -> tuple:
+        """The global shape."""
+        return tuple(self._a.shape)
+
+    @property
+    def local_shape(self) -> tuple:
+        """This rank's local extents."""
+        return tuple(self._a.local_shape)
+
+    @property
+    def ndim(self) -> int:
+        """Dimensions."""
+        return self._a.ndim
+
+    @property
+    def local(self):
+        """This rank's part: a numpy view of cairn's memory (writable, C order)."""
+        return self._a.local_bytes().view(self.dtype).reshape(self.local_shape)
+
+    def global_indices(self, dim: int):
+        """The global indices (numpy int64) of the local positions along dimension ``dim``."""
+        import numpy
+
+        if not 0 <= dim < self.ndim:
+            raise Error(f"cairn.DArray.global_indices: rank {self._rank}: dimension {dim} of a "
+                        f"{self.ndim}-dimensional array")
+        return numpy.asarray(self._a.global_indices(dim), dtype=numpy.int64)
+
+    def __repr__(self) -> str:
+        return f"DArray({self.dtype}, {self._a.describe()})"
+
+
+def _dim_specs(dist, rank):
+    specs = []
+    for d in dist:
+        if isinstance(d, tuple) and len(d) == 2 and d[0] == "block_cyclic":
+            specs.append(("block_cyclic", int(d[1])))
+        elif d in ("block", "cyclic", "replicated"):
+            specs.append((d, 0))
+        elif d == "*":
+            specs.append(("replicated", 0))
+        else:
+            raise Error(f"cairn.darray: rank {rank}: distribution {d!r}: 'block', 'cyclic', "
+                        "'replicated' ('*') or ('block_cyclic', k)")
+    return specs
+
+
+def _darray(self, shape, dtype: Any = "float64", dist: Optional[Sequence] = None,
+            grid: Optional[Sequence[int]] = None) -> DArray:
+    """A distributed array of ``shape`` (1 to 4 dimensions) over this world's or group's ranks,
+    elements of numpy type ``dtype`` (1, 2, 4, 8 or 16 bytes), zero-initialized. ``dist``: one
+    distribution per dimension, 'block' (default), 'cyclic', 'replicated' or
+    ``('block_cyclic', k)``; ``grid``: the process grid (default: balanced). Every rank may
+    make it (ranks outside a group hold an empty part); no communication.
+    """
+    import numpy
+
+    dtype = numpy.dtype(dtype)
+    if isinstance(self, World):
+        rank, group = self.rank, self.group(list(range(self.size)))
+    else:
+        rank, group = (self.world_rank(self.rank) if self.rank >= 0 else -1), self
+    shape = [int(n) for n in shape]
+    specs = _dim_specs(dist if dist is not None else ["block"] * len(shape), rank)
+    grid = [int(g) for g in grid] if grid is not None else []
+    return DArray(_cairn._darray(group, shape, specs, grid, dtype.itemsize, rank), dtype, rank)
+
+
+def iredistribute(src: DArray, dst: DArray) -> Request:
+    """Starts moving ``src`` into ``dst`` (same global shape and type; any layouts; the same
+    group or two groups, disjoint or overlapping). Every rank of either group calls it, in the
+    same order as other redistributions between those groups; the plan is cached. ``src``
+    must stay untouched and ``dst`` unread until the request completes."""
+    if src.dtype != dst.dtype:
+        raise Error(f"cairn.redistribute: rank {src._rank}: the arrays hold {src.dtype} and "
+                    f"{dst.dtype}")
+    return _cairn._iredistribute(src._a, dst._a, src._rank)
+
+
+def redistribute(src: DArray, dst: DArray) -> None:
+    """Moves ``src`` into ``dst`` (see :func:`iredistribute`) and waits."""
+    iredistribute(src, dst).wait()
+
+
 def _barrier(self) -> None:
     """Waits until every member has called it."""
     self.Barrier()
@@ -314,6 +415,7 @@ for _cls in (World, Group):
     _cls.reduce = _reduce
     _cls.barrier = _barrier
     _cls.to_mpi4py = _to_mpi4py
+    _cls.darray = _darray
 World.send = _send
 World.recv = _recv
 World.isend = _isend

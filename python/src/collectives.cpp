@@ -279,7 +279,7 @@ void bind_collectives(nb::class_<C>& cls) {
       unlocked gil_free;
       req = c.ibarrier();
     }
-    return py_request(std::move(req), {});
+    return py_request(std::move(req), std::vector<buffer>{});
   });
   cls.def("Bcast", &bcast<C>, nb::arg("buf"), nb::arg("root") = 0);
   cls.def("Ibcast", &ibcast<C>, nb::arg("buf"), nb::arg("root") = 0);

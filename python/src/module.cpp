@@ -1,7 +1,9 @@
 // The extension module cairn._cairn: the C++ library's calls for cairn/__init__.py, which adds
 // the object (pickled) forms and the Python-side conveniences.
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -14,6 +16,7 @@
 #include "cairn/cairn.hpp"
 #include "channel.hpp"
 #include "collectives.hpp"
+#include "darray.hpp"
 #include "gil.hpp"
 #include "launch.hpp"
 #include "p2p.hpp"
@@ -118,6 +121,11 @@ class py_channel {
   }
   cairn::world w_;
   std::unique_ptr<channel_base> c_;
+};
+
+// A distributed array as Python holds it (cairn/__init__.py's DArray gives it a numpy type).
+struct py_darray {
+  std::unique_ptr<darray_base> a;
 };
 
 #if CAIRN_PYTHON_HAVE_MPI
@@ -232,6 +240,32 @@ NB_MODULE(_cairn, m) {
                            std::size_t batch, std::size_t buffer_items) {
     return py_channel(
         w, make_channel(w, n, std::move(handler), value, c, op, route, batch, buffer_items));
+  });
+  nb::class_<py_darray>(m, "_DArray")
+      .def_prop_ro("ndim", [](const py_darray& d) { return d.a->ndim(); })
+      .def_prop_ro("itemsize", [](const py_darray& d) { return d.a->itemsize(); })
+      .def_prop_ro("shape", [](const py_darray& d) { return d.a->shape(); })
+      .def_prop_ro("local_shape", [](const py_darray& d) { return d.a->local_shape(); })
+      .def("global_indices", [](const py_darray& d, int dim) { return d.a->global_indices(dim); })
+      .def("describe", [](const py_darray& d) { return d.a->describe(); })
+      // The local part's bytes, a view kept alive by the array (no copy).
+      .def("local_bytes", [](nb::handle self) {
+        auto& d = nb::cast<py_darray&>(self);
+        return nb::ndarray<nb::numpy, std::uint8_t, nb::ndim<1>>(
+            static_cast<std::uint8_t*>(d.a->data()), {d.a->bytes()}, self);
+      });
+  m.def("_darray", [](const cairn::group& g, const std::vector<std::int64_t>& shape,
+                      const std::vector<std::pair<std::string, std::int64_t>>& dists,
+                      const std::vector<int>& grid, std::size_t itemsize, int rank) {
+    std::vector<dim_spec> d;
+    for (const auto& [kind, size] : dists) d.push_back({kind, size});
+    return py_darray{make_darray(g, shape, d, grid, itemsize, rank)};
+  });
+  m.def("_iredistribute", [](nb::handle src, nb::handle dst, int rank) {
+    auto& s = nb::cast<py_darray&>(src);
+    auto& d = nb::cast<py_darray&>(dst);
+    cairn::request req = s.a->redistribute_to(*d.a, rank);
+    return py_request(std::move(req), nb::make_tuple(src, dst));
   });
   bind_p2p(world);
   bind_collectives(world);

@@ -23,6 +23,8 @@ class py_request {
   /// A buffer call's request, keeping `held` until it completes.
   py_request(cairn::request req, std::vector<buffer> held)
       : req_(std::move(req)), held_(std::move(held)) {}
+  /// A request on memory that `keep` (Python objects) owns, kept alive until it completes.
+  py_request(cairn::request req, nb::object keep) : req_(std::move(req)), keep_(std::move(keep)) {}
   /// An object receive: the pickled bytes arrive in `bytes`, `loads` turns them into the object.
   py_request(cairn::value_request<std::string> bytes, nb::object loads)
       : bytes_(std::move(bytes)), loads_(std::move(loads)) {}
@@ -30,6 +32,7 @@ class py_request {
   py_request(py_request&& other) noexcept
       : req_(std::move(other.req_)),
         held_(std::move(other.held_)),
+        keep_(std::move(other.keep_)),
         bytes_(std::move(other.bytes_)),
         loads_(std::move(other.loads_)),
         received_(std::move(other.received_)),
@@ -94,6 +97,7 @@ class py_request {
     done_ = true;
     for (auto& b : held_) b.release();
     held_.clear();
+    keep_ = nb::object();
   }
   nb::object result() {
     if (!bytes_) return nb::none();
@@ -106,6 +110,7 @@ class py_request {
 
   cairn::request req_;
   std::vector<buffer> held_;
+  nb::object keep_;
   std::optional<cairn::value_request<std::string>> bytes_;
   nb::object loads_;
   std::string received_;
