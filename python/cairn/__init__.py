@@ -39,6 +39,7 @@ from ._cairn import (
     Request,
     RunAborted,
     Status,
+    Tasks,
     World,
 )
 
@@ -46,7 +47,7 @@ __all__ = [
     "ANY_SOURCE", "ANY_TAG", "IN_PLACE", "Channel", "Error", "Group", "Op", "Request", "RunAborted",
     "Status", "World", "SUM", "PROD", "MIN", "MAX", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR",
     "launch", "detect_engine", "mpi_available", "wait_all", "DArray", "redistribute",
-    "iredistribute",
+    "iredistribute", "Tasks",
 ]
 
 SUM = Op.SUM
@@ -389,6 +390,25 @@ def iredistribute(src: DArray, dst: DArray) -> Request:
 def redistribute(src: DArray, dst: DArray) -> None:
     """Moves ``src`` into ``dst`` (see :func:`iredistribute`) and waits."""
     iredistribute(src, dst).wait()
+
+
+def _tasks_isend(self, a: DArray, to: int, tag: int = 0) -> Request:
+    """Starts sending ``a`` (laid out over this rank's task) to task ``to``, which receives it
+    with the same tag into an array of the same shape and type (any layout)."""
+    return self._isend(a._a, to, tag)
+
+
+def _tasks_irecv(self, b: DArray, source: int, tag: int = 0) -> Request:
+    """Starts receiving into ``b`` (laid out over this rank's task) from task ``source``."""
+    return self._irecv(b._a, source, tag)
+
+
+Tasks.isend = _tasks_isend
+Tasks.irecv = _tasks_irecv
+Tasks.send = lambda self, a, to, tag=0: self.isend(a, to, tag).wait()
+Tasks.send.__doc__ = "Blocking isend."
+Tasks.recv = lambda self, b, source, tag=0: self.irecv(b, source, tag).wait()
+Tasks.recv.__doc__ = "Blocking irecv."
 
 
 def _barrier(self) -> None:

@@ -64,6 +64,14 @@ class darray_impl final : public darray_base {
     unlocked gil_free;
     return cairn::iredistribute(a_, to->a_);
   }
+  cairn::request task_send(cairn::tasks& t, int to, int tag) const override {
+    unlocked gil_free;
+    return t.isend(a_, to, tag);
+  }
+  cairn::request task_recv(cairn::tasks& t, int from, int tag) override {
+    unlocked gil_free;
+    return t.irecv(a_, from, tag);
+  }
 
  private:
   cairn::darray<blob<K>, N> a_;

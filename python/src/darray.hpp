@@ -39,6 +39,10 @@ class darray_base {
   [[nodiscard]] virtual std::string describe() const = 0;
   /// Starts moving this array into `dst` (same shape and element size); the GIL is released.
   virtual cairn::request redistribute_to(darray_base& dst, int rank) const = 0;
+  /// Starts sending this array (laid out over this rank's task) to task `to` of `t`.
+  virtual cairn::request task_send(cairn::tasks& t, int to, int tag) const = 0;
+  /// Starts receiving into this array from task `from` of `t`.
+  virtual cairn::request task_recv(cairn::tasks& t, int from, int tag) = 0;
 };
 
 /// One dimension's distribution as the Python side names it.

@@ -267,6 +267,30 @@ NB_MODULE(_cairn, m) {
     cairn::request req = s.a->redistribute_to(*d.a, rank);
     return py_request(std::move(req), nb::make_tuple(src, dst));
   });
+  nb::class_<cairn::tasks>(m, "Tasks", "The world split into tasks, each a group of ranks")
+      .def(nb::init<const cairn::world&, const std::vector<int>&>(), nb::arg("world"),
+           nb::arg("sizes"))
+      .def_static(
+          "by_color",
+          [](cairn::world& w, int color) {
+            unlocked gil_free;
+            return cairn::tasks::by_color(w, color);
+          },
+          nb::arg("world"), nb::arg("color"))
+      .def_prop_ro("count", &cairn::tasks::count)
+      .def_prop_ro("task", &cairn::tasks::task)
+      .def("task_of", &cairn::tasks::task_of)
+      .def("group", &cairn::tasks::group)
+      .def_prop_ro("my_group", &cairn::tasks::my_group)
+      .def("_isend",
+           [](cairn::tasks& t, nb::handle a, int to, int tag) {
+             auto& d = nb::cast<py_darray&>(a);
+             return py_request(d.a->task_send(t, to, tag), nb::make_tuple(a));
+           })
+      .def("_irecv", [](cairn::tasks& t, nb::handle a, int from, int tag) {
+        auto& d = nb::cast<py_darray&>(a);
+        return py_request(d.a->task_recv(t, from, tag), nb::make_tuple(a));
+      });
   bind_p2p(world);
   bind_collectives(world);
 

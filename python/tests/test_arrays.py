@@ -97,3 +97,30 @@ def test_bad_arrays_are_refused(run):
             cairn.redistribute(w.darray((4,), np.float64), w.darray((5,), np.float64))
         w.Barrier()
     run(main)
+
+
+def test_arrays_between_tasks(run):
+    def main(w):
+        p = w.size
+        if p < 2:
+            with pytest.raises(cairn.Error, match="sizes"):
+                cairn.Tasks(w, [1, 1])
+            return
+        t = cairn.Tasks(w, [p // 2, p - p // 2])
+        assert t.count == 2 and t.task == t.task_of(w.rank)
+        assert t.my_group.members == t.group(t.task).members
+        a = t.my_group.darray((9, 5), np.float64, dist=["cyclic", "block"])
+        if t.task == 0:
+            fill(a)
+            t.send(a, 1, tag=4)
+            back = t.my_group.darray((9, 5), np.float64, dist=["block", "block"])
+            t.recv(back, 1, tag=5)
+            check(back)
+        else:
+            b = t.my_group.darray((9, 5), np.float64, dist=[("block_cyclic", 2), "replicated"])
+            t.irecv(b, 0, tag=4).wait()
+            check(b)
+            t.send(b, 0, tag=5)
+        by_color = cairn.Tasks.by_color(w, w.rank % 2)
+        assert by_color.my_group.members == list(range(w.rank % 2, p, 2))
+    run(main)
