@@ -40,49 +40,39 @@ def iterations(name, nbytes, quick):
     return max(20, n // 10) if quick else n
 
 
-def time_cairn(w, name, nbytes, iters):
-    """Microseconds per one-way message (pingpong) or per call (allreduce)."""
-    import cairn
-
+def time_calls(rank, barrier, send, recv, allreduce, name, nbytes, iters):
+    """Microseconds per one-way message (pingpong) or per call (allreduce), on 2 ranks."""
     a = np.zeros(nbytes // 8)
     b = np.zeros(nbytes // 8)
-    peer = 1 - w.rank
-    w.Barrier()
+    peer = 1 - rank
+    barrier()
     t0 = time.perf_counter()
     if name == "pingpong":
         for _ in range(iters):
-            if w.rank == 0:
-                w.Send(a, peer)
-                w.Recv(b, peer)
+            if rank == 0:
+                send(a, peer)
+                recv(b, peer)
             else:
-                w.Recv(b, peer)
-                w.Send(a, peer)
+                recv(b, peer)
+                send(a, peer)
         return (time.perf_counter() - t0) / (2 * iters) * 1e6
     for _ in range(iters):
-        w.Allreduce(a, b, op=cairn.SUM)
+        allreduce(a, b)
     return (time.perf_counter() - t0) / iters * 1e6
+
+
+def time_cairn(w, name, nbytes, iters):
+    import cairn
+
+    return time_calls(w.rank, w.Barrier, w.Send, w.Recv,
+                      lambda a, b: w.Allreduce(a, b, op=cairn.SUM), name, nbytes, iters)
 
 
 def time_mpi4py(comm, name, nbytes, iters):
     from mpi4py import MPI
 
-    a = np.zeros(nbytes // 8)
-    b = np.zeros(nbytes // 8)
-    peer = 1 - comm.Get_rank()
-    comm.Barrier()
-    t0 = time.perf_counter()
-    if name == "pingpong":
-        for _ in range(iters):
-            if comm.Get_rank() == 0:
-                comm.Send(a, peer)
-                comm.Recv(b, peer)
-            else:
-                comm.Recv(b, peer)
-                comm.Send(a, peer)
-        return (time.perf_counter() - t0) / (2 * iters) * 1e6
-    for _ in range(iters):
-        comm.Allreduce(a, b, op=MPI.SUM)
-    return (time.perf_counter() - t0) / iters * 1e6
+    return time_calls(comm.Get_rank(), comm.Barrier, comm.Send, comm.Recv,
+                      lambda a, b: comm.Allreduce(a, b, op=MPI.SUM), name, nbytes, iters)
 
 
 def histogram_cairn(w, updates, counters):
@@ -163,9 +153,9 @@ def mpi_part(quick, samples, histogram):
         def body(w):
             c.append(time_cairn(w, name, nbytes, iters))
 
-        time_cairn_warm = iters // 10 + 1
-        cairn.launch(lambda w: time_cairn(w, name, nbytes, time_cairn_warm))
-        time_mpi4py(comm, name, nbytes, time_cairn_warm)
+        warm = iters // 10 + 1
+        cairn.launch(lambda w: time_cairn(w, name, nbytes, warm))
+        time_mpi4py(comm, name, nbytes, warm)
         for _ in range(samples):
             cairn.launch(body)
             m.append(time_mpi4py(comm, name, nbytes, iters))

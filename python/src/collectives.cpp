@@ -84,14 +84,33 @@ void expect_blocks(const send_recv& b, std::size_t in_bytes, std::size_t blocks,
                " elements");
 }
 
+// The buffers of an allreduce: equal sizes unless in place.
+send_recv allreduce_buffers(nb::handle send, nb::handle recv, const char* call, int rank) {
+  auto b = buffers_of(send, recv, call, rank);
+  if (!b.in_place && b.send.bytes() != b.recv.bytes())
+    refuse(call, rank,
+           "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
+               ": the sizes differ");
+  return b;
+}
+
+// The buffers of an alltoall: one equal block per rank in each.
+template <class C>
+send_recv alltoall_buffers(const C& c, nb::handle send, nb::handle recv, const char* call,
+                           int rank) {
+  auto b = buffers_of(send, recv, call, rank);
+  if (b.in_place) refuse(call, rank, "IN_PLACE is not supported here; pass the sendbuf");
+  if (b.send.bytes() != b.recv.bytes() || b.send.bytes() % static_cast<std::size_t>(c.size()))
+    refuse(call, rank,
+           "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
+               ": both must hold one equal block per rank");
+  return b;
+}
+
 template <class C>
 void allreduce(C& c, nb::handle send, nb::handle recv, op_kind k) {
   const int rank = world_rank_of(c);
-  auto b = buffers_of(send, recv, "Allreduce", rank);
-  if (!b.in_place && b.send.bytes() != b.recv.bytes())
-    refuse("Allreduce", rank,
-           "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
-               ": the sizes differ");
+  auto b = allreduce_buffers(send, recv, "Allreduce", rank);
   with_operation(k, b.recv.type(), "Allreduce", rank, [&]<class T, class Op>(T, Op op) {
     unlocked gil_free;
     if (b.in_place)
@@ -104,11 +123,7 @@ void allreduce(C& c, nb::handle send, nb::handle recv, op_kind k) {
 template <class C>
 py_request iallreduce(C& c, nb::handle send, nb::handle recv, op_kind k) {
   const int rank = world_rank_of(c);
-  auto b = buffers_of(send, recv, "Iallreduce", rank);
-  if (!b.in_place && b.send.bytes() != b.recv.bytes())
-    refuse("Iallreduce", rank,
-           "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
-               ": the sizes differ");
+  auto b = allreduce_buffers(send, recv, "Iallreduce", rank);
   cairn::request req;
   with_operation(k, b.recv.type(), "Iallreduce", rank, [&]<class T, class Op>(T, Op op) {
     unlocked gil_free;
@@ -218,26 +233,14 @@ void scatter(C& c, nb::handle send, nb::handle recv, int root) {
 
 template <class C>
 void alltoall(C& c, nb::handle send, nb::handle recv) {
-  const int rank = world_rank_of(c);
-  auto b = buffers_of(send, recv, "Alltoall", rank);
-  if (b.in_place) refuse("Alltoall", rank, "IN_PLACE is not supported here; pass the sendbuf");
-  if (b.send.bytes() != b.recv.bytes() || b.send.bytes() % static_cast<std::size_t>(c.size()))
-    refuse("Alltoall", rank,
-           "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
-               ": both must hold one equal block per rank");
+  auto b = alltoall_buffers(c, send, recv, "Alltoall", world_rank_of(c));
   unlocked gil_free;
   c.alltoall(bytes_in(b.send), bytes_out(b.recv));
 }
 
 template <class C>
 py_request ialltoall(C& c, nb::handle send, nb::handle recv) {
-  const int rank = world_rank_of(c);
-  auto b = buffers_of(send, recv, "Ialltoall", rank);
-  if (b.in_place) refuse("Ialltoall", rank, "IN_PLACE is not supported here; pass the sendbuf");
-  if (b.send.bytes() != b.recv.bytes() || b.send.bytes() % static_cast<std::size_t>(c.size()))
-    refuse("Ialltoall", rank,
-           "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
-               ": both must hold one equal block per rank");
+  auto b = alltoall_buffers(c, send, recv, "Ialltoall", world_rank_of(c));
   cairn::request req;
   {
     unlocked gil_free;
