@@ -250,8 +250,9 @@ void rank_context::idle(request_state* s, std::uint64_t& spins) {
 }
 
 namespace {
-// How long a wait must keep needing an ended rank before it fails: on MPI, the end's
-// announcement travels on its own communicator and may overtake the rank's last messages.
+// How long a wait must keep needing an ended rank, with no progress, before it fails: on MPI,
+// the end's announcement travels on its own communicator and may overtake the rank's last
+// messages.
 constexpr double ended_grace_s = 0.2;
 // A rank whose wait has parked within this long is waiting now (a park lasts at most
 // park_slice_s); one that has not may be computing, or not scheduled: it is not counted stuck.
@@ -338,8 +339,13 @@ void rank_context::check_ended_peers(const request_state* s) {
     ended_wait_since_ = -1;
     return;
   }
+  // The grace runs from the last progress: a collective still receiving from ranks that
+  // returned after sending (each receive matched in turn) is not stuck on any of them.
   const double t = now_s();
-  if (ended_wait_since_ < 0) ended_wait_since_ = t;
+  if (ended_wait_since_ < 0 || progress_epoch_ != ended_epoch_) {
+    ended_wait_since_ = t;
+    ended_epoch_ = progress_epoch_;
+  }
   if (t - ended_wait_since_ < ended_grace_s) return;
   // Tags of cairn's own contexts are internal numbers: only a user's tag is worth printing.
   const auto which = [](const request_state* p) {

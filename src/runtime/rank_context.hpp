@@ -201,10 +201,11 @@ class rank_context final : public transport_rank {
 
   double watchdog_s_;
   std::uint64_t watched_epoch_ = 0;
-  std::uint64_t idle_epoch_ = 0;  // progress_epoch_ at the last idle: a change restarts the spins
-  double watched_since_ = 0;      // monotonic seconds when watched_epoch_ was last seen to change
-  double ended_wait_since_ = -1;  // when a wait was first seen to need an ended rank (-1: not)
-  double deadlock_scan_ = 0;      // when check_deadlock last looked at every rank
+  std::uint64_t idle_epoch_ = 0;   // progress_epoch_ at the last idle: a change restarts the spins
+  double watched_since_ = 0;       // monotonic seconds when watched_epoch_ was last seen to change
+  double ended_wait_since_ = -1;   // since when waits have needed an ended rank with no progress
+  std::uint64_t ended_epoch_ = 0;  // progress_epoch_ then
+  double deadlock_scan_ = 0;       // when check_deadlock last looked at every rank
   std::vector<double> deadlock_seen_;  // each rank's stuck_since at that look (empty: none)
 };
 
