@@ -49,6 +49,14 @@ struct send_recv {
   bool in_place = false;
 };
 
+// Refuses `call` for a pair of buffers that do not go together: "sendbuf holds .. and recvbuf
+// ..: `why`".
+[[noreturn]] void refuse_pair(const buffer& in, const buffer& out, const char* call, int rank,
+                              const char* why) {
+  refuse(call, rank,
+         "sendbuf holds " + in.describe() + " and recvbuf " + out.describe() + ": " + why);
+}
+
 send_recv buffers_of(nb::handle send, nb::handle recv, const char* call, int rank,
                      bool recv_optional = false) {
   send_recv b;
@@ -57,9 +65,7 @@ send_recv buffers_of(nb::handle send, nb::handle recv, const char* call, int ran
   if (!(recv_optional && recv.is_none())) {
     b.recv = buffer(recv.ptr(), true, call, rank, "recvbuf");
     if (!b.in_place && b.send.type() != b.recv.type())
-      refuse(call, rank,
-             "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
-                 ": the element types differ");
+      refuse_pair(b.send, b.recv, call, rank, "the element types differ");
   }
   return b;
 }
@@ -88,9 +94,7 @@ void expect_blocks(const send_recv& b, std::size_t in_bytes, std::size_t blocks,
 send_recv allreduce_buffers(nb::handle send, nb::handle recv, const char* call, int rank) {
   auto b = buffers_of(send, recv, call, rank);
   if (!b.in_place && b.send.bytes() != b.recv.bytes())
-    refuse(call, rank,
-           "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
-               ": the sizes differ");
+    refuse_pair(b.send, b.recv, call, rank, "the sizes differ");
   return b;
 }
 
@@ -101,9 +105,7 @@ send_recv alltoall_buffers(const C& c, nb::handle send, nb::handle recv, const c
   auto b = buffers_of(send, recv, call, rank);
   if (b.in_place) refuse(call, rank, "IN_PLACE is not supported here; pass the sendbuf");
   if (b.send.bytes() != b.recv.bytes() || b.send.bytes() % static_cast<std::size_t>(c.size()))
-    refuse(call, rank,
-           "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
-               ": both must hold one equal block per rank");
+    refuse_pair(b.send, b.recv, call, rank, "both must hold one equal block per rank");
   return b;
 }
 
@@ -145,9 +147,7 @@ void reduce(C& c, nb::handle send, nb::handle recv, op_kind k, int root) {
   auto b = buffers_of(send, recv, "Reduce", rank, !is_root);
   if (b.in_place && !is_root) refuse("Reduce", rank, "IN_PLACE is for the root only");
   if (is_root && !b.in_place && b.send.bytes() != b.recv.bytes())
-    refuse("Reduce", rank,
-           "sendbuf holds " + b.send.describe() + " and recvbuf " + b.recv.describe() +
-               ": the sizes differ");
+    refuse_pair(b.send, b.recv, "Reduce", rank, "the sizes differ");
   const element type = b.in_place ? b.recv.type() : b.send.type();
   with_operation(k, type, "Reduce", rank, [&]<class T, class Op>(T, Op op) {
     unlocked gil_free;
@@ -218,10 +218,7 @@ void scatter(C& c, nb::handle send, nb::handle recv, int root) {
   buffer in, out(recv.ptr(), true, "Scatter", rank, "recvbuf");
   if (is_root) {
     in = buffer(send.ptr(), false, "Scatter", rank, "sendbuf");
-    if (in.type() != out.type())
-      refuse("Scatter", rank,
-             "sendbuf holds " + in.describe() + " and recvbuf " + out.describe() +
-                 ": the element types differ");
+    if (in.type() != out.type()) refuse_pair(in, out, "Scatter", rank, "the element types differ");
     if (in.bytes() != out.bytes() * static_cast<std::size_t>(c.size()))
       refuse("Scatter", rank,
              "sendbuf holds " + in.describe() + ", not " + std::to_string(c.size()) +
