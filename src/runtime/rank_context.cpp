@@ -194,7 +194,15 @@ status rank_context::finish(request_state* s) {
 
 status rank_context::wait(request_state* s) {
   std::uint64_t spins = 0;
-  while (!test(s)) idle(s, spins);
+  try {
+    while (!test(s)) idle(s, spins);
+  } catch (...) {
+    // The wait ends by an exception (the run aborts, a peer has ended): withdraw the operation
+    // before its buffers go out of scope, or a peer would still read a long send's buffer (or
+    // write a receive's) after the caller freed or reused it.
+    cancel(s);
+    throw;
+  }
   return finish(s);
 }
 

@@ -118,7 +118,8 @@ class rank_context final : public transport_rank {
   }
   /// True if a layer's awaited word in shared memory may have changed (its `ready` hook).
   bool ready_above() const noexcept override;
-  /// Blocks until `s` completes; returns its status or throws its error. Releases `s`.
+  /// Blocks until `s` completes; returns its status or throws its error. Releases `s`, also
+  /// when the wait itself throws (the operation is then withdrawn first).
   status wait(request_state* s);
   /// Completion bookkeeping after `s` tested complete: throws its error, releases it.
   status finish(request_state* s);

@@ -94,7 +94,7 @@ request post_irecv(detail::rank_context& c, const char* call, void* data, std::s
 
 // Waits for the send `s` (may be null), then the receive `r` (may be null), both posted:
 // the receive's error, if any, is raised after the send completed. On any other exception
-// (abort, watchdog) the receive is withdrawn; the send is left as a blocking send leaves it.
+// (abort, an ended peer) both are withdrawn: the send by its wait, the receive here.
 status wait_send_then_recv(detail::rank_context& c, request_state* s, request_state* r) {
   if (s) {
     try {

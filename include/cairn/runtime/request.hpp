@@ -19,8 +19,9 @@ class rank_context;
 /// Every `test`/`wait` also advances all other outstanding operations of the rank. A request
 /// that is destroyed while still pending is waited for (RAII, so no buffer is ever written after
 /// its owner is gone); during exception unwinding it is withdrawn instead, so a failing rank
-/// never blocks on a peer. A withdrawn receive is never written to; a withdrawn long send on the
-/// threads engine leaves a copy for its receiver, but on the MPI engine it is handed to
+/// never blocks on a peer. So is an operation whose wait throws (the run aborts, a peer it needs
+/// has ended), blocking calls included. A withdrawn receive is never written to; a withdrawn long
+/// send on the threads engine leaves a copy for its receiver, but on the MPI engine it is handed to
 /// MPI_Request_free (MPI cannot take a send back), so its buffer must outlive the exception.
 class request {
  public:
