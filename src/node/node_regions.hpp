@@ -1,7 +1,8 @@
 #pragma once
 // Memory every rank of a node can read and write: one region per rank, laid out as the parts
-// its users reserved. The collectives' board (src/coll/board/board_layout.hpp) and the array
-// layer's offer words (src/array/offer_words.hpp) each reserve a part and own its layout; this
+// its users reserved. The collectives' board (src/coll/board/board_layout.hpp), the array
+// layer's offer words (src/array/offer_words.hpp) and the runtime's published waits
+// (src/runtime/run_state.hpp) each reserve a part and own its layout; this
 // component only sizes, places and formats the regions. The transports allocate them: the
 // threads engine in one allocation, the MPI engine as an MPI-3 shared-memory window when all
 // processes sit on one node.

@@ -1,5 +1,6 @@
 #include "runtime/rank_context.hpp"
 
+#include "node/node_regions.hpp"
 #include "runtime/group_members.hpp"
 
 #include <sched.h>
@@ -8,7 +9,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <sstream>
+#include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -27,10 +30,27 @@ inline void cpu_relax() noexcept {
 
 // How long one park may last before the wait loop re-checks abort and the watchdog.
 constexpr double park_slice_s = 0.02;
-// Threads engine: seconds every rank must have waited without progress before the run fails
-// as deadlocked (longer than any pause of a live run between two arrivals).
+// Seconds every rank must have waited without progress before the run fails as deadlocked
+// (longer than any pause of a live run between two arrivals).
 constexpr int deadlock_after_s = 3;
+
+// Each rank's published wait in node memory, where the MPI engine's processes see each other's.
+const std::size_t wait_part = node_regions::reserve(
+    sizeof(rank_wait), [](std::byte* part) noexcept { new (part) rank_wait; });
 }  // namespace
+
+void rank_context::set_transport(std::unique_ptr<transport> t) {
+  tp_ = std::move(t);
+  node_memory_ = tp_ ? tp_->node_memory() : nullptr;
+  if (tp_) tag_ub_ = tp_->tag_ub();
+  waits_.clear();
+  if (run_->waits) {
+    for (int r = 0; r < size(); ++r) waits_.push_back(&run_->waits[static_cast<std::size_t>(r)]);
+  } else if (node_memory_ && node_memory_->ranks() == size()) {
+    for (std::byte* part : node_memory_->parts(wait_part))
+      waits_.push_back(reinterpret_cast<rank_wait*>(part));
+  }
+}
 
 double now_s() noexcept {
   using clock = std::chrono::steady_clock;
@@ -243,11 +263,11 @@ void rank_context::idle(request_state* s, std::uint64_t& spins) {
   } else if (watchdog_s_ > 0 && t - watched_since_ > watchdog_s_) {
     watchdog_fire(t - watched_since_);
   }
-  if (run_->waits) {
-    rank_wait& mine = run_->waits[static_cast<std::size_t>(rank())];
+  if (!waits_.empty()) {
+    rank_wait& mine = *waits_[static_cast<std::size_t>(rank())];
     if (fresh) {
       mine.stuck_since.store(t, std::memory_order_relaxed);
-      mine.call.store(s ? s->call : "a collective or channel wait", std::memory_order_relaxed);
+      mine.set_call(s ? s->call : "a collective or channel wait");
     }
     mine.heartbeat.store(t, std::memory_order_release);
     if (t - watched_since_ >= deadlock_after_s) check_deadlock(t);
@@ -282,7 +302,7 @@ void rank_context::check_deadlock(double now) {
       if (r < 16) who += "; rank " + std::to_string(r) + "'s function has returned";
       continue;
     }
-    const rank_wait& w = run_->waits[static_cast<std::size_t>(r)];
+    const rank_wait& w = *waits_[static_cast<std::size_t>(r)];
     const double beat = w.heartbeat.load(std::memory_order_acquire);
     const double since = w.stuck_since.load(std::memory_order_relaxed);
     double& seen = deadlock_seen_[static_cast<std::size_t>(r)];
@@ -290,8 +310,7 @@ void rank_context::check_deadlock(double now) {
     seen = since;
     // r is computing or not scheduled (no recent park), or its wait moved lately.
     stuck = stuck && beat >= 0 && now - beat <= waiting_now_s && now - since >= deadlock_after_s;
-    if (r < 16 && stuck)
-      who += "; rank " + std::to_string(r) + " waits in " + w.call.load(std::memory_order_relaxed);
+    if (r < 16 && stuck) who += "; rank " + std::to_string(r) + " waits in " + w.call_name();
   }
   if (!stuck || !same) {
     if (!stuck) deadlock_seen_.clear();  // start over with two fresh looks
@@ -304,13 +323,19 @@ void rank_context::check_deadlock(double now) {
         "collectives called differently)"
      << who << "\nrank " << rank() << "'s pending operations:\n"
      << describe_pending();
-  // The first rank to see it reports it (the others may see it at the same time).
-  if (run_->fail(rank(), "deadlock: every rank has waited " + std::to_string(deadlock_after_s) +
-                             " s without progress")) {
+  // The first rank to see it reports it (the others may see it at the same time), before it
+  // fails the run: on MPI that ends every process at once.
+  std::uint32_t none = 0;
+  if (waits_[0]->reported.compare_exchange_strong(none, 1, std::memory_order_acq_rel)) {
     const std::string text = os.str();
     std::fputs(text.c_str(), stderr);
     std::fflush(stderr);
+  } else if (engine_ == cairn::engine::mpi) {
+    // Another process reported it and is ending the job: leave the last word to it.
+    std::this_thread::sleep_for(std::chrono::seconds(2));
   }
+  run_->fail(rank(), "deadlock: every rank has waited " + std::to_string(deadlock_after_s) +
+                         " s without progress");
   throw run_aborted{};
 }
 

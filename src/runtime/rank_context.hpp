@@ -43,11 +43,7 @@ class rank_context final : public transport_rank {
                std::shared_ptr<const topology> topo, double watchdog_s);
   ~rank_context() override;
 
-  void set_transport(std::unique_ptr<transport> t) {
-    tp_ = std::move(t);
-    node_memory_ = tp_ ? tp_->node_memory() : nullptr;
-    if (tp_) tag_ub_ = tp_->tag_ub();
-  }
+  void set_transport(std::unique_ptr<transport> t);
   /// The node regions the transport shares among the ranks (src/node), null where they share
   /// no node (cached: the board collectives ask on every call, and a transport keeps its
   /// regions for life).
@@ -206,7 +202,10 @@ class rank_context final : public transport_rank {
   double watched_since_ = 0;       // monotonic seconds when watched_epoch_ was last seen to change
   double ended_wait_since_ = -1;   // since when waits have needed an ended rank with no progress
   std::uint64_t ended_epoch_ = 0;  // progress_epoch_ then
-  double deadlock_scan_ = 0;       // when check_deadlock last looked at every rank
+  // Every rank's published wait (run_state::waits, or node memory on MPI), empty where the
+  // ranks cannot see each other's: then no deadlock is detected.
+  std::vector<rank_wait*> waits_;
+  double deadlock_scan_ = 0;           // when check_deadlock last looked at every rank
   std::vector<double> deadlock_seen_;  // each rank's stuck_since at that look (empty: none)
 };
 
