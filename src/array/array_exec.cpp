@@ -321,6 +321,7 @@ void array_exec::start_stage() {
   stage_direct = direct && (ctx->engine() == cairn::engine::threads ||
                             (st.cross_memory && cross_memory_pays(p)));
   if (stage_direct) board = array_state(*ctx).offers();  // senders' and receivers' words
+  const int data_tag = stage_direct || !st.message_tag ? st.data_tag : st.message_tag;
 
   // Staging: packed receives first, then packed sends (message path only).
   std::size_t need = 0;
@@ -349,7 +350,7 @@ void array_exec::start_stage() {
     recv_first[i] = recvs.size();
     if (stage_direct) {
       recvs.push_back(
-          array_irecv(*ctx, call, &incoming[i], sizeof(part_offer), pe.world_rank, st.data_tag));
+          array_irecv(*ctx, call, &incoming[i], sizeof(part_offer), pe.world_rank, data_tag));
       continue;
     }
     std::byte* base = pe.dst_contiguous ? st.dst + static_cast<std::size_t>(pe.dst_first) * es
@@ -358,7 +359,7 @@ void array_exec::start_stage() {
     for (std::int64_t j = 0; j < n; ++j) {
       const std::int64_t b = p.slab_begin(pe, j), e = p.slab_begin(pe, j + 1);
       recvs.push_back(array_irecv(*ctx, call, base + static_cast<std::size_t>(b) * es,
-                                  static_cast<std::size_t>(e - b) * es, pe.world_rank, st.data_tag,
+                                  static_cast<std::size_t>(e - b) * es, pe.world_rank, data_tag,
                                   true));
     }
   }
@@ -377,7 +378,7 @@ void array_exec::start_stage() {
       offers.back().agreement = p.agreement;
       sends.push_back(array_irecv(*ctx, call, nullptr, 0, pe.world_rank, st.ack_tag));
       sends.push_back(
-          array_isend(*ctx, call, &offers.back(), sizeof(part_offer), pe.world_rank, st.data_tag));
+          array_isend(*ctx, call, &offers.back(), sizeof(part_offer), pe.world_rank, data_tag));
     } else {
       rounds = std::max(rounds, p.slabs(pe));
     }
@@ -391,7 +392,7 @@ void array_exec::start_stage() {
       if (pe.src_contiguous) {
         sends.push_back(array_isend(*ctx, call,
                                     st.src + static_cast<std::size_t>(pe.src_first + b) * es, bytes,
-                                    pe.world_rank, st.data_tag, true));
+                                    pe.world_rank, data_tag, true));
         continue;
       }
       std::byte* buf = staging.get() + send_offset[k] + static_cast<std::size_t>(b) * es;
@@ -403,7 +404,7 @@ void array_exec::start_stage() {
           out += n;
         });
       });
-      sends.push_back(array_isend(*ctx, call, buf, bytes, pe.world_rank, st.data_tag, true));
+      sends.push_back(array_isend(*ctx, call, buf, bytes, pe.world_rank, data_tag, true));
     }
   }
   // This rank's own part last: the peers' data is already on its way.
@@ -636,9 +637,10 @@ request start_plan(rank_context& ctx, const char* call,
   e->steps = opts.steps;
   e->on_slab = opts.on_slab;
   const std::uint64_t key = plan->groups_id ^ (tag_key * 0x9E3779B97F4A7C15ull);
+  const int message_tag = array_tag(ctx.tag_ub(), key ^ plan->agreement, 3);
   e->stages.push_back(stage{std::move(plan), static_cast<const std::byte*>(src),
                             static_cast<std::byte*>(dst), array_tag(ctx.tag_ub(), key, 0),
-                            array_tag(ctx.tag_ub(), key, 1)});
+                            array_tag(ctx.tag_ub(), key, 1), true, message_tag});
   return start_request(std::move(e));
 }
 

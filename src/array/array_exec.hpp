@@ -26,6 +26,11 @@ struct stage {
   int data_tag = 0;                ///< tag of data (or address) messages
   int ack_tag = 0;                 ///< tag of the receivers' acknowledgements (direct copies)
   bool cross_memory = true;        ///< MPI engine: may copy straight where runs are long
+  /// Tag of data messages where the stage sends data rather than offers (0: data_tag). It
+  /// hashes the plan's agreement in, so ranks that planned different transfers never take each
+  /// other's data: their receives stay unmatched, and the wait fails as deadlocked or on an
+  /// ended rank (offers carry the agreement instead, and the receiver names the disagreement).
+  int message_tag = 0;
 };
 
 /// Direct copies: what a sender sends each receiver instead of the data. The receiver claims
@@ -123,8 +128,9 @@ request start_request(std::unique_ptr<array_exec> e);
 /// reaches its peers' memory); the same on every rank of a run.
 bool copies_straight(rank_context& ctx, const transfer_options& opts);
 
-/// A message tag in the array context: `kind` in the low two bits (0 data, 1 ack,
-/// 2 descriptor), a hash of `key` above, within the engine's tag range.
+/// A message tag in the array context: `kind` in the low two bits (0 data or offers, 1 ack,
+/// 2 descriptor, 3 data under the plan's agreement), a hash of `key` above, within the engine's
+/// tag range.
 int array_tag(int tag_ub, std::uint64_t key, int kind);
 
 /// Non-blocking send/receive of raw bytes in the array message context. `exact`: a data

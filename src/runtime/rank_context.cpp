@@ -319,8 +319,8 @@ void rank_context::check_deadlock(double now) {
   if (size() > 16) who += "; ...";
   std::ostringstream os;
   os << "cairn: deadlock: every rank has waited " << deadlock_after_s
-     << " s without progress (none can move on: mismatched sends and receives, or "
-        "collectives called differently)"
+     << " s without progress (none can move on: mismatched sends and receives, collectives "
+        "called differently, or redistributions planned differently)"
      << who << "\nrank " << rank() << "'s pending operations:\n"
      << describe_pending();
   // The first rank to see it reports it (the others may see it at the same time), before it

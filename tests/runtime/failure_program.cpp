@@ -16,6 +16,10 @@
 //                                   by a ring
 //   failure_program layouts         rank 0 redistributes into a cyclic layout, the others into
 //                                   a block-cyclic one
+//   failure_program same-sizes      as layouts with cyclic against block_cyclic(16): on 2 ranks
+//                                   every message has the size the other plan expects
+//   failure_program groups          rank 0 redistributes into a group of every rank in reverse
+//                                   order, the others into one in rank order
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -63,11 +67,21 @@ int main(int argc, char** argv) {
       w.allgather(mine, all,
                   w.rank() % 2 ? cairn::allgather_algorithm::ring
                                : cairn::allgather_algorithm::recursive_doubling);
-    } else if (mode == "layouts") {
+    } else if (mode == "layouts" || mode == "same-sizes") {
       const cairn::group all = w.group(cairn::ranks{0, w.size()});
       const cairn::layout<1> src(all, {64}, {cairn::dist::block});
-      const cairn::layout<1> dst(
-          all, {64}, {w.rank() == 0 ? cairn::dist::cyclic : cairn::dist::block_cyclic(3)});
+      const cairn::layout<1> dst(all, {64},
+                                 {w.rank() == 0       ? cairn::dist::cyclic
+                                  : mode == "layouts" ? cairn::dist::block_cyclic(3)
+                                                      : cairn::dist::block_cyclic(16)});
+      cairn::darray<double, 1> a(src), b(dst);
+      cairn::redistribute(a, b);
+    } else if (mode == "groups") {
+      std::vector<int> members(static_cast<std::size_t>(w.size()));
+      for (int r = 0; r < w.size(); ++r)
+        members[static_cast<std::size_t>(r)] = w.rank() == 0 ? w.size() - 1 - r : r;
+      const cairn::layout<1> src(w.group(cairn::ranks{0, w.size()}), {64}, {cairn::dist::block});
+      const cairn::layout<1> dst(w.group(members), {64}, {cairn::dist::block});
       cairn::darray<double, 1> a(src), b(dst);
       cairn::redistribute(a, b);
     } else {
