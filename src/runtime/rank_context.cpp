@@ -346,11 +346,13 @@ void rank_context::check_ended_peers(const request_state* s) {
   // The first operation that can no longer complete: a receive from (or a send waiting for)
   // an ended rank, a receive from any source once every other rank ended, or a layer's wait
   // on an ended rank's word in node memory.
-  const request_state* doomed = nullptr;
+  request_state* doomed = nullptr;
   int peer = -1;
   const char* call = nullptr;
-  for (const request_state* p = pending_list(); p && !doomed; p = p->active_next) {
-    if (p->k == request_state::kind::layer) continue;
+  for (request_state* p = pending_list(); p && !doomed; p = p->active_next) {
+    // Complete but not yet reaped (a send the ended rank received before it returned, waited
+    // for after another request): nothing to wait for.
+    if (p->k == request_state::kind::layer || p->done.load(std::memory_order_acquire)) continue;
     if (gone(p->peer) || (p->k == request_state::kind::recv && p->peer == any_source &&
                           ended >= size() - 1 && p->ctx != msg_context::msg)) {
       doomed = p;
@@ -380,6 +382,8 @@ void rank_context::check_ended_peers(const request_state* s) {
     ended_epoch_ = progress_epoch_;
   }
   if (t - ended_wait_since_ < ended_grace_s) return;
+  // MPI marks a request done only when tested: the ended rank may have matched it already.
+  if (doomed && tp_->test(doomed)) return;
   // Tags of cairn's own contexts are internal numbers: only a user's tag is worth printing.
   const auto which = [](const request_state* p) {
     std::string t = " (";

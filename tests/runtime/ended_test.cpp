@@ -49,3 +49,30 @@ TEST(Ended, OthersGoOnWithoutTheLastRank) {
     }
   });
 }
+
+// A send that its receiver took before returning is complete, even while the sender has not
+// looked at it yet: here rank 0 waits for a late message from rank 2 first, long after rank 1
+// received rank 0's 1 MiB and returned.
+TEST(Ended, ASendTakenBeforeTheReceiverReturnedIsComplete) {
+  run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    if (p < 3) return;
+    const auto sent = random_values<std::int64_t>(std::size_t{1} << 17, 5, 0);
+    if (me == 0) {
+      int late = -1;
+      std::vector<cairn::request> reqs;
+      reqs.push_back(w.irecv(&late, 1, 2, 5));
+      reqs.push_back(w.isend(sent, 1, 6));
+      cairn::wait_all(reqs);  // the receive first: its wait parks and looks at ended ranks
+      EXPECT_EQ(late, 2);
+    } else if (me == 1) {
+      std::vector<std::int64_t> got(sent.size());
+      w.recv(got, 0, 6);
+      EXPECT_EQ(got, sent);
+    } else if (me == 2) {
+      // Longer than a wait's grace for an ended rank.
+      std::this_thread::sleep_for(std::chrono::milliseconds(600));
+      w.send(&me, 1, 0, 5);
+    }
+  });
+}
