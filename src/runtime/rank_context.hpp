@@ -43,6 +43,8 @@ class rank_context final : public transport_rank {
                std::shared_ptr<const topology> topo, double watchdog_s);
   ~rank_context() override;
 
+  /// Installs the rank's transport (null: none) and binds what depends on it: node memory, the
+  /// tag range and where every rank's wait is published (rank_wait).
   void set_transport(std::unique_ptr<transport> t);
   /// The node regions the transport shares among the ranks (src/node), null where they share
   /// no node (cached: the board collectives ask on every call, and a transport keeps its

@@ -26,6 +26,7 @@ struct alignas(64) rank_wait {
   std::atomic<std::uint64_t> call[5] = {};
   static constexpr std::size_t call_chars = sizeof call - 1;
 
+  /// Publishes `name` (cut at call_chars characters) as what the rank waits in.
   void set_call(const char* name) noexcept {
     char text[sizeof call] = {};
     std::strncpy(text, name, call_chars);
@@ -35,6 +36,7 @@ struct alignas(64) rank_wait {
       call[i].store(word, std::memory_order_relaxed);
     }
   }
+  /// The name last published (a reader may see a mix of two names while it changes).
   std::string call_name() const {
     char text[sizeof call + 1] = {};
     for (std::size_t i = 0; i < std::size(call); ++i) {
