@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <sstream>
 #include <thread>
@@ -33,6 +34,8 @@ constexpr double park_slice_s = 0.02;
 // Seconds every rank must have waited without progress before the run fails as deadlocked
 // (longer than any pause of a live run between two arrivals).
 constexpr int deadlock_after_s = 3;
+const std::string deadlocked =
+    "deadlock: every rank has waited " + std::to_string(deadlock_after_s) + " s without progress";
 
 // Each rank's published wait in node memory, where the MPI engine's processes see each other's.
 const std::size_t wait_part = node_regions::reserve(
@@ -50,6 +53,7 @@ void rank_context::set_transport(std::unique_ptr<transport> t) {
     for (std::byte* part : node_memory_->parts(wait_part))
       waits_.push_back(reinterpret_cast<rank_wait*>(part));
   }
+  watch_by_notices_ = tp_ && waits_.empty() && size() > 1;
 }
 
 double now_s() noexcept {
@@ -260,6 +264,8 @@ void rank_context::idle(request_state* s, std::uint64_t& spins) {
   if (fresh) {
     watched_epoch_ = progress_epoch_;
     watched_since_ = t;
+    watched_call_ = s ? s->call : "a collective or channel wait";
+    ++wait_episode_;
   } else if (watchdog_s_ > 0 && t - watched_since_ > watchdog_s_) {
     watchdog_fire(t - watched_since_);
   }
@@ -267,10 +273,12 @@ void rank_context::idle(request_state* s, std::uint64_t& spins) {
     rank_wait& mine = *waits_[static_cast<std::size_t>(rank())];
     if (fresh) {
       mine.stuck_since.store(t, std::memory_order_relaxed);
-      mine.set_call(s ? s->call : "a collective or channel wait");
+      mine.set_call(watched_call_);
     }
     mine.heartbeat.store(t, std::memory_order_release);
     if (t - watched_since_ >= deadlock_after_s) check_deadlock(t);
+  } else if (watch_by_notices_) {
+    watch_across_nodes(t);
   }
   check_ended_peers(s);
   tp_->park(s, park_slice_s, spins - spin);
@@ -317,26 +325,108 @@ void rank_context::check_deadlock(double now) {
     return;
   }
   if (size() > 16) who += "; ...";
-  std::ostringstream os;
-  os << "cairn: deadlock: every rank has waited " << deadlock_after_s
-     << " s without progress (none can move on: mismatched sends and receives, collectives "
-        "called differently, or redistributions planned differently)"
-     << who << "\nrank " << rank() << "'s pending operations:\n"
-     << describe_pending();
   // The first rank to see it reports it (the others may see it at the same time), before it
   // fails the run: on MPI that ends every process at once.
   std::uint32_t none = 0;
-  if (waits_[0]->reported.compare_exchange_strong(none, 1, std::memory_order_acq_rel)) {
-    const std::string text = os.str();
-    std::fputs(text.c_str(), stderr);
-    std::fflush(stderr);
-  } else if (engine_ == cairn::engine::mpi) {
+  if (!waits_[0]->reported.compare_exchange_strong(none, 1, std::memory_order_acq_rel)) {
     // Another process reported it and is ending the job: leave the last word to it.
-    std::this_thread::sleep_for(std::chrono::seconds(2));
+    if (engine_ == cairn::engine::mpi) std::this_thread::sleep_for(std::chrono::seconds(2));
+    fail_deadlocked("", false);
   }
-  run_->fail(rank(), "deadlock: every rank has waited " + std::to_string(deadlock_after_s) +
-                         " s without progress");
+  fail_deadlocked(who, true);
+}
+
+void rank_context::fail_deadlocked(const std::string& who, bool report) {
+  if (!report) {
+    run_->fail(rank(), deadlocked);
+    throw run_aborted{};
+  }
+  std::ostringstream os;
+  os << "cairn: " << deadlocked
+     << " (none can move on: mismatched sends and receives, collectives "
+        "called differently, or redistributions planned differently)"
+     << who << "\nrank " << rank() << "'s pending operations:\n"
+     << describe_pending();
+  const std::string text = os.str();
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+  run_->fail(rank(), deadlocked);
   throw run_aborted{};
+}
+
+namespace {
+// The watcher's question and a rank's answer (watch_across_nodes), as notices.
+struct watch_query {
+  std::uint32_t round;
+};
+struct watch_reply {
+  std::uint32_t round;
+  std::uint64_t episode;  // the same number in two rounds: no progress in between
+  double stuck_s;         // how long the wait has had no progress
+  char call[notice_bytes - 24];
+};
+static_assert(sizeof(watch_reply) == notice_bytes);
+// Between the end of one round and the start of the next.
+constexpr double watch_pause_s = 0.25;
+}  // namespace
+
+void rank_context::watch_across_nodes(double now) {
+  // Every waiting rank answers: it is waiting now, in the wait numbered wait_episode_.
+  int from = -1;
+  std::array<std::byte, notice_bytes> in;
+  while (tp_->poll_notice(notice_kind::query, &from, in.data())) {
+    watch_query q;
+    std::memcpy(&q, in.data(), sizeof q);
+    watch_reply a{q.round, wait_episode_, now - watched_since_, {}};
+    std::strncpy(a.call, watched_call_, sizeof a.call - 1);
+    tp_->send_notice(from, notice_kind::answer, &a, sizeof a);
+  }
+  if (now - watched_since_ < deadlock_after_s) return;
+  int watcher = 0;
+  while (watcher < rank() && tp_->has_ended(watcher)) ++watcher;
+  if (watcher != rank()) return;
+  const auto n = static_cast<std::size_t>(size());
+  watch_answers_.resize(n);
+  watch_prior_.resize(n, ~std::uint64_t{0});
+  while (tp_->poll_notice(notice_kind::answer, &from, in.data())) {
+    watch_reply a;
+    std::memcpy(&a, in.data(), sizeof a);
+    a.call[sizeof a.call - 1] = '\0';
+    watch_answers_[static_cast<std::size_t>(from)] = {a.round, a.episode, a.stuck_s, a.call};
+  }
+  const auto asked = [&](int r) { return r != rank() && !tp_->has_ended(r); };
+  if (!watch_open_) {
+    if (now < watch_next_) return;
+    watch_open_ = true;
+    const watch_query q{++watch_round_};
+    for (int r = 0; r < size(); ++r)
+      if (asked(r)) tp_->send_notice(r, notice_kind::query, &q, sizeof q);
+    return;
+  }
+  for (int r = 0; r < size(); ++r)
+    if (asked(r) && watch_answers_[static_cast<std::size_t>(r)].round != watch_round_)
+      return;  // the round is still open: r computes, or its answer is on its way
+  watch_open_ = false;
+  watch_next_ = now + watch_pause_s;
+  // Every rank answered from a wait. Two full rounds that find each in the same wait without
+  // progress (each answered the later round after the watcher had every answer to the
+  // earlier one) span a moment where all were stuck at once, and none has moved since.
+  bool stuck = true;
+  std::string who;
+  for (int r = 0; r < size(); ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    if (r != rank() && tp_->has_ended(r)) {
+      if (r < 16) who += "; rank " + std::to_string(r) + "'s function has returned";
+      continue;
+    }
+    const watch_answer& a =
+        r == rank() ? watch_answer{watch_round_, wait_episode_, now - watched_since_, watched_call_}
+                    : watch_answers_[i];
+    stuck = stuck && a.stuck_s >= deadlock_after_s && a.episode == watch_prior_[i];
+    watch_prior_[i] = a.episode;
+    if (r < 16) who += "; rank " + std::to_string(r) + " waits in " + a.call;
+  }
+  if (stuck) fail_deadlocked(size() > 16 ? who + "; ..." : who, true);
 }
 
 void rank_context::check_ended_peers(const request_state* s) {

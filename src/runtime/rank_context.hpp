@@ -166,6 +166,13 @@ class rank_context final : public transport_rank {
   /// Threads engine, a wait stuck for deadlock_after_s: fails the run if every rank that has
   /// not ended is stuck in a wait too.
   void check_deadlock(double now);
+  /// MPI across nodes, where the waits are not in shared memory: answers the watcher's
+  /// questions and, on the watcher (the lowest rank that has not ended), asks every rank in
+  /// rounds and fails the run once two rounds find every rank in the same stuck wait.
+  void watch_across_nodes(double now);
+  /// Fails the run as deadlocked; `report`: first prints what each rank waits in (`who`) and
+  /// this rank's pending operations.
+  [[noreturn]] void fail_deadlocked(const std::string& who, bool report);
 
   int depth_ = 0;  // rank thread only
   std::atomic<std::uint32_t> lock_{0};
@@ -209,6 +216,22 @@ class rank_context final : public transport_rank {
   std::vector<rank_wait*> waits_;
   double deadlock_scan_ = 0;           // when check_deadlock last looked at every rank
   std::vector<double> deadlock_seen_;  // each rank's stuck_since at that look (empty: none)
+  // Counts the waits that parked afresh: one number spans a wait's time without progress.
+  std::uint64_t wait_episode_ = 0;
+  const char* watched_call_ = "";  // what the current wait is for
+  // watch_across_nodes, used when waits_ is empty on more than one rank.
+  bool watch_by_notices_ = false;
+  std::uint32_t watch_round_ = 0;  // the round asked last (0: none yet)
+  bool watch_open_ = false;        // its answers are not all in
+  double watch_next_ = 0;          // when the next round may start
+  struct watch_answer {
+    std::uint32_t round = 0;
+    std::uint64_t episode = 0;
+    double stuck_s = 0;
+    std::string call;
+  };
+  std::vector<watch_answer> watch_answers_;  // by rank: its last answer
+  std::vector<std::uint64_t> watch_prior_;   // by rank: its episode in the last full round
 };
 
 /// Holds the rank's lock for the scope of a public call when helpers are enabled (a counter

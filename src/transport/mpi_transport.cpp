@@ -266,6 +266,12 @@ mpi_transport::~mpi_transport() {
   // Announcements finish() did not wait for (the run failed): MPI completes them alone.
   for (MPI_Request& r : end_sends_)
     if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+  // Notices whose receiver never took them: MPI may still read their bytes after the free.
+  for (std::unique_ptr<notice_send>& n : notice_sends_) {
+    int flag = 0;
+    MPI_Test(&n->req, &flag, MPI_STATUS_IGNORE);
+    if (!flag) MPI_Request_free(&n.release()->req);
+  }
   MPI_Comm_free(&ends_);
   for (std::size_t c = 0; c < small_.size(); ++c) {
     MPI_Comm_free(&small_[c]);
@@ -753,6 +759,32 @@ void mpi_transport::receive_end(int r) {
   MPI_Recv(nullptr, 0, MPI_BYTE, r, 0, ends_, MPI_STATUS_IGNORE);
   ended_[static_cast<std::size_t>(r)] = 1;
   ++ended_count_;
+}
+
+bool mpi_transport::send_notice(int r, notice_kind kind, const void* data, std::size_t bytes) {
+  // Reap what MPI finished with (in order: the oldest finish first), then send from a copy.
+  while (!notice_sends_.empty()) {
+    int flag = 0;
+    MPI_Test(&notice_sends_.front()->req, &flag, MPI_STATUS_IGNORE);
+    if (!flag) break;
+    notice_sends_.pop_front();
+  }
+  notice_send& n = *notice_sends_.emplace_back(std::make_unique<notice_send>());
+  std::memcpy(n.bytes.data(), data, std::min(bytes, notice_bytes));
+  MPI_Isend(n.bytes.data(), static_cast<int>(std::min(bytes, notice_bytes)), MPI_BYTE, r,
+            static_cast<int>(kind), ends_, &n.req);
+  return true;
+}
+
+bool mpi_transport::poll_notice(notice_kind kind, int* from, void* data) {
+  int flag = 0;
+  MPI_Status st;
+  MPI_Iprobe(MPI_ANY_SOURCE, static_cast<int>(kind), ends_, &flag, &st);
+  if (!flag) return false;
+  MPI_Recv(data, static_cast<int>(notice_bytes), MPI_BYTE, st.MPI_SOURCE, static_cast<int>(kind),
+           ends_, MPI_STATUS_IGNORE);
+  *from = st.MPI_SOURCE;
+  return true;
 }
 
 void mpi_transport::finish(transport_rank& ctx) {

@@ -76,6 +76,9 @@ class mpi_transport final : public transport {
   void announce_end() override;
   int ended_ranks() override;
   bool has_ended(int r) const override { return ended_[static_cast<std::size_t>(r)] != 0; }
+  /// Notices go on the communicator of the end announcements, tagged by kind.
+  bool send_notice(int r, notice_kind kind, const void* data, std::size_t bytes) override;
+  bool poll_notice(notice_kind kind, int* from, void* data) override;
   void finish(transport_rank& ctx) override;
   void describe(std::ostream& os) const override;
   /// The node regions are a shared-memory window (MPI_Win_allocate_shared) when every process of
@@ -176,7 +179,13 @@ class mpi_transport final : public transport {
   MPI_Comm ends_ = MPI_COMM_NULL;   // announce_end's empty messages, tag 0
   std::vector<char> ended_;         // by world rank: its end was received
   int ended_count_ = 0;
-  std::vector<MPI_Request> end_sends_;                // this rank's announcements
+  std::vector<MPI_Request> end_sends_;  // this rank's announcements
+  struct notice_send {
+    MPI_Request req = MPI_REQUEST_NULL;
+    std::array<std::byte, notice_bytes> bytes;
+  };
+  // Sent notices, until MPI is done with them (heap-held: one MPI never finished outlives us).
+  std::deque<std::unique_ptr<notice_send>> notice_sends_;
   MPI_Comm base_;                                     // the run's processes, as given (not owned)
   MPI_Comm user_ = MPI_COMM_NULL;                     // user_comm()
   std::map<std::vector<int>, MPI_Comm> user_groups_;  // user_group_comm(), by members

@@ -13,6 +13,11 @@ namespace cairn::detail {
 
 class node_regions;
 
+/// The runtime's notices (transport::send_notice): a watcher's question, a rank's answer.
+enum class notice_kind : int { query = 1, answer = 2 };
+/// The largest notice.
+inline constexpr std::size_t notice_bytes = 64;
+
 class transport {
  public:
   virtual ~transport() = default;
@@ -66,6 +71,20 @@ class transport {
   /// matched by this rank's next advance on the threads engine; on MPI it may still be on its
   /// way for a moment (the announcement travels on a communicator of its own).
   virtual bool has_ended(int r) const = 0;
+  /// Sends `bytes` (at most notice_bytes) to rank r outside every message context, for the
+  /// runtime's watch over ranks that see no node memory of each other (deadlock detection
+  /// across nodes). Never blocks. False where the engine has no need (its ranks share one
+  /// node's memory).
+  virtual bool send_notice(int r, notice_kind kind, const void* data, std::size_t bytes) {
+    (void)r, (void)kind, (void)data, (void)bytes;
+    return false;
+  }
+  /// Receives one arrived notice of `kind`, if any, into `data` (notice_bytes): true and its
+  /// sender in `*from`.
+  virtual bool poll_notice(notice_kind kind, int* from, void* data) {
+    (void)kind, (void)from, (void)data;
+    return false;
+  }
   /// Called once when the rank's function returned normally: waits until every rank announced
   /// its end, then reports messages nobody received.
   virtual void finish(transport_rank& ctx) = 0;

@@ -18,12 +18,18 @@
 //                                   a block-cyclic one
 //   failure_program same-sizes      as layouts with cyclic against block_cyclic(16): on 2 ranks
 //                                   every message has the size the other plan expects
+//   failure_program slow            no failure: the last rank computes for 4 s (longer than a
+//                                   deadlock takes to be found) while the others wait for it
+//                                   in a receive and in allreduce; prints the sum
 //   failure_program groups          rank 0 redistributes into a group of every rank in reverse
 //                                   order, the others into one in rank order
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cairn/cairn.hpp"
@@ -76,6 +82,14 @@ int main(int argc, char** argv) {
                                                       : cairn::dist::block_cyclic(16)});
       cairn::darray<double, 1> a(src), b(dst);
       cairn::redistribute(a, b);
+    } else if (mode == "slow") {
+      if (w.rank() == last) {
+        std::this_thread::sleep_for(std::chrono::seconds(4));
+        if (last > 0) w.send(&last, 1, 0, 7);
+      }
+      if (w.rank() == 0 && last > 0) w.recv(&v, 1, last, 7);
+      const int sum = w.allreduce(w.rank() + v, cairn::plus{});
+      if (w.rank() == 0) std::printf("slow: sum %d\n", sum);
     } else if (mode == "groups") {
       std::vector<int> members(static_cast<std::size_t>(w.size()));
       for (int r = 0; r < w.size(); ++r)
