@@ -2,12 +2,15 @@
 // selection (per call, CAIRN_COLL) and count mismatches, on both engines, on the world and on a
 // shuffled group, against sequential references on seeded random data.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <numeric>
 #include <random>
 #include <span>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "coll_reference.hpp"
 #include "harness.hpp"
@@ -596,8 +599,7 @@ TEST(CountCheck, DisagreementFailsEverywhere) {
     // 65528 bytes on rank 0 (recursive doubling), 65536 elsewhere (Rabenseifner).
     std::vector<std::int64_t> in(me == 0 ? 8191 : 8192, 1), out(in.size(), -1);
     const std::string msg = message_of([&] { w.allreduce(in, out, cairn::plus{}); });
-    EXPECT_TRUE(has_text(
-        msg, "ranks disagree on the call (CAIRN_COLL_CHECK): rank 0 passes 65528 bytes, rank "))
+    EXPECT_TRUE(has_text(msg, "ranks disagree on the call: rank 0 passes 65528 bytes, rank "))
         << msg;
     EXPECT_TRUE(has_text(msg, "passes 65536 bytes (and chose another algorithm)")) << msg;
     EXPECT_EQ(out, std::vector<std::int64_t>(in.size(), -1));  // nothing was transferred
@@ -610,5 +612,62 @@ TEST(CountCheck, DisagreementFailsEverywhere) {
     std::vector<std::int64_t> ok(8192, 1), sum(8192);
     w.allreduce(ok, sum, cairn::plus{});
     EXPECT_EQ(sum, std::vector<std::int64_t>(8192, p));
+  });
+}
+
+// Without CAIRN_COLL_CHECK, the first collective a group runs by messages and every 128th after
+// it check the ranks' signatures: a disagreement there fails on every rank before data moves.
+// (Per-call algorithms keep these collectives off the board, which checks its own.)
+TEST(CountCheck, FirstAndEvery128thByMessagesFailEverywhere) {
+  cairn::test::run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    if (p == 1) return;
+    const auto rd = cairn::allreduce_algorithm::recursive_doubling;
+    const auto raised_everywhere = [&](const std::string& msg, const std::string& what) {
+      EXPECT_TRUE(has_text(msg, "ranks disagree on the call: ") && has_text(msg, what)) << msg;
+      EXPECT_EQ(w.allreduce(msg.empty() ? 0 : 1, cairn::plus{}, rd), p);  // collective 1, 129
+    };
+    // Collective 0: the last rank passes one element more.
+    std::vector<std::int64_t> in(me == p - 1 ? 1001 : 1000, 1), out(in.size(), -1);
+    raised_everywhere(message_of([&] { w.allreduce(in, out, cairn::plus{}, rd); }),
+                      "passes 8008 bytes");
+    EXPECT_EQ(out, std::vector<std::int64_t>(in.size(), -1));
+    // Collectives 2 to 127 agree.
+    const auto values = cairn::test::random_values<std::int64_t>(126, 7, 0);
+    for (std::size_t i = 0; i < values.size(); ++i)
+      ASSERT_EQ(w.allreduce(values[i] + me, cairn::plus{}, rd),
+                values[i] * p + std::int64_t{p} * (p - 1) / 2);
+    // Collective 128: the last rank names another root.
+    std::vector<int> buf(5, me);
+    raised_everywhere(
+        message_of([&] { w.bcast(buf, me == p - 1 ? 1 : 0, cairn::bcast_algorithm::binomial); }),
+        "20 bytes with root 1");
+    EXPECT_EQ(buf, std::vector<int>(5, me));
+  });
+}
+
+// The same checks bound how far a rank runs ahead: a bcast's root never waits for its
+// receivers otherwise, so with a receiver asleep it would finish every bcast it has.
+TEST(CountCheck, ARootRunsAtMost128CollectivesAhead) {
+  static std::atomic<bool> late_rank_awake;
+  late_rank_awake = false;
+  cairn::test::run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    if (p == 1) return;
+    int x = 0, ahead = 0;
+    for (int i = 0; i < 1000; ++i) {
+      if (i == 1 && me == p - 1) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        late_rank_awake = true;
+      }
+      x = me == 0 ? i : -1;
+      w.bcast(std::span(&x, 1), 0, cairn::bcast_algorithm::binomial);
+      ASSERT_EQ(x, i);
+      if (me == 0 && !late_rank_awake) ++ahead;
+    }
+    // Only the threads engine shares the flag between ranks.
+    if (me == 0 && w.engine() == cairn::engine::threads) {
+      EXPECT_LE(ahead, 128);
+    }
   });
 }

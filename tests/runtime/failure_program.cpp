@@ -13,7 +13,9 @@
 //   failure_program exit            the last rank calls exit(3) while the others receive from it
 //   failure_program deadlock        every rank receives from its right neighbour; none sends
 //   failure_program algorithms      even ranks call allgather by recursive doubling, odd ones
-//                                   by a ring
+//                                   by a ring (the world's second collective by messages: no
+//                                   count check before it)
+//   failure_program algorithms-first  the same as the world's first collective by messages
 //   failure_program layouts         rank 0 redistributes into a cyclic layout, the others into
 //                                   a block-cyclic one
 //   failure_program same-sizes      as layouts with cyclic against block_cyclic(16): on 2 ranks
@@ -68,8 +70,9 @@ int main(int argc, char** argv) {
       w.recv(&v, 1, last, 7);
     } else if (mode == "deadlock") {
       w.recv(&v, 1, (w.rank() + 1) % w.size(), 7);
-    } else if (mode == "algorithms") {
+    } else if (mode == "algorithms" || mode == "algorithms-first") {
       std::vector<int> mine(64, w.rank()), all(static_cast<std::size_t>(w.size()) * 64);
+      if (mode == "algorithms") w.allgather(mine, all, cairn::allgather_algorithm::ring);
       w.allgather(mine, all,
                   w.rank() % 2 ? cairn::allgather_algorithm::ring
                                : cairn::allgather_algorithm::recursive_doubling);

@@ -60,7 +60,7 @@ void recycle(coll_exec* e) {
   e->home->give(e);
 }
 
-// The count check's signature records (CAIRN_COLL_CHECK=1): the minimum and the maximum over
+// The count check's signature records (start.cpp's runs_checked): the minimum and the maximum over
 // the ranks folded in so far, ordered by (bytes, root, plan), ties by rank.
 struct signature {
   std::uint64_t bytes, root, plan, rank;
@@ -95,8 +95,8 @@ bool signature_step(coll_exec& e, const coll::step& st) {
     };
     auto root = [](std::uint64_t r) { return static_cast<std::int64_t>(r); };
     std::ostringstream os;
-    os << "ranks disagree on the call (CAIRN_COLL_CHECK): rank " << world(to.min.rank) << " passes "
-       << to.min.bytes << " bytes";
+    os << "ranks disagree on the call: rank " << world(to.min.rank) << " passes " << to.min.bytes
+       << " bytes";
     if (root(to.min.root) >= 0) os << " with root " << root(to.min.root);
     os << ", rank " << world(to.max.rank) << " passes " << to.max.bytes << " bytes";
     if (root(to.max.root) >= 0) os << " with root " << root(to.max.root);

@@ -138,10 +138,23 @@ prepared blocks(const coll_target& t, const char* call, std::shared_ptr<const co
 }
 
 // The prepared plan behind the count check (planned per start: a debugging mode).
+// Every checked_every-th collective a group runs by messages, the first included, first
+// reduces its ranks' signatures (the count check; every one with CAIRN_COLL_CHECK=1): a
+// disagreement there fails on every rank before any data moves, and no rank runs more than
+// this many blocking collectives ahead of the others on a group (a bcast's root, a reduce's
+// other ranks never wait for anyone otherwise).
+constexpr std::uint32_t checked_every = 128;
+
+bool runs_checked(const prepared& p, std::uint32_t seq) {
+  return seq % checked_every == 0 || (p.checked && count_check_enabled());
+}
+
+// The plan of `p` after the count check. The v-collectives, whose counts legitimately differ,
+// check only the root and the algorithm.
 std::shared_ptr<const coll::schedule> with_count_check(const prepared& p) {
   const coll::schedule& main = *p.plan;
-  coll::schedule s = coll::plan_count_check_dissemination(main.group_size, main.group_rank,
-                                                          p.check_bytes, p.check_root);
+  coll::schedule s = coll::plan_count_check_dissemination(
+      main.group_size, main.group_rank, p.checked ? p.check_bytes : 0, p.check_root);
   s.name = main.name + "+count_check";
   coll::append(s, main,
                {{coll::slot::input, 0}, {coll::slot::output, 0}, {coll::slot::temp, s.temp_bytes}});
@@ -200,16 +213,17 @@ request start_board(const prepared& p) {
 
 request start_prepared(prepared&& p) {
   if (p.board != board_collective::none) return start_board(p);
-  if (p.checked && count_check_enabled()) p.plan = with_count_check(p);
+  const std::uint32_t seq = reserve_collective(p.target);
+  if (runs_checked(p, seq)) p.plan = with_count_check(p);
   return start_schedule(std::move(p.target), p.call, std::move(p.plan), p.in, p.out,
-                        std::move(p.op));
+                        std::move(p.op), seq);
 }
 
 request start_prepared(const prepared& p) {
   if (p.board != board_collective::none) return start_board(p);
-  if (p.checked && count_check_enabled())
-    return start_schedule(p.target, p.call, with_count_check(p), p.in, p.out, p.op);
-  return start_schedule(p.target, p.call, p.plan, p.in, p.out, p.op);
+  const std::uint32_t seq = reserve_collective(p.target);
+  return start_schedule(p.target, p.call, runs_checked(p, seq) ? with_count_check(p) : p.plan, p.in,
+                        p.out, p.op, seq);
 }
 
 std::uint32_t reserve_collective(const coll_target& t) {
@@ -222,7 +236,7 @@ request start_reserved(prepared&& p, std::uint32_t seq) {
     fail(p.call, p.target.world_rank, "internal: a reserved collective must run by messages");
   p.board = board_collective::none;
   p.gate = false;
-  if (p.checked && count_check_enabled()) p.plan = with_count_check(p);
+  if (runs_checked(p, seq)) p.plan = with_count_check(p);
   return start_schedule(std::move(p.target), p.call, std::move(p.plan), p.in, p.out,
                         std::move(p.op), seq);
 }
