@@ -1,10 +1,12 @@
-# Entry points: `make demo`, `make test`, `make bench`, `make docs`. Each installs missing dependencies,
+# Entry points: `make demo`, `make test`, `make bench`, `make report`, `make docs`. Each installs missing dependencies,
 # configures (once) and builds incrementally into build/ (build-<sanitizer>/ with SANITIZE=).
 #
 #   make test                  all tests, both engines
 #   make test SANITIZE=address threads-engine tests under ASan+UBSan
 #   make test SANITIZE=thread  threads-engine tests under TSan
 #   make docs                  the API reference (Doxygen) in build/docs/html; fails on warnings
+#   make report                the benchmark set in quick mode (REPORT_FULL=1: full), plotted
+#                              into report/index.html
 
 SANITIZE ?=
 BUILD_TYPE ?= Release
@@ -23,7 +25,7 @@ endif
 JOBS ?= $(shell nproc)
 CTEST_ARGS ?=
 
-.PHONY: all deps configure build test demo bench docs clean
+.PHONY: all deps configure build test demo bench report docs clean
 
 all: build
 
@@ -46,6 +48,9 @@ demo: build
 
 bench: build
 	@bash scripts/bench $(BUILD_DIR)
+
+report: build
+	@bash scripts/report $(BUILD_DIR)
 
 docs: configure
 	cmake --build $(BUILD_DIR) --target docs

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "cairn/cairn.hpp"
+#include "context.hpp"
 #include "registry.hpp"
 
 namespace cairn::bench {
@@ -189,7 +190,7 @@ std::string to_json(const row& r) {
     }
     s += "}";
   }
-  return s + "}";
+  return s + ",\"context\":" + run_context_json() + "}";
 }
 
 report::~report() { finish(); }

@@ -95,7 +95,8 @@ struct row {
 /// The row as one JSON object on one line (no trailing newline); missing values are null.
 /// Fields: bench, engine, ranks, size, metric, better, cairn (also as `value`), baseline,
 /// baseline_value, ratio; min/max/baseline_min/baseline_max when set; the further fields; and
-/// `params`, the subcommand's parameters as this run used them (registry.hpp).
+/// `params`, the subcommand's parameters as this run used them (registry.hpp); `context`, the
+/// run's (context.hpp).
 std::string to_json(const row& r);
 
 /// JSON text of a string, a number (null when absent or not finite) and a boolean.
