@@ -76,6 +76,8 @@ def plot(bench, metric, rows, path):
         ticks = sorted(sizes)
         ax.set_xticks(ticks)
         ax.set_xticklabels([human_size(t) for t in ticks], rotation=45, fontsize=7)
+    elif by == "ranks":
+        ax.set_xticks(sorted(ranks))
     ax.set_xlabel("message size" if by == "size" else "ranks")
     values = [v for r in rows for v in (r.get("cairn"), r.get("baseline_value")) if v]
     if values and min(values) > 0 and max(values) / min(values) > 20:

@@ -176,7 +176,7 @@ class mpi_transport final : public transport {
   std::vector<std::unique_ptr<std::byte[]>> buffers_;  // every staging buffer
   std::vector<std::byte*> free_buffers_;
   MPI_Comm exact_ = MPI_COMM_NULL;  // isend_exact / irecv_exact (array context)
-  MPI_Comm ends_ = MPI_COMM_NULL;   // announce_end's empty messages, tag 0
+  MPI_Comm ends_ = MPI_COMM_NULL;   // announce_end's empty messages (tag 0), notices (1, 2)
   std::vector<char> ended_;         // by world rank: its end was received
   int ended_count_ = 0;
   std::vector<MPI_Request> end_sends_;  // this rank's announcements

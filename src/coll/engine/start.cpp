@@ -137,7 +137,6 @@ prepared blocks(const coll_target& t, const char* call, std::shared_ptr<const co
   return {t, call, std::move(plan), in, out, op_binding{}, block, root, true};
 }
 
-// The prepared plan behind the count check (planned per start: a debugging mode).
 // Every checked_every-th collective a group runs by messages, the first included, first
 // reduces its ranks' signatures (the count check; every one with CAIRN_COLL_CHECK=1): a
 // disagreement there fails on every rank before any data moves, and no rank runs more than
@@ -149,8 +148,9 @@ bool runs_checked(const prepared& p, std::uint32_t seq) {
   return seq % checked_every == 0 || (p.checked && count_check_enabled());
 }
 
-// The plan of `p` after the count check. The v-collectives, whose counts legitimately differ,
-// check only the root and the algorithm.
+// The plan of `p` after the count check, planned per start (1 in checked_every, or every
+// start in the debugging mode CAIRN_COLL_CHECK=1). The v-collectives, whose counts legitimately
+// differ, check only the root and the algorithm.
 std::shared_ptr<const coll::schedule> with_count_check(const prepared& p) {
   const coll::schedule& main = *p.plan;
   coll::schedule s = coll::plan_count_check_dissemination(
