@@ -1,7 +1,8 @@
-// `cairn-bench allreduce | bcast | reduce`: latency of one collective over all ranks (sum of
-// doubles; root 0 for bcast and reduce), cairn's automatic algorithm choice against
-// MPI_Allreduce / MPI_Bcast / MPI_Reduce on the same number of ranks. The message size is the
-// byte size of each rank's vector. Calls run back to back, as an application's loop would
+// `cairn-bench allreduce | bcast | reduce | allgather`: latency of one collective over all ranks
+// (sum of doubles; root 0 for bcast and reduce), cairn's automatic algorithm choice against
+// MPI_Allreduce / MPI_Bcast / MPI_Reduce / MPI_Allgather on the same number of ranks. The
+// message size is the byte size of each rank's vector (an allgather's block: its output holds
+// one per rank). Calls run back to back, as an application's loop would
 // issue them; the figure is the median time per call of the slowest rank.
 //
 // Threads engine (plain run): all ranks of the run (`--cairn-ranks=N`, CAIRN_RANKS, else the
@@ -75,8 +76,9 @@ std::vector<std::size_t> double_sizes(const options& opts, std::size_t& dropped)
 }
 
 // The collective a subcommand measures, by the subcommand's name.
-enum class collective { allreduce, bcast, reduce };
-constexpr std::string_view collective_names[] = {"allreduce", "bcast", "reduce"};  // by value
+enum class collective { allreduce, bcast, reduce, allgather };
+// By value.
+constexpr std::string_view collective_names[] = {"allreduce", "bcast", "reduce", "allgather"};
 constexpr int root = 0;  // of bcast and reduce
 
 collective collective_named(std::string_view name) {
@@ -97,15 +99,18 @@ std::vector<double> input_of(int rank, std::size_t count) {
 
 // Throws unless `out` holds what `rank` must hold after the call: the sum over `ranks` ranks of
 // input_of() (ranks * i + ranks(ranks-1)/2) for allreduce and the reduce's root, the root's
-// input for bcast. A reduce's non-roots hold nothing to check.
+// input for bcast, every rank's input in rank order for allgather. A reduce's non-roots hold
+// nothing to check.
 void check(collective c, const std::vector<double>& out, int rank, int ranks,
            const std::string& what) {
   if (c == collective::reduce && rank != root) return;
   const double base = static_cast<double>(ranks) * (ranks - 1) / 2;
+  const std::size_t count = out.size() / (c == collective::allgather ? ranks : 1);
   for (std::size_t i = 0; i < out.size(); ++i) {
-    const double x = static_cast<double>(i);
-    const double want = c == collective::bcast ? static_cast<double>(root) + x
-                                               : static_cast<double>(ranks) * x + base;
+    const double x = static_cast<double>(i % count);
+    const double want = c == collective::bcast       ? static_cast<double>(root) + x
+                        : c == collective::allgather ? static_cast<double>(i / count) + x
+                                                     : static_cast<double>(ranks) * x + base;
     if (out[i] != want)
       throw std::runtime_error(what + ": element " + std::to_string(i) + " of " +
                                std::to_string(out.size()) + " is " + std::to_string(out[i]) +
@@ -158,7 +163,8 @@ double latency_us(collective c, int rank, int ranks, std::size_t size, const pla
                   const char* who, Call&& call, Slowest&& slowest_of, Barrier&& barrier) {
   const std::size_t count = size / sizeof(double);
   const std::vector<double> in = input_of(rank, count);
-  std::vector<double> out(count);
+  std::vector<double> out(c == collective::allgather ? count * static_cast<std::size_t>(ranks)
+                                                     : count);
   const std::string what = describe(c, who, rank, size);
 
   reset(c, rank, in, out);
@@ -182,6 +188,7 @@ double cairn_latency(cairn::world& w, collective c, std::size_t size, const plan
       case collective::allreduce: w.allreduce(in, out, cairn::plus{}); break;
       case collective::bcast: w.bcast(out, root); break;
       case collective::reduce: w.reduce(in, out, root, cairn::plus{}); break;
+      case collective::allgather: w.allgather(in, out); break;
     }
   };
   return latency_us(
@@ -204,6 +211,9 @@ double raw_mpi_latency(collective c, std::size_t size, const plan& p) {
       case collective::bcast: MPI_Bcast(out.data(), n, MPI_DOUBLE, root, MPI_COMM_WORLD); break;
       case collective::reduce:
         MPI_Reduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
+        break;
+      case collective::allgather:
+        MPI_Allgather(in.data(), n, MPI_DOUBLE, out.data(), n, MPI_DOUBLE, MPI_COMM_WORLD);
         break;
     }
   };
@@ -247,10 +257,16 @@ const std::vector<param_spec> collective_params{
 const param_registrar allreduce_params{"allreduce", collective_params};
 const param_registrar bcast_params{"bcast", collective_params};
 const param_registrar reduce_params{"reduce", collective_params};
+const param_registrar allgather_params{"allgather", collective_params};
 
 const registrar reduce_reg{{"reduce",
                             "reduce latency to rank 0, sum of doubles, automatic algorithm (us)",
                             run_collective}};
+const registrar allgather_reg{
+    {"allgather",
+     "allgather latency, blocks of doubles from every rank (the size: one rank's block), "
+     "automatic algorithm (us)",
+     run_collective}};
 
 }  // namespace
 

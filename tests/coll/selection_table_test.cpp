@@ -158,7 +158,8 @@ struct where {
   bool world;      // the collective runs on the world (staged ones run there only)
 };
 
-// The board runs a barrier, bcast, reduce, allreduce or generalized reduce of `bytes` per rank.
+// The board runs a barrier, bcast, reduce, allreduce, allgather or generalized reduce of `bytes`
+// per rank.
 bool on_board(const where& w, std::size_t bytes) {
   return !w.checked && w.board && (bytes <= 16384 || w.direct);
 }
@@ -201,6 +202,11 @@ std::string ref_allreduce(const where& w, std::size_t count, std::size_t elem, b
 }
 std::string ref_allgather(const where& w, std::size_t block) {
   const std::size_t gathered = block * static_cast<std::size_t>(w.p);
+  // On the board: straight between the buffers from 8 KiB gathered on threads, else through
+  // the slots up to 16 KiB per rank and straight beyond.
+  if (!w.checked && w.board && !w.processes && w.direct && gathered >= 8192)
+    return "allgather/shared_memory_direct";
+  if (on_board(w, block)) return "allgather/shared_memory";
   if (gathered >= 64 * 1024) return "allgather/ring";
   return pow2(w.p) ? "allgather/recursive_doubling" : "allgather/bruck";
 }

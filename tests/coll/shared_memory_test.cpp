@@ -1,5 +1,5 @@
-// The shared-memory collectives: barrier, bcast, reduce and allreduce through the node board on
-// the world (src/coll/board/shared_memory_flat.cpp) and on groups
+// The shared-memory collectives: barrier, bcast, reduce, allreduce and allgather through the node
+// board on the world (src/coll/board/shared_memory_flat.cpp) and on groups
 // (src/coll/board/shared_memory_group.cpp), through the slots and, past a slot's 16384 bytes,
 // straight between the buffers (src/coll/board/shared_memory_direct.cpp), straight at every size
 // (shared_memory_direct) and staged through node memory in chunks on the world
@@ -118,6 +118,27 @@ TEST(SharedMemory, EveryCollectiveForcedAndAutomatic) {
             ASSERT_EQ(mismatch(buf, block(n, seed, wroot)), "")
                 << "bcast n=" << n << " root=" << root;
           }
+          // allgather (no staged path: the board's slots there), out of place, in place,
+          // non-blocking; blocks of n elements from every member at its group rank's place.
+          using ag_alg = cairn::allgather_algorithm;
+          const auto ag =
+              pick(ag_alg::shared_memory, ag_alg::shared_memory_direct, ag_alg::shared_memory);
+          vec mine = block(n, seed, w.rank()), gathered(n * all.size(), -1), want;
+          for (int q : all) {
+            const vec b = block(n, seed, q);
+            want.insert(want.end(), b.begin(), b.end());
+          }
+          g.allgather(mine, gathered, ag);
+          ASSERT_EQ(mismatch(gathered, want), "")
+              << "allgather n=" << n << " mode=" << static_cast<int>(how);
+          vec whole(n * all.size(), -1);
+          std::copy(mine.begin(), mine.end(),
+                    whole.begin() + static_cast<std::ptrdiff_t>(n) * g.rank());
+          g.allgather(cairn::in_place, whole, ag);
+          ASSERT_EQ(mismatch(whole, want), "") << "in-place allgather n=" << n;
+          vec nbg(n * all.size(), -1);
+          g.iallgather(mine, nbg, ag).wait();
+          ASSERT_EQ(mismatch(nbg, want), "") << "iallgather n=" << n;
           g.barrier();
         }
       }

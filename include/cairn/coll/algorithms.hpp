@@ -63,6 +63,10 @@ enum class allgather_algorithm {
               ///< (src/coll/algorithms/allgather_bruck.cpp)
   recursive_doubling,  ///< log2 p exchanges, folded for non-powers of two
                        ///< (src/coll/algorithms/allgather_recursive_doubling.cpp)
+  shared_memory,  ///< as bcast_algorithm::shared_memory, with up to 16384 bytes per rank's block
+                  ///< through the slots: every rank copies every block, no messages
+  shared_memory_direct,  ///< as shared_memory, every rank reading the others' blocks straight
+                         ///< from their buffers at every size
 };
 
 /// Alltoall algorithms.

@@ -1,7 +1,7 @@
-// The direct board collectives: bcast, reduce, allreduce and the generalized reduce longer
-// than a slot's payload, run by the node board's protocol (shared_memory_flat.cpp on the
-// world, shared_memory_group.cpp on groups) with the slots carrying each rank's buffer
-// addresses instead of its data.
+// The direct board collectives: bcast, reduce, allreduce, the generalized reduce and allgather
+// longer than a slot's payload (or forced: shared_memory_direct), run by the node board's protocol
+// (shared_memory_flat.cpp on the world, shared_memory_group.cpp on groups) with the slots carrying
+// each rank's buffer addresses instead of its data.
 //
 // Once every member published, each moves its share straight between the members' buffers —
 // plain copies on the threads engine, cross-memory reads and writes (one system call per peer
@@ -15,6 +15,8 @@
 //              member q combines segment q of the participants' inputs and writes it into
 //              every receiver's output: all members share the work, also the receivers that
 //              contribute nothing
+//   allgather  each member copies every other member's block from its input into its own
+//              output
 //
 // so a reduction's bytes cross between ranks twice (read in, written out) with no message, no
 // matching and no staging through the slots, and every member reduces 1/n of the data. Member
@@ -124,16 +126,34 @@ std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<con
   return {};
 }
 
+// Allgather: every other member's block, read straight from its input into this rank's output
+// at the member's place, starting after this rank so that readers spread over the inputs. Peers
+// only read this rank's input (in place: its block of the output, which no peer writes).
+std::string gather_blocks(rank_context& ctx, const board_call& e, std::span<const int> members,
+                          int me, std::span<const direct_buffers> bufs) {
+  const std::size_t n = members.size(), block = e.bytes;
+  std::byte* mine = e.out + static_cast<std::size_t>(me) * block;
+  if (mine != e.in) copy_bytes(mine, e.in, block);
+  for (std::size_t i = 1; i < n; ++i) {
+    const std::size_t q = (static_cast<std::size_t>(me) + i) % n;
+    if (const int err = copy_peer(ctx, members[q], e.out + q * block, bufs[q].in, block, false))
+      return copy_error(members[q], err, false);
+  }
+  return {};
+}
+
 }  // namespace
 
 bool board_moves_direct(board_collective kind, std::size_t bytes) noexcept {
   return bytes > node_board::payload_max &&
          (kind == board_collective::bcast || kind == board_collective::reduce ||
-          kind == board_collective::allreduce || kind == board_collective::reduce_generalized);
+          kind == board_collective::allreduce || kind == board_collective::reduce_generalized ||
+          kind == board_collective::allgather);
 }
 
 std::string move_direct(rank_context& ctx, const board_call& e, std::span<const int> members,
                         int me, std::span<const direct_buffers> bufs) {
+  if (e.kind == board_collective::allgather) return gather_blocks(ctx, e, members, me, bufs);
   if (e.kind != board_collective::bcast) return reduce_segment(ctx, e, members, me, bufs);
   if (me == e.root) return {};
   const int w = members[static_cast<std::size_t>(e.root)];

@@ -1,7 +1,8 @@
 #pragma once
 // Board collectives longer than a slot's payload (shared_memory_direct.cpp): bcast, reduce,
-// allreduce and the generalized reduce, whose ranks publish the addresses of their buffers on
-// the board instead of their data, and then move the data straight between the members' buffers.
+// allreduce, the generalized reduce and allgather, whose ranks publish the addresses of their
+// buffers on the board instead of their data, and then move the data straight between the members'
+// buffers.
 
 #include <cstddef>
 #include <cstdint>

@@ -146,6 +146,7 @@ void publish(rank_context& ctx, const node_board& b, const board_exec& e) {
   const bool carries =  // a staged one's data moves through the staging rings
       !e.then && !e.staged &&
       (e.kind == board_collective::allreduce || e.kind == board_collective::reduce ||
+       e.kind == board_collective::allgather ||
        (e.kind == board_collective::bcast && me == e.root));
   if (e.direct) {
     publish_buffers(node_board::payload(mine), e);
@@ -259,6 +260,11 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
   } else if (moves_here && e.bytes) {
     if (e.kind == board_collective::bcast) {
       if (me != e.root) copy_bytes(e.out, node_board::payload(b.slot(e.root, e.seq)), e.bytes);
+    } else if (e.kind == board_collective::allgather) {
+      // Block q at its place; this rank's too (in place: the same bytes).
+      for (int q = 0; q < n; ++q)
+        copy_bytes(e.out + static_cast<std::size_t>(q) * e.bytes,
+                   node_board::payload(b.slot(q, e.seq)), e.bytes);
     } else if (e.kind == board_collective::allreduce ||
                (e.kind == board_collective::reduce && me == e.root)) {
       copy_bytes(e.out, node_board::payload(b.slot(0, e.seq)), e.bytes);
@@ -379,6 +385,7 @@ const char* board_name(board_collective k) {
     case board_collective::reduce: return "reduce";
     case board_collective::allreduce: return "allreduce";
     case board_collective::reduce_generalized: return "generalized reduce";
+    case board_collective::allgather: return "allgather";
     case board_collective::none: break;
   }
   return "?";

@@ -1,5 +1,5 @@
-// The shared-memory collectives on groups: barrier, bcast, reduce, allreduce and Aspen's
-// generalized reduce on any group of ranks sharing the node (rank_context::node_memory()),
+// The shared-memory collectives on groups: barrier, bcast, reduce, allreduce, allgather and
+// Aspen's generalized reduce on any group of ranks sharing the node (rank_context::node_memory()),
 // blocking, non-blocking and persistent, any number in flight on the same, different and
 // overlapping groups.
 //
@@ -17,6 +17,7 @@
 //   bcast        the root carries its data; the others take it
 //   reduce       everyone carries its input; the root takes all, in group order
 //   allreduce    everyone carries its input; everyone takes all, in group order
+//   allgather    everyone carries its block; everyone takes all, each at its place
 //   generalized  participants (the group's first ranks) carry; receivers take them all, in order
 //
 // Why every member reads every slot, as on the world: each slot's readers are then the same
@@ -124,6 +125,7 @@ struct group_exec : board_call {
         if (me == root) take_end = n;
         break;
       case board_collective::allreduce:
+      case board_collective::allgather:
         carries = true;
         take_end = n;
         break;
@@ -267,7 +269,9 @@ void move(rank_context& ctx, const node_board& b, group_exec& e) {
 void take(group_exec& e, int q, group_slot& s) {
   if (e.direct || !e.bytes || q < e.take_first || q >= e.take_end) return;
   const std::byte* operand = node_board::payload(s);
-  if (e.kind == board_collective::bcast || q == e.take_first)
+  if (e.kind == board_collective::allgather)  // block q at its place
+    copy_bytes(e.out + static_cast<std::size_t>(q) * e.bytes, operand, e.bytes);
+  else if (e.kind == board_collective::bcast || q == e.take_first)
     copy_bytes(e.out, operand, e.bytes);
   else
     e.op.combine(e.op.op.get(), operand, e.out, e.bytes / e.op.elem,

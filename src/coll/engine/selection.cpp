@@ -59,6 +59,9 @@ constexpr algorithm_entry allgather_algorithms[] = {
     {"ring", allgather_algorithm::ring},
     {"bruck", allgather_algorithm::bruck},
     {"recursive_doubling", allgather_algorithm::recursive_doubling},
+    {"shared_memory", allgather_algorithm::shared_memory, bc::allgather},
+    {"shared_memory_direct", allgather_algorithm::shared_memory_direct, bc::allgather, false, false,
+     direct},
 };
 constexpr algorithm_entry alltoall_algorithms[] = {
     {"pairwise", alltoall_algorithm::pairwise},
@@ -458,7 +461,12 @@ bool holds(const resolved_condition& k, const call_facts& c) {
 bool can_run(const coll_target& t, const algorithm_entry& a, const call_facts& f) {
   if (a.needs_commutative && !f.commutative) return false;
   if (a.needs_unbalanced && f.balanced) return false;
-  return a.board == board_collective::none || !board_refusal(t, a.board, f.bytes, a.path);
+  if (a.board == board_collective::none) return true;
+  // The board counts an allgather's bytes per rank (its block), the table all ranks' blocks.
+  const std::size_t bytes = a.board == board_collective::allgather && f.ranks
+                                ? f.bytes / static_cast<std::size_t>(f.ranks)
+                                : f.bytes;
+  return !board_refusal(t, a.board, bytes, a.path);
 }
 }  // namespace
 

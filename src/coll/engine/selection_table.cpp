@@ -8,12 +8,13 @@
 // size range holds the call's size (what the size measures: cairn-info, algorithm_catalog()),
 // whose conditions all hold, and whose algorithm can run the call:
 //   - shared_memory (the node board is its provider) needs every rank of the group on one node,
-//     and past a slot's 16384 bytes a collective that moves straight between the buffers
-//     (bcast, reduce, allreduce, generalized reduce) and ranks that can copy across processes
-//     (threads; MPI with CAIRN_CMA): board_refusal, src/coll/board/shared_memory_flat.cpp;
-//     the generalized reduce's also needs no load balancing;
-//   - shared_memory_direct (bcast, reduce, allreduce) moves straight between the buffers at
-//     every size: one node and ranks that can copy across processes;
+//     and past a slot's 16384 bytes (per rank) a collective that moves straight between the
+//     buffers (bcast, reduce, allreduce, allgather, generalized reduce) and ranks that can copy
+//     across processes (threads; MPI with CAIRN_CMA): board_refusal,
+//     src/coll/board/shared_memory_flat.cpp; the generalized reduce's also needs no load
+//     balancing;
+//   - shared_memory_direct (bcast, reduce, allreduce, allgather) moves straight between the
+//     buffers at every size: one node and ranks that can copy across processes;
 //   - shared_memory_staged (bcast, reduce, allreduce) copies through node memory in pipelined
 //     chunks (src/coll/board/shared_memory_staged.cpp): one node and the world only;
 //   - ring (allreduce, reduce_scatter_block) needs a commutative operation;
@@ -40,6 +41,12 @@
 //     1.5 us, 1.75 vs 2.8). Staging through node memory loses to straight copies up to 1 MiB
 //     (allreduce 160-180 vs 100-115 us), ties at 2 MiB and wins from 4 MiB (bcast from 2 MiB:
 //     151 vs 191 us; allreduce at 16 MiB: 3000-3500 vs 3600-3760 us).
+//   - allgather (blocks per rank; the table's size is both blocks): the board beats messages at
+//     every size on both engines. Processes: 8 B 0.23-0.29 vs 1.1-1.4 us (recursive doubling),
+//     4 KiB 1.0 vs 11-12, 1 MiB 169-174 vs 437-485 (straight beyond the slots; forced straight
+//     below them it pays its system calls: 8 B 3.4-4.4 us). Threads: 8 B 0.19-0.36 vs 0.5;
+//     straight from 4 KiB blocks in three rounds of four (4 KiB 0.56-0.74 vs 1.0-3.0 us through
+//     the slots), 1 MiB 69-78 vs 107-128 by messages.
 //
 // The table is canonical (coll::to_string of each rule, joined by ","): cairn-info prints it
 // rule by rule and the test compares the two.
@@ -81,6 +88,8 @@ std::string_view default_selection_table() {
          "gather=binomial,"
          "scatter=binomial,"
 
+         "allgather=shared_memory_direct@8k- if !count_check and !processes,"
+         "allgather=shared_memory if !count_check,"
          "allgather=ring@64k-,"
          "allgather=recursive_doubling if power_of_two,"
          "allgather=bruck,"

@@ -178,7 +178,8 @@ template <class Alg>
 std::optional<board_path> path_of(Alg a) {
   if (a == Alg::shared_memory) return board_path::automatic;
   if (a == Alg::shared_memory_direct) return board_path::direct;
-  if (a == Alg::shared_memory_staged) return board_path::staged;
+  if constexpr (requires { Alg::shared_memory_staged; })  // allgather has no staged path
+    if (a == Alg::shared_memory_staged) return board_path::staged;
   return std::nullopt;
 }
 
@@ -379,8 +380,13 @@ prepared prepare_allgather(const coll_target& t, const char* call, const block_b
     check_holds(t, call, "output", b.out_count, need, n);
     check_disjoint(t, call, b.in, block, b.out, need * b.elem);
   }
-  alg = select_algorithm(t, facts(t, need * b.elem, b.elem), alg);
+  const bool automatic = alg == allgather_algorithm::automatic;
+  const call_facts f = facts(t, need * b.elem, b.elem);
+  alg = select_algorithm(t, f, alg);
   const int me = t.group_rank;
+  const void* in = b.in_place ? block_at(b.out, me, block) : b.in;
+  if (const auto path = path_of(alg))
+    return on_board(t, call, board_collective::allgather, in, b.out, {}, block, -1, *path);
   std::shared_ptr<const coll::schedule> plan;
   if (alg == allgather_algorithm::ring)
     plan = cached(t, {planner::allgather_ring, true, p, me, 0, block, 0},
@@ -393,8 +399,8 @@ prepared prepare_allgather(const coll_target& t, const char* call, const block_b
                   [&] { return coll::plan_allgather_bruck(p, me, block); });
   // In place the input is this rank's block of the output. Every plan copies it first (a no-op
   // where it lands at its place, else into scratch) and never reads the input again.
-  return blocks(t, call, std::move(plan), b.in_place ? block_at(b.out, me, block) : b.in, b.out,
-                block);
+  return by_messages(blocks(t, call, std::move(plan), in, b.out, block), automatic,
+                     coll_id::allgather, f);
 }
 
 prepared prepare_alltoall(const coll_target& t, const char* call, const block_buffers& b,

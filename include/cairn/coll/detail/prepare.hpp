@@ -105,7 +105,8 @@ enum class board_collective : std::uint8_t {
   bcast,
   reduce,
   allreduce,
-  reduce_generalized
+  reduce_generalized,
+  allgather  ///< bytes: one rank's block; out: every block, in group order
 };
 
 /// How a board collective moves its data: `automatic` through the slots up to their payload and
