@@ -635,11 +635,14 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
     for (cairn::group* g : {&whole, &rotated}) {
       const int gp = g->size();
       const int root = gp - 1;
-      // kind 0 bcast, 1 reduce, 2 allreduce: the plan's name at n elements, and the call.
+      // kind 0 bcast, 1 reduce, 2 allreduce, 3 allgather (n elements per rank): the plan's
+      // name at n elements, and the call.
+      const auto gathered = [gp](std::size_t n) { return n * static_cast<std::size_t>(gp); };
       auto plan_of = [&](int kind, std::size_t n) {
-        vec a(n), b(n);
+        vec a(n), b(kind == 3 ? gathered(n) : n);
         if (kind == 0) return g->bcast_init(a, root).plan().name;
         if (kind == 1) return g->reduce_init(a, b, root).plan().name;
+        if (kind == 3) return g->allgather_init(a, b).plan().name;
         return g->allreduce_init(a, b).plan().name;
       };
       auto call = [&](int kind, vec& in, vec& out, bool blocking) {
@@ -651,12 +654,16 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
           g->reduce(in, out, root);
         else if (kind == 1)
           g->ireduce(in, out, root).wait();
+        else if (kind == 3 && blocking)
+          g->allgather(in, out);
+        else if (kind == 3)
+          g->iallgather(in, out).wait();
         else if (blocking)
           g->allreduce(in, out);
         else
           g->iallreduce(in, out).wait();
       };
-      for (int kind = 0; kind < 3; ++kind)
+      for (int kind = 0; kind < 4; ++kind)
         for (const auto& [na, nb] : {std::pair<std::size_t, std::size_t>{127, 128}, {2048, 2049}}) {
           // One side on the board and the other by messages, or both by messages (the gates
           // of two counts meet).
@@ -666,7 +673,8 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
           ++straddles;
           for (bool blocking : {true, false}) {
             const std::size_t n = g->rank() == 0 ? na : nb;
-            vec in(n, me + 100), out(n, -5);
+            const std::size_t n_out = kind == 3 ? gathered(n) : n;
+            vec in(n, me + 100), out(n_out, -5);
             const std::string msg = message_of([&] { call(kind, in, out, blocking); });
             const std::string where = "kind " + std::to_string(kind) + ", " + std::to_string(na) +
                                       " / " + std::to_string(nb) + " elements, blocking " +
@@ -683,9 +691,9 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
                   << where << ": " << msg;
             }
             EXPECT_EQ(mismatch(in, vec(n, me + 100)), "") << where;
-            EXPECT_EQ(mismatch(out, vec(n, -5)), "") << where;
+            EXPECT_EQ(mismatch(out, vec(n_out, -5)), "") << where;
             // The numbering stayed alike on every rank: the same call goes through.
-            vec rin(nb, me + 1), rout(nb, -5);
+            vec rin(nb, me + 1), rout(kind == 3 ? gathered(nb) : nb, -5);
             const std::string next = message_of([&] { call(kind, rin, rout, blocking); });
             if (late) {
               EXPECT_TRUE(has_text(next, "ranks disagree on the call") &&
@@ -698,7 +706,13 @@ TEST(SharedMemory, CountsStraddlingTheBoardFailEverywhere) {
             const int root_world = g == &whole ? root : odd[static_cast<std::size_t>(root)];
             const vec& got = kind == 0 ? rin : rout;
             const std::int64_t want = kind == 0 ? root_world + 1 : sum;
-            if (kind != 1 || g->rank() == root) {
+            if (kind == 3) {  // block q: group rank q's world rank + 1
+              vec blocks;
+              for (int q = 0; q < gp; ++q)
+                blocks.insert(blocks.end(), nb,
+                              (g == &whole ? q : odd[static_cast<std::size_t>(q)]) + 1);
+              EXPECT_EQ(mismatch(got, blocks), "") << where;
+            } else if (kind != 1 || g->rank() == root) {
               EXPECT_EQ(mismatch(got, vec(nb, want)), "") << where;
             }
           }
