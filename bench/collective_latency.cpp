@@ -1,8 +1,9 @@
-// `cairn-bench allreduce | bcast | reduce | allgather`: latency of one collective over all ranks
-// (sum of doubles; root 0 for bcast and reduce), cairn's automatic algorithm choice against
-// MPI_Allreduce / MPI_Bcast / MPI_Reduce / MPI_Allgather on the same number of ranks. The
-// message size is the byte size of each rank's vector (an allgather's block: its output holds
-// one per rank). Calls run back to back, as an application's loop would
+// `cairn-bench allreduce | bcast | reduce | allgather | reduce_scatter_block`: latency of one
+// collective over all ranks (sum of doubles; root 0 for bcast and reduce), cairn's automatic
+// algorithm choice against MPI_Allreduce / MPI_Bcast / MPI_Reduce / MPI_Allgather /
+// MPI_Reduce_scatter_block on the same number of ranks. The message size is the byte size of
+// each rank's vector (for allgather and reduce_scatter_block a block: the gathered output and
+// the scattered input hold one per rank). Calls run back to back, as an application's loop would
 // issue them; the figure is the median time per call of the slowest rank.
 //
 // Threads engine (plain run): all ranks of the run (`--cairn-ranks=N`, CAIRN_RANKS, else the
@@ -76,9 +77,10 @@ std::vector<std::size_t> double_sizes(const options& opts, std::size_t& dropped)
 }
 
 // The collective a subcommand measures, by the subcommand's name.
-enum class collective { allreduce, bcast, reduce, allgather };
+enum class collective { allreduce, bcast, reduce, allgather, reduce_scatter_block };
 // By value.
-constexpr std::string_view collective_names[] = {"allreduce", "bcast", "reduce", "allgather"};
+constexpr std::string_view collective_names[] = {"allreduce", "bcast", "reduce", "allgather",
+                                                 "reduce_scatter_block"};
 constexpr int root = 0;  // of bcast and reduce
 
 collective collective_named(std::string_view name) {
@@ -99,15 +101,17 @@ std::vector<double> input_of(int rank, std::size_t count) {
 
 // Throws unless `out` holds what `rank` must hold after the call: the sum over `ranks` ranks of
 // input_of() (ranks * i + ranks(ranks-1)/2) for allreduce and the reduce's root, the root's
-// input for bcast, every rank's input in rank order for allgather. A reduce's non-roots hold
-// nothing to check.
+// input for bcast, every rank's input in rank order for allgather, this rank's block of the sum
+// for reduce_scatter_block. A reduce's non-roots hold nothing to check.
 void check(collective c, const std::vector<double>& out, int rank, int ranks,
            const std::string& what) {
   if (c == collective::reduce && rank != root) return;
   const double base = static_cast<double>(ranks) * (ranks - 1) / 2;
   const std::size_t count = out.size() / (c == collective::allgather ? ranks : 1);
   for (std::size_t i = 0; i < out.size(); ++i) {
-    const double x = static_cast<double>(i % count);
+    const double x =
+        static_cast<double>(i % count) +
+        (c == collective::reduce_scatter_block ? static_cast<double>(rank) * count : 0.0);
     const double want = c == collective::bcast       ? static_cast<double>(root) + x
                         : c == collective::allgather ? static_cast<double>(i / count) + x
                                                      : static_cast<double>(ranks) * x + base;
@@ -162,7 +166,9 @@ template <class Call, class Slowest, class Barrier>
 double latency_us(collective c, int rank, int ranks, std::size_t size, const plan& p,
                   const char* who, Call&& call, Slowest&& slowest_of, Barrier&& barrier) {
   const std::size_t count = size / sizeof(double);
-  const std::vector<double> in = input_of(rank, count);
+  const bool scatters = c == collective::reduce_scatter_block;
+  const std::vector<double> in =
+      input_of(rank, scatters ? count * static_cast<std::size_t>(ranks) : count);
   std::vector<double> out(c == collective::allgather ? count * static_cast<std::size_t>(ranks)
                                                      : count);
   const std::string what = describe(c, who, rank, size);
@@ -189,6 +195,7 @@ double cairn_latency(cairn::world& w, collective c, std::size_t size, const plan
       case collective::bcast: w.bcast(out, root); break;
       case collective::reduce: w.reduce(in, out, root, cairn::plus{}); break;
       case collective::allgather: w.allgather(in, out); break;
+      case collective::reduce_scatter_block: w.reduce_scatter_block(in, out, cairn::plus{}); break;
     }
   };
   return latency_us(
@@ -214,6 +221,9 @@ double raw_mpi_latency(collective c, std::size_t size, const plan& p) {
         break;
       case collective::allgather:
         MPI_Allgather(in.data(), n, MPI_DOUBLE, out.data(), n, MPI_DOUBLE, MPI_COMM_WORLD);
+        break;
+      case collective::reduce_scatter_block:
+        MPI_Reduce_scatter_block(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         break;
     }
   };
@@ -258,6 +268,7 @@ const param_registrar allreduce_params{"allreduce", collective_params};
 const param_registrar bcast_params{"bcast", collective_params};
 const param_registrar reduce_params{"reduce", collective_params};
 const param_registrar allgather_params{"allgather", collective_params};
+const param_registrar reduce_scatter_block_params{"reduce_scatter_block", collective_params};
 
 const registrar reduce_reg{{"reduce",
                             "reduce latency to rank 0, sum of doubles, automatic algorithm (us)",
@@ -266,6 +277,11 @@ const registrar allgather_reg{
     {"allgather",
      "allgather latency, blocks of doubles from every rank (the size: one rank's block), "
      "automatic algorithm (us)",
+     run_collective}};
+const registrar reduce_scatter_block_reg{
+    {"reduce_scatter_block",
+     "reduce_scatter_block latency, sum of doubles, each rank's block (the size) of every rank's "
+     "input, automatic algorithm (us)",
      run_collective}};
 
 }  // namespace

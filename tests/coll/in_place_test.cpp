@@ -197,10 +197,17 @@ TEST(InPlace, ReduceScatterBlock) {
   run([](cairn::world& w) {
     on_world_and_group(w, 14, [&](auto& c, const std::vector<int>& mem) {
       const int p = c.size(), me = c.rank(), wme = mem[static_cast<std::size_t>(me)];
+      // The board's paths where it runs every count (one node, straight copies allowed).
+      using rsb = cairn::reduce_scatter_block_algorithm;
+      std::vector<rsb> algs{rsb::automatic, rsb::recursive_halving, rsb::ring};
+      std::vector<rsb> product_algs{rsb::automatic, rsb::recursive_halving};
+      if (cairn::test::long_collectives_move_direct(w))
+        for (rsb a : {rsb::shared_memory, rsb::shared_memory_direct}) {
+          algs.push_back(a);
+          product_algs.push_back(a);
+        }
       for (std::size_t n : counts) {
-        for (auto alg : {cairn::reduce_scatter_block_algorithm::automatic,
-                         cairn::reduce_scatter_block_algorithm::recursive_halving,
-                         cairn::reduce_scatter_block_algorithm::ring}) {
+        for (auto alg : algs) {
           const unsigned seed = seed_of(n, 0, static_cast<int>(alg), mem.size());
           const vec in = small_blocks_for(n, seed, wme, mem);
           vec buf = in;
@@ -213,8 +220,7 @@ TEST(InPlace, ReduceScatterBlock) {
           ASSERT_EQ(mismatch(buf, with_block(in, n, 0, small_block_sum(n, seed, mem, wme))), "")
               << "n=" << n << " alg=" << static_cast<int>(alg) << " p=" << p << " rank " << me;
         }
-        for (auto alg : {cairn::reduce_scatter_block_algorithm::automatic,
-                         cairn::reduce_scatter_block_algorithm::recursive_halving}) {
+        for (auto alg : product_algs) {
           const unsigned seed = seed_of(n, 1, static_cast<int>(alg), mem.size());
           std::vector<mat2> buf;
           for (int d : mem) {

@@ -158,8 +158,8 @@ struct where {
   bool world;      // the collective runs on the world (staged ones run there only)
 };
 
-// The board runs a barrier, bcast, reduce, allreduce, allgather or generalized reduce of `bytes`
-// per rank.
+// The board runs a barrier, bcast, reduce, allreduce, allgather, reduce_scatter_block or
+// generalized reduce of `bytes` per rank (carried in its slot).
 bool on_board(const where& w, std::size_t bytes) {
   return !w.checked && w.board && (bytes <= 16384 || w.direct);
 }
@@ -215,6 +215,8 @@ std::string ref_alltoall(const where& w, std::size_t block) {
 }
 std::string ref_reduce_scatter_block(const where& w, std::size_t block, bool commutative) {
   const std::size_t input = block * static_cast<std::size_t>(w.p);
+  // On the board through the slots while a whole input fits one, straight beyond.
+  if (on_board(w, input)) return "reduce_scatter_block/shared_memory";
   return commutative && w.p > 2 && input >= 256 * 1024 ? "reduce_scatter_block/ring"
                                                        : "reduce_scatter_block/recursive_halving";
 }

@@ -1,8 +1,8 @@
-// The shared-memory collectives: barrier, bcast, reduce, allreduce and allgather through the node
-// board on the world (src/coll/board/shared_memory_flat.cpp) and on groups
-// (src/coll/board/shared_memory_group.cpp), through the slots and, past a slot's 16384 bytes,
-// straight between the buffers (src/coll/board/shared_memory_direct.cpp), straight at every size
-// (shared_memory_direct) and staged through node memory in chunks on the world
+// The shared-memory collectives: barrier, bcast, reduce, allreduce, allgather and
+// reduce_scatter_block through the node board on the world (src/coll/board/shared_memory_flat.cpp)
+// and on groups (src/coll/board/shared_memory_group.cpp), through the slots and, past a slot's
+// 16384 bytes, straight between the buffers (src/coll/board/shared_memory_direct.cpp), straight at
+// every size (shared_memory_direct) and staged through node memory in chunks on the world
 // (src/coll/board/shared_memory_staged.cpp; the variant coll_shared_memory_staged_small_chunks
 // runs it with chunks of 256 bytes), forced and chosen by the default table, blocking,
 // non-blocking and persistent, against sequential references on seeded data; more collectives in
@@ -139,6 +139,26 @@ TEST(SharedMemory, EveryCollectiveForcedAndAutomatic) {
           vec nbg(n * all.size(), -1);
           g.iallgather(mine, nbg, ag).wait();
           ASSERT_EQ(mismatch(nbg, want), "") << "iallgather n=" << n;
+          // reduce_scatter_block (no staged path either): a block of n for every member, out
+          // of place blocking and non-blocking, and a non-commutative product of matrices.
+          using rs_alg = cairn::reduce_scatter_block_algorithm;
+          const auto rs =
+              pick(rs_alg::shared_memory, rs_alg::shared_memory_direct, rs_alg::shared_memory);
+          const vec parts = small_blocks_for(n, seed, me, all);
+          vec mine_sum(n, -1), nb_sum(n, -1);
+          g.reduce_scatter_block(parts, mine_sum, cairn::plus{}, rs);
+          ASSERT_EQ(mismatch(mine_sum, small_block_sum(n, seed, all, me)), "")
+              << "reduce_scatter_block n=" << n << " mode=" << static_cast<int>(how);
+          g.ireduce_scatter_block(parts, nb_sum, cairn::plus{}, rs).wait();
+          ASSERT_EQ(mismatch(nb_sum, mine_sum), "") << "ireduce_scatter_block n=" << n;
+          std::vector<mat2> mparts, mprod(m);
+          for (int d : all) {
+            const auto part = mats(m, seed, me, d);
+            mparts.insert(mparts.end(), part.begin(), part.end());
+          }
+          g.reduce_scatter_block(mparts, mprod, mat_product, rs);
+          ASSERT_EQ(mat_mismatch(mprod, mat_product_of(m, seed, all, me)), "")
+              << "product reduce_scatter_block m=" << m;
           g.barrier();
         }
       }

@@ -83,6 +83,11 @@ enum class reduce_scatter_block_algorithm {
                       ///< (src/coll/algorithms/reduce_scatter_block_recursive_halving.cpp)
   ring,               ///< p - 1 neighbour steps, commutative operations only
                       ///< (src/coll/algorithms/reduce_scatter_block_ring.cpp)
+  shared_memory,  ///< as bcast_algorithm::shared_memory, with up to 16384 bytes of input per rank
+                  ///< through the slots: each rank combines its block of every input, in rank
+                  ///< order
+  shared_memory_direct,  ///< as shared_memory, reading its block of the others' inputs straight
+                         ///< from their buffers at every size
 };
 
 namespace coll {

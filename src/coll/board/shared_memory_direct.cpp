@@ -1,4 +1,5 @@
-// The direct board collectives: bcast, reduce, allreduce, the generalized reduce and allgather
+// The direct board collectives: bcast, reduce, allreduce, the generalized reduce, allgather and
+// reduce_scatter_block
 // longer than a slot's payload (or forced: shared_memory_direct), run by the node board's protocol
 // (shared_memory_flat.cpp on the world, shared_memory_group.cpp on groups) with the slots carrying
 // each rank's buffer addresses instead of its data.
@@ -17,6 +18,9 @@
 //              contribute nothing
 //   allgather  each member copies every other member's block from its input into its own
 //              output
+//   reduce_scatter_block  member q combines block q of every input, in group order, into its
+//              own output (an in-place call publishes a copy of its first block, which its
+//              output overwrites while member 0 may still read it)
 //
 // so a reduction's bytes cross between ranks twice (read in, written out) with no message, no
 // matching and no staging through the slots, and every member reduces 1/n of the data. Member
@@ -69,40 +73,45 @@ std::string copy_error(int w, int err, bool write) {
          std::to_string(w) + "'s buffer (cross-memory copy: " + std::strerror(err) + ")";
 }
 
-// Reduce, allreduce and the generalized reduce: this member's segment of every input (of the
-// participants'), combined in group order, into the root's output (reduce), every output
-// (allreduce) or the receivers' (generalized).
+// Reduce, allreduce, the generalized reduce and reduce_scatter_block: this member's segment of
+// every input (of the participants'), combined in group order, into the root's output (reduce),
+// every output (allreduce), the receivers' (generalized) or its own (reduce_scatter_block).
 std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<const int> members,
                            int me, std::span<const direct_buffers> bufs) {
-  const std::size_t n = members.size(), elem = e.op.elem, count = e.bytes / elem;
+  // A reduce-scatter's segments are its blocks, and its output holds its own segment only.
+  const bool scatter = e.kind == board_collective::reduce_scatter_block;
+  const std::size_t n = members.size(), elem = e.op.elem, count = e.carried(n) / elem;
   const std::size_t first = count * static_cast<std::size_t>(me) / n,
                     last = count * static_cast<std::size_t>(me + 1) / n;
-  const std::size_t off = first * elem, seg = (last - first) * elem;
+  const std::size_t off = first * elem, seg = (last - first) * elem, out_off = scatter ? 0 : off;
   if (!seg) return {};
   const bool threads = ctx.engine() == cairn::engine::threads;
   const bool generalized = e.kind == board_collective::reduce_generalized;
   const std::size_t operands = generalized ? static_cast<std::size_t>(e.participants) : n;
   // Whether group rank q receives the result.
   auto receives = [&](std::size_t q) {
+    if (scatter) return static_cast<int>(q) == me;
     if (generalized)
       return std::binary_search(e.receivers->begin(), e.receivers->end(), members[q]);
     return e.kind == board_collective::allreduce || static_cast<int>(q) == e.root;
   };
   // Accumulate in this rank's own output where it receives one and it is not its input.
   const bool own_out = receives(static_cast<std::size_t>(me)) && e.out != e.in;
-  std::byte* acc = own_out ? e.out + off : at_least(coll_state(ctx).accumulator, seg);
+  std::byte* acc = own_out ? e.out + out_off : at_least(coll_state(ctx).accumulator, seg);
   for (std::size_t q = 0; q < operands; ++q) {
     const int w = members[q];
+    // A reduce-scatter's first block is read where its owner published it (direct_buffers).
+    const std::uint64_t remote = scatter && off == 0 ? bufs[q].out : bufs[q].in + off;
     const std::byte* operand = nullptr;
     if (static_cast<int>(q) == me) {
       operand = e.in + off;
     } else if (threads) {
-      operand = reinterpret_cast<const std::byte*>(static_cast<std::uintptr_t>(bufs[q].in)) + off;
+      operand = reinterpret_cast<const std::byte*>(static_cast<std::uintptr_t>(remote));
     } else {
       std::byte* to =
           q == 0 ? acc
                  : at_least(coll_state(ctx).peer_segment, seg);  // the first operand lands in place
-      if (const int err = copy_peer(ctx, w, to, bufs[q].in + off, seg, false))
+      if (const int err = copy_peer(ctx, w, to, remote, seg, false))
         return copy_error(w, err, false);
       operand = to;
     }
@@ -118,7 +127,7 @@ std::string reduce_segment(rank_context& ctx, const board_call& e, std::span<con
     if (!receives(q)) continue;
     const int w = members[q];
     if (static_cast<int>(q) == me) {
-      if (acc != e.out + off) copy_bytes(e.out + off, acc, seg);
+      if (acc != e.out + out_off) copy_bytes(e.out + out_off, acc, seg);
     } else if (const int err = copy_peer(ctx, w, acc, bufs[q].out + off, seg, true)) {
       return copy_error(w, err, true);
     }
@@ -148,7 +157,7 @@ bool board_moves_direct(board_collective kind, std::size_t bytes) noexcept {
   return bytes > node_board::payload_max &&
          (kind == board_collective::bcast || kind == board_collective::reduce ||
           kind == board_collective::allreduce || kind == board_collective::reduce_generalized ||
-          kind == board_collective::allgather);
+          kind == board_collective::allgather || kind == board_collective::reduce_scatter_block);
 }
 
 std::string move_direct(rank_context& ctx, const board_call& e, std::span<const int> members,

@@ -1,8 +1,8 @@
 #pragma once
 // Board collectives longer than a slot's payload (shared_memory_direct.cpp): bcast, reduce,
-// allreduce, the generalized reduce and allgather, whose ranks publish the addresses of their
-// buffers on the board instead of their data, and then move the data straight between the members'
-// buffers.
+// allreduce, the generalized reduce, allgather and reduce_scatter_block, whose ranks publish the
+// addresses of their buffers on the board instead of their data, and then move the data straight
+// between the members' buffers.
 
 #include <cstddef>
 #include <cstdint>
@@ -16,15 +16,20 @@ namespace cairn::detail {
 
 class rank_context;
 
-/// What a direct board collective's slot carries in place of data: its owner's buffers.
+/// What a direct board collective's slot carries in place of data: its owner's buffers. A
+/// reduce-scatter's peers write nothing into its output: `out` there names where its input's
+/// first block is read (the input, or the copy an in-place call kept: board_call::first_block).
 struct direct_buffers {
   std::uint64_t in = 0, out = 0;
 };
 
 /// Writes the buffers of `e` into a slot's payload (what a direct collective publishes).
 inline void publish_buffers(std::byte* payload, const board_call& e) noexcept {
+  const std::byte* second = e.out;
+  if (e.kind == board_collective::reduce_scatter_block)
+    second = e.first_block.empty() || e.in != e.out ? e.in : e.first_block.data();
   const direct_buffers b{reinterpret_cast<std::uintptr_t>(e.in),
-                         reinterpret_cast<std::uintptr_t>(e.out)};
+                         reinterpret_cast<std::uintptr_t>(second)};
   std::memcpy(payload, &b, sizeof b);
 }
 /// The buffers a direct collective published in a slot's payload.
@@ -34,8 +39,9 @@ inline direct_buffers published_buffers(const std::byte* payload) noexcept {
   return b;
 }
 
-/// True if board collectives of `kind` and `bytes` per rank move data straight between the
-/// ranks' buffers (longer than a slot's payload) rather than through the slots.
+/// True if board collectives of `kind` carrying `bytes` per rank (board_call::carried) move data
+/// straight between the ranks' buffers (longer than a slot's payload) rather than through the
+/// slots.
 bool board_moves_direct(board_collective kind, std::size_t bytes) noexcept;
 /// True if a board collective of `kind` and `bytes` on `path` moves straight between the
 /// buffers: forced (direct), or past a slot's payload (automatic); never staged.

@@ -94,7 +94,9 @@ struct board_exec : board_call {
     if (then) [[unlikely]]
       members = p.target.members;
     staged = !then && path == board_path::staged;
-    direct = !then && board_moves_direct(kind, bytes, path);
+    direct =
+        !then && board_moves_direct(kind, carried(ctx.world_group()->world_ranks.size()), path);
+    if (direct) keep_first_block();
     eager = !then && !direct && !staged &&
             (kind == board_collective::bcast ||
              (kind == board_collective::reduce && ctx.rank() != root));
@@ -146,12 +148,12 @@ void publish(rank_context& ctx, const node_board& b, const board_exec& e) {
   const bool carries =  // a staged one's data moves through the staging rings
       !e.then && !e.staged &&
       (e.kind == board_collective::allreduce || e.kind == board_collective::reduce ||
-       e.kind == board_collective::allgather ||
+       e.kind == board_collective::allgather || e.kind == board_collective::reduce_scatter_block ||
        (e.kind == board_collective::bcast && me == e.root));
   if (e.direct) {
     publish_buffers(node_board::payload(mine), e);
   } else if (carries && e.bytes) {
-    copy_bytes(node_board::payload(mine), e.in, e.bytes);
+    copy_bytes(node_board::payload(mine), e.in, e.carried(static_cast<std::size_t>(b.ranks())));
   }
   // seq_cst: a parked rank announced that it sleeps, then re-checks the word it waits for
   // (rank_context::board_ready); wake() reads the announcement after this store.
@@ -265,6 +267,13 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
       for (int q = 0; q < n; ++q)
         copy_bytes(e.out + static_cast<std::size_t>(q) * e.bytes,
                    node_board::payload(b.slot(q, e.seq)), e.bytes);
+    } else if (e.kind == board_collective::reduce_scatter_block) {
+      // This rank's block of every input, in rank order (each slot holds a whole input).
+      const std::size_t at = static_cast<std::size_t>(me) * e.bytes;
+      copy_bytes(e.out, node_board::payload(b.slot(0, e.seq)) + at, e.bytes);
+      for (int q = 1; q < n; ++q)
+        e.op.combine(e.op.op.get(), node_board::payload(b.slot(q, e.seq)) + at, e.out,
+                     e.bytes / e.op.elem, false);
     } else if (e.kind == board_collective::allreduce ||
                (e.kind == board_collective::reduce && me == e.root)) {
       copy_bytes(e.out, node_board::payload(b.slot(0, e.seq)), e.bytes);
@@ -386,6 +395,7 @@ const char* board_name(board_collective k) {
     case board_collective::allreduce: return "allreduce";
     case board_collective::reduce_generalized: return "generalized reduce";
     case board_collective::allgather: return "allgather";
+    case board_collective::reduce_scatter_block: return "reduce_scatter_block";
     case board_collective::none: break;
   }
   return "?";
@@ -439,8 +449,11 @@ const char* board_refusal(const coll_target& t, board_collective kind, std::size
     if (!board_on_world(t)) return "needs the world (a group of every rank in world order)";
     return nullptr;
   }
-  if (bytes > node_board::payload_max) {
-    if (!board_moves_direct(kind, bytes)) return "needs at most 16384 bytes per rank";
+  const std::size_t carried = kind == board_collective::reduce_scatter_block
+                                  ? bytes * t.members->world_ranks.size()
+                                  : bytes;
+  if (carried > node_board::payload_max) {
+    if (!board_moves_direct(kind, carried)) return "needs at most 16384 bytes per rank";
     if (t.ctx->node_memory() && !t.ctx->reaches_peer_memory())
       return "needs at most 16384 bytes per rank where processes cannot copy from each other "
              "(CAIRN_CMA)";

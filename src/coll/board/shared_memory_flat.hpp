@@ -18,7 +18,8 @@ namespace cairn::detail {
 
 class rank_context;
 
-/// Null if board collective `kind` of `bytes` per rank on `t` can run on the board (every rank
+/// Null if board collective `kind` of `bytes` per rank (an allgather's or reduce-scatter's block)
+/// on `t` can run on the board (every rank
 /// shares the node; the payload fits a slot, or the collective moves its data straight between
 /// the buffers where the engine can: shared_memory_direct.hpp) by `path` (direct: straight at
 /// every size; staged: through the staging rings, on the world only, shared_memory_staged.hpp);
@@ -52,6 +53,21 @@ struct board_call {
   std::shared_ptr<const std::vector<int>> receivers;
   /// How its data moves (prepared::path).
   board_path path = board_path::automatic;
+  /// An in-place reduce-scatter moving straight between the buffers: a copy of its input's
+  /// first block, which its output overwrites while a peer may still read it (keep_first_block).
+  std::vector<std::byte> first_block;
+
+  /// The bytes of input its slot carries on a board of `ranks` members: a reduce-scatter's
+  /// whole input (a block per member), else `bytes`.
+  std::size_t carried(std::size_t ranks) const noexcept {
+    return kind == board_collective::reduce_scatter_block ? bytes * ranks : bytes;
+  }
+  /// Before a direct collective publishes its buffers: an in-place reduce-scatter keeps a copy
+  /// of its input's first block for the peer that reads it (publish_buffers names the copy).
+  void keep_first_block() {
+    if (kind == board_collective::reduce_scatter_block && in == out)
+      first_block.assign(in, in + bytes);
+  }
 
   void bind_call(const prepared& p) {
     in = static_cast<const std::byte*>(p.in);

@@ -1,7 +1,7 @@
-// The shared-memory collectives on groups: barrier, bcast, reduce, allreduce, allgather and
-// Aspen's generalized reduce on any group of ranks sharing the node (rank_context::node_memory()),
-// blocking, non-blocking and persistent, any number in flight on the same, different and
-// overlapping groups.
+// The shared-memory collectives on groups: barrier, bcast, reduce, allreduce, allgather,
+// reduce_scatter_block and Aspen's generalized reduce on any group of ranks sharing the node
+// (rank_context::node_memory()), blocking, non-blocking and persistent, any number in flight on the
+// same, different and overlapping groups.
 //
 // A collective on a group is named by the group's identity and its number on that group (the
 // same on every member: collectives on a group match in issue order), so unlike the world's
@@ -18,6 +18,8 @@
 //   reduce       everyone carries its input; the root takes all, in group order
 //   allreduce    everyone carries its input; everyone takes all, in group order
 //   allgather    everyone carries its block; everyone takes all, each at its place
+//   reduce_scatter_block  everyone carries its input; everyone takes its block of all, in
+//                group order
 //   generalized  participants (the group's first ranks) carry; receivers take them all, in order
 //
 // Why every member reads every slot, as on the world: each slot's readers are then the same
@@ -126,6 +128,7 @@ struct group_exec : board_call {
         break;
       case board_collective::allreduce:
       case board_collective::allgather:
+      case board_collective::reduce_scatter_block:
         carries = true;
         take_end = n;
         break;
@@ -142,7 +145,8 @@ struct group_exec : board_call {
       carries = false;
       take_first = take_end = 0;
     }
-    direct = !then && board_moves_direct(kind, bytes, path);
+    direct = !then && board_moves_direct(kind, carried(static_cast<std::size_t>(n)), path);
+    if (direct) keep_first_block();
     // A bcast takes at most the root's slot, a reduce's non-root and a generalized reduce's
     // participant that receives nothing take none.
     eager = !then && !direct &&
@@ -199,7 +203,7 @@ bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
     if (e.direct) {
       publish_buffers(node_board::payload(s), e);
     } else if (e.carries && e.bytes) {
-      copy_bytes(node_board::payload(s), e.in, e.bytes);
+      copy_bytes(node_board::payload(s), e.in, e.carried(n));
     }
     s.key.store(e.key, std::memory_order_seq_cst);
     b.publications(me_w).fetch_add(1, std::memory_order_seq_cst);
@@ -269,9 +273,13 @@ void move(rank_context& ctx, const node_board& b, group_exec& e) {
 void take(group_exec& e, int q, group_slot& s) {
   if (e.direct || !e.bytes || q < e.take_first || q >= e.take_end) return;
   const std::byte* operand = node_board::payload(s);
-  if (e.kind == board_collective::allgather)  // block q at its place
+  if (e.kind == board_collective::allgather) {  // block q at its place
     copy_bytes(e.out + static_cast<std::size_t>(q) * e.bytes, operand, e.bytes);
-  else if (e.kind == board_collective::bcast || q == e.take_first)
+    return;
+  }
+  if (e.kind == board_collective::reduce_scatter_block)  // this rank's block of input q
+    operand += static_cast<std::size_t>(e.me) * e.bytes;
+  if (e.kind == board_collective::bcast || q == e.take_first)
     copy_bytes(e.out, operand, e.bytes);
   else
     e.op.combine(e.op.op.get(), operand, e.out, e.bytes / e.op.elem,

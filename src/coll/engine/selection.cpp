@@ -70,6 +70,9 @@ constexpr algorithm_entry alltoall_algorithms[] = {
 constexpr algorithm_entry reduce_scatter_block_algorithms[] = {
     {"recursive_halving", reduce_scatter_block_algorithm::recursive_halving},
     {"ring", reduce_scatter_block_algorithm::ring, bc::none, commutative_only},
+    {"shared_memory", reduce_scatter_block_algorithm::shared_memory, bc::reduce_scatter_block},
+    {"shared_memory_direct", reduce_scatter_block_algorithm::shared_memory_direct,
+     bc::reduce_scatter_block, false, false, direct},
 };
 constexpr algorithm_entry recursive_doubling_only[] = {
     {"recursive_doubling", sole_algorithm::sole}};
@@ -462,10 +465,12 @@ bool can_run(const coll_target& t, const algorithm_entry& a, const call_facts& f
   if (a.needs_commutative && !f.commutative) return false;
   if (a.needs_unbalanced && f.balanced) return false;
   if (a.board == board_collective::none) return true;
-  // The board counts an allgather's bytes per rank (its block), the table all ranks' blocks.
-  const std::size_t bytes = a.board == board_collective::allgather && f.ranks
-                                ? f.bytes / static_cast<std::size_t>(f.ranks)
-                                : f.bytes;
+  // The board counts an allgather's and a reduce-scatter's bytes per rank (its block), the
+  // table all ranks' blocks.
+  const bool blocks =
+      a.board == board_collective::allgather || a.board == board_collective::reduce_scatter_block;
+  const std::size_t bytes =
+      blocks && f.ranks ? f.bytes / static_cast<std::size_t>(f.ranks) : f.bytes;
   return !board_refusal(t, a.board, bytes, a.path);
 }
 }  // namespace

@@ -9,12 +9,13 @@
 // whose conditions all hold, and whose algorithm can run the call:
 //   - shared_memory (the node board is its provider) needs every rank of the group on one node,
 //     and past a slot's 16384 bytes (per rank) a collective that moves straight between the
-//     buffers (bcast, reduce, allreduce, allgather, generalized reduce) and ranks that can copy
-//     across processes (threads; MPI with CAIRN_CMA): board_refusal,
+//     buffers (bcast, reduce, allreduce, allgather, reduce_scatter_block, generalized reduce) and
+//     ranks that can copy across processes (threads; MPI with CAIRN_CMA): board_refusal,
 //     src/coll/board/shared_memory_flat.cpp; the generalized reduce's also needs no load
 //     balancing;
-//   - shared_memory_direct (bcast, reduce, allreduce, allgather) moves straight between the
-//     buffers at every size: one node and ranks that can copy across processes;
+//   - shared_memory_direct (bcast, reduce, allreduce, allgather, reduce_scatter_block) moves
+//     straight between the buffers at every size: one node and ranks that can copy across
+//     processes;
 //   - shared_memory_staged (bcast, reduce, allreduce) copies through node memory in pipelined
 //     chunks (src/coll/board/shared_memory_staged.cpp): one node and the world only;
 //   - ring (allreduce, reduce_scatter_block) needs a commutative operation;
@@ -47,6 +48,11 @@
 //     below them it pays its system calls: 8 B 3.4-4.4 us). Threads: 8 B 0.19-0.36 vs 0.5;
 //     straight from 4 KiB blocks in three rounds of four (4 KiB 0.56-0.74 vs 1.0-3.0 us through
 //     the slots), 1 MiB 69-78 vs 107-128 by messages.
+//   - reduce_scatter_block (a block per rank): the board beats messages at every size on both
+//     engines, through the slots while the input fits one (2 ranks: blocks up to 8 KiB) and
+//     straight beyond. Processes: 8 B 0.23-0.61 vs 1.1-1.9 us (recursive halving), 4 KiB
+//     1.05-2.75 vs 7.9-12.9, 1 MiB 256 vs 299-1010. Threads: 8 B 0.22 vs 0.56-0.93, 16 KiB
+//     1.9-2.0 vs 3.9-4.5; forced straight it pays more below 8 KiB (8 B 0.29-1.2 us).
 //
 // The table is canonical (coll::to_string of each rule, joined by ","): cairn-info prints it
 // rule by rule and the test compares the two.
@@ -97,6 +103,7 @@ std::string_view default_selection_table() {
          "alltoall=bruck@-256 if ranks>4,"
          "alltoall=pairwise,"
 
+         "reduce_scatter_block=shared_memory if !count_check,"
          "reduce_scatter_block=ring@256k- if commutative and ranks>2,"
          "reduce_scatter_block=recursive_halving,"
 

@@ -444,7 +444,12 @@ prepared prepare_reduce_scatter_block(const coll_target& t, const char* call,
   }
   if (alg == reduce_scatter_block_algorithm::ring && !op.commutative)
     fail(call, t.world_rank, "the ring algorithm needs a commutative operation");
-  alg = select_algorithm(t, facts(t, need * b.elem, b.elem, op.commutative), alg);
+  const bool automatic = alg == reduce_scatter_block_algorithm::automatic;
+  const call_facts f = facts(t, need * b.elem, b.elem, op.commutative);
+  alg = select_algorithm(t, f, alg);
+  if (const auto path = path_of(alg))
+    return on_board(t, call, board_collective::reduce_scatter_block, b.in, b.out, op, block, -1,
+                    *path);
   const int me = t.group_rank;
   // Neither plan depends on commutativity (recursive halving always keeps rank order; the ring
   // runs commutative operations only): the key does not tell them apart. In place (the output
@@ -456,7 +461,8 @@ prepared prepare_reduce_scatter_block(const coll_target& t, const char* call,
                    [&] { return coll::plan_reduce_scatter_block_ring(p, me, block, b.in_place); })
           : cached(t, {planner::reduce_scatter_block_recursive_halving, true, p, me, 0, block, 0},
                    [&] { return coll::plan_reduce_scatter_block_recursive_halving(p, me, block); });
-  return {t, call, std::move(plan), b.in, b.out, op, block, -1, true};
+  return by_messages({t, call, std::move(plan), b.in, b.out, op, block, -1, true}, automatic,
+                     coll_id::reduce_scatter_block, f);
 }
 
 prepared prepare_scan(const coll_target& t, const char* call, const block_buffers& b,

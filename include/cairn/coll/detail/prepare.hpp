@@ -106,7 +106,8 @@ enum class board_collective : std::uint8_t {
   reduce,
   allreduce,
   reduce_generalized,
-  allgather  ///< bytes: one rank's block; out: every block, in group order
+  allgather,            ///< bytes: one rank's block; out: every block, in group order
+  reduce_scatter_block  ///< bytes: one rank's block (its output); in: one block per rank
 };
 
 /// How a board collective moves its data: `automatic` through the slots up to their payload and
