@@ -1,8 +1,7 @@
 // The direct board collectives: bcast, reduce, allreduce, the generalized reduce, allgather and
-// reduce_scatter_block
-// longer than a slot's payload (or forced: shared_memory_direct), run by the node board's protocol
-// (shared_memory_flat.cpp on the world, shared_memory_group.cpp on groups) with the slots carrying
-// each rank's buffer addresses instead of its data.
+// reduce_scatter_block longer than a slot's payload (or forced: shared_memory_direct), run by the
+// node board's protocol (shared_memory_flat.cpp on the world, shared_memory_group.cpp on groups)
+// with the slots carrying each rank's buffer addresses instead of its data.
 //
 // Once every member published, each moves its share straight between the members' buffers —
 // plain copies on the threads engine, cross-memory reads and writes (one system call per peer

@@ -449,9 +449,7 @@ const char* board_refusal(const coll_target& t, board_collective kind, std::size
     if (!board_on_world(t)) return "needs the world (a group of every rank in world order)";
     return nullptr;
   }
-  const std::size_t carried = kind == board_collective::reduce_scatter_block
-                                  ? bytes * t.members->world_ranks.size()
-                                  : bytes;
+  const std::size_t carried = board_carried(kind, bytes, t.members->world_ranks.size());
   if (carried > node_board::payload_max) {
     if (!board_moves_direct(kind, carried)) return "needs at most 16384 bytes per rank";
     if (t.ctx->node_memory() && !t.ctx->reaches_peer_memory())

@@ -18,12 +18,19 @@ namespace cairn::detail {
 
 class rank_context;
 
+/// The bytes of input a board collective of `kind` with `bytes` per rank carries in its slot on a
+/// board of `ranks` members: a reduce-scatter's whole input (a block per member), else `bytes`.
+inline std::size_t board_carried(board_collective kind, std::size_t bytes,
+                                 std::size_t ranks) noexcept {
+  return kind == board_collective::reduce_scatter_block ? bytes * ranks : bytes;
+}
+
 /// Null if board collective `kind` of `bytes` per rank (an allgather's or reduce-scatter's block)
-/// on `t` can run on the board (every rank
-/// shares the node; the payload fits a slot, or the collective moves its data straight between
-/// the buffers where the engine can: shared_memory_direct.hpp) by `path` (direct: straight at
-/// every size; staged: through the staging rings, on the world only, shared_memory_staged.hpp);
-/// else why not, as the end of a sentence ("needs ...").
+/// on `t` can run on the board (every rank shares the node; the payload fits a slot, or the
+/// collective moves its data straight between the buffers where the engine can:
+/// shared_memory_direct.hpp) by `path` (direct: straight at every size; staged: through the staging
+/// rings, on the world only, shared_memory_staged.hpp); else why not, as the end of a sentence
+/// ("needs ...").
 const char* board_refusal(const coll_target& t, board_collective kind, std::size_t bytes,
                           board_path path = board_path::automatic);
 /// The algorithm name of a board path ("shared_memory", "shared_memory_direct", ...).
@@ -57,10 +64,9 @@ struct board_call {
   /// first block, which its output overwrites while a peer may still read it (keep_first_block).
   std::vector<std::byte> first_block;
 
-  /// The bytes of input its slot carries on a board of `ranks` members: a reduce-scatter's
-  /// whole input (a block per member), else `bytes`.
+  /// The bytes of input its slot carries on a board of `ranks` members (board_carried).
   std::size_t carried(std::size_t ranks) const noexcept {
-    return kind == board_collective::reduce_scatter_block ? bytes * ranks : bytes;
+    return board_carried(kind, bytes, ranks);
   }
   /// Before a direct collective publishes its buffers: an in-place reduce-scatter keeps a copy
   /// of its input's first block for the peer that reads it (publish_buffers names the copy).
