@@ -153,10 +153,9 @@ std::string gather_blocks(rank_context& ctx, const board_call& e, std::span<cons
 }  // namespace
 
 bool board_moves_direct(board_collective kind, std::size_t bytes) noexcept {
-  return bytes > node_board::payload_max &&
-         (kind == board_collective::bcast || kind == board_collective::reduce ||
-          kind == board_collective::allreduce || kind == board_collective::reduce_generalized ||
-          kind == board_collective::allgather || kind == board_collective::reduce_scatter_block);
+  // Every board collective but the barrier moves data.
+  return bytes > node_board::payload_max && kind != board_collective::barrier &&
+         kind != board_collective::none;
 }
 
 std::string move_direct(rank_context& ctx, const board_call& e, std::span<const int> members,
