@@ -5,10 +5,12 @@
 // scans, on the world and on a shuffled group.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <numeric>
 #include <span>
 #include <string>
+#include <thread>
 
 #include "coll_reference.hpp"
 #include "harness.hpp"
@@ -773,6 +775,41 @@ TEST(Collectives, BadInput) {
         EXPECT_TRUE(threw) << "rank " << me;
       }
       w.barrier();
+    }
+  });
+}
+
+// More non-blocking collectives in flight on one group than its tags tell apart (a tag holds
+// up to 4096 sequence numbers). Collective 1 is a recursive-doubling allreduce; the others
+// are binomial bcasts from group rank 2, which sends to group rank 0 at once. The last member
+// starts late, so rank 0's allreduce still waits in its second round for rank 2 while rank 2's
+// bcasts go out: bcast 4097, under the allreduce's tag, must not be taken for its message.
+TEST(Collectives, MoreInFlightThanTagsTellApart) {
+  run([](cairn::world& w) {
+    const int gp = std::min(w.size(), 4);
+    auto g = w.group(cairn::ranks{0, gp, 1});
+    if (g.rank() < 0) return;
+    const int me = g.rank(), root = 2 % gp;
+    if (me == gp - 1) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    constexpr int total = 2 * 4096 + 4;
+    std::vector<std::int64_t> in(total), out(total, -1);
+    std::vector<cairn::request> reqs;
+    reqs.reserve(total);
+    for (int i = 0; i < total; ++i) {
+      if (i == 1) {
+        in[1] = 1000 + me;
+        reqs.push_back(g.iallreduce(std::span(&in[1], 1), std::span(&out[1], 1), cairn::plus{},
+                                    cairn::allreduce_algorithm::recursive_doubling));
+      } else {
+        if (me == root) out[static_cast<std::size_t>(i)] = i;
+        reqs.push_back(g.ibcast(std::span(&out[static_cast<std::size_t>(i)], 1), root,
+                                cairn::bcast_algorithm::binomial));
+      }
+    }
+    cairn::wait_all(reqs);
+    for (int i = 0; i < total; ++i) {
+      const std::int64_t want = i == 1 ? 1000 * gp + gp * (gp - 1) / 2 : i;
+      ASSERT_EQ(out[static_cast<std::size_t>(i)], want) << "collective " << i;
     }
   });
 }

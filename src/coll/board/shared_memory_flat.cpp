@@ -42,6 +42,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cairn/coll/schedule.hpp"
@@ -81,7 +82,7 @@ struct board_exec : board_call {
   bool eager = false;
   int arrived = 1;  // peers seen, counted from this rank on (this rank itself is 0)
   std::shared_ptr<const group_members> members;  // a gate's group (its schedule runs there)
-  std::uint32_t msg_seq = 0;                     // and the schedule's number on it
+  numbered msg_number;                           // and the schedule's number on it
 
   void bind(const prepared& p, rank_context& ctx) {
     bind_call(p);
@@ -90,9 +91,12 @@ struct board_exec : board_call {
     // Every board collective takes the group's message number too, so that a gate's schedule
     // (which needs one) and the board collectives of ranks that disagree with it leave every
     // rank's numbering alike.
-    msg_seq = cs.next_seq(p.target.members->id);
-    if (then) [[unlikely]]
+    if (then) [[unlikely]] {
+      msg_number = cs.next_seq(p.target.members->id);
       members = p.target.members;
+    } else {
+      cs.skip_seq(p.target.members->id);
+    }
     staged = !then && path == board_path::staged;
     direct =
         !then && board_moves_direct(kind, carried(ctx.world_group()->world_ranks.size()), path);
@@ -373,6 +377,7 @@ bool step(rank_context& ctx, const node_board& b, board_exec& e, board_wait& wai
 board_exec* exec_of(const request_state* s) { return static_cast<board_exec*>(s->engine_ptr); }
 
 void recycle(board_exec* e) {
+  e->msg_number.release();  // a gate that failed: its schedule never ran
   e->op.op.reset();
   e->error.clear();
   e->then.reset();
@@ -550,7 +555,8 @@ bool board_advance(rank_context& ctx, request_state* s) {
   }
   coll_state(ctx).watch_board({});
   if (e.then && e.error.empty()) {  // a gate passed: its schedule takes over the request
-    const bool done = continue_as_schedule(ctx, s, e, std::move(e.members), e.msg_seq);
+    const bool done =
+        continue_as_schedule(ctx, s, e, std::move(e.members), std::exchange(e.msg_number, {}));
     recycle(&e);
     return done;
   }

@@ -58,6 +58,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cairn/coll/schedule.hpp"
@@ -81,6 +82,7 @@ struct group_exec : board_call {
   int me = 0;  // group rank
   std::uint64_t group = 0, key = 0;
   std::uint32_t seq = 0;
+  numbered number;  // a gate's: `seq`, held for its schedule
   // What this rank's slot carries (its input, or a signature only), the shape of a generalized
   // reduce (its participants and receivers; 0 for the others) and the group ranks whose
   // operands it takes, [take_first, take_end).
@@ -107,7 +109,12 @@ struct group_exec : board_call {
     members = p.target.members;
     me = p.target.group_rank;
     group = members->id;
-    seq = coll_state(ctx).next_seq(group);
+    if (then) [[unlikely]] {
+      number = coll_state(ctx).next_seq(group);
+      seq = number.seq;
+    } else {
+      seq = coll_state(ctx).skip_seq(group);
+    }
     key = node_board::key_of(group, seq);
     const int n = static_cast<int>(members->world_ranks.size());
     carries = false;
@@ -375,6 +382,7 @@ void hand_to_tail(rank_context& ctx, group_exec& e) {
 }
 
 void recycle(group_exec* e) {
+  e->number.release();  // a gate that failed: its schedule never ran
   e->op.op.reset();
   e->members.reset();
   e->error.clear();
@@ -435,7 +443,8 @@ bool group_board_advance(rank_context& ctx, request_state* s) {
   --coll_state(ctx).group_board.pending;
   if (e.then && e.error.empty()) {  // a gate passed: its schedule takes over the request
     // (numbered as the gate on the group)
-    const bool done = continue_as_schedule(ctx, s, e, std::move(e.members), e.seq);
+    const bool done =
+        continue_as_schedule(ctx, s, e, std::move(e.members), std::exchange(e.number, {}));
     recycle(&e);
     return done;
   }

@@ -71,7 +71,10 @@ const std::size_t staging_part =
     node_regions::reserve(node_staging::part_bytes, &node_staging::format);
 std::size_t node_staging::part_offset() noexcept { return staging_part; }
 
-coll_rank::coll_rank(rank_context& ctx) : ctx_(ctx), layer_(ctx.add_layer(this, hooks)) {
+coll_rank::coll_rank(rank_context& ctx)
+    : ctx_(ctx),
+      layer_(ctx.add_layer(this, hooks)),
+      window_mask_((1u << coll_seq_bits(ctx.tag_ub())) - 1) {
   if (ctx.node_memory()) {
     view_.emplace(*ctx.node_memory());
     staging_.emplace(*ctx.node_memory());
@@ -82,6 +85,27 @@ void coll_rank::add(request_state* s) {
   s->ops = &operation_ops;
   running_.push_back(s);
   ctx_.mark_busy(layer_);
+}
+
+void coll_rank::find_numbers(std::uint64_t id) {
+  group_numbers& n = seq_[id];
+  if (n.held.empty()) {
+    n.mask = window_mask_;
+    n.held.assign((std::size_t{window_mask_} + 64) / 64, 0);
+  }
+  last_seq_ = &n;
+  last_seq_id_ = id;
+}
+
+void coll_rank::await_number(const group_numbers& n, std::uint32_t seq) {
+  // Only a rank with a whole window of non-blocking collectives in flight on one group gets
+  // here. Its waits for them advance as any wait does (a deadlock is reported, not hung).
+  std::uint64_t spins = 0;
+  for (;;) {
+    ctx_.progress();
+    if (!n.holds(seq)) return;
+    ctx_.idle(nullptr, spins);
+  }
 }
 
 bool coll_rank::advance() {

@@ -15,6 +15,7 @@
 
 #include "coll/board/board_layout.hpp"
 #include "coll/board/shared_memory_direct.hpp"
+#include "coll/engine/group_numbers.hpp"
 #include "runtime/rank_context.hpp"
 #include "transport/request_state.hpp"
 
@@ -89,16 +90,23 @@ class coll_rank {
   bool advance();
   /// A board collective left a tail (here or on a group): the rank advances this layer again.
   void tail_added() noexcept { ctx_.mark_busy(layer_); }
-  /// Sequence number of the next collective on the group with identity `id`.
-  std::uint32_t next_seq(std::uint64_t id) {
-    // A rank issues collectives mostly on one group at a time: remember its counter (map
-    // elements never move) and skip the hash lookup.
-    if (id != last_seq_id_ || !last_seq_) [[unlikely]] {
-      last_seq_ = &seq_[id];
-      last_seq_id_ = id;
-    }
-    return (*last_seq_)++;
+  /// The next number of a collective on the group with identity `id` (its tag: coll_tag),
+  /// held until that collective completes here (group_numbers::release). If the collective
+  /// that had the same tag `window` numbers earlier still runs, the rank first advances until
+  /// it completes.
+  numbered next_seq(std::uint64_t id) {
+    group_numbers& n = numbers_of(id);
+    const std::uint32_t seq = n.next++;
+    if (n.holds(seq)) [[unlikely]]
+      await_number(n, seq);
+    n.hold(seq);
+    return {&n, seq};
   }
+  /// Number `seq` of the group with identity `id`, taken earlier by next_seq.
+  numbered numbers(std::uint64_t id, std::uint32_t seq) { return {&numbers_of(id), seq}; }
+  /// The next number of a collective on the group that sends no messages (on the board),
+  /// not held: every rank numbers the group's collectives alike whichever path each took.
+  std::uint32_t skip_seq(std::uint64_t id) { return numbers_of(id).next++; }
 
   /// The board in the node's regions; null where the ranks share no node memory.
   const node_board* board_view() const noexcept { return view_ ? &*view_ : nullptr; }
@@ -127,9 +135,19 @@ class coll_rank {
   rank_context& ctx_;
   int layer_;
   std::vector<request_state*> running_;
-  std::unordered_map<std::uint64_t, std::uint32_t> seq_;
+  group_numbers& numbers_of(std::uint64_t id) {
+    // A rank issues collectives mostly on one group at a time: remember its numbers (map
+    // elements never move) and skip the hash lookup.
+    if (id != last_seq_id_ || !last_seq_) [[unlikely]]
+      find_numbers(id);
+    return *last_seq_;
+  }
+  void find_numbers(std::uint64_t id);
+  void await_number(const group_numbers& n, std::uint32_t seq);
+  std::unordered_map<std::uint64_t, group_numbers> seq_;
   std::uint64_t last_seq_id_ = 0;
-  std::uint32_t* last_seq_ = nullptr;
+  group_numbers* last_seq_ = nullptr;
+  std::uint32_t window_mask_;  // the numbers a tag tells apart, minus one
   board_wait wait_;
   std::optional<node_board> view_;
   std::optional<node_staging> staging_;

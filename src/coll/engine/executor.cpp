@@ -29,6 +29,7 @@ struct coll_exec {
   std::size_t temp_capacity = 0;
   op_binding op;
   int tag = 0;
+  numbered number;  // on its group, held until it completes
   std::size_t next_round = 0;
   std::vector<request_state*> pending;  // this round's unfinished messages
   std::vector<std::uint32_t> pending_step;
@@ -111,13 +112,16 @@ bool signature_step(coll_exec& e, const coll::step& st) {
 
 }  // namespace
 
+int coll_seq_bits(int tag_ub) noexcept {
+  // Up to 4096 collectives of one group in flight (group_numbers); the rest of the tag tells
+  // groups apart. With MPI's guaranteed minimum (tag_ub 32767: 15 bits) that is 128 in
+  // flight and 8 bits of group identity, so distinct groups may share tags there.
+  return std::min(12, tag_bits(tag_ub) / 2);
+}
+
 int coll_tag(int tag_ub, std::uint64_t group_id, std::uint32_t seq) {
-  const int bits = tag_bits(tag_ub);
-  // Up to 4096 collectives of one group in flight; the rest of the tag tells groups apart.
-  // With MPI's guaranteed minimum (tag_ub 32767: 15 bits) that is 7 bits of group identity,
-  // so distinct groups may share tags there (see the closing note of the collectives work).
-  const int seq_bits = std::min(12, bits / 2);
-  const int id_bits = bits - seq_bits;
+  const int seq_bits = coll_seq_bits(tag_ub);
+  const int id_bits = tag_bits(tag_ub) - seq_bits;
   const std::uint64_t id = (group_id ^ (group_id >> 32)) & ((std::uint64_t{1} << id_bits) - 1);
   return static_cast<int>((id << seq_bits) | (seq & ((1u << seq_bits) - 1)));
 }
@@ -129,10 +133,10 @@ std::uint64_t plan_fingerprint(const std::string& name) noexcept {  // FNV-1a
 }
 
 namespace {
-// A running collective's state for `plan` on `members`, numbered `seq` there.
+// A running collective's state for `plan` on `members`, numbered `number` there.
 coll_exec* bind_exec(rank_context& ctx, std::shared_ptr<const group_members> members,
                      std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
-                     op_binding op, std::uint32_t seq) {
+                     op_binding op, numbered number) {
   coll_exec* e = ctx.layer<exec_pool<coll_exec>>().take();
   e->plan = std::move(plan);
   e->members = std::move(members);
@@ -143,18 +147,19 @@ coll_exec* bind_exec(rank_context& ctx, std::shared_ptr<const group_members> mem
     e->temp_capacity = e->plan->temp_bytes;
   }
   e->op = std::move(op);
-  e->tag = coll_tag(ctx.tag_ub(), e->members->id, seq);
+  e->tag = coll_tag(ctx.tag_ub(), e->members->id, number.seq);
+  e->number = number;
   return e;
 }
 }  // namespace
 
 request start_schedule(coll_target t, const char* call, std::shared_ptr<const coll::schedule> plan,
-                       const void* in, void* out, op_binding op,
-                       std::optional<std::uint32_t> reserved) {
+                       const void* in, void* out, op_binding op, std::optional<numbered> reserved) {
   rank_context& ctx = *t.ctx;
   rank_entry guard(ctx);
-  const std::uint32_t seq = reserved ? *reserved : coll_state(ctx).next_seq(t.members->id);
-  coll_exec* e = bind_exec(ctx, std::move(t.members), std::move(plan), in, out, std::move(op), seq);
+  const numbered number = reserved ? *reserved : coll_state(ctx).next_seq(t.members->id);
+  coll_exec* e =
+      bind_exec(ctx, std::move(t.members), std::move(plan), in, out, std::move(op), number);
   request_state* s =
       ctx.acquire(request_state::kind::layer, call, -1, e->tag, msg_context::coll, nullptr, 0);
   s->engine_ptr = e;
@@ -164,9 +169,9 @@ request start_schedule(coll_target t, const char* call, std::shared_ptr<const co
 }
 
 bool continue_as_schedule(rank_context& ctx, request_state* s, board_call& gate,
-                          std::shared_ptr<const group_members> members, std::uint32_t seq) {
+                          std::shared_ptr<const group_members> members, numbered number) {
   coll_exec* e = bind_exec(ctx, std::move(members), std::move(gate.then), gate.in, gate.out,
-                           std::move(gate.op), seq);
+                           std::move(gate.op), number);
   e->after_gate = true;
   s->phase = 0;
   s->tag = e->tag;
@@ -202,6 +207,7 @@ bool coll_advance(rank_context& ctx, request_state* s) {
     if (e.next_round == e.plan->rounds()) {
       if (e.after_gate) [[unlikely]]
         board_take_deferred(ctx, e.error);
+      e.number.release();
       s->done.store(1, std::memory_order_release);  // request::ready() may look from outside
       ctx.note_progress();
       return true;
@@ -275,6 +281,7 @@ void coll_cancel(rank_context& ctx, request_state* s) {
   e->pending.clear();
   e->pending_step.clear();
   e->error.clear();
+  e->number.release();
   recycle(e);
   s->engine_ptr = nullptr;
 }

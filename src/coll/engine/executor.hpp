@@ -10,6 +10,7 @@
 
 #include "cairn/coll/detail/prepare.hpp"
 #include "cairn/coll/schedule.hpp"
+#include "coll/engine/group_numbers.hpp"
 #include "transport/request_state.hpp"
 
 namespace cairn::detail {
@@ -19,16 +20,18 @@ struct board_call;
 struct group_members;
 
 /// Starts `plan` on the group of `t` with the given buffers; returns its request. Numbered
-/// `seq` on the group when given (reserve_collective), else the group's next number.
+/// `number` on the group when given (reserved earlier), else the group's next number; the
+/// collective releases it when it completes.
 request start_schedule(coll_target t, const char* call, std::shared_ptr<const coll::schedule> plan,
                        const void* in, void* out, op_binding op,
-                       std::optional<std::uint32_t> seq = std::nullopt);
+                       std::optional<numbered> number = std::nullopt);
 
 /// Turns the request `s` of board gate `gate` whose signatures agreed (prepared::gate) into its
-/// running schedule, numbered `seq` on `members`, and advances it; true when complete. Takes
-/// the schedule and the operation out of `gate`, which the caller then recycles.
+/// running schedule, numbered `number` on `members` (which it releases when complete), and
+/// advances it; true when complete. Takes the schedule and the operation out of `gate`, which
+/// the caller then recycles.
 bool continue_as_schedule(rank_context& ctx, request_state* s, board_call& gate,
-                          std::shared_ptr<const group_members> members, std::uint32_t seq);
+                          std::shared_ptr<const group_members> members, numbered number);
 
 /// A fingerprint of an algorithm by its schedule's name, the same in every process.
 std::uint64_t plan_fingerprint(const std::string& name) noexcept;
@@ -42,6 +45,9 @@ void coll_cancel(rank_context& ctx, request_state* s);
 /// One line for the watchdog: schedule name, round, pending messages.
 std::string coll_describe(const request_state* s);
 
+/// How many low bits of a collective's tag number it on its group (the rest tell groups
+/// apart): collectives `1 << coll_seq_bits` numbers apart share a tag.
+int coll_seq_bits(int tag_ub) noexcept;
 /// The tag of a collective: group identity and sequence number packed under the engine's
 /// largest tag (collectives use their own message context, so user tags never collide).
 int coll_tag(int tag_ub, std::uint64_t group_id, std::uint32_t seq);

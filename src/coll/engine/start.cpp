@@ -214,22 +214,30 @@ request start_board(const prepared& p) {
 
 request start_prepared(prepared&& p) {
   if (p.board != board_collective::none) return start_board(p);
-  const std::uint32_t seq = reserve_collective(p.target);
-  if (runs_checked(p, seq)) p.plan = with_count_check(p);
+  rank_entry guard(*p.target.ctx);
+  const numbered number = coll_state(*p.target.ctx).next_seq(p.target.members->id);
+  if (runs_checked(p, number.seq)) p.plan = with_count_check(p);
   return start_schedule(std::move(p.target), p.call, std::move(p.plan), p.in, p.out,
-                        std::move(p.op), seq);
+                        std::move(p.op), number);
 }
 
 request start_prepared(const prepared& p) {
   if (p.board != board_collective::none) return start_board(p);
-  const std::uint32_t seq = reserve_collective(p.target);
-  return start_schedule(p.target, p.call, runs_checked(p, seq) ? with_count_check(p) : p.plan, p.in,
-                        p.out, p.op, seq);
+  rank_entry guard(*p.target.ctx);
+  const numbered number = coll_state(*p.target.ctx).next_seq(p.target.members->id);
+  return start_schedule(p.target, p.call,
+                        runs_checked(p, number.seq) ? with_count_check(p) : p.plan, p.in, p.out,
+                        p.op, number);
 }
 
 std::uint32_t reserve_collective(const coll_target& t) {
   rank_entry guard(*t.ctx);
-  return coll_state(*t.ctx).next_seq(t.members->id);
+  return coll_state(*t.ctx).next_seq(t.members->id).seq;
+}
+
+void release_collective(const coll_target& t, std::uint32_t seq) {
+  rank_entry guard(*t.ctx);
+  coll_state(*t.ctx).numbers(t.members->id, seq).release();
 }
 
 request start_reserved(prepared&& p, std::uint32_t seq) {
@@ -238,8 +246,10 @@ request start_reserved(prepared&& p, std::uint32_t seq) {
   p.board = board_collective::none;
   p.gate = false;
   if (runs_checked(p, seq)) p.plan = with_count_check(p);
+  rank_entry guard(*p.target.ctx);
+  const numbered number = coll_state(*p.target.ctx).numbers(p.target.members->id, seq);
   return start_schedule(std::move(p.target), p.call, std::move(p.plan), p.in, p.out,
-                        std::move(p.op), seq);
+                        std::move(p.op), number);
 }
 
 void run_blocking(prepared&& p) {

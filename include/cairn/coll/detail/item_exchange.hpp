@@ -426,9 +426,12 @@ class exchange_operation final : public operation {
  public:
   /// Takes the exchange (already packed) and starts its first stage.
   exchange_operation(std::unique_ptr<item_exchange<E>> x, const coll_target& t, Finish finish)
-      : x_(std::move(x)), finish_(std::move(finish)) {
+      : x_(std::move(x)), finish_(std::move(finish)), target_(t) {
     req_ = start_prepared(x_->sizes());
     seq_ = reserve_collective(t);
+  }
+  ~exchange_operation() override {
+    if (stage_ == 1) release_collective(target_, seq_);  // withdrawn before its data stage
   }
   bool advance() override {
     if (stage_ == 1) {
@@ -450,6 +453,7 @@ class exchange_operation final : public operation {
   std::unique_ptr<item_exchange<E>> x_;
   Finish finish_;
   request req_;
+  coll_target target_;
   std::uint32_t seq_ = 0;
   int stage_ = 1;
 };

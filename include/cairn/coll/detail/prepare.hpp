@@ -172,6 +172,9 @@ void describe_board_plan(prepared& p);
 /// later with start_reserved: the later stage of a non-blocking collective of several stages
 /// (sizes, then the data) keeps its place among the collectives issued after it.
 std::uint32_t reserve_collective(const coll_target& t);
+/// Gives back a number reserved for a collective that is never started (its tag is free
+/// again; a group's collectives wait for their tag while it is held).
+void release_collective(const coll_target& t, std::uint32_t seq);
 /// Starts `p` as the collective numbered `seq` on its group (reserve_collective). `p` must run
 /// by messages: a v-collective, or one with its algorithm forced off the board; a gate is
 /// dropped (every member computed the same sizes).
