@@ -107,18 +107,27 @@ struct front_entry {
 constexpr std::size_t front_size = 64;
 // Per rank (rank_context::layer), one for every collective (the key names the planner):
 // declared inside cached<Make>, it was a type, and a layer slot, per instantiation.
+// A plan preceded by the count check (with_count_check), by the plan it precedes (held, so
+// that no other plan takes its address) and the signature checked.
+struct checked_entry {
+  plan_ptr main;
+  std::size_t bytes = 0;
+  int root = -1;
+  plan_ptr plan;
+};
 struct plans {
   explicit plans(rank_context&) {}
   bounded_cache<plan_key, plan_ptr, plan_key_hash, 4096> cache;
   std::array<front_entry, front_size> front{};
+  std::array<checked_entry, front_size> checked{};  // direct-mapped as `front`
 };
 template <class Make>
 const plan_ptr& cached(const coll_target& t, const plan_key& k, Make&& make) {
-  auto& [cache, front] = t.ctx->layer<plans>();
+  plans& all = t.ctx->layer<plans>();
   const std::size_t h = plan_key_hash{}(k);
-  front_entry& f = front[(h ^ (h >> 17)) & (front_size - 1)];
+  front_entry& f = all.front[(h ^ (h >> 17)) & (front_size - 1)];
   if (f.plan && f.key == k) return f.plan;
-  f = {k, cache.get(k, [&] { return std::make_shared<const coll::schedule>(make()); })};
+  f = {k, all.cache.get(k, [&] { return std::make_shared<const coll::schedule>(make()); })};
   return f.plan;
 }
 
@@ -148,17 +157,23 @@ bool runs_checked(const prepared& p, std::uint32_t seq) {
   return seq % checked_every == 0 || (p.checked && count_check_enabled());
 }
 
-// The plan of `p` after the count check, planned per start (1 in checked_every, or every
-// start in the debugging mode CAIRN_COLL_CHECK=1). The v-collectives, whose counts legitimately
-// differ, check only the root and the algorithm.
-std::shared_ptr<const coll::schedule> with_count_check(const prepared& p) {
+// The plan of `p` after the count check (1 start in checked_every, or every start in the
+// debugging mode CAIRN_COLL_CHECK=1), cached per rank. The v-collectives, whose counts
+// legitimately differ, check only the root and the algorithm.
+const plan_ptr& with_count_check(const prepared& p) {
+  const std::size_t bytes = p.checked ? p.check_bytes : 0;
+  const std::size_t h = std::hash<const void*>{}(p.plan.get()) ^ (bytes * 0x9E3779B97F4A7C15ull) ^
+                        static_cast<std::size_t>(p.check_root + 1);
+  checked_entry& e = p.target.ctx->layer<plans>().checked[(h ^ (h >> 17)) & (front_size - 1)];
+  if (e.main == p.plan && e.bytes == bytes && e.root == p.check_root) return e.plan;
   const coll::schedule& main = *p.plan;
-  coll::schedule s = coll::plan_count_check_dissemination(
-      main.group_size, main.group_rank, p.checked ? p.check_bytes : 0, p.check_root);
+  coll::schedule s =
+      coll::plan_count_check_dissemination(main.group_size, main.group_rank, bytes, p.check_root);
   s.name = main.name + "+count_check";
   coll::append(s, main,
                {{coll::slot::input, 0}, {coll::slot::output, 0}, {coll::slot::temp, s.temp_bytes}});
-  return std::make_shared<const coll::schedule>(std::move(s));
+  e = {p.plan, bytes, p.check_root, std::make_shared<const coll::schedule>(std::move(s))};
+  return e.plan;
 }
 
 // A collective forced onto the board (shared_memory), or refused with the reason.
