@@ -23,12 +23,16 @@
 //   failure_program slow            no failure: the last rank computes for 4 s (longer than a
 //                                   deadlock takes to be found) while the others wait for it
 //                                   in a receive and in allreduce; prints the sum
+//   failure_program window          rank 0 starts 4097 non-blocking bcasts by messages, more
+//                                   than a group's tags tell apart, before it sends the others
+//                                   the message they wait for before starting theirs
 //   failure_program groups          rank 0 redistributes into a group of every rank in reverse
 //                                   order, the others into one in rank order
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -70,6 +74,15 @@ int main(int argc, char** argv) {
       w.recv(&v, 1, last, 7);
     } else if (mode == "deadlock") {
       w.recv(&v, 1, (w.rank() + 1) % w.size(), 7);
+    } else if (mode == "window") {
+      std::vector<int> values(4097);
+      std::vector<cairn::request> bcasts;
+      if (w.rank() != 0) w.recv(&v, 1, 0, 7);
+      for (int& x : values)
+        bcasts.push_back(w.ibcast(std::span(&x, 1), 0, cairn::bcast_algorithm::binomial));
+      if (w.rank() == 0)
+        for (int r = 1; r < w.size(); ++r) w.send(&v, 1, r, 7);
+      cairn::wait_all(bcasts);
     } else if (mode == "algorithms" || mode == "algorithms-first") {
       std::vector<int> mine(64, w.rank()), all(static_cast<std::size_t>(w.size()) * 64);
       if (mode == "algorithms") w.allgather(mine, all, cairn::allgather_algorithm::ring);

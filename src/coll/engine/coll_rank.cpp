@@ -97,14 +97,15 @@ void coll_rank::find_numbers(std::uint64_t id) {
   last_seq_id_ = id;
 }
 
-void coll_rank::await_number(const group_numbers& n, std::uint32_t seq) {
+void coll_rank::await_number(group_numbers& n, std::uint32_t seq) {
   // Only a rank with a whole window of non-blocking collectives in flight on one group gets
-  // here. Its waits for them advance as any wait does (a deadlock is reported, not hung).
+  // here. It waits as for the collective holding the tag: a deadlock or an ended peer is
+  // reported naming that collective, not hung.
   std::uint64_t spins = 0;
   for (;;) {
     ctx_.progress();
     if (!n.holds(seq)) return;
-    ctx_.idle(nullptr, spins);
+    ctx_.idle(coll_holding(running_, {&n, seq}), spins);
   }
 }
 

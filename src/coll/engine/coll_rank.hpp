@@ -143,7 +143,7 @@ class coll_rank {
     return *last_seq_;
   }
   void find_numbers(std::uint64_t id);
-  void await_number(const group_numbers& n, std::uint32_t seq);
+  void await_number(group_numbers& n, std::uint32_t seq);
   std::unordered_map<std::uint64_t, group_numbers> seq_;
   std::uint64_t last_seq_id_ = 0;
   group_numbers* last_seq_ = nullptr;

@@ -286,6 +286,15 @@ void coll_cancel(rank_context& ctx, request_state* s) {
   s->engine_ptr = nullptr;
 }
 
+request_state* coll_holding(const std::vector<request_state*>& running, const numbered& n) {
+  for (request_state* s : running)
+    if (s->phase != board_phase && s->phase != group_board_phase) {
+      const numbered& held = exec_of(s)->number;
+      if (held.numbers == n.numbers && ((held.seq ^ n.seq) & n.numbers->mask) == 0) return s;
+    }
+  return nullptr;
+}
+
 std::string coll_describe(const request_state* s) {
   if (s->phase == board_phase) return board_describe(s);
   if (s->phase == group_board_phase) return group_board_describe(s);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cairn/coll/detail/prepare.hpp"
 #include "cairn/coll/schedule.hpp"
@@ -42,6 +43,8 @@ bool coll_advance(rank_context& ctx, request_state* s);
 bool coll_finish(request_state* s, std::string& error);
 /// Withdraws a running collective (exception unwinding): cancels its pending messages.
 void coll_cancel(rank_context& ctx, request_state* s);
+/// Of the collectives `running`, the one by messages that holds number `n`'s tag (null: none).
+request_state* coll_holding(const std::vector<request_state*>& running, const numbered& n);
 /// One line for the watchdog: schedule name, round, pending messages.
 std::string coll_describe(const request_state* s);
 
