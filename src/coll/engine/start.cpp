@@ -105,8 +105,6 @@ struct front_entry {
   plan_ptr plan;
 };
 constexpr std::size_t front_size = 64;
-// Per rank (rank_context::layer), one for every collective (the key names the planner):
-// declared inside cached<Make>, it was a type, and a layer slot, per instantiation.
 // A plan preceded by the count check (with_count_check), by the plan it precedes (held, so
 // that no other plan takes its address) and the signature checked.
 struct checked_entry {
@@ -115,6 +113,8 @@ struct checked_entry {
   int root = -1;
   plan_ptr plan;
 };
+// Per rank (rank_context::layer), one for every collective (the key names the planner):
+// declared inside cached<Make>, it was a type, and a layer slot, per instantiation.
 struct plans {
   explicit plans(rank_context&) {}
   bounded_cache<plan_key, plan_ptr, plan_key_hash, 4096> cache;
@@ -260,8 +260,8 @@ request start_reserved(prepared&& p, std::uint32_t seq) {
     fail(p.call, p.target.world_rank, "internal: a reserved collective must run by messages");
   p.board = board_collective::none;
   p.gate = false;
-  if (runs_checked(p, seq)) p.plan = with_count_check(p);
   rank_entry guard(*p.target.ctx);
+  if (runs_checked(p, seq)) p.plan = with_count_check(p);
   const numbered number = coll_state(*p.target.ctx).numbers(p.target.members->id, seq);
   return start_schedule(std::move(p.target), p.call, std::move(p.plan), p.in, p.out,
                         std::move(p.op), number);
