@@ -71,10 +71,7 @@ const std::size_t staging_part =
     node_regions::reserve(node_staging::part_bytes, &node_staging::format);
 std::size_t node_staging::part_offset() noexcept { return staging_part; }
 
-coll_rank::coll_rank(rank_context& ctx)
-    : ctx_(ctx),
-      layer_(ctx.add_layer(this, hooks)),
-      window_mask_((1u << coll_seq_bits(ctx.tag_ub())) - 1) {
+coll_rank::coll_rank(rank_context& ctx) : ctx_(ctx), layer_(ctx.add_layer(this, hooks)) {
   if (ctx.node_memory()) {
     view_.emplace(*ctx.node_memory());
     staging_.emplace(*ctx.node_memory());
@@ -90,8 +87,8 @@ void coll_rank::add(request_state* s) {
 void coll_rank::find_numbers(std::uint64_t id) {
   group_numbers& n = seq_[id];
   if (n.held.empty()) {
-    n.mask = window_mask_;
-    n.held.assign((std::size_t{window_mask_} + 64) / 64, 0);
+    n.mask = (1u << coll_seq_bits(ctx_.tag_ub())) - 1;
+    n.held.assign((std::size_t{n.mask} + 64) / 64, 0);
   }
   last_seq_ = &n;
   last_seq_id_ = id;

@@ -147,7 +147,6 @@ class coll_rank {
   std::unordered_map<std::uint64_t, group_numbers> seq_;
   std::uint64_t last_seq_id_ = 0;
   group_numbers* last_seq_ = nullptr;
-  std::uint32_t window_mask_;  // the numbers a tag tells apart, minus one
   board_wait wait_;
   std::optional<node_board> view_;
   std::optional<node_staging> staging_;

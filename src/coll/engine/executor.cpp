@@ -154,10 +154,9 @@ coll_exec* bind_exec(rank_context& ctx, std::shared_ptr<const group_members> mem
 }  // namespace
 
 request start_schedule(coll_target t, const char* call, std::shared_ptr<const coll::schedule> plan,
-                       const void* in, void* out, op_binding op, std::optional<numbered> reserved) {
+                       const void* in, void* out, op_binding op, numbered number) {
   rank_context& ctx = *t.ctx;
   rank_entry guard(ctx);
-  const numbered number = reserved ? *reserved : coll_state(ctx).next_seq(t.members->id);
   coll_exec* e =
       bind_exec(ctx, std::move(t.members), std::move(plan), in, out, std::move(op), number);
   request_state* s =

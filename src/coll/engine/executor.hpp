@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,12 +19,11 @@ class rank_context;
 struct board_call;
 struct group_members;
 
-/// Starts `plan` on the group of `t` with the given buffers; returns its request. Numbered
-/// `number` on the group when given (reserved earlier), else the group's next number; the
-/// collective releases it when it completes.
+/// Starts `plan` on the group of `t` with the given buffers, as the collective numbered
+/// `number` there (coll_rank::next_seq); returns its request. The collective releases the
+/// number when it completes.
 request start_schedule(coll_target t, const char* call, std::shared_ptr<const coll::schedule> plan,
-                       const void* in, void* out, op_binding op,
-                       std::optional<numbered> number = std::nullopt);
+                       const void* in, void* out, op_binding op, numbered number);
 
 /// Turns the request `s` of board gate `gate` whose signatures agreed (prepared::gate) into its
 /// running schedule, numbered `number` on `members` (which it releases when complete), and
