@@ -21,10 +21,12 @@ Errors are :class:`cairn.Error` carrying cairn's message (the call, the rank and
 
 from __future__ import annotations
 
+import atexit
 import functools
 import operator
 import pickle
 import sys
+import traceback
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from . import _cairn
@@ -47,7 +49,7 @@ __all__ = [
     "ANY_SOURCE", "ANY_TAG", "IN_PLACE", "Channel", "Error", "Group", "Op", "Request", "RunAborted",
     "Status", "World", "SUM", "PROD", "MIN", "MAX", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR",
     "launch", "detect_engine", "mpi_available", "wait_all", "DArray", "redistribute",
-    "iredistribute", "Tasks",
+    "iredistribute", "Tasks", "MPISession", "world_from_mpi4py",
 ]
 
 SUM = Op.SUM
@@ -85,6 +87,93 @@ def launch(fn: Callable[[World], Any], ranks: Optional[int] = None, *,
     """
     comm_f = None if comm is None else comm.py2f()
     _cairn.launch(fn, ranks, engine, nodes, watchdog_s, progress, comm_f, list(sys.argv))
+
+
+class MPISession:
+    """cairn beside an mpi4py program that keeps its own structure: the MPI engine over the
+    processes of ``comm`` (an mpi4py communicator; world rank = rank in ``comm``), open from here
+    to :meth:`close`, without handing a function to :func:`launch`::
+
+        from mpi4py import MPI
+        with cairn.MPISession(MPI.COMM_WORLD) as s:
+            w = s.world
+            total = w.allreduce(w.rank)   # cairn's calls beside the program's own MPI calls
+
+    Opening and closing are collective over ``comm``; closing waits for every process to close
+    its own. ``nodes``, ``watchdog_s`` and ``progress`` are as for :func:`launch` (the
+    ``CAIRN_*`` variables are read; ``sys.argv`` is not). While a session is open, an exception
+    that leaves its ``with`` block, or that no code catches, ends the whole job with a non-zero
+    exit after the traceback, since the other processes may be waiting for this one (as a
+    raising rank does under :func:`launch`). Sessions still open when Python exits are closed
+    then, before mpi4py finalizes MPI. A bad ``comm`` or setting raises :class:`cairn.Error`.
+    """
+
+    def __init__(self, comm: Any, *, nodes: Optional[int] = None,
+                 watchdog_s: Optional[float] = None, progress: Optional[str] = None) -> None:
+        if not hasattr(_cairn, "_Session"):
+            raise Error("cairn.MPISession: needs the MPI engine, which this build of cairn lacks")
+        self._session = _cairn._Session(comm.py2f(), nodes, watchdog_s, progress)
+        #: This process's rank of the session; it refuses calls once the session is closed.
+        self.world: World = self._session.world
+        _watch_sessions()
+        _open_sessions.append(self)
+
+    @property
+    def is_open(self) -> bool:
+        """True until :meth:`close`."""
+        return self._session.is_open
+
+    def close(self) -> None:
+        """Ends the session (collective; does nothing if closed already)."""
+        if self in _open_sessions:
+            _open_sessions.remove(self)
+        self._session.close()
+
+    def abort(self, what: str) -> None:
+        """Ends the whole job now (exit code 1) after printing ``cairn: rank <r> failed: what``."""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._session.abort(what)
+
+    def __enter__(self) -> MPISession:
+        return self
+
+    def __exit__(self, kind, value, tb) -> None:
+        if kind is None:
+            self.close()
+            return
+        traceback.print_exception(kind, value, tb)
+        self.abort(f"{kind.__name__}: {value}")
+
+
+def world_from_mpi4py(comm: Any, *, nodes: Optional[int] = None,
+                      watchdog_s: Optional[float] = None,
+                      progress: Optional[str] = None) -> World:
+    """Opens an :class:`MPISession` on the mpi4py communicator ``comm`` and returns its world;
+    the session stays open until Python exits (collective over ``comm``)."""
+    return MPISession(comm, nodes=nodes, watchdog_s=watchdog_s, progress=progress).world
+
+
+_open_sessions: list[MPISession] = []  # oldest first
+_watching = False
+
+
+def _watch_sessions() -> None:
+    """Once: an uncaught exception ends the job while sessions are open; exit closes them."""
+    global _watching
+    if _watching:
+        return
+    _watching = True
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        previous(kind, value, tb)
+        if _open_sessions:
+            _open_sessions[-1].abort(f"{kind.__name__}: {value}")
+
+    sys.excepthook = hook
+    # Registered after mpi4py was imported, whose MPI_Finalize runs later still (at C level).
+    atexit.register(lambda: [s.close() for s in reversed(list(_open_sessions))])
 
 
 def detect_engine() -> str:

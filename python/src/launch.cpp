@@ -27,13 +27,14 @@ std::optional<cairn::engine> engine_of(const std::optional<std::string>& name) {
   throw cairn::error("cairn.launch: engine must be 'threads' or 'mpi', not '" + *name + "'");
 }
 
-std::optional<cairn::progress_mode> progress_of(const std::optional<std::string>& name) {
+std::optional<cairn::progress_mode> progress_of(const std::optional<std::string>& name,
+                                                const char* call) {
   if (!name) return std::nullopt;
   if (*name == "calls") return cairn::progress_mode::calls;
   if (*name == "peers") return cairn::progress_mode::peers;
   if (*name == "thread") return cairn::progress_mode::thread;
-  throw cairn::error("cairn.launch: progress must be 'calls', 'peers' or 'thread', not '" + *name +
-                     "'");
+  throw cairn::error(std::string(call) + ": progress must be 'calls', 'peers' or 'thread', not '" +
+                     *name + "'");
 }
 
 // What a rank's function raised first (the threads engine re-raises it in launch's caller).
@@ -56,7 +57,7 @@ void bind_launch(nb::module_& m, nb::handle aborted) {
         options.ranks = ranks;
         options.nodes = nodes;
         options.watchdog_s = watchdog_s;
-        options.progress = progress_of(progress);
+        options.progress = progress_of(progress, "cairn.launch");
         if (argv.empty()) argv.push_back("python");
         std::vector<char*> args;
         for (auto& a : argv) args.push_back(a.data());
@@ -113,6 +114,34 @@ void bind_launch(nb::module_& m, nb::handle aborted) {
       nb::arg("nodes") = nb::none(), nb::arg("watchdog_s") = nb::none(),
       nb::arg("progress") = nb::none(), nb::arg("mpi_comm_f") = nb::none(),
       nb::arg("argv") = std::vector<std::string>{});
+
+#if CAIRN_PYTHON_HAVE_MPI
+  // cairn.MPISession's core: a cairn::mpi_session on an mpi4py communicator (Fortran handle).
+  nb::class_<cairn::mpi_session>(m, "_Session")
+      .def(
+          "__init__",
+          [](cairn::mpi_session* self, long comm_f, std::optional<int> nodes,
+             std::optional<double> watchdog_s, std::optional<std::string> progress) {
+            cairn::launch_options options;
+            options.nodes = nodes;
+            options.watchdog_s = watchdog_s;
+            options.progress = progress_of(progress, "cairn.MPISession");
+            const MPI_Comm comm = MPI_Comm_f2c(static_cast<MPI_Fint>(comm_f));
+            unlocked gil_free;  // collective over the communicator
+            new (self) cairn::mpi_session(comm, options);
+          },
+          nb::arg("comm_f"), nb::arg("nodes").none(), nb::arg("watchdog_s").none(),
+          nb::arg("progress").none())
+      // A copy: it outlives the session and then refuses calls, as a world kept after launch.
+      .def_prop_ro("world", [](cairn::mpi_session& s) { return s.world(); })
+      .def_prop_ro("is_open", &cairn::mpi_session::is_open)
+      .def("close",
+           [](cairn::mpi_session& s) {
+             unlocked gil_free;  // waits for every process to close its own
+             s.close();
+           })
+      .def("abort", [](cairn::mpi_session& s, const std::string& what) { s.abort(what); });
+#endif
 
   m.def("detect_engine", [](std::vector<std::string> argv) {
     if (argv.empty()) argv.push_back("python");

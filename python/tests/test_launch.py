@@ -109,3 +109,53 @@ def test_mpi4py_beside_cairn():
 
     cairn.launch(in_half, comm=half)
     half.Free()
+
+
+@pytest.mark.skipif(ENGINE != "mpi", reason="sessions run on the MPI engine")
+def test_a_session_beside_mpi4py_without_launch():
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    me, n = comm.Get_rank(), comm.Get_size()
+    rng = np.random.default_rng(0x5E55 + me)
+    with cairn.MPISession(comm) as s:
+        assert s.is_open
+        w = s.world
+        assert w.engine == "mpi" and w.rank == me and w.size == n and w.args == []
+        for count in (1, 1000, 70000):
+            x = rng.integers(-1000, 1000, count)
+            mine = np.empty_like(x)
+            w.Allreduce(x, mine, op=cairn.SUM)
+            theirs = np.empty_like(x)
+            comm.Allreduce(x, theirs, op=MPI.SUM)  # the program's own MPI call between cairn's
+            assert np.array_equal(mine, theirs)
+            g = w.group(list(range(1, n, 2)))
+            if g.rank >= 0:
+                assert g.allreduce(int(x[0])) == g.to_mpi4py().allreduce(int(x[0]))
+            # A ring of objects.
+            r = w.irecv((me + n - 1) % n, tag=5)
+            w.send((me, count), (me + 1) % n, tag=5)
+            assert r.wait() == ((me + n - 1) % n, count)
+    assert not s.is_open
+    s.close()  # closing again does nothing
+    with pytest.raises(cairn.Error, match="use after the run ended"):
+        w.allreduce(1)
+
+    # A session on each half of a split, at once.
+    half = comm.Split(me % 2, me)
+    with cairn.MPISession(half) as s:
+        assert s.world.size == half.Get_size() and s.world.rank == half.Get_rank()
+        assert s.world.allgather(me) == list(range(me % 2, n, 2))
+    half.Free()
+
+
+@pytest.mark.skipif(ENGINE != "mpi", reason="sessions run on the MPI engine")
+def test_a_session_refuses_bad_settings_before_communicating():
+    from mpi4py import MPI
+
+    with pytest.raises(cairn.Error, match="cairn::mpi_session: the session was given MPI_COMM_NULL"):
+        cairn.MPISession(MPI.COMM_NULL)
+    with pytest.raises(cairn.Error, match="cairn.MPISession: progress must be"):
+        cairn.MPISession(MPI.COMM_WORLD, progress="bogus")
+    with pytest.raises(cairn.Error, match=r"cairn::mpi_session: launch_options::nodes = 0"):
+        cairn.MPISession(MPI.COMM_WORLD, nodes=0)

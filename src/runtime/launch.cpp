@@ -24,6 +24,7 @@
 #if CAIRN_HAVE_MPI
 #include <mpi.h>
 
+#include "cairn/runtime/mpi.hpp"
 #include "transport/mpi_transport.hpp"
 #endif
 
@@ -305,7 +306,7 @@ run_settings resolve(const command_line& cl, const launch_options& o, bool on_co
   run_settings s;
   const std::optional<engine> asked = engine_of(cl);
   if (o.engine && on_communicator && *o.engine != engine::mpi)
-    bad("launch_options::engine = threads, but launch was given an MPI communicator");
+    bad("launch_options::engine = threads, but the run was given an MPI communicator");
   s.eng = o.engine               ? *o.engine
           : on_communicator      ? engine::mpi
           : asked                ? *asked
@@ -517,67 +518,171 @@ void emulate_nodes(topology& topo, int k) {
   topo.node_count = static_cast<int>(seen.size());
 }
 
+// One process's rank of a run on the MPI engine, from its start to its end: what run_mpi runs
+// the rank's function in, and what an mpi_session keeps open. `call` names the caller in
+// messages about the communicator.
+class mpi_rank_run {
+ public:
+  mpi_rank_run(const run_settings& s, const char* call, const void* comm_given,
+               std::vector<std::string> args) {
+    MPI_Comm comm = MPI_COMM_WORLD;
+    if (comm_given) {
+      if (!detail::mpi_active())
+        bad(std::string(call) + " was called while MPI is not initialized");
+      comm = *static_cast<const MPI_Comm*>(comm_given);
+      if (comm == MPI_COMM_NULL) bad(std::string(call) + " was given MPI_COMM_NULL");
+    }
+    const progress_setting progress = s.progress;
+    const thread_level asked =
+        progress.mode == progress_mode::thread ? thread_level::multiple : s.level;
+    // Without the progress thread the rank's own thread is the only one that calls MPI.
+    const std::string wrong = detail::mpi_ensure_initialized(
+        static_cast<int>(asked), progress.mode == progress_mode::thread);
+    if (!wrong.empty()) bad(wrong);
+    auto topo = std::make_shared<topology>();
+    int size = 0, local_size = 1;
+    detail::mpi_world_layout(comm, rank_, size, topo->node_of, topo->node_count, local_size);
+    if (s.nodes > 1) emulate_nodes(*topo, std::min(s.nodes, size));
+    topo->derive();
+    run_ = std::make_shared<run_state>();
+    run_->args = std::move(args);
+    run_->hard_abort = [rank = rank_](const std::string& what) {
+      print_failure(rank, what);
+      MPI_Abort(MPI_COMM_WORLD, 1);  // the whole job, also beyond a communicator given to launch
+    };
+    const bool oversubscribed =
+        static_cast<unsigned>(local_size) > std::max(1u, std::thread::hardware_concurrency());
+    ctx_ = std::make_shared<rank_context>(rank_, size, engine::mpi, run_, topo, s.watchdog_s);
+    ctx_->set_transport(std::make_unique<detail::mpi_transport>(*ctx_, oversubscribed, comm,
+                                                                topo->node_count == 1));
+    if (progress.mode == progress_mode::thread) {
+      ctx_->enable_helpers();
+      progress_thread_.emplace(std::vector<rank_context*>{ctx_.get()}, progress.interval_s);
+    }
+    detail::mpi_note_run(rank_);
+  }
+  mpi_rank_run(const mpi_rank_run&) = delete;
+  mpi_rank_run& operator=(const mpi_rank_run&) = delete;
+  ~mpi_rank_run() {
+    detail::mpi_note_run(-1);
+    progress_thread_.reset();
+    ctx_->end();
+    ctx_->set_transport(nullptr);  // frees the run's communicators while MPI is still up
+  }
+
+  const std::shared_ptr<rank_context>& context() const noexcept { return ctx_; }
+  int rank() const noexcept { return rank_; }
+
+  /// The rank's work returned normally: ends the run as every rank does (collective; waits
+  /// for the others, reports messages nobody received).
+  void finish() {
+    ctx_->finish_layers();
+    progress_thread_.reset();
+    detail::mpi_note_run(-1);
+    ctx_->tp().announce_end();
+    ctx_->tp().finish(*ctx_);
+  }
+
+  /// Something escaped the rank's work: records it and ends the job (MPI_Abort).
+  [[noreturn]] void fail(const std::string& what) noexcept {
+    try {
+      run_->fail(rank_, what);
+    } catch (...) {
+    }
+    hard_abort();  // fail() aborts unless another failure was recorded first
+  }
+
+  /// Ends the job after a failure recorded elsewhere (run_aborted reached the top).
+  [[noreturn]] void hard_abort() noexcept {
+    try {
+      run_->hard_abort(run_->message);
+    } catch (...) {
+    }
+    std::abort();  // MPI_Abort returned
+  }
+
+ private:
+  int rank_ = 0;
+  std::shared_ptr<run_state> run_;
+  std::shared_ptr<rank_context> ctx_;
+  std::optional<detail::progress_thread> progress_thread_;
+};
+
 int run_mpi(const run_settings& s, const void* comm_given, std::vector<std::string> args,
             const std::function<void(world&)>& fn) {
-  const progress_setting progress = s.progress;
-  MPI_Comm comm = MPI_COMM_WORLD;
-  if (comm_given) {
-    if (!detail::mpi_active()) bad("launch(MPI_Comm, ...) was called while MPI is not initialized");
-    comm = *static_cast<const MPI_Comm*>(comm_given);
-    if (comm == MPI_COMM_NULL) bad("launch(MPI_Comm, ...) was given MPI_COMM_NULL");
-  }
-  const thread_level asked =
-      progress.mode == progress_mode::thread ? thread_level::multiple : s.level;
-  // Without the progress thread the rank's own thread is the only one that calls MPI.
-  const std::string wrong = detail::mpi_ensure_initialized(static_cast<int>(asked),
-                                                           progress.mode == progress_mode::thread);
-  if (!wrong.empty()) bad(wrong);
-  auto topo = std::make_shared<topology>();
-  int rank = 0, size = 0, local_size = 1;
-  detail::mpi_world_layout(comm, rank, size, topo->node_of, topo->node_count, local_size);
-  if (s.nodes > 1) emulate_nodes(*topo, std::min(s.nodes, size));
-  topo->derive();
-  auto run = std::make_shared<run_state>();
-  run->args = std::move(args);
-  run->hard_abort = [rank](const std::string& what) {
-    print_failure(rank, what);
-    MPI_Abort(MPI_COMM_WORLD, 1);  // the whole job, also beyond a communicator given to launch
-  };
-  const bool oversubscribed =
-      static_cast<unsigned>(local_size) > std::max(1u, std::thread::hardware_concurrency());
-  auto c = std::make_shared<rank_context>(rank, size, engine::mpi, run, topo, s.watchdog_s);
-  c->set_transport(
-      std::make_unique<detail::mpi_transport>(*c, oversubscribed, comm, topo->node_count == 1));
-  std::optional<detail::progress_thread> progress_thread;
-  if (progress.mode == progress_mode::thread) {
-    c->enable_helpers();
-    progress_thread.emplace(std::vector<rank_context*>{c.get()}, progress.interval_s);
-  }
-  detail::mpi_note_run(rank);
+  mpi_rank_run run(s, "launch(MPI_Comm, ...)", comm_given, std::move(args));
   try {
-    world w(c);
+    world w(run.context());
     fn(w);
-    c->finish_layers();
-    progress_thread.reset();
-    detail::mpi_note_run(-1);
-    c->tp().announce_end();
-    c->tp().finish(*c);
+    run.finish();
   } catch (const detail::run_aborted&) {
     // Only reachable if a hard abort returned; end the job all the same.
-    run->hard_abort(run->message);
+    run.hard_abort();
   } catch (const std::exception& e) {
-    run->fail(rank, e.what());
+    run.fail(e.what());
   } catch (...) {
-    run->fail(rank, "unknown exception");
+    run.fail("unknown exception");
   }
-  detail::mpi_note_run(-1);
-  progress_thread.reset();
-  c->end();
-  c->set_transport(nullptr);  // frees the run's communicators while MPI is still up
   return 0;
 }
 #endif
 }  // namespace
+
+#if CAIRN_HAVE_MPI
+struct mpi_session::state {
+  mpi_rank_run run;
+  cairn::world w;
+  int exceptions;  // std::uncaught_exceptions() when the session opened
+
+  state(const run_settings& s, const MPI_Comm& comm)
+      : run(s, "the session", &comm, {}),
+        w(run.context()),
+        exceptions(std::uncaught_exceptions()) {}
+};
+
+mpi_session::mpi_session(MPI_Comm comm, const launch_options& options) {
+  try {
+    const run_settings s = resolve(command_line{}, options, true);
+    state_ = std::make_unique<state>(s, comm);
+  } catch (const usage_error& e) {
+    throw error("cairn::mpi_session: " + e.what);
+  }
+}
+
+mpi_session::~mpi_session() {
+  if (state_ && std::uncaught_exceptions() > state_->exceptions)
+    state_->run.fail("an exception left the scope of an open cairn::mpi_session");
+  close();
+}
+
+cairn::world& mpi_session::world() {
+  if (!state_) throw error("cairn::mpi_session::world: the session was closed");
+  return state_->w;
+}
+
+void mpi_session::abort(const std::string& what) noexcept {
+  if (state_) state_->run.fail(what);  // does not return
+  int rank = 0;                        // closed: the rank in MPI_COMM_WORLD
+  if (detail::mpi_active()) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  print_failure(rank, what);
+  if (detail::mpi_active()) MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();
+}
+
+void mpi_session::close() {
+  const std::unique_ptr<state> s = std::move(state_);
+  if (!s) return;
+  try {
+    s->run.finish();
+  } catch (const detail::run_aborted&) {
+    s->run.hard_abort();
+  } catch (const std::exception& e) {
+    s->run.fail(e.what());
+  } catch (...) {
+    s->run.fail("unknown exception");
+  }
+}
+#endif
 
 bool mpi_available() noexcept { return CAIRN_HAVE_MPI != 0; }
 

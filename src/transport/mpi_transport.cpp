@@ -55,17 +55,17 @@ void finalize_at_exit() {
 // The world rank whose function runs in this process (mpi_note_run), -1 outside.
 std::atomic<int> running_rank{-1};
 
-// exit() from inside a rank's function: the other processes may wait for this one, and
-// MPI_Finalize (at exit) would wait for them; the job ends here with the exit status.
+// exit() from inside a rank's function (or an open mpi_session): the other processes may wait for
+// this one, and MPI_Finalize (at exit) would wait for them; the job ends here with the exit status.
 void abort_on_exit(int status, void*) {
   const int rank = running_rank.load();
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (rank < 0 || !initialized || finalized) return;
-  const std::string text = "cairn: rank " + std::to_string(rank) + " called exit(" +
-                           std::to_string(status) +
-                           ") while its function was running: ending the MPI job\n";
+  const std::string text =
+      "cairn: rank " + std::to_string(rank) + " called exit(" + std::to_string(status) +
+      ") while running cairn (a launch function or an open mpi_session): ending the MPI job\n";
   std::fputs(text.c_str(), stderr);
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, status);

@@ -9,6 +9,13 @@
 // - split: MPI_Comm_split into halves, each running a cairn world of its own at once.
 // - threads-engine: mpi_comm on the threads engine raises cairn::error naming the call and
 //   the rank (MPI is never initialized).
+// - session: a cairn::mpi_session on MPI_COMM_WORLD between the program's own MPI calls
+//   (collectives on the world and a group against MPI's, a ring of sends), closed, its world
+//   refused afterwards; then a session on each half of an MPI_Comm_split at once.
+// - session-bad: MPI_COMM_NULL and a bad CAIRN_PROGRESS raise cairn::error naming the cause
+//   before any communication, on every process.
+// - session-throw: an exception leaves an open session's scope on the last process while the
+//   others wait for it in a receive: the job ends non-zero naming that rank.
 #include "cairn/runtime/mpi.hpp"
 
 #include <mpi.h>
@@ -16,7 +23,9 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -126,6 +135,98 @@ int split(int argc, char** argv) {
   return rc;
 }
 
+// Expects `fn` to throw cairn::error with a message starting with `start`.
+template <class F>
+void expect_error(F fn, const std::string& start) {
+  try {
+    fn();
+  } catch (const cairn::error& e) {
+    check(std::string(e.what()).rfind(start, 0) == 0,
+          "message '" + std::string(e.what()) + "' starts with '" + start + "'");
+    return;
+  }
+  check(false, "no cairn::error for '" + start + "'");
+}
+
+int session() {
+  int me = 0, n = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  cairn::world kept;  // a copy of the session's world, used after close()
+  {
+    cairn::mpi_session s(MPI_COMM_WORLD);
+    check(s.is_open(), "an opened session is open");
+    cairn::world& w = s.world();
+    check(w.engine() == cairn::engine::mpi && w.rank() == me && w.size() == n,
+          "the session's world is MPI_COMM_WORLD's ranks");
+    for (std::size_t count : {std::size_t{1}, std::size_t{1000}, std::size_t{70000}}) {
+      const auto in = random_values(me, count);
+      same_sums(w, MPI_COMM_WORLD, in, "the session's world");  // the program's own communicator
+      cairn::group odd = w.group(cairn::ranks{1, n, 2});
+      if (odd.rank() >= 0) same_sums(odd, cairn::mpi_comm(odd), in, "the session's odd ranks");
+      // A ring: each rank sends its first value to the next and gets the previous one's.
+      std::int64_t got = 0;
+      const int next = (me + 1) % n, prev = (me + n - 1) % n;
+      cairn::request r = w.irecv(std::span(&got, 1), prev, 7);
+      w.send(std::span(&in[0], 1), next, 7);
+      r.wait();
+      check(got == random_values(prev, count)[0],
+            "the ring's value from rank " + std::to_string(prev));
+    }
+    kept = w;
+    s.close();
+    check(!s.is_open(), "a closed session is not open");
+    expect_error([&] { (void)s.world(); }, "cairn::mpi_session::world: the session was closed");
+    s.close();  // closing again does nothing
+  }
+  std::int64_t one = 1, sum = 0;
+  expect_error([&] { kept.allreduce(std::span(&one, 1), std::span(&sum, 1), cairn::plus{}); },
+               "cairn::allreduce: rank " + std::to_string(me) + ": use after the run ended");
+
+  // A session on each half of a split, at once; closed by its destructor.
+  const int half = me < n / 2 ? 0 : 1;
+  const int first = half == 0 ? 0 : n / 2;
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, half, me, &comm);
+  {
+    cairn::mpi_session s(comm);
+    cairn::world& w = s.world();
+    check(w.rank() == me - first, "the half's rank");
+    std::int64_t mine = me, total = 0;
+    w.allreduce(std::span(&mine, 1), std::span(&total, 1), cairn::plus{});
+    std::int64_t expect = 0;
+    for (int r = first; r < first + w.size(); ++r) expect += r;
+    check(total == expect, "the allreduce of world ranks in half " + std::to_string(half));
+    check(w.args().empty(), "a session has no arguments");
+  }
+  MPI_Comm_free(&comm);
+  if (me == 0) std::puts("session ok");
+  return 0;
+}
+
+int session_bad() {
+  expect_error([] { cairn::mpi_session s(MPI_COMM_NULL); },
+               "cairn::mpi_session: the session was given MPI_COMM_NULL");
+  setenv("CAIRN_PROGRESS", "bogus", 1);
+  expect_error([] { cairn::mpi_session s(MPI_COMM_WORLD); },
+               "cairn::mpi_session: CAIRN_PROGRESS=bogus");
+  unsetenv("CAIRN_PROGRESS");
+  cairn::launch_options o;
+  o.engine = cairn::engine::threads;
+  expect_error([&] { cairn::mpi_session s(MPI_COMM_WORLD, o); },
+               "cairn::mpi_session: launch_options::engine = threads");
+  if (world_rank() == 0) std::puts("session-bad ok");
+  return 0;
+}
+
+void session_throw() {
+  cairn::mpi_session s(MPI_COMM_WORLD);
+  cairn::world& w = s.world();
+  if (w.rank() == w.size() - 1) throw std::runtime_error("the program gave up");
+  std::int64_t v = 0;
+  w.recv(std::span(&v, 1), w.size() - 1, 3);  // never sent: the job must end instead
+}
+
 int threads_engine(int argc, char** argv) {
   cairn::launch_options o;
   o.engine = cairn::engine::threads;
@@ -176,6 +277,16 @@ int main(int argc, char** argv) {
     rc = group_comm(argc, argv);
   } else if (mode == "split") {
     rc = split(argc, argv);
+  } else if (mode == "session") {
+    rc = session();
+  } else if (mode == "session-bad") {
+    rc = session_bad();
+  } else if (mode == "session-throw") {
+    try {
+      session_throw();
+    } catch (const std::runtime_error&) {
+      rc = 3;  // not reached: the session's destructor ended the job
+    }
   } else {
     if (world_rank() == 0) std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     rc = 2;

@@ -10,6 +10,8 @@
 #include <mpi.h>
 
 #include <functional>
+#include <memory>
+#include <string>
 
 #include "cairn/runtime/group.hpp"
 #include "cairn/runtime/launch.hpp"
@@ -37,6 +39,56 @@ template <detail::argument_count A>
                          const std::function<void(world&)>& fn) {
   return detail::launch_forward(std::forward<A>(argc), argv, options, &comm, fn);
 }
+
+/// cairn inside an MPI program that keeps its own structure instead of handing a function to
+/// launch: the MPI engine over the processes of `comm` (world rank r is rank r of `comm`), open
+/// from construction to close(). For code that calls cairn from a library, a time step at a
+/// time, or from Python beside mpi4py (`cairn.world_from_mpi4py`).
+///
+///     MPI_Init(&argc, &argv);
+///     {
+///       cairn::mpi_session session(MPI_COMM_WORLD);
+///       cairn::world& w = session.world();
+///       ... cairn calls on w, MPI calls of the application ...
+///     }  // closes the session: waits for every process to close its own
+///     MPI_Finalize();
+///
+/// As launch on a communicator, except that settings come from `options` and the environment
+/// (`CAIRN_*`; there is no command line, so world::args() is empty) and a failure ends the job
+/// instead of returning an exit code: while a session is open, a cairn failure on any process,
+/// exit() (with its status) and an exception that leaves the session's scope end the whole
+/// job (MPI_Abort on MPI_COMM_WORLD) after a message naming the rank.
+class mpi_session {
+ public:
+  /// Opens the session: collective over `comm`. MPI must be initialized; cairn keeps the
+  /// thread level provided. Throws cairn::error (naming what is wrong, before any
+  /// communication) for MPI_COMM_NULL, MPI not initialized, a bad `options` field or `CAIRN_*`
+  /// value, `launch_options::engine` = threads, a build without MPI, or a thread level too low
+  /// for the progress mode.
+  explicit mpi_session(MPI_Comm comm, const launch_options& options = {});
+  mpi_session(const mpi_session&) = delete;
+  mpi_session& operator=(const mpi_session&) = delete;
+  /// Closes the session if it is open; if an exception is leaving the session's scope, ends
+  /// the job instead (the other processes may be waiting for this one).
+  ~mpi_session();
+
+  /// This process's rank of the session. Throws cairn::error after close().
+  [[nodiscard]] cairn::world& world();
+  /// True until close().
+  [[nodiscard]] bool is_open() const noexcept { return state_ != nullptr; }
+  /// Ends the session as a rank of launch ends: collective over the session's processes (waits
+  /// for each to close its own), then reports messages nobody received, which ends the job.
+  /// Afterwards every world and group of the session throws on use. Does nothing if closed.
+  void close();
+  /// Ends the whole job now (MPI_Abort on MPI_COMM_WORLD, exit code 1) after printing
+  /// `cairn: rank <r> failed: <what>`: for a process that cannot go on while the others may
+  /// be waiting for it (Python's cairn.MPISession calls it for an uncaught exception).
+  [[noreturn]] void abort(const std::string& what) noexcept;
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
 
 /// An MPI communicator over the world's ranks (MPI rank = world rank), for the application's
 /// own MPI calls beside cairn's: a duplicate of the run's communicator made at launch, which
