@@ -2,6 +2,7 @@
 #include "gil.hpp"
 
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/vector.h>
 
 #include <cmath>
 #include <optional>
@@ -249,6 +250,161 @@ py_request ialltoall(C& c, nb::handle send, nb::handle recv) {
   return {std::move(req), std::move(held)};
 }
 
+template <class C>
+void scan(C& c, nb::handle send, nb::handle recv, op_kind k, bool exclusive) {
+  const int rank = world_rank_of(c);
+  const char* call = exclusive ? "Exscan" : "Scan";
+  auto b = allreduce_buffers(send, recv, call, rank);
+  with_operation(k, b.recv.type(), call, rank, [&]<class T, class Op>(T, Op op) {
+    unlocked gil_free;
+    auto prefix = [&](auto&&... args) {
+      if (exclusive)
+        c.exscan(args..., op);
+      else
+        c.scan(args..., op);
+    };
+    if (b.in_place)
+      prefix(cairn::in_place, b.recv.as<T>());
+    else
+      prefix(in_of<T>(b), b.recv.as<T>());
+  });
+}
+
+template <class C>
+void reduce_scatter_block(C& c, nb::handle send, nb::handle recv, op_kind k) {
+  const int rank = world_rank_of(c);
+  auto b = buffers_of(send, recv, "Reduce_scatter_block", rank);
+  const auto p = static_cast<std::size_t>(c.size());
+  if (b.in_place ? b.recv.count() % p != 0 : b.send.count() != b.recv.count() * p)
+    refuse(
+        "Reduce_scatter_block", rank,
+        (b.in_place ? "recvbuf holds " + b.recv.describe() + ", not a whole block per rank"
+                    : "sendbuf holds " + b.send.describe() + ", not " + std::to_string(p) +
+                          " blocks of recvbuf's " + std::to_string(b.recv.count()) + " elements"));
+  with_operation(k, b.recv.type(), "Reduce_scatter_block", rank, [&]<class T, class Op>(T, Op op) {
+    unlocked gil_free;
+    if (b.in_place)
+      c.reduce_scatter_block(cairn::in_place, b.recv.as<T>(), op);
+    else
+      c.reduce_scatter_block(in_of<T>(b), b.recv.as<T>(), op);
+  });
+}
+
+// An element of K bytes: the v-collectives move buffers as elements of their item size, so that
+// counts, displacements and cairn's messages about them are in elements.
+template <std::size_t K>
+struct item {
+  std::byte bytes[K];
+};
+
+// Calls f.template operator()<E>(scale) with E an element of `itemsize` bytes (1, 2, 4, 8, 16)
+// and scale 1, or with E = std::byte and scale = itemsize for other sizes (counts then scale).
+template <class F>
+void with_item(std::size_t itemsize, F&& f) {
+  switch (itemsize) {
+    case 1: return f.template operator()<item<1>>(std::size_t{1});
+    case 2: return f.template operator()<item<2>>(std::size_t{1});
+    case 4: return f.template operator()<item<4>>(std::size_t{1});
+    case 8: return f.template operator()<item<8>>(std::size_t{1});
+    case 16: return f.template operator()<item<16>>(std::size_t{1});
+    default: return f.template operator()<std::byte>(itemsize);
+  }
+}
+
+// A list of counts or displacements (elements) times `scale`; refuses negative entries.
+std::vector<std::size_t> scaled(const std::optional<std::vector<std::int64_t>>& v,
+                                std::size_t scale, const char* call, int rank, const char* what) {
+  std::vector<std::size_t> out;
+  if (!v) return out;
+  out.reserve(v->size());
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    if ((*v)[i] < 0)
+      refuse(call, rank,
+             std::string(what) + "[" + std::to_string(i) + "] is " + std::to_string((*v)[i]) +
+                 ", a negative count");
+    out.push_back(static_cast<std::size_t>((*v)[i]) * scale);
+  }
+  return out;
+}
+
+using counts_arg = std::optional<std::vector<std::int64_t>>;
+
+template <class E>
+std::span<const E> in_items(const buffer& b) {
+  return {static_cast<const E*>(b.data()), b.bytes() / sizeof(E)};
+}
+template <class E>
+std::span<E> out_items(const buffer& b) {
+  return {static_cast<E*>(b.data()), b.bytes() / sizeof(E)};
+}
+
+template <class C>
+void allgatherv(C& c, nb::handle send, nb::handle recv, counts_arg counts, counts_arg displs) {
+  const int rank = world_rank_of(c);
+  auto b = buffers_of(send, recv, "Allgatherv", rank);
+  if (b.in_place) refuse("Allgatherv", rank, "IN_PLACE is not supported here; pass the sendbuf");
+  if (!counts) refuse("Allgatherv", rank, "counts are required");
+  with_item(b.recv.itemsize(), [&]<class E>(std::size_t scale) {
+    const auto n = scaled(counts, scale, "Allgatherv", rank, "counts");
+    const auto d = scaled(displs, scale, "Allgatherv", rank, "displs");
+    unlocked gil_free;
+    c.allgatherv(in_items<E>(b.send), out_items<E>(b.recv), n, d);
+  });
+}
+
+template <class C>
+void gatherv(C& c, nb::handle send, nb::handle recv, counts_arg counts, counts_arg displs,
+             int root) {
+  const int rank = world_rank_of(c);
+  const bool is_root = c.rank() == root;
+  auto b = buffers_of(send, recv, "Gatherv", rank, !is_root);
+  if (b.in_place) refuse("Gatherv", rank, "IN_PLACE is not supported here; pass the sendbuf");
+  if (is_root && !counts) refuse("Gatherv", rank, "counts are required on the root");
+  with_item(b.send.itemsize(), [&]<class E>(std::size_t scale) {
+    const auto n = scaled(counts, scale, "Gatherv", rank, "counts");
+    const auto d = scaled(displs, scale, "Gatherv", rank, "displs");
+    unlocked gil_free;
+    c.gatherv(in_items<E>(b.send), out_items<E>(b.recv), n, d, root);
+  });
+}
+
+template <class C>
+void scatterv(C& c, nb::handle send, nb::handle recv, counts_arg counts, counts_arg displs,
+              int root) {
+  const int rank = world_rank_of(c);
+  const bool is_root = c.rank() == root;
+  buffer in, out(recv.ptr(), true, "Scatterv", rank, "recvbuf");
+  if (is_root) {
+    in = buffer(send.ptr(), false, "Scatterv", rank, "sendbuf");
+    if (in.type() != out.type()) refuse_pair(in, out, "Scatterv", rank, "the element types differ");
+    if (!counts) refuse("Scatterv", rank, "counts are required on the root");
+  }
+  with_item(out.itemsize(), [&]<class E>(std::size_t scale) {
+    const auto n = scaled(counts, scale, "Scatterv", rank, "counts");
+    const auto d = scaled(displs, scale, "Scatterv", rank, "displs");
+    unlocked gil_free;
+    c.scatterv(in_items<E>(in), out_items<E>(out), n, d, root);
+  });
+}
+
+template <class C>
+void alltoallv(C& c, nb::handle send, counts_arg send_counts, nb::handle recv,
+               counts_arg recv_counts, counts_arg send_displs, counts_arg recv_displs) {
+  const int rank = world_rank_of(c);
+  auto b = buffers_of(send, recv, "Alltoallv", rank);
+  if (b.in_place) refuse("Alltoallv", rank, "IN_PLACE is not supported here; pass the sendbuf");
+  if (!send_counts || !recv_counts)
+    refuse("Alltoallv", rank, "sendcounts and recvcounts are required");
+  with_item(b.recv.itemsize(), [&]<class E>(std::size_t scale) {
+    const auto sn = scaled(send_counts, scale, "Alltoallv", rank, "sendcounts");
+    const auto sd = scaled(send_displs, scale, "Alltoallv", rank, "sdispls");
+    const auto rn = scaled(recv_counts, scale, "Alltoallv", rank, "recvcounts");
+    const auto rd = scaled(recv_displs, scale, "Alltoallv", rank, "rdispls");
+    unlocked gil_free;
+    c.alltoallv(in_items<E>(b.send), sn, sd, out_items<E>(b.recv), rn, rd);
+  });
+}
+
 // The byte-level forms behind the object methods (pickles travel as std::string values).
 std::string string_of(const nb::bytes& b) { return {b.c_str(), b.size()}; }
 nb::bytes bytes_of(const std::string& s) { return nb::bytes(s.data(), s.size()); }
@@ -295,6 +451,27 @@ void bind_collectives(nb::class_<C>& cls) {
           nb::arg("root") = 0);
   cls.def("Alltoall", &alltoall<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
   cls.def("Ialltoall", &ialltoall<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
+  cls.def(
+      "Scan",
+      [](C& c, nb::handle send, nb::handle recv, op_kind k) { scan(c, send, recv, k, false); },
+      nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
+  cls.def(
+      "Exscan",
+      [](C& c, nb::handle send, nb::handle recv, op_kind k) { scan(c, send, recv, k, true); },
+      nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
+  cls.def("Reduce_scatter_block", &reduce_scatter_block<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
+          nb::arg("op") = op_kind::sum);
+  cls.def("Allgatherv", &allgatherv<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
+          nb::arg("counts").none(), nb::arg("displs").none() = nb::none());
+  cls.def("Gatherv", &gatherv<C>, nb::arg("sendbuf"), nb::arg("recvbuf").none(),
+          nb::arg("counts").none() = nb::none(), nb::arg("displs").none() = nb::none(),
+          nb::arg("root") = 0);
+  cls.def("Scatterv", &scatterv<C>, nb::arg("sendbuf").none(), nb::arg("recvbuf"),
+          nb::arg("counts").none() = nb::none(), nb::arg("displs").none() = nb::none(),
+          nb::arg("root") = 0);
+  cls.def("Alltoallv", &alltoallv<C>, nb::arg("sendbuf"), nb::arg("sendcounts").none(),
+          nb::arg("recvbuf"), nb::arg("recvcounts").none(), nb::arg("sdispls").none() = nb::none(),
+          nb::arg("rdispls").none() = nb::none());
 
   cls.def("_bcast_bytes", [](C& c, std::optional<nb::bytes> data, int root) {
     const std::string mine = c.rank() == root && data ? string_of(*data) : std::string();

@@ -199,3 +199,95 @@ def test_bad_calls_are_refused(run):
             w.Bcast(np.zeros(1), root=w.size)
         w.Barrier()  # the refused calls left nothing behind
     run(main)
+
+
+def test_scans_and_reduce_scatter_block(run):
+    # Every op on a few types; inclusive and exclusive prefixes and the block reduction against
+    # numpy folds of every rank's regenerated input; in place too; on the world and a group.
+    def main(w):
+        for members in (list(range(w.size)), list(range(w.size - 1, -1, -1))[::2]):
+            g = w.group(members)
+            if g.rank < 0:
+                continue
+            p, me = g.size, g.rank
+            for i, (op, ref, dtypes) in enumerate(OPS):
+                for dtype in dtypes[:: max(1, len(dtypes) // 3)]:
+                    n = 1 + (i * 5) % 11
+                    seed = lambda r: 7000 * i + 31 * members[r] + n
+                    inputs = [data(seed(r), n, dtype) for r in range(p)]
+                    out = np.empty(n, dtype)
+                    g.Scan(inputs[me], out, op=op)
+                    check(out, reference(ref, inputs[: me + 1], dtype), dtype)
+                    inplace = inputs[me].copy()
+                    g.Scan(cairn.IN_PLACE, inplace, op=op)
+                    check(inplace, reference(ref, inputs[: me + 1], dtype), dtype)
+                    ex = np.empty(n, dtype)
+                    g.Exscan(inputs[me], ex, op=op)
+                    if me > 0:  # undefined on the first member, as MPI's
+                        check(ex, reference(ref, inputs[:me], dtype), dtype)
+                    blocks = [data(seed(r) + 1, n * p, dtype) for r in range(p)]
+                    mine = np.empty(n, dtype)
+                    g.Reduce_scatter_block(blocks[me], mine, op=op)
+                    want = reference(ref, blocks, dtype)[me * n:(me + 1) * n]
+                    check(mine, want, dtype)
+                    buf = blocks[me].copy()
+                    g.Reduce_scatter_block(cairn.IN_PLACE, buf, op=op)
+                    check(buf[:n], want, dtype)
+    run(main)
+
+
+def test_vector_collectives(run):
+    # Counts known to every rank from one seed, zeros included; packed and with displacements;
+    # element sizes 1, 8, 16 and a 12-byte structured type (moved as bytes).
+    def main(w):
+        p, me = w.size, w.rank
+        rng = np.random.default_rng(4242 + p)
+        counts = rng.integers(0, 6, p)
+        counts[rng.integers(0, p)] = 0
+        matrix = rng.integers(0, 5, (p, p))  # matrix[r, q]: what rank r sends to rank q
+        triple = np.dtype([("a", np.int32), ("b", np.int32), ("c", np.int32)])
+        for dtype in (np.int8, np.float64, np.complex128, triple):
+            def block(r, n, salt=0):
+                raw = data(1000 * r + salt, 3 * n, np.int32)
+                if dtype is triple:
+                    return np.rec.fromarrays(raw.reshape(3, n), dtype=triple) if n else np.empty(0, triple)
+                return data(1000 * r + salt, n, dtype)
+            total = int(counts.sum())
+            out = np.zeros(total, dtype)
+            w.Allgatherv(block(me, counts[me]), out, counts.tolist())
+            want = np.concatenate([block(r, counts[r]) for r in range(p)])
+            assert out.tobytes() == want.tobytes()
+            # Displacements: blocks in reverse rank order, with a gap of one element each.
+            displs, at = [0] * p, 0
+            for r in reversed(range(p)):
+                displs[r], at = at, at + int(counts[r]) + 1
+            spaced = np.zeros(at, dtype)
+            w.Allgatherv(block(me, counts[me]), spaced, counts.tolist(), displs)
+            for r in range(p):
+                assert spaced[displs[r]:displs[r] + counts[r]].tobytes() == block(r, counts[r]).tobytes()
+            root = p - 1
+            at_root = np.zeros(total, dtype) if me == root else None
+            w.Gatherv(block(me, counts[me]), at_root, counts.tolist() if me == root else None, root=root)
+            if me == root:
+                assert at_root.tobytes() == want.tobytes()
+            part = np.zeros(counts[me], dtype)
+            w.Scatterv(want if me == 0 else None, part, counts.tolist() if me == 0 else None, root=0)
+            assert part.tobytes() == block(me, counts[me]).tobytes()
+            send = np.concatenate([block(me, matrix[me, q], salt=q + 1) for q in range(p)])
+            recv = np.zeros(int(matrix[:, me].sum()), dtype)
+            w.Alltoallv(send, matrix[me].tolist(), recv, matrix[:, me].tolist())
+            expect = np.concatenate([block(r, matrix[r, me], salt=me + 1) for r in range(p)])
+            assert recv.tobytes() == expect.tobytes()
+    run(main)
+
+
+def test_vector_collectives_refuse_bad_counts(run):
+    def main(w):
+        out = np.zeros(4 * w.size, np.int64)
+        with pytest.raises(cairn.Error, match=rf"cairn.Allgatherv: rank {w.rank}: counts\[0\] is -1"):
+            w.Allgatherv(np.zeros(1, np.int64), out, [-1] * w.size)
+        with pytest.raises(cairn.Error, match=rf"rank {w.rank}: .*have {w.size + 1} entries for a group of {w.size} ranks"):
+            w.Allgatherv(np.zeros(1, np.int64), out, [1] * (w.size + 1))
+        with pytest.raises(cairn.Error, match=r"sendbuf holds .*not .* blocks of recvbuf's 2 elements"):
+            w.Reduce_scatter_block(np.zeros(2 * w.size + 1), np.zeros(2))
+    run(main)
