@@ -50,6 +50,23 @@ std::string word(std::mt19937_64& g) {
   return s;
 }
 
+// This rank's batch of queries: `n` keys (a rank-dependent number, 0 on the last rank), each
+// from the reference's keys or, one in four, made by `absent` (usually not in the container).
+template <class K, class Ref, class Absent>
+std::vector<K> query_batch(const cairn::world& w, std::uint64_t seed, const Ref& ref,
+                           Absent absent) {
+  auto g = rank_gen(seed + 999, w.rank());
+  const std::size_t n = w.rank() == w.size() - 1 ? 0 : 1 + g() % 300;
+  std::vector<K> keys;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (g() % 4 == 0 || ref.empty())
+      keys.push_back(absent(i));
+    else
+      keys.push_back(std::next(ref.begin(), static_cast<std::ptrdiff_t>(g() % ref.size()))->first);
+  }
+  return keys;
+}
+
 template <class K, class MakeKey>
 void check_counting_set(cairn::world& w, std::uint64_t seed, std::size_t cache_slots,
                         MakeKey make_key) {
@@ -77,6 +94,17 @@ void check_counting_set(cairn::world& w, std::uint64_t seed, std::size_t cache_s
   auto it = ref.begin();
   std::advance(it, static_cast<std::ptrdiff_t>(seed % ref.size()));
   EXPECT_EQ(cs.count(it->first), it->second);
+  // A batch of counts per rank, absent keys counting 0.
+  const auto batch = query_batch<K>(w, seed, ref, [&](std::size_t i) {
+    std::mt19937_64 g(i);  // a key not in the container if a few draws find one
+    K k = make_key(g);
+    for (int tries = 0; tries < 50 && ref.count(k); ++tries) k = make_key(g);
+    return k;
+  });
+  const auto counts = cs.counts_of(batch);
+  ASSERT_EQ(counts.size(), batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    EXPECT_EQ(counts[i], ref.count(batch[i]) ? ref.at(batch[i]) : 0) << "rank " << w.rank();
   std::vector<std::pair<K, std::uint64_t>> top(ref.begin(), ref.end());
   std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
@@ -154,6 +182,14 @@ void check_map(cairn::world& w, std::size_t cache_slots) {
     const auto& probe = *std::next(ref.begin(), static_cast<std::ptrdiff_t>(ref.size() / 2));
     EXPECT_EQ(m.value_of(probe.first), std::optional<value>(probe.second));
     EXPECT_EQ(m.value_of("no such key"), std::nullopt);
+    const auto batch = query_batch<std::string>(
+        w, 21, ref, [](std::size_t i) { return "no such key " + std::to_string(i); });
+    const auto values = m.values_of(batch);
+    ASSERT_EQ(values.size(), batch.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const auto want = ref.count(batch[i]) ? std::optional<value>(ref.at(batch[i])) : std::nullopt;
+      EXPECT_EQ(values[i], want) << "rank " << w.rank() << ": " << batch[i];
+    }
 
     // Phase 2: each rank assigns keys only it writes; inserts of shared keys keep one of the
     // values offered; erases of keys nobody writes in this phase.
@@ -234,6 +270,20 @@ TEST(Set, InsertAndEraseMatchTheReference) {
     }
     EXPECT_EQ(s.contains(*ref.begin()), true);
     EXPECT_EQ(s.contains(*gone.begin()), false);
+    // A batch per rank: kept keys, erased keys and keys never inserted.
+    auto g = rank_gen(32, w.rank());
+    std::vector<name_key> batch;
+    for (int i = 0; i < (w.rank() == w.size() - 1 ? 0 : 200); ++i) {
+      const auto& from = g() % 2 ? ref : gone;
+      batch.push_back(
+          g() % 5 == 0 ? name_key{"never", i}
+                       : *std::next(from.begin(), static_cast<std::ptrdiff_t>(g() % from.size())));
+    }
+    const auto found = s.contains_each(batch);
+    ASSERT_EQ(found.size(), batch.size());
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      EXPECT_EQ(found[i], ref.count(batch[i]) == 1)
+          << "rank " << w.rank() << ": " << batch[i].first;
   });
 }
 
@@ -387,6 +437,19 @@ void check_disjoint_set(cairn::world& w, std::uint64_t seed, int unions, MakeKey
   const K probe =
       std::next(ref.parent.begin(), static_cast<std::ptrdiff_t>(seed % ref.parent.size()))->first;
   EXPECT_TRUE(ds.find(probe) == ref.find(probe));
+  // A batch of roots per rank; a key in no union is its own root.
+  const auto batch = query_batch<K>(w, seed, ref.parent, [&](std::size_t i) {
+    std::mt19937_64 g(i);  // a key not in the container if a few draws find one
+    K k = make_key(g);
+    for (int tries = 0; tries < 50 && ref.parent.count(k); ++tries) k = make_key(g);
+    return k;
+  });
+  const auto roots = ds.roots_of(batch);
+  ASSERT_EQ(roots.size(), batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const K want = ref.parent.count(batch[i]) ? ref.find(batch[i]) : batch[i];
+    EXPECT_TRUE(roots[i] == want) << "rank " << w.rank();
+  }
 }
 
 // A chain of unions whose walk stays on one rank for its whole length: the walk loops (no

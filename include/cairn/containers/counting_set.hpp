@@ -4,7 +4,8 @@
 /// counting_set). `async_insert(key)` adds one to the key's count at its owner; repeated keys
 /// are counted first in a direct-mapped cache at the source and travel once per flush (the
 /// cache empties whenever the calls' buffers are flushed: by world::quiesce, a flush interval,
-/// or flush()). Collective queries: count(key), size(), topk(k).
+/// or flush()). Collective queries: count(key), counts_of(keys) (a batch per rank), size(),
+/// topk(k).
 ///
 ///     cairn::containers::counting_set<std::string> words(w);
 ///     for (const auto& s : my_words) words.async_insert(s);
@@ -88,6 +89,14 @@ class counting_set {
     if (owner(key) == w_.rank())
       if (auto it = local_.find(key); it != local_.end()) mine = it->second;
     return w_.allreduce(mine, cairn::plus{});
+  }
+  /// Collective: the count of each of this rank's `keys` (ranks pass any number, zero
+  /// included), in order: one exchange each way for the whole batch.
+  [[nodiscard]] std::vector<std::uint64_t> counts_of(std::span<const K> keys) {
+    return detail::ask_owners<std::uint64_t>(w_, hash_, keys, [this](const K& k) {
+      auto it = local_.find(k);
+      return it != local_.end() ? it->second : std::uint64_t{0};
+    });
   }
   /// Collective: the number of distinct keys over all ranks.
   [[nodiscard]] std::uint64_t size() {

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -77,6 +78,15 @@ class disjoint_set {
     if (o == w_.rank())
       if (auto it = parent_.find(key); it != parent_.end()) root = it->second;
     return w_.bcast(std::as_const(root), o);
+  }
+  /// Collective, after compress(): the root of each of this rank's `keys` (ranks pass any
+  /// number, zero included), in order (a key in no union is its own root): one exchange each
+  /// way for the batch.
+  [[nodiscard]] std::vector<K> roots_of(std::span<const K> keys) {
+    return detail::ask_owners<K>(w_, hash_, keys, [this](const K& k) {
+      auto it = parent_.find(k);
+      return it != parent_.end() ? it->second : k;
+    });
   }
   /// Collective: the number of sets over all ranks.
   [[nodiscard]] std::uint64_t num_sets() {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -146,6 +147,14 @@ class map {
     if (o == w_.rank())
       if (auto it = local_.find(key); it != local_.end()) mine = it->second;
     return w_.bcast(std::as_const(mine), o);
+  }
+  /// Collective: the value of each of this rank's `keys` (ranks pass any number, zero
+  /// included), in order, empty for a key not in the map: one exchange each way for the batch.
+  [[nodiscard]] std::vector<std::optional<V>> values_of(std::span<const K> keys) {
+    return detail::ask_owners<std::optional<V>>(w_, hash_, keys, [this](const K& k) {
+      auto it = local_.find(k);
+      return it != local_.end() ? std::optional<V>(it->second) : std::nullopt;
+    });
   }
   /// Collective: the number of keys over all ranks.
   [[nodiscard]] std::uint64_t size() {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <set>
+#include <span>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -53,6 +54,13 @@ class set {
   [[nodiscard]] bool contains(const K& key) {
     const int mine = owner(key) == w_.rank() && local_.count(key) ? 1 : 0;
     return w_.allreduce(mine, cairn::plus{}) != 0;
+  }
+  /// Collective: whether each of this rank's `keys` (ranks pass any number, zero included) is
+  /// in the set, in order: one exchange each way for the batch.
+  [[nodiscard]] std::vector<bool> contains_each(std::span<const K> keys) {
+    const auto found = detail::ask_owners<std::uint8_t>(
+        w_, hash_, keys, [this](const K& k) { return std::uint8_t{local_.contains(k)}; });
+    return std::vector<bool>(found.begin(), found.end());
   }
   /// Collective: the number of keys over all ranks.
   [[nodiscard]] std::uint64_t size() {

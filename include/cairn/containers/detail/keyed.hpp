@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <span>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -91,6 +92,36 @@ int owner_of(const Hash& hash, const K& k, int ranks) {
 /// The calls of a container: a call channel on the direct route whose target is `Self`.
 template <class Self>
 using container_calls = cairn::msg::detail::call_channel<cairn::msg::route::direct, Self>;
+
+/// Collective: a batch of queries answered at the keys' owners, one exchange each way however
+/// many keys there are. `answer(key)` runs on the owner of each of this rank's `keys` (ranks
+/// pass any number, zero included); the answers come back in the order of `keys`.
+template <class A, class Hash, class K, class Answer>
+std::vector<A> ask_owners(cairn::world& w, const Hash& hash, std::span<const K> keys,
+                          Answer&& answer) {
+  const auto p = static_cast<std::size_t>(w.size());
+  std::vector<std::vector<K>> asked(p);
+  std::vector<int> owners(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    owners[i] = owner_of(hash, keys[i], w.size());
+    asked[static_cast<std::size_t>(owners[i])].push_back(keys[i]);
+  }
+  const std::vector<std::vector<K>> to_me = w.alltoall(asked);
+  std::vector<std::vector<A>> answers(p);
+  for (std::size_t r = 0; r < p; ++r) {
+    answers[r].reserve(to_me[r].size());
+    for (const K& k : to_me[r]) answers[r].push_back(answer(k));
+  }
+  std::vector<std::vector<A>> back = w.alltoall(answers);
+  std::vector<A> out;
+  out.reserve(keys.size());
+  std::vector<std::size_t> next(p, 0);
+  for (int o : owners) {
+    const auto r = static_cast<std::size_t>(o);
+    out.push_back(std::move(back[r][next[r]++]));
+  }
+  return out;
+}
 
 /// Channel options of the calls of a container of kind `kind`.
 inline cairn::msg::channel_options call_options(const container_options& o, const char* kind) {
