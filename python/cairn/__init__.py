@@ -242,6 +242,33 @@ def _bcast(self, obj: Any = None, root: int = 0) -> Any:
     return pickle.loads(self._bcast_bytes(_dumps(obj) if self.rank == root else None, root))
 
 
+def _ibcast(self, obj: Any = None, root: int = 0) -> Request:
+    """Starts a :meth:`bcast`; ``wait()`` returns the root's object (pickled at the call)."""
+    return self._ibcast_bytes(_dumps(obj) if self.rank == root else None, root, pickle.loads)
+
+
+def _prefix(self, obj: Any, op: Any, call: str, exclusive: bool) -> Any:
+    fold = _OBJECT_OPS.get(op, op) if isinstance(op, Op) else op
+    if not callable(fold):
+        raise Error(f"cairn.{call}: rank {self.rank}: op must be a cairn.Op or a function of two "
+                    f"objects, not {op!r}")
+    everyone = self.allgather(obj)
+    upto = self.rank if exclusive else self.rank + 1
+    return functools.reduce(fold, everyone[:upto]) if upto > 0 else None
+
+
+def _scan(self, obj: Any, op: Any = Op.SUM) -> Any:
+    """``obj`` of members 0 to this one combined with ``op`` (a cairn.Op or an associative
+    function of two objects) in rank order. The objects are pickled and gathered, and every
+    member folds its prefix (as :meth:`allreduce` does for objects)."""
+    return _prefix(self, obj, op, "scan", False)
+
+
+def _exscan(self, obj: Any, op: Any = Op.SUM) -> Any:
+    """As :meth:`scan` without this member's own object: None on member 0, as mpi4py's."""
+    return _prefix(self, obj, op, "exscan", True)
+
+
 def _gather(self, obj: Any, root: int = 0) -> Optional[list]:
     """Every member's object, in rank order, on the root; None elsewhere."""
     parts = self._gather_bytes(_dumps(obj), root)
@@ -516,6 +543,9 @@ def _to_mpi4py(self):
 
 for _cls in (World, Group):
     _cls.bcast = _bcast
+    _cls.ibcast = _ibcast
+    _cls.scan = _scan
+    _cls.exscan = _exscan
     _cls.gather = _gather
     _cls.allgather = _allgather
     _cls.scatter = _scatter

@@ -482,6 +482,15 @@ void bind_collectives(nb::class_<C>& cls) {
     }
     return bytes_of(s);
   });
+  cls.def("_ibcast_bytes", [](C& c, std::optional<nb::bytes> data, int root, nb::object loads) {
+    const std::string mine = c.rank() == root && data ? string_of(*data) : std::string();
+    cairn::value_request<std::string> req;
+    {
+      unlocked gil_free;
+      req = c.ibcast(mine, root);  // serialized at the call: `mine` may go
+    }
+    return py_request(std::move(req), std::move(loads));
+  });
   cls.def("_gather_bytes", [](C& c, nb::bytes data, int root) {
     const std::string s = string_of(data);
     std::vector<std::string> all;

@@ -291,3 +291,22 @@ def test_vector_collectives_refuse_bad_counts(run):
         with pytest.raises(cairn.Error, match=r"sendbuf holds .*not .* blocks of recvbuf's 2 elements"):
             w.Reduce_scatter_block(np.zeros(2 * w.size + 1), np.zeros(2))
     run(main)
+
+
+def test_object_scans_and_ibcast(run):
+    def main(w):
+        p, r = w.size, w.rank
+        assert w.scan(r + 1) == (r + 1) * (r + 2) // 2
+        assert w.exscan(r + 1) == (None if r == 0 else r * (r + 1) // 2)
+        # A non-commutative function of two objects folds in rank order.
+        assert w.scan([r], op=lambda a, b: a + b) == list(range(r + 1))
+        assert w.exscan(str(r), op=lambda a, b: a + b) == (None if r == 0 else "".join(map(str, range(r))))
+        assert w.scan(float(r), op=cairn.MAX) == float(r)
+        req = w.ibcast({"from": r, "data": list(range(5))} if r == p - 1 else None, root=p - 1)
+        assert req.wait() == {"from": p - 1, "data": list(range(5))}
+        g = w.group(list(range(p - 1, -1, -1)))  # reversed: group rank = p - 1 - r
+        assert g.scan([g.rank], op=lambda a, b: a + b) == list(range(g.rank + 1))
+        assert g.ibcast("x" * 3000 if g.rank == 0 else None).wait() == "x" * 3000
+        with pytest.raises(cairn.Error, match=rf"cairn.scan: rank {r}: op must be"):
+            w.scan(1, op=42)
+    run(main)
