@@ -110,6 +110,14 @@ send_recv alltoall_buffers(const C& c, nb::handle send, nb::handle recv, const c
   return b;
 }
 
+// A started call's request, holding its buffers until it completes.
+py_request holding(cairn::request req, buffer& in, buffer& out) {
+  std::vector<buffer> held;
+  held.push_back(std::move(in));
+  held.push_back(std::move(out));
+  return {std::move(req), std::move(held)};
+}
+
 template <class C>
 void allreduce(C& c, nb::handle send, nb::handle recv, op_kind k) {
   const int rank = world_rank_of(c);
@@ -135,28 +143,29 @@ py_request iallreduce(C& c, nb::handle send, nb::handle recv, op_kind k) {
     else
       req = c.iallreduce(in_of<T>(b), b.recv.as<T>(), op);
   });
-  std::vector<buffer> held;
-  held.push_back(std::move(b.send));
-  held.push_back(std::move(b.recv));
-  return {std::move(req), std::move(held)};
+  return holding(std::move(req), b.send, b.recv);
 }
 
+// Reduce, Gather, Scatter and Allgather start here; the blocking forms wait for the request.
 template <class C>
-void reduce(C& c, nb::handle send, nb::handle recv, op_kind k, int root) {
+py_request start_reduce(C& c, nb::handle send, nb::handle recv, op_kind k, int root,
+                        const char* call) {
   const int rank = world_rank_of(c);
   const bool is_root = c.rank() == root;
-  auto b = buffers_of(send, recv, "Reduce", rank, !is_root);
-  if (b.in_place && !is_root) refuse("Reduce", rank, "IN_PLACE is for the root only");
+  auto b = buffers_of(send, recv, call, rank, !is_root);
+  if (b.in_place && !is_root) refuse(call, rank, "IN_PLACE is for the root only");
   if (is_root && !b.in_place && b.send.bytes() != b.recv.bytes())
-    refuse_pair(b.send, b.recv, "Reduce", rank, "the sizes differ");
+    refuse_pair(b.send, b.recv, call, rank, "the sizes differ");
   const element type = b.in_place ? b.recv.type() : b.send.type();
-  with_operation(k, type, "Reduce", rank, [&]<class T, class Op>(T, Op op) {
+  cairn::request req;
+  with_operation(k, type, call, rank, [&]<class T, class Op>(T, Op op) {
     unlocked gil_free;
     if (b.in_place)
-      c.reduce(cairn::in_place, b.recv.as<T>(), root, op);
+      req = c.ireduce(cairn::in_place, b.recv.as<T>(), root, op);
     else
-      c.reduce(in_of<T>(b), b.recv.as<T>(), root, op);
+      req = c.ireduce(in_of<T>(b), b.recv.as<T>(), root, op);
   });
+  return holding(std::move(req), b.send, b.recv);
 }
 
 template <class C>
@@ -183,50 +192,58 @@ py_request ibcast(C& c, nb::handle buf, int root) {
 }
 
 template <class C>
-void allgather(C& c, nb::handle send, nb::handle recv) {
+py_request start_allgather(C& c, nb::handle send, nb::handle recv, const char* call) {
   const int rank = world_rank_of(c);
-  auto b = buffers_of(send, recv, "Allgather", rank);
+  auto b = buffers_of(send, recv, call, rank);
+  cairn::request req;
   if (b.in_place) {
     if (b.recv.bytes() % static_cast<std::size_t>(c.size()) != 0)
-      refuse("Allgather", rank,
-             "recvbuf holds " + b.recv.describe() + ", not a whole block per rank");
+      refuse(call, rank, "recvbuf holds " + b.recv.describe() + ", not a whole block per rank");
     unlocked gil_free;
-    c.allgather(cairn::in_place, bytes_out(b.recv));
-    return;
+    req = c.iallgather(cairn::in_place, bytes_out(b.recv));
+  } else {
+    expect_blocks(b, b.send.bytes(), static_cast<std::size_t>(c.size()), call, rank, "recvbuf");
+    unlocked gil_free;
+    req = c.iallgather(bytes_in(b.send), bytes_out(b.recv));
   }
-  expect_blocks(b, b.send.bytes(), static_cast<std::size_t>(c.size()), "Allgather", rank,
-                "recvbuf");
-  unlocked gil_free;
-  c.allgather(bytes_in(b.send), bytes_out(b.recv));
+  return holding(std::move(req), b.send, b.recv);
 }
 
 template <class C>
-void gather(C& c, nb::handle send, nb::handle recv, int root) {
+py_request start_gather(C& c, nb::handle send, nb::handle recv, int root, const char* call) {
   const int rank = world_rank_of(c);
   const bool is_root = c.rank() == root;
-  auto b = buffers_of(send, recv, "Gather", rank, !is_root);
-  if (b.in_place) refuse("Gather", rank, "IN_PLACE is not supported here; pass the sendbuf");
+  auto b = buffers_of(send, recv, call, rank, !is_root);
+  if (b.in_place) refuse(call, rank, "IN_PLACE is not supported here; pass the sendbuf");
   if (is_root)
-    expect_blocks(b, b.send.bytes(), static_cast<std::size_t>(c.size()), "Gather", rank, "recvbuf");
-  unlocked gil_free;
-  c.gather(bytes_in(b.send), bytes_out(b.recv), root);
+    expect_blocks(b, b.send.bytes(), static_cast<std::size_t>(c.size()), call, rank, "recvbuf");
+  cairn::request req;
+  {
+    unlocked gil_free;
+    req = c.igather(bytes_in(b.send), bytes_out(b.recv), root);
+  }
+  return holding(std::move(req), b.send, b.recv);
 }
 
 template <class C>
-void scatter(C& c, nb::handle send, nb::handle recv, int root) {
+py_request start_scatter(C& c, nb::handle send, nb::handle recv, int root, const char* call) {
   const int rank = world_rank_of(c);
   const bool is_root = c.rank() == root;
-  buffer in, out(recv.ptr(), true, "Scatter", rank, "recvbuf");
+  buffer in, out(recv.ptr(), true, call, rank, "recvbuf");
   if (is_root) {
-    in = buffer(send.ptr(), false, "Scatter", rank, "sendbuf");
-    if (in.type() != out.type()) refuse_pair(in, out, "Scatter", rank, "the element types differ");
+    in = buffer(send.ptr(), false, call, rank, "sendbuf");
+    if (in.type() != out.type()) refuse_pair(in, out, call, rank, "the element types differ");
     if (in.bytes() != out.bytes() * static_cast<std::size_t>(c.size()))
-      refuse("Scatter", rank,
+      refuse(call, rank,
              "sendbuf holds " + in.describe() + ", not " + std::to_string(c.size()) +
                  " blocks of recvbuf's " + std::to_string(out.count()) + " elements");
   }
-  unlocked gil_free;
-  c.scatter(bytes_in(in), bytes_out(out), root);
+  cairn::request req;
+  {
+    unlocked gil_free;
+    req = c.iscatter(bytes_in(in), bytes_out(out), root);
+  }
+  return holding(std::move(req), in, out);
 }
 
 template <class C>
@@ -244,10 +261,7 @@ py_request ialltoall(C& c, nb::handle send, nb::handle recv) {
     unlocked gil_free;
     req = c.ialltoall(bytes_in(b.send), bytes_out(b.recv));
   }
-  std::vector<buffer> held;
-  held.push_back(std::move(b.send));
-  held.push_back(std::move(b.recv));
-  return {std::move(req), std::move(held)};
+  return holding(std::move(req), b.send, b.recv);
 }
 
 template <class C>
@@ -336,6 +350,20 @@ std::span<const E> in_items(const buffer& b) {
 template <class E>
 std::span<E> out_items(const buffer& b) {
   return {static_cast<E*>(b.data()), b.bytes() / sizeof(E)};
+}
+
+template <class C>
+void reduce_scatter(C& c, nb::handle send, nb::handle recv, counts_arg counts, op_kind k) {
+  const int rank = world_rank_of(c);
+  auto b = buffers_of(send, recv, "Reduce_scatter", rank);
+  if (b.in_place)
+    refuse("Reduce_scatter", rank, "IN_PLACE is not supported here; pass the sendbuf");
+  if (!counts) refuse("Reduce_scatter", rank, "counts are required");
+  const auto n = scaled(counts, 1, "Reduce_scatter", rank, "counts");
+  with_operation(k, b.recv.type(), "Reduce_scatter", rank, [&]<class T, class Op>(T, Op op) {
+    unlocked gil_free;
+    c.reduce_scatter(in_of<T>(b), b.recv.as<T>(), n, op);
+  });
 }
 
 template <class C>
@@ -443,12 +471,56 @@ void bind_collectives(nb::class_<C>& cls) {
           nb::arg("op") = op_kind::sum);
   cls.def("Iallreduce", &iallreduce<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
           nb::arg("op") = op_kind::sum);
-  cls.def("Reduce", &reduce<C>, nb::arg("sendbuf"), nb::arg("recvbuf").none(),
-          nb::arg("op") = op_kind::sum, nb::arg("root") = 0);
-  cls.def("Allgather", &allgather<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
-  cls.def("Gather", &gather<C>, nb::arg("sendbuf"), nb::arg("recvbuf").none(), nb::arg("root") = 0);
-  cls.def("Scatter", &scatter<C>, nb::arg("sendbuf").none(), nb::arg("recvbuf"),
-          nb::arg("root") = 0);
+  cls.def(
+      "Reduce",
+      [](C& c, nb::handle send, nb::handle recv, op_kind k, int root) {
+        start_reduce(c, send, recv, k, root, "Reduce").wait();
+      },
+      nb::arg("sendbuf"), nb::arg("recvbuf").none(), nb::arg("op") = op_kind::sum,
+      nb::arg("root") = 0);
+  cls.def(
+      "Ireduce",
+      [](C& c, nb::handle send, nb::handle recv, op_kind k, int root) {
+        return start_reduce(c, send, recv, k, root, "Ireduce");
+      },
+      nb::arg("sendbuf"), nb::arg("recvbuf").none(), nb::arg("op") = op_kind::sum,
+      nb::arg("root") = 0);
+  cls.def(
+      "Allgather",
+      [](C& c, nb::handle send, nb::handle recv) {
+        start_allgather(c, send, recv, "Allgather").wait();
+      },
+      nb::arg("sendbuf"), nb::arg("recvbuf"));
+  cls.def(
+      "Iallgather",
+      [](C& c, nb::handle send, nb::handle recv) {
+        return start_allgather(c, send, recv, "Iallgather");
+      },
+      nb::arg("sendbuf"), nb::arg("recvbuf"));
+  cls.def(
+      "Gather",
+      [](C& c, nb::handle send, nb::handle recv, int root) {
+        start_gather(c, send, recv, root, "Gather").wait();
+      },
+      nb::arg("sendbuf"), nb::arg("recvbuf").none(), nb::arg("root") = 0);
+  cls.def(
+      "Igather",
+      [](C& c, nb::handle send, nb::handle recv, int root) {
+        return start_gather(c, send, recv, root, "Igather");
+      },
+      nb::arg("sendbuf"), nb::arg("recvbuf").none(), nb::arg("root") = 0);
+  cls.def(
+      "Scatter",
+      [](C& c, nb::handle send, nb::handle recv, int root) {
+        start_scatter(c, send, recv, root, "Scatter").wait();
+      },
+      nb::arg("sendbuf").none(), nb::arg("recvbuf"), nb::arg("root") = 0);
+  cls.def(
+      "Iscatter",
+      [](C& c, nb::handle send, nb::handle recv, int root) {
+        return start_scatter(c, send, recv, root, "Iscatter");
+      },
+      nb::arg("sendbuf").none(), nb::arg("recvbuf"), nb::arg("root") = 0);
   cls.def("Alltoall", &alltoall<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
   cls.def("Ialltoall", &ialltoall<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
   cls.def(
@@ -461,6 +533,8 @@ void bind_collectives(nb::class_<C>& cls) {
       nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
   cls.def("Reduce_scatter_block", &reduce_scatter_block<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
           nb::arg("op") = op_kind::sum);
+  cls.def("Reduce_scatter", &reduce_scatter<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
+          nb::arg("counts").none(), nb::arg("op") = op_kind::sum);
   cls.def("Allgatherv", &allgatherv<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
           nb::arg("counts").none(), nb::arg("displs").none() = nb::none());
   cls.def("Gatherv", &gatherv<C>, nb::arg("sendbuf"), nb::arg("recvbuf").none(),

@@ -310,3 +310,34 @@ def test_object_scans_and_ibcast(run):
         with pytest.raises(cairn.Error, match=rf"cairn.scan: rank {r}: op must be"):
             w.scan(1, op=42)
     run(main)
+
+
+def test_nonblocking_rooted_and_reduce_scatter(run):
+    def main(w):
+        p, me = w.size, w.rank
+        inputs = [data(50 + r, 6, np.float64) for r in range(p)]
+        root = p // 2
+        out = np.empty(6) if me == root else None
+        reqs = [w.Ireduce(inputs[me], out, op=cairn.SUM, root=root)]
+        gathered = np.empty(6 * p)
+        reqs.append(w.Iallgather(inputs[me], gathered))
+        at_root = np.empty(6 * p) if me == 0 else None
+        reqs.append(w.Igather(inputs[me], at_root, root=0))
+        part = np.empty(6)
+        reqs.append(w.Iscatter(np.concatenate(inputs) if me == p - 1 else None, part, root=p - 1))
+        cairn.wait_all(reqs)
+        if me == root:
+            np.testing.assert_allclose(out, sum(inputs), rtol=1e-12)
+        np.testing.assert_array_equal(gathered, np.concatenate(inputs))
+        if me == 0:
+            np.testing.assert_array_equal(at_root, np.concatenate(inputs))
+        np.testing.assert_array_equal(part, inputs[me])
+        # Reduce_scatter: rank i gets counts[i] elements of the element-wise sum, zeros allowed.
+        counts = [(3 * q + 1) % 4 for q in range(p)]
+        full = [data(90 + r, sum(counts), np.int64) for r in range(p)]
+        mine = np.zeros(counts[me], np.int64)
+        w.Reduce_scatter(full[me], mine, counts, op=cairn.BXOR)
+        want = functools.reduce(np.bitwise_xor, full)
+        start = sum(counts[:me])
+        np.testing.assert_array_equal(mine, want[start:start + counts[me]])
+    run(main)
