@@ -38,6 +38,7 @@ from ._cairn import (
     Error,
     Group,
     Op,
+    PersistentRequest,
     Request,
     RunAborted,
     Status,
@@ -49,7 +50,7 @@ __all__ = [
     "ANY_SOURCE", "ANY_TAG", "IN_PLACE", "Channel", "Error", "Group", "Op", "Request", "RunAborted",
     "Status", "World", "SUM", "PROD", "MIN", "MAX", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR",
     "launch", "detect_engine", "mpi_available", "wait_all", "DArray", "redistribute",
-    "iredistribute", "Tasks", "MPISession", "world_from_mpi4py",
+    "iredistribute", "Tasks", "PersistentRequest", "MPISession", "world_from_mpi4py",
 ]
 
 SUM = Op.SUM

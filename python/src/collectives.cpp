@@ -110,12 +110,17 @@ send_recv alltoall_buffers(const C& c, nb::handle send, nb::handle recv, const c
   return b;
 }
 
-// A started call's request, holding its buffers until it completes.
-py_request holding(cairn::request req, buffer& in, buffer& out) {
+// The two buffers of a call, moved into the list a request holds.
+std::vector<buffer> held_pair(buffer& in, buffer& out) {
   std::vector<buffer> held;
   held.push_back(std::move(in));
   held.push_back(std::move(out));
-  return {std::move(req), std::move(held)};
+  return held;
+}
+
+// A started call's request, holding its buffers until it completes.
+py_request holding(cairn::request req, buffer& in, buffer& out) {
+  return {std::move(req), held_pair(in, out)};
 }
 
 template <class C>
@@ -144,6 +149,46 @@ py_request iallreduce(C& c, nb::handle send, nb::handle recv, op_kind k) {
       req = c.iallreduce(in_of<T>(b), b.recv.as<T>(), op);
   });
   return holding(std::move(req), b.send, b.recv);
+}
+
+// The persistent forms: checked and planned once, the buffers held for the request's life.
+template <class C>
+py_persistent allreduce_init(C& c, nb::handle send, nb::handle recv, op_kind k) {
+  const int rank = world_rank_of(c);
+  auto b = allreduce_buffers(send, recv, "Allreduce_init", rank);
+  cairn::persistent_request req;
+  with_operation(k, b.recv.type(), "Allreduce_init", rank, [&]<class T, class Op>(T, Op op) {
+    unlocked gil_free;
+    if (b.in_place)
+      req = c.allreduce_init(cairn::in_place, b.recv.as<T>(), op);
+    else
+      req = c.allreduce_init(in_of<T>(b), b.recv.as<T>(), op);
+  });
+  return {std::move(req), held_pair(b.send, b.recv)};
+}
+
+template <class C>
+py_persistent bcast_init(C& c, nb::handle buf, int root) {
+  buffer b(buf.ptr(), c.rank() != root, "Bcast_init", world_rank_of(c), "buf");
+  cairn::persistent_request req;
+  {
+    unlocked gil_free;
+    req = c.bcast_init(std::span<std::byte>(static_cast<std::byte*>(b.data()), b.bytes()), root);
+  }
+  std::vector<buffer> held;
+  held.push_back(std::move(b));
+  return {std::move(req), std::move(held)};
+}
+
+template <class C>
+py_persistent alltoall_init(C& c, nb::handle send, nb::handle recv) {
+  auto b = alltoall_buffers(c, send, recv, "Alltoall_init", world_rank_of(c));
+  cairn::persistent_request req;
+  {
+    unlocked gil_free;
+    req = c.alltoall_init(bytes_in(b.send), bytes_out(b.recv));
+  }
+  return {std::move(req), held_pair(b.send, b.recv)};
 }
 
 // Reduce, Gather, Scatter and Allgather start here; the blocking forms wait for the request.
@@ -531,6 +576,10 @@ void bind_collectives(nb::class_<C>& cls) {
       "Exscan",
       [](C& c, nb::handle send, nb::handle recv, op_kind k) { scan(c, send, recv, k, true); },
       nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
+  cls.def("Allreduce_init", &allreduce_init<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
+          nb::arg("op") = op_kind::sum);
+  cls.def("Bcast_init", &bcast_init<C>, nb::arg("buf"), nb::arg("root") = 0);
+  cls.def("Alltoall_init", &alltoall_init<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
   cls.def("Reduce_scatter_block", &reduce_scatter_block<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
           nb::arg("op") = op_kind::sum);
   cls.def("Reduce_scatter", &reduce_scatter<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),

@@ -7,7 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include <sstream>
 #include "buffer.hpp"
+
+#include "cairn/coll/persistent.hpp"
 #include "cairn/runtime/request.hpp"
 #include "cairn/runtime/value_request.hpp"
 #include "gil.hpp"
@@ -117,6 +120,54 @@ class py_request {
   std::optional<nb::object> object_;
   cairn::status status_;
   bool done_ = false;
+};
+
+/// cairn.PersistentRequest: a collective checked and planned once (`Allreduce_init`, ...),
+/// started many times; it keeps its buffers exported for as long as it lives.
+class py_persistent {
+ public:
+  py_persistent(cairn::persistent_request req, std::vector<buffer> held)
+      : req_(std::move(req)), held_(std::move(held)) {}
+  py_persistent(py_persistent&&) noexcept = default;
+  py_persistent& operator=(py_persistent&&) = delete;
+  /// A start still running is finished first (with the GIL released).
+  ~py_persistent() {
+    if (!req_.active()) return;
+    try {
+      unlocked gil_free;
+      req_.wait();
+    } catch (...) {
+      // A failure of an abandoned start is reported by the run, not by a destructor.
+    }
+  }
+
+  /// Starts the collective (cairn::error if the previous start is still running).
+  void start() {
+    unlocked gil_free;
+    req_.start();
+  }
+  /// Blocks until the current start completed (returns at once when not started).
+  void wait() {
+    unlocked gil_free;
+    req_.wait();
+  }
+  /// True once the current start completed (advancing communication).
+  bool test() {
+    unlocked gil_free;
+    return req_.test();
+  }
+  /// True between start() and the test() or wait() that sees completion.
+  [[nodiscard]] bool active() const noexcept { return req_.active(); }
+  /// The schedule every start runs, as cairn prints it.
+  [[nodiscard]] std::string plan() const {
+    std::ostringstream os;
+    os << req_.plan();
+    return os.str();
+  }
+
+ private:
+  cairn::persistent_request req_;
+  std::vector<buffer> held_;
 };
 
 }  // namespace cairn_python

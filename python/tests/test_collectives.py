@@ -341,3 +341,41 @@ def test_nonblocking_rooted_and_reduce_scatter(run):
         start = sum(counts[:me])
         np.testing.assert_array_equal(mine, want[start:start + counts[me]])
     run(main)
+
+
+def test_persistent_collectives_restart_with_new_inputs(run):
+    def main(w):
+        p, me = w.size, w.rank
+        x = np.empty(7)
+        total = np.empty(7)
+        ar = w.Allreduce_init(x, total, op=cairn.SUM)
+        inplace = np.empty(3, np.int32)
+        ar2 = w.Allreduce_init(cairn.IN_PLACE, inplace, op=cairn.MAX)
+        buf = np.empty(5, np.int64)
+        bc = w.Bcast_init(buf, root=p - 1)
+        send = np.empty(2 * p)
+        recv = np.empty(2 * p)
+        a2a = w.Alltoall_init(send, recv)
+        assert isinstance(ar.plan, str) and not ar.active
+        for it in range(4):
+            x[:] = data(1000 * it + me, 7, np.float64)  # new input before each start
+            inplace[:] = data(2000 * it + me, 3, np.int32)
+            buf[:] = data(3000 * it, 5, np.int64) if me == p - 1 else 0
+            send[:] = [100 * me + j + it for j in range(2 * p)]
+            for r in (ar, ar2, bc, a2a):
+                r.start()
+            for r in (ar, ar2, bc, a2a):
+                r.wait()
+                assert not r.active
+            np.testing.assert_allclose(total, sum(data(1000 * it + r, 7, np.float64) for r in range(p)),
+                                       rtol=1e-12)
+            np.testing.assert_array_equal(
+                inplace, functools.reduce(np.maximum, [data(2000 * it + r, 3, np.int32) for r in range(p)]))
+            np.testing.assert_array_equal(buf, data(3000 * it, 5, np.int64))
+            np.testing.assert_array_equal(
+                recv, [100 * r + 2 * me + k + it for r in range(p) for k in range(2)])
+        ar.start()
+        with pytest.raises(cairn.Error, match="start"):
+            ar.start()  # the previous start is still running
+        ar.wait()
+    run(main)
