@@ -564,7 +564,7 @@ class mpi_rank_run {
   mpi_rank_run(const mpi_rank_run&) = delete;
   mpi_rank_run& operator=(const mpi_rank_run&) = delete;
   ~mpi_rank_run() {
-    detail::mpi_note_run(-1);
+    stop_running();
     progress_thread_.reset();
     ctx_->end();
     ctx_->set_transport(nullptr);  // frees the run's communicators while MPI is still up
@@ -578,7 +578,7 @@ class mpi_rank_run {
   void finish() {
     ctx_->finish_layers();
     progress_thread_.reset();
-    detail::mpi_note_run(-1);
+    stop_running();
     ctx_->tp().announce_end();
     ctx_->tp().finish(*ctx_);
   }
@@ -602,7 +602,13 @@ class mpi_rank_run {
   }
 
  private:
+  // exit() no longer ends the job for this run (once: mpi_note_run's calls pair up).
+  void stop_running() noexcept {
+    if (std::exchange(running_, false)) detail::mpi_note_run(-1);
+  }
+
   int rank_ = 0;
+  bool running_ = true;
   std::shared_ptr<run_state> run_;
   std::shared_ptr<rank_context> ctx_;
   std::optional<detail::progress_thread> progress_thread_;

@@ -52,8 +52,10 @@ void finalize_at_exit() {
   if (!finalized) MPI_Finalize();
 }
 
-// The world rank whose function runs in this process (mpi_note_run), -1 outside.
+// The world rank whose function runs in this process (mpi_note_run), -1 outside, and how many
+// runs are under way (a launch inside an open mpi_session: the session's rank stays noted).
 std::atomic<int> running_rank{-1};
+std::atomic<int> running_runs{0};
 
 // exit() from inside a rank's function (or an open mpi_session): the other processes may wait for
 // this one, and MPI_Finalize (at exit) would wait for them; the job ends here with the exit status.
@@ -75,7 +77,12 @@ void abort_on_exit(int status, void*) {
 void mpi_note_run(int rank) {
   static const bool registered = [] { return on_exit(abort_on_exit, nullptr) == 0; }();
   (void)registered;
-  running_rank.store(rank);
+  if (rank >= 0) {
+    running_runs.fetch_add(1);
+    running_rank.store(rank);
+  } else if (running_runs.fetch_sub(1) == 1) {
+    running_rank.store(-1);
+  }
 }
 
 namespace {

@@ -202,9 +202,9 @@ class mpi_transport final : public transport {
 std::string mpi_ensure_initialized(int level, bool progress_thread);
 /// True while MPI is initialized and not finalized.
 bool mpi_active() noexcept;
-/// Marks that world rank `rank`'s function runs in this process (-1: no longer). While it
-/// runs, exit() ends the whole MPI job with the exit status (MPI_Abort) instead of waiting in
-/// MPI_Finalize for processes that may be waiting for this one.
+/// Marks that world rank `rank`'s function runs in this process (-1: one run fewer; calls
+/// pair up). While any runs, exit() ends the whole MPI job with the exit status (MPI_Abort)
+/// instead of waiting in MPI_Finalize for processes that may be waiting for this one.
 void mpi_note_run(int rank);
 
 /// The thread level MPI provides (0..3 as above), or -1 outside MPI_Init..MPI_Finalize.

@@ -16,6 +16,8 @@
 //   before any communication, on every process.
 // - session-throw: an exception leaves an open session's scope on the last process while the
 //   others wait for it in a receive: the job ends non-zero naming that rank.
+// - session-exit: the last process calls exit(3) with a session open (after a launch inside
+//   it ended) while the others wait for it: the job ends with exit code 3.
 #include "cairn/runtime/mpi.hpp"
 
 #include <mpi.h>
@@ -227,6 +229,18 @@ void session_throw() {
   w.recv(std::span(&v, 1), w.size() - 1, 3);  // never sent: the job must end instead
 }
 
+void session_exit(int argc, char** argv) {
+  cairn::mpi_session s(MPI_COMM_WORLD);
+  cairn::world& w = s.world();
+  // A launch inside the open session ends first: exit() must still end the job afterwards.
+  cairn::launch_options o;
+  o.engine = cairn::engine::mpi;
+  check(cairn::launch(MPI_COMM_WORLD, argc, argv, o, [](cairn::world&) {}) == 0, "inner launch");
+  if (w.rank() == w.size() - 1) std::exit(3);
+  std::int64_t v = 0;
+  w.recv(std::span(&v, 1), w.size() - 1, 3);  // never sent: the job must end instead
+}
+
 int threads_engine(int argc, char** argv) {
   cairn::launch_options o;
   o.engine = cairn::engine::threads;
@@ -281,6 +295,9 @@ int main(int argc, char** argv) {
     rc = session();
   } else if (mode == "session-bad") {
     rc = session_bad();
+  } else if (mode == "session-exit") {
+    session_exit(argc, argv);
+    rc = 4;  // not reached
   } else if (mode == "session-throw") {
     try {
       session_throw();
