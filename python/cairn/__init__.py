@@ -248,11 +248,17 @@ def _ibcast(self, obj: Any = None, root: int = 0) -> Request:
     return self._ibcast_bytes(_dumps(obj) if self.rank == root else None, root, pickle.loads)
 
 
-def _prefix(self, obj: Any, op: Any, call: str, exclusive: bool) -> Any:
+def _fold_of(self, op: Any, call: str) -> Callable[[Any, Any], Any]:
+    """The function of two objects that ``op`` (a cairn.Op or such a function) stands for."""
     fold = _OBJECT_OPS.get(op, op) if isinstance(op, Op) else op
     if not callable(fold):
         raise Error(f"cairn.{call}: rank {self.rank}: op must be a cairn.Op or a function of two "
                     f"objects, not {op!r}")
+    return fold
+
+
+def _prefix(self, obj: Any, op: Any, call: str, exclusive: bool) -> Any:
+    fold = _fold_of(self, op, call)
     everyone = self.allgather(obj)
     upto = self.rank if exclusive else self.rank + 1
     return functools.reduce(fold, everyone[:upto]) if upto > 0 else None
@@ -324,11 +330,7 @@ def _allreduce(self, obj: Any, op: Any = Op.SUM) -> Any:
         return i
     if kind == 1:
         return f
-    fold = _OBJECT_OPS.get(op, op) if isinstance(op, Op) else op
-    if not callable(fold):
-        raise Error(f"cairn.allreduce: rank {self.rank}: op must be a cairn.Op or a function of "
-                    f"two objects, not {op!r}")
-    return functools.reduce(fold, self.allgather(obj))
+    return functools.reduce(_fold_of(self, op, "allreduce"), self.allgather(obj))
 
 
 def _reduce(self, obj: Any, op: Any = Op.SUM, root: int = 0, *,

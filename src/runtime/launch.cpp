@@ -571,7 +571,6 @@ class mpi_rank_run {
   }
 
   const std::shared_ptr<rank_context>& context() const noexcept { return ctx_; }
-  int rank() const noexcept { return rank_; }
 
   /// The rank's work returned normally: ends the run as every rank does (collective; waits
   /// for the others, reports messages nobody received).
