@@ -1,5 +1,6 @@
 """cairn from Python against mpi4py, in the same run: latency 8 B and bandwidth 1 MiB (ping-pong
-on numpy arrays), allreduce of 8 B and 64 KiB float64 arrays; and the histogram from numpy
+on numpy arrays), allreduce of 8 B and 64 KiB float64 arrays, allgather of 8 B and 64 KiB
+blocks per rank; and the histogram from numpy
 batches against the C++ benchmark (`cairn-bench histogram`, same updates and table).
 
     python python/bench/bench.py [--json] [--quick]
@@ -32,6 +33,8 @@ CASES = [  # (name, bytes)
     ("pingpong", 1 << 20),
     ("allreduce", 8),
     ("allreduce", 64 << 10),
+    ("allgather", 8),
+    ("allgather", 64 << 10),
 ]
 
 
@@ -40,10 +43,11 @@ def iterations(name, nbytes, quick):
     return max(20, n // 10) if quick else n
 
 
-def time_calls(rank, barrier, send, recv, allreduce, name, nbytes, iters):
-    """Microseconds per one-way message (pingpong) or per call (allreduce), on 2 ranks."""
+def time_calls(rank, barrier, send, recv, collectives, name, nbytes, iters):
+    """Microseconds per one-way message (pingpong) or per call (the collectives by name), on 2
+    ranks; `nbytes` is the allgather's block per rank."""
     a = np.zeros(nbytes // 8)
-    b = np.zeros(nbytes // 8)
+    b = np.zeros(nbytes // 8 * (2 if name == "allgather" else 1))
     peer = 1 - rank
     barrier()
     t0 = time.perf_counter()
@@ -56,23 +60,27 @@ def time_calls(rank, barrier, send, recv, allreduce, name, nbytes, iters):
                 recv(b, peer)
                 send(a, peer)
         return (time.perf_counter() - t0) / (2 * iters) * 1e6
+    call = collectives[name]
     for _ in range(iters):
-        allreduce(a, b)
+        call(a, b)
     return (time.perf_counter() - t0) / iters * 1e6
 
 
 def time_cairn(w, name, nbytes, iters):
     import cairn
 
-    return time_calls(w.rank, w.Barrier, w.Send, w.Recv,
-                      lambda a, b: w.Allreduce(a, b, op=cairn.SUM), name, nbytes, iters)
+    collectives = {"allreduce": lambda a, b: w.Allreduce(a, b, op=cairn.SUM),
+                   "allgather": w.Allgather}
+    return time_calls(w.rank, w.Barrier, w.Send, w.Recv, collectives, name, nbytes, iters)
 
 
 def time_mpi4py(comm, name, nbytes, iters):
     from mpi4py import MPI
 
-    return time_calls(comm.Get_rank(), comm.Barrier, comm.Send, comm.Recv,
-                      lambda a, b: comm.Allreduce(a, b, op=MPI.SUM), name, nbytes, iters)
+    collectives = {"allreduce": lambda a, b: comm.Allreduce(a, b, op=MPI.SUM),
+                   "allgather": comm.Allgather}
+    return time_calls(comm.Get_rank(), comm.Barrier, comm.Send, comm.Recv, collectives, name,
+                      nbytes, iters)
 
 
 def histogram_cairn(w, updates, counters):
