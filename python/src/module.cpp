@@ -182,12 +182,13 @@ NB_MODULE(_cairn, m) {
       .def("test", &py_request::test)
       .def_prop_ro("status", &py_request::status);
   nb::class_<py_persistent>(m, "PersistentRequest",
-                            "A collective planned once and started many times (Allreduce_init)")
+                            "A collective or a send or receive set up once and started many times")
       .def("start", &py_persistent::start)
       .def("wait", &py_persistent::wait)
       .def("test", &py_persistent::test)
       .def_prop_ro("active", &py_persistent::active)
-      .def_prop_ro("plan", &py_persistent::plan);
+      .def_prop_ro("plan", &py_persistent::plan)
+      .def_prop_ro("status", &py_persistent::status);
 
   nb::class_<cairn::group> group(m, "Group", "A set of ranks of the world, in order");
   group.def_prop_ro("rank", &cairn::group::rank)

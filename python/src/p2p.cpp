@@ -39,6 +39,45 @@ void bind_p2p(nb::class_<cairn::world>& cls) {
   cls.def("Recv", &recv_into, nb::arg("buf"), nb::arg("source") = cairn::any_source,
           nb::arg("tag") = cairn::any_tag);
   cls.def(
+      "Send_init",
+      [](world& w, nb::handle buf, int dest, int tag) {
+        buffer b(buf.ptr(), false, "Send_init", w.rank(), "buf");
+        const auto bytes = b.bytes();
+        cairn::persistent_p2p req;
+        {
+          unlocked gil_free;
+          req = w.send_init(static_cast<const std::byte*>(b.data()),
+                            static_cast<std::int64_t>(bytes), dest, tag);
+        }
+        std::vector<buffer> held;
+        held.push_back(std::move(b));
+        return py_persistent(std::move(req), std::move(held),
+                             "send of " + std::to_string(bytes) + " bytes to rank " +
+                                 std::to_string(dest) + ", tag " + std::to_string(tag));
+      },
+      nb::arg("buf"), nb::arg("dest"), nb::arg("tag") = 0);
+  cls.def(
+      "Recv_init",
+      [](world& w, nb::handle buf, int source, int tag) {
+        buffer b(buf.ptr(), true, "Recv_init", w.rank(), "buf");
+        const auto bytes = b.bytes();
+        cairn::persistent_p2p req;
+        {
+          unlocked gil_free;
+          req = w.recv_init(static_cast<std::byte*>(b.data()), static_cast<std::int64_t>(bytes),
+                            source, tag);
+        }
+        std::vector<buffer> held;
+        held.push_back(std::move(b));
+        return py_persistent(
+            std::move(req), std::move(held),
+            "receive of up to " + std::to_string(bytes) + " bytes from " +
+                (source == cairn::any_source ? std::string("any rank")
+                                             : "rank " + std::to_string(source)) +
+                ", tag " + (tag == cairn::any_tag ? std::string("any") : std::to_string(tag)));
+      },
+      nb::arg("buf"), nb::arg("source") = cairn::any_source, nb::arg("tag") = cairn::any_tag);
+  cls.def(
       "Isend",
       [](world& w, nb::handle buf, int dest, int tag) {
         buffer b(buf.ptr(), false, "Isend", w.rank(), "buf");

@@ -8,9 +8,11 @@
 #include <vector>
 
 #include <sstream>
+#include <variant>
 #include "buffer.hpp"
 
 #include "cairn/coll/persistent.hpp"
+#include "cairn/runtime/persistent_p2p.hpp"
 #include "cairn/runtime/request.hpp"
 #include "cairn/runtime/value_request.hpp"
 #include "gil.hpp"
@@ -122,52 +124,73 @@ class py_request {
   bool done_ = false;
 };
 
-/// cairn.PersistentRequest: a collective checked and planned once (`Allreduce_init`, ...),
-/// started many times; it keeps its buffers exported for as long as it lives.
+/// cairn.PersistentRequest: a collective checked and planned once (`Allreduce_init`, ...) or a
+/// send or receive bound once (`Send_init`, `Recv_init`), started many times; it keeps its
+/// buffers exported for as long as it lives.
 class py_persistent {
  public:
+  /// A persistent collective.
   py_persistent(cairn::persistent_request req, std::vector<buffer> held)
       : req_(std::move(req)), held_(std::move(held)) {}
+  /// A persistent send or receive; `what` describes it (its `plan`).
+  py_persistent(cairn::persistent_p2p req, std::vector<buffer> held, std::string what)
+      : req_(std::move(req)), held_(std::move(held)), what_(std::move(what)) {}
   py_persistent(py_persistent&&) noexcept = default;
   py_persistent& operator=(py_persistent&&) = delete;
   /// A start still running is finished first (with the GIL released).
   ~py_persistent() {
-    if (!req_.active()) return;
+    if (!active()) return;
     try {
       unlocked gil_free;
-      req_.wait();
+      std::visit([](auto& r) { r.wait(); }, req_);
     } catch (...) {
       // A failure of an abandoned start is reported by the run, not by a destructor.
     }
   }
 
-  /// Starts the collective (cairn::error if the previous start is still running).
+  /// Starts it (cairn::error if the previous start is still running).
   void start() {
     unlocked gil_free;
-    req_.start();
+    std::visit([](auto& r) { r.start(); }, req_);
   }
   /// Blocks until the current start completed (returns at once when not started).
   void wait() {
     unlocked gil_free;
-    req_.wait();
+    status_ = std::visit([](auto& r) { return r.wait(); }, req_);
   }
   /// True once the current start completed (advancing communication).
   bool test() {
     unlocked gil_free;
-    return req_.test();
+    return std::visit(
+        [this](auto& r) {
+          const bool done = r.test();
+          if (done) status_ = r.wait();  // complete: returns its status at once
+          return done;
+        },
+        req_);
   }
   /// True between start() and the test() or wait() that sees completion.
-  [[nodiscard]] bool active() const noexcept { return req_.active(); }
-  /// The schedule every start runs, as cairn prints it.
-  [[nodiscard]] std::string plan() const {
-    std::ostringstream os;
-    os << req_.plan();
-    return os.str();
+  [[nodiscard]] bool active() const noexcept {
+    return std::visit([](const auto& r) { return r.active(); }, req_);
   }
+  /// The schedule every start of a collective runs, as cairn prints it; for a send or receive,
+  /// what it moves where.
+  [[nodiscard]] std::string plan() const {
+    if (const auto* c = std::get_if<cairn::persistent_request>(&req_)) {
+      std::ostringstream os;
+      os << c->plan();
+      return os.str();
+    }
+    return what_;
+  }
+  /// The status of the last completed start (a receive's source, tag and size).
+  [[nodiscard]] const cairn::status& status() const noexcept { return status_; }
 
  private:
-  cairn::persistent_request req_;
+  std::variant<cairn::persistent_request, cairn::persistent_p2p> req_;
   std::vector<buffer> held_;
+  std::string what_;
+  cairn::status status_;
 };
 
 }  // namespace cairn_python

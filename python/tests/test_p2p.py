@@ -121,3 +121,38 @@ def test_bad_buffers_are_refused(run):
         with pytest.raises(cairn.Error, match=rf"rank {w.rank}.*{w.size}"):
             w.Send(np.zeros(1), w.size)
     run(main)
+
+
+def test_persistent_send_and_receive_restart(run):
+    # A ring: each rank's Send_init to the next and Recv_init from the previous, started five
+    # times with new data; any-source receives report who sent.
+    def main(w):
+        p, me = w.size, w.rank
+        out = np.empty(9, np.int64)
+        got = np.empty(9, np.int64)
+        send = w.Send_init(out, (me + 1) % p, tag=4)
+        recv = w.Recv_init(got, (me + p - 1) % p, tag=4)
+        assert "send of 72 bytes to rank" in send.plan and "receive of up to 72 bytes" in recv.plan
+        for it in range(5):
+            out[:] = data(100 * it + me, 9, np.int64)
+            recv.start()
+            send.start()
+            send.wait()
+            while not recv.test():
+                pass
+            assert not recv.active
+            np.testing.assert_array_equal(got, data(100 * it + (me + p - 1) % p, 9, np.int64))
+            assert recv.status.source == (me + p - 1) % p and recv.status.nbytes == 72
+        anyone = w.Recv_init(got, tag=5)
+        assert "any rank" in anyone.plan
+        if me == 0:
+            for _ in range(p - 1):
+                anyone.start()
+                anyone.wait()
+                assert 1 <= anyone.status.source < p and got[0] == anyone.status.source
+        else:
+            out[0] = me
+            w.Send(out, 0, tag=5)
+        with pytest.raises(cairn.Error, match=rf"rank {me}"):
+            w.Send_init(out, p + 3)  # no such rank: refused at init, before any start
+    run(main)
