@@ -309,24 +309,24 @@ py_request ialltoall(C& c, nb::handle send, nb::handle recv) {
   return holding(std::move(req), b.send, b.recv);
 }
 
+// Scan and Exscan (`call`) start here; the blocking forms wait for the request.
 template <class C>
-void scan(C& c, nb::handle send, nb::handle recv, op_kind k, bool exclusive) {
+py_request start_scan(C& c, nb::handle send, nb::handle recv, op_kind k, bool exclusive,
+                      const char* call) {
   const int rank = world_rank_of(c);
-  const char* call = exclusive ? "Exscan" : "Scan";
   auto b = allreduce_buffers(send, recv, call, rank);
+  cairn::request req;
   with_operation(k, b.recv.type(), call, rank, [&]<class T, class Op>(T, Op op) {
     unlocked gil_free;
     auto prefix = [&](auto&&... args) {
-      if (exclusive)
-        c.exscan(args..., op);
-      else
-        c.scan(args..., op);
+      req = exclusive ? c.iexscan(args..., op) : c.iscan(args..., op);
     };
     if (b.in_place)
       prefix(cairn::in_place, b.recv.as<T>());
     else
       prefix(in_of<T>(b), b.recv.as<T>());
   });
+  return holding(std::move(req), b.send, b.recv);
 }
 
 template <class C>
@@ -570,11 +570,27 @@ void bind_collectives(nb::class_<C>& cls) {
   cls.def("Ialltoall", &ialltoall<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
   cls.def(
       "Scan",
-      [](C& c, nb::handle send, nb::handle recv, op_kind k) { scan(c, send, recv, k, false); },
+      [](C& c, nb::handle send, nb::handle recv, op_kind k) {
+        start_scan(c, send, recv, k, false, "Scan").wait();
+      },
+      nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
+  cls.def(
+      "Iscan",
+      [](C& c, nb::handle send, nb::handle recv, op_kind k) {
+        return start_scan(c, send, recv, k, false, "Iscan");
+      },
       nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
   cls.def(
       "Exscan",
-      [](C& c, nb::handle send, nb::handle recv, op_kind k) { scan(c, send, recv, k, true); },
+      [](C& c, nb::handle send, nb::handle recv, op_kind k) {
+        start_scan(c, send, recv, k, true, "Exscan").wait();
+      },
+      nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
+  cls.def(
+      "Iexscan",
+      [](C& c, nb::handle send, nb::handle recv, op_kind k) {
+        return start_scan(c, send, recv, k, true, "Iexscan");
+      },
       nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
   cls.def("Allreduce_init", &allreduce_init<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
           nb::arg("op") = op_kind::sum);

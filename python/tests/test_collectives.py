@@ -225,6 +225,12 @@ def test_scans_and_reduce_scatter_block(run):
                     g.Exscan(inputs[me], ex, op=op)
                     if me > 0:  # undefined on the first member, as MPI's
                         check(ex, reference(ref, inputs[:me], dtype), dtype)
+                    started, ex2 = np.empty(n, dtype), np.empty(n, dtype)
+                    cairn.wait_all([g.Iscan(inputs[me], started, op=op),
+                                    g.Iexscan(inputs[me], ex2, op=op)])
+                    check(started, reference(ref, inputs[: me + 1], dtype), dtype)
+                    if me > 0:
+                        check(ex2, reference(ref, inputs[:me], dtype), dtype)
                     blocks = [data(seed(r) + 1, n * p, dtype) for r in range(p)]
                     mine = np.empty(n, dtype)
                     g.Reduce_scatter_block(blocks[me], mine, op=op)
