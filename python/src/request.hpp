@@ -1,16 +1,16 @@
 #pragma once
-// cairn.Request: a non-blocking call in flight, holding the buffers it reads or writes.
+// cairn.Request: a non-blocking call in flight, holding the buffers it reads or writes; and
+// cairn.PersistentRequest, one set up once and started many times.
 #include <nanobind/nanobind.h>
 
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
-#include <sstream>
-#include <variant>
 #include "buffer.hpp"
-
 #include "cairn/coll/persistent.hpp"
 #include "cairn/runtime/persistent_p2p.hpp"
 #include "cairn/runtime/request.hpp"
