@@ -123,17 +123,24 @@ py_request holding(cairn::request req, buffer& in, buffer& out) {
   return {std::move(req), held_pair(in, out)};
 }
 
+// A reduction of `b` with `k`, as `call`: runs `f(in, out, op)` with the GIL released, `in`
+// being the input span, or cairn::in_place where the send buffer was IN_PLACE.
+template <class F>
+void reduce_with(const send_recv& b, op_kind k, const char* call, int rank, F&& f) {
+  with_operation(k, b.recv.type(), call, rank, [&]<class T, class Op>(T, Op op) {
+    unlocked gil_free;
+    if (b.in_place)
+      f(cairn::in_place, b.recv.as<T>(), op);
+    else
+      f(in_of<T>(b), b.recv.as<T>(), op);
+  });
+}
+
 template <class C>
 void allreduce(C& c, nb::handle send, nb::handle recv, op_kind k) {
   const int rank = world_rank_of(c);
   auto b = allreduce_buffers(send, recv, "Allreduce", rank);
-  with_operation(k, b.recv.type(), "Allreduce", rank, [&]<class T, class Op>(T, Op op) {
-    unlocked gil_free;
-    if (b.in_place)
-      c.allreduce(b.recv.as<T>(), op);
-    else
-      c.allreduce(in_of<T>(b), b.recv.as<T>(), op);
-  });
+  reduce_with(b, k, "Allreduce", rank, [&](auto&&... a) { c.allreduce(a...); });
 }
 
 template <class C>
@@ -141,13 +148,7 @@ py_request iallreduce(C& c, nb::handle send, nb::handle recv, op_kind k) {
   const int rank = world_rank_of(c);
   auto b = allreduce_buffers(send, recv, "Iallreduce", rank);
   cairn::request req;
-  with_operation(k, b.recv.type(), "Iallreduce", rank, [&]<class T, class Op>(T, Op op) {
-    unlocked gil_free;
-    if (b.in_place)
-      req = c.iallreduce(b.recv.as<T>(), op);
-    else
-      req = c.iallreduce(in_of<T>(b), b.recv.as<T>(), op);
-  });
+  reduce_with(b, k, "Iallreduce", rank, [&](auto&&... a) { req = c.iallreduce(a...); });
   return holding(std::move(req), b.send, b.recv);
 }
 
@@ -157,13 +158,7 @@ py_persistent allreduce_init(C& c, nb::handle send, nb::handle recv, op_kind k) 
   const int rank = world_rank_of(c);
   auto b = allreduce_buffers(send, recv, "Allreduce_init", rank);
   cairn::persistent_request req;
-  with_operation(k, b.recv.type(), "Allreduce_init", rank, [&]<class T, class Op>(T, Op op) {
-    unlocked gil_free;
-    if (b.in_place)
-      req = c.allreduce_init(cairn::in_place, b.recv.as<T>(), op);
-    else
-      req = c.allreduce_init(in_of<T>(b), b.recv.as<T>(), op);
-  });
+  reduce_with(b, k, "Allreduce_init", rank, [&](auto&&... a) { req = c.allreduce_init(a...); });
   return {std::move(req), held_pair(b.send, b.recv)};
 }
 
@@ -191,10 +186,11 @@ py_persistent alltoall_init(C& c, nb::handle send, nb::handle recv) {
   return {std::move(req), held_pair(b.send, b.recv)};
 }
 
-// Reduce, Gather, Scatter and Allgather start here; the blocking forms wait for the request.
+// Reduce, Gather, Scatter and Allgather start here (`call` names the Python method); the
+// blocking forms wait for the request (def_started).
 template <class C>
-py_request start_reduce(C& c, nb::handle send, nb::handle recv, op_kind k, int root,
-                        const char* call) {
+py_request start_reduce(C& c, const char* call, nb::handle send, nb::handle recv, op_kind k,
+                        int root) {
   const int rank = world_rank_of(c);
   const bool is_root = c.rank() == root;
   auto b = buffers_of(send, recv, call, rank, !is_root);
@@ -237,7 +233,7 @@ py_request ibcast(C& c, nb::handle buf, int root) {
 }
 
 template <class C>
-py_request start_allgather(C& c, nb::handle send, nb::handle recv, const char* call) {
+py_request start_allgather(C& c, const char* call, nb::handle send, nb::handle recv) {
   const int rank = world_rank_of(c);
   auto b = buffers_of(send, recv, call, rank);
   cairn::request req;
@@ -255,7 +251,7 @@ py_request start_allgather(C& c, nb::handle send, nb::handle recv, const char* c
 }
 
 template <class C>
-py_request start_gather(C& c, nb::handle send, nb::handle recv, int root, const char* call) {
+py_request start_gather(C& c, const char* call, nb::handle send, nb::handle recv, int root) {
   const int rank = world_rank_of(c);
   const bool is_root = c.rank() == root;
   auto b = buffers_of(send, recv, call, rank, !is_root);
@@ -271,7 +267,7 @@ py_request start_gather(C& c, nb::handle send, nb::handle recv, int root, const 
 }
 
 template <class C>
-py_request start_scatter(C& c, nb::handle send, nb::handle recv, int root, const char* call) {
+py_request start_scatter(C& c, const char* call, nb::handle send, nb::handle recv, int root) {
   const int rank = world_rank_of(c);
   const bool is_root = c.rank() == root;
   buffer in, out(recv.ptr(), true, call, rank, "recvbuf");
@@ -309,23 +305,14 @@ py_request ialltoall(C& c, nb::handle send, nb::handle recv) {
   return holding(std::move(req), b.send, b.recv);
 }
 
-// Scan and Exscan (`call`) start here; the blocking forms wait for the request.
-template <class C>
-py_request start_scan(C& c, nb::handle send, nb::handle recv, op_kind k, bool exclusive,
-                      const char* call) {
+// Scan and Exscan (`call`, Exclusive) start here.
+template <bool Exclusive, class C>
+py_request start_scan(C& c, const char* call, nb::handle send, nb::handle recv, op_kind k) {
   const int rank = world_rank_of(c);
   auto b = allreduce_buffers(send, recv, call, rank);
   cairn::request req;
-  with_operation(k, b.recv.type(), call, rank, [&]<class T, class Op>(T, Op op) {
-    unlocked gil_free;
-    auto prefix = [&](auto&&... args) {
-      req = exclusive ? c.iexscan(args..., op) : c.iscan(args..., op);
-    };
-    if (b.in_place)
-      prefix(cairn::in_place, b.recv.as<T>());
-    else
-      prefix(in_of<T>(b), b.recv.as<T>());
-  });
+  reduce_with(b, k, call, rank,
+              [&](auto&&... a) { req = Exclusive ? c.iexscan(a...) : c.iscan(a...); });
   return holding(std::move(req), b.send, b.recv);
 }
 
@@ -340,13 +327,8 @@ void reduce_scatter_block(C& c, nb::handle send, nb::handle recv, op_kind k) {
         (b.in_place ? "recvbuf holds " + b.recv.describe() + ", not a whole block per rank"
                     : "sendbuf holds " + b.send.describe() + ", not " + std::to_string(p) +
                           " blocks of recvbuf's " + std::to_string(b.recv.count()) + " elements"));
-  with_operation(k, b.recv.type(), "Reduce_scatter_block", rank, [&]<class T, class Op>(T, Op op) {
-    unlocked gil_free;
-    if (b.in_place)
-      c.reduce_scatter_block(cairn::in_place, b.recv.as<T>(), op);
-    else
-      c.reduce_scatter_block(in_of<T>(b), b.recv.as<T>(), op);
-  });
+  reduce_with(b, k, "Reduce_scatter_block", rank,
+              [&](auto&&... a) { c.reduce_scatter_block(a...); });
 }
 
 // An element of K bytes: the v-collectives move buffers as elements of their item size, so that
@@ -494,6 +476,17 @@ std::vector<std::string> strings_of(const std::vector<nb::bytes>& v) {
   return out;
 }
 
+// Binds `name` (waits for the request) and `iname` (returns it) from one start function,
+// `start(c, call, args...)`, with the same Python arguments `extra`.
+template <class C, class... Args, class... Extra>
+void def_started(nb::class_<C>& cls, const char* name, const char* iname,
+                 py_request (*start)(C&, const char*, Args...), const Extra&... extra) {
+  cls.def(
+      name, [start, name](C& c, Args... a) { start(c, name, a...).wait(); }, extra...);
+  cls.def(
+      iname, [start, iname](C& c, Args... a) { return start(c, iname, a...); }, extra...);
+}
+
 }  // namespace
 
 template <class C>
@@ -516,82 +509,20 @@ void bind_collectives(nb::class_<C>& cls) {
           nb::arg("op") = op_kind::sum);
   cls.def("Iallreduce", &iallreduce<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
           nb::arg("op") = op_kind::sum);
-  cls.def(
-      "Reduce",
-      [](C& c, nb::handle send, nb::handle recv, op_kind k, int root) {
-        start_reduce(c, send, recv, k, root, "Reduce").wait();
-      },
-      nb::arg("sendbuf"), nb::arg("recvbuf").none(), nb::arg("op") = op_kind::sum,
-      nb::arg("root") = 0);
-  cls.def(
-      "Ireduce",
-      [](C& c, nb::handle send, nb::handle recv, op_kind k, int root) {
-        return start_reduce(c, send, recv, k, root, "Ireduce");
-      },
-      nb::arg("sendbuf"), nb::arg("recvbuf").none(), nb::arg("op") = op_kind::sum,
-      nb::arg("root") = 0);
-  cls.def(
-      "Allgather",
-      [](C& c, nb::handle send, nb::handle recv) {
-        start_allgather(c, send, recv, "Allgather").wait();
-      },
-      nb::arg("sendbuf"), nb::arg("recvbuf"));
-  cls.def(
-      "Iallgather",
-      [](C& c, nb::handle send, nb::handle recv) {
-        return start_allgather(c, send, recv, "Iallgather");
-      },
-      nb::arg("sendbuf"), nb::arg("recvbuf"));
-  cls.def(
-      "Gather",
-      [](C& c, nb::handle send, nb::handle recv, int root) {
-        start_gather(c, send, recv, root, "Gather").wait();
-      },
-      nb::arg("sendbuf"), nb::arg("recvbuf").none(), nb::arg("root") = 0);
-  cls.def(
-      "Igather",
-      [](C& c, nb::handle send, nb::handle recv, int root) {
-        return start_gather(c, send, recv, root, "Igather");
-      },
-      nb::arg("sendbuf"), nb::arg("recvbuf").none(), nb::arg("root") = 0);
-  cls.def(
-      "Scatter",
-      [](C& c, nb::handle send, nb::handle recv, int root) {
-        start_scatter(c, send, recv, root, "Scatter").wait();
-      },
-      nb::arg("sendbuf").none(), nb::arg("recvbuf"), nb::arg("root") = 0);
-  cls.def(
-      "Iscatter",
-      [](C& c, nb::handle send, nb::handle recv, int root) {
-        return start_scatter(c, send, recv, root, "Iscatter");
-      },
-      nb::arg("sendbuf").none(), nb::arg("recvbuf"), nb::arg("root") = 0);
+  def_started(cls, "Reduce", "Ireduce", &start_reduce<C>, nb::arg("sendbuf"),
+              nb::arg("recvbuf").none(), nb::arg("op") = op_kind::sum, nb::arg("root") = 0);
+  def_started(cls, "Allgather", "Iallgather", &start_allgather<C>, nb::arg("sendbuf"),
+              nb::arg("recvbuf"));
+  def_started(cls, "Gather", "Igather", &start_gather<C>, nb::arg("sendbuf"),
+              nb::arg("recvbuf").none(), nb::arg("root") = 0);
+  def_started(cls, "Scatter", "Iscatter", &start_scatter<C>, nb::arg("sendbuf").none(),
+              nb::arg("recvbuf"), nb::arg("root") = 0);
   cls.def("Alltoall", &alltoall<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
   cls.def("Ialltoall", &ialltoall<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
-  cls.def(
-      "Scan",
-      [](C& c, nb::handle send, nb::handle recv, op_kind k) {
-        start_scan(c, send, recv, k, false, "Scan").wait();
-      },
-      nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
-  cls.def(
-      "Iscan",
-      [](C& c, nb::handle send, nb::handle recv, op_kind k) {
-        return start_scan(c, send, recv, k, false, "Iscan");
-      },
-      nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
-  cls.def(
-      "Exscan",
-      [](C& c, nb::handle send, nb::handle recv, op_kind k) {
-        start_scan(c, send, recv, k, true, "Exscan").wait();
-      },
-      nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
-  cls.def(
-      "Iexscan",
-      [](C& c, nb::handle send, nb::handle recv, op_kind k) {
-        return start_scan(c, send, recv, k, true, "Iexscan");
-      },
-      nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
+  def_started(cls, "Scan", "Iscan", &start_scan<false, C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
+              nb::arg("op") = op_kind::sum);
+  def_started(cls, "Exscan", "Iexscan", &start_scan<true, C>, nb::arg("sendbuf"),
+              nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
   cls.def("Allreduce_init", &allreduce_init<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
           nb::arg("op") = op_kind::sum);
   cls.def("Bcast_init", &bcast_init<C>, nb::arg("buf"), nb::arg("root") = 0);

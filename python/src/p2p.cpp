@@ -23,6 +23,29 @@ cairn::status recv_into(cairn::world& w, nb::handle buf, int source, int tag) {
                 tag);
 }
 
+// Send_init (`send`) and Recv_init: `buf` bound to `peer` and `tag` once; the request's plan
+// says what moves where.
+py_persistent bind_once(cairn::world& w, nb::handle buf, bool send, int peer, int tag) {
+  buffer b(buf.ptr(), !send, send ? "Send_init" : "Recv_init", w.rank(), "buf");
+  const std::size_t bytes = b.bytes();
+  const auto n = static_cast<std::int64_t>(bytes);
+  cairn::persistent_p2p req;
+  {
+    unlocked gil_free;
+    req = send ? w.send_init(static_cast<const std::byte*>(b.data()), n, peer, tag)
+               : w.recv_init(static_cast<std::byte*>(b.data()), n, peer, tag);
+  }
+  const std::string what =
+      send ? "send of " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer)
+           : "receive of up to " + std::to_string(bytes) + " bytes from " +
+                 (peer == cairn::any_source ? std::string("any rank")
+                                            : "rank " + std::to_string(peer));
+  const std::string which = tag == cairn::any_tag ? std::string("any") : std::to_string(tag);
+  std::vector<buffer> held;
+  held.push_back(std::move(b));
+  return {std::move(req), std::move(held), what + ", tag " + which};
+}
+
 }  // namespace
 
 void bind_p2p(nb::class_<cairn::world>& cls) {
@@ -41,40 +64,13 @@ void bind_p2p(nb::class_<cairn::world>& cls) {
   cls.def(
       "Send_init",
       [](world& w, nb::handle buf, int dest, int tag) {
-        buffer b(buf.ptr(), false, "Send_init", w.rank(), "buf");
-        const auto bytes = b.bytes();
-        cairn::persistent_p2p req;
-        {
-          unlocked gil_free;
-          req = w.send_init(static_cast<const std::byte*>(b.data()),
-                            static_cast<std::int64_t>(bytes), dest, tag);
-        }
-        std::vector<buffer> held;
-        held.push_back(std::move(b));
-        return py_persistent(std::move(req), std::move(held),
-                             "send of " + std::to_string(bytes) + " bytes to rank " +
-                                 std::to_string(dest) + ", tag " + std::to_string(tag));
+        return bind_once(w, buf, true, dest, tag);
       },
       nb::arg("buf"), nb::arg("dest"), nb::arg("tag") = 0);
   cls.def(
       "Recv_init",
       [](world& w, nb::handle buf, int source, int tag) {
-        buffer b(buf.ptr(), true, "Recv_init", w.rank(), "buf");
-        const auto bytes = b.bytes();
-        cairn::persistent_p2p req;
-        {
-          unlocked gil_free;
-          req = w.recv_init(static_cast<std::byte*>(b.data()), static_cast<std::int64_t>(bytes),
-                            source, tag);
-        }
-        std::vector<buffer> held;
-        held.push_back(std::move(b));
-        return py_persistent(
-            std::move(req), std::move(held),
-            "receive of up to " + std::to_string(bytes) + " bytes from " +
-                (source == cairn::any_source ? std::string("any rank")
-                                             : "rank " + std::to_string(source)) +
-                ", tag " + (tag == cairn::any_tag ? std::string("any") : std::to_string(tag)));
+        return bind_once(w, buf, false, source, tag);
       },
       nb::arg("buf"), nb::arg("source") = cairn::any_source, nb::arg("tag") = cairn::any_tag);
   cls.def(
