@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 namespace cairn_python {
@@ -118,9 +119,28 @@ std::vector<buffer> held_pair(buffer& in, buffer& out) {
   return held;
 }
 
-// A started call's request, holding its buffers until it completes.
-py_request holding(cairn::request req, buffer& in, buffer& out) {
+// How a call is bound: started once (cairn.Request) or set up once and started many times
+// (cairn.PersistentRequest). One start function per call serves both: `if constexpr` picks
+// cairn's `i…` or `…_init` form.
+enum class form { started, persistent };
+
+template <form F>
+using request_of =
+    std::conditional_t<F == form::started, cairn::request, cairn::persistent_request>;
+template <form F>
+using result_of = std::conditional_t<F == form::started, py_request, py_persistent>;
+
+// The Python request of `req`, holding the call's buffers until it completes (started) or for
+// its whole life (persistent).
+template <form F>
+result_of<F> holding(request_of<F> req, buffer& in, buffer& out) {
   return {std::move(req), held_pair(in, out)};
+}
+template <form F>
+result_of<F> holding(request_of<F> req, buffer& b) {
+  std::vector<buffer> held;
+  held.push_back(std::move(b));
+  return {std::move(req), std::move(held)};
 }
 
 // A reduction of `b` with `k`, as `call`: runs `f(in, out, op)` with the GIL released, `in`
@@ -136,6 +156,8 @@ void reduce_with(const send_recv& b, op_kind k, const char* call, int rank, F&& 
   });
 }
 
+// The blocking Allreduce, Bcast and Alltoall call cairn's blocking forms (no request: the
+// lowest latency); the other blocking calls start a request and wait (def_forms).
 template <class C>
 void allreduce(C& c, nb::handle send, nb::handle recv, op_kind k) {
   const int rank = world_rank_of(c);
@@ -143,70 +165,29 @@ void allreduce(C& c, nb::handle send, nb::handle recv, op_kind k) {
   reduce_with(b, k, "Allreduce", rank, [&](auto&&... a) { c.allreduce(a...); });
 }
 
-template <class C>
-py_request iallreduce(C& c, nb::handle send, nb::handle recv, op_kind k) {
+template <form F, class C>
+result_of<F> start_allreduce(C& c, const char* call, nb::handle send, nb::handle recv, op_kind k) {
   const int rank = world_rank_of(c);
-  auto b = allreduce_buffers(send, recv, "Iallreduce", rank);
-  cairn::request req;
-  reduce_with(b, k, "Iallreduce", rank, [&](auto&&... a) { req = c.iallreduce(a...); });
-  return holding(std::move(req), b.send, b.recv);
-}
-
-// The persistent forms: checked and planned once, the buffers held for the request's life.
-template <class C>
-py_persistent allreduce_init(C& c, nb::handle send, nb::handle recv, op_kind k) {
-  const int rank = world_rank_of(c);
-  auto b = allreduce_buffers(send, recv, "Allreduce_init", rank);
-  cairn::persistent_request req;
-  reduce_with(b, k, "Allreduce_init", rank, [&](auto&&... a) { req = c.allreduce_init(a...); });
-  return {std::move(req), held_pair(b.send, b.recv)};
-}
-
-template <class C>
-py_persistent bcast_init(C& c, nb::handle buf, int root) {
-  buffer b(buf.ptr(), c.rank() != root, "Bcast_init", world_rank_of(c), "buf");
-  cairn::persistent_request req;
-  {
-    unlocked gil_free;
-    req = c.bcast_init(std::span<std::byte>(static_cast<std::byte*>(b.data()), b.bytes()), root);
-  }
-  std::vector<buffer> held;
-  held.push_back(std::move(b));
-  return {std::move(req), std::move(held)};
-}
-
-template <class C>
-py_persistent alltoall_init(C& c, nb::handle send, nb::handle recv) {
-  auto b = alltoall_buffers(c, send, recv, "Alltoall_init", world_rank_of(c));
-  cairn::persistent_request req;
-  {
-    unlocked gil_free;
-    req = c.alltoall_init(bytes_in(b.send), bytes_out(b.recv));
-  }
-  return {std::move(req), held_pair(b.send, b.recv)};
-}
-
-// Reduce, Gather, Scatter and Allgather start here (`call` names the Python method); the
-// blocking forms wait for the request (def_started).
-template <class C>
-py_request start_reduce(C& c, const char* call, nb::handle send, nb::handle recv, op_kind k,
-                        int root) {
-  const int rank = world_rank_of(c);
-  const bool is_root = c.rank() == root;
-  auto b = buffers_of(send, recv, call, rank, !is_root);
-  if (b.in_place && !is_root) refuse(call, rank, "IN_PLACE is for the root only");
-  if (is_root && !b.in_place && b.send.bytes() != b.recv.bytes())
-    refuse_pair(b.send, b.recv, call, rank, "the sizes differ");
-  const element type = b.in_place ? b.recv.type() : b.send.type();
-  cairn::request req;
-  with_operation(k, type, call, rank, [&]<class T, class Op>(T, Op op) {
-    unlocked gil_free;
-    if (b.in_place)
-      req = c.ireduce(cairn::in_place, b.recv.as<T>(), root, op);
+  auto b = allreduce_buffers(send, recv, call, rank);
+  request_of<F> req;
+  reduce_with(b, k, call, rank, [&](auto&&... a) {
+    if constexpr (F == form::started)
+      req = c.iallreduce(a...);
     else
-      req = c.ireduce(in_of<T>(b), b.recv.as<T>(), root, op);
+      req = c.allreduce_init(a...);
   });
-  return holding(std::move(req), b.send, b.recv);
+  return holding<F>(std::move(req), b.send, b.recv);
+}
+
+template <form F, class C>
+result_of<F> start_barrier(C& c, const char*) {
+  request_of<F> req;
+  unlocked gil_free;
+  if constexpr (F == form::started)
+    req = c.ibarrier();
+  else
+    req = c.barrier_init();
+  return {std::move(req), std::vector<buffer>{}};
 }
 
 template <class C>
@@ -219,55 +200,95 @@ void bcast(C& c, nb::handle buf, int root) {
     c.bcast(bytes_out(b), root);
 }
 
-template <class C>
-py_request ibcast(C& c, nb::handle buf, int root) {
-  buffer b(buf.ptr(), c.rank() != root, "Ibcast", world_rank_of(c), "buf");
-  cairn::request req;
+template <form F, class C>
+result_of<F> start_bcast(C& c, const char* call, nb::handle buf, int root) {
+  buffer b(buf.ptr(), c.rank() != root, call, world_rank_of(c), "buf");
+  request_of<F> req;
   {
     unlocked gil_free;
-    req = c.ibcast(std::span<std::byte>(static_cast<std::byte*>(b.data()), b.bytes()), root);
+    if constexpr (F == form::started)
+      req = c.ibcast(bytes_out(b), root);
+    else
+      req = c.bcast_init(bytes_out(b), root);
   }
-  std::vector<buffer> held;
-  held.push_back(std::move(b));
-  return {std::move(req), std::move(held)};
+  return holding<F>(std::move(req), b);
 }
 
-template <class C>
-py_request start_allgather(C& c, const char* call, nb::handle send, nb::handle recv) {
+template <form F, class C>
+result_of<F> start_reduce(C& c, const char* call, nb::handle send, nb::handle recv, op_kind k,
+                          int root) {
+  const int rank = world_rank_of(c);
+  const bool is_root = c.rank() == root;
+  auto b = buffers_of(send, recv, call, rank, !is_root);
+  if (b.in_place && !is_root) refuse(call, rank, "IN_PLACE is for the root only");
+  if (is_root && !b.in_place && b.send.bytes() != b.recv.bytes())
+    refuse_pair(b.send, b.recv, call, rank, "the sizes differ");
+  const element type = b.in_place ? b.recv.type() : b.send.type();
+  request_of<F> req;
+  with_operation(k, type, call, rank, [&]<class T, class Op>(T, Op op) {
+    unlocked gil_free;
+    auto go = [&](auto&& in, auto&& out) {
+      if constexpr (F == form::started)
+        req = c.ireduce(in, out, root, op);
+      else
+        req = c.reduce_init(in, out, root, op);
+    };
+    if (b.in_place)
+      go(cairn::in_place, b.recv.as<T>());
+    else
+      go(in_of<T>(b), b.recv.as<T>());
+  });
+  return holding<F>(std::move(req), b.send, b.recv);
+}
+
+template <form F, class C>
+result_of<F> start_allgather(C& c, const char* call, nb::handle send, nb::handle recv) {
   const int rank = world_rank_of(c);
   auto b = buffers_of(send, recv, call, rank);
-  cairn::request req;
   if (b.in_place) {
     if (b.recv.bytes() % static_cast<std::size_t>(c.size()) != 0)
       refuse(call, rank, "recvbuf holds " + b.recv.describe() + ", not a whole block per rank");
-    unlocked gil_free;
-    req = c.iallgather(cairn::in_place, bytes_out(b.recv));
   } else {
     expect_blocks(b, b.send.bytes(), static_cast<std::size_t>(c.size()), call, rank, "recvbuf");
-    unlocked gil_free;
-    req = c.iallgather(bytes_in(b.send), bytes_out(b.recv));
   }
-  return holding(std::move(req), b.send, b.recv);
+  request_of<F> req;
+  {
+    unlocked gil_free;
+    auto go = [&](auto&& in) {
+      if constexpr (F == form::started)
+        req = c.iallgather(in, bytes_out(b.recv));
+      else
+        req = c.allgather_init(in, bytes_out(b.recv));
+    };
+    if (b.in_place)
+      go(cairn::in_place);
+    else
+      go(bytes_in(b.send));
+  }
+  return holding<F>(std::move(req), b.send, b.recv);
 }
 
-template <class C>
-py_request start_gather(C& c, const char* call, nb::handle send, nb::handle recv, int root) {
+template <form F, class C>
+result_of<F> start_gather(C& c, const char* call, nb::handle send, nb::handle recv, int root) {
   const int rank = world_rank_of(c);
   const bool is_root = c.rank() == root;
   auto b = buffers_of(send, recv, call, rank, !is_root);
   if (b.in_place) refuse(call, rank, "IN_PLACE is not supported here; pass the sendbuf");
   if (is_root)
     expect_blocks(b, b.send.bytes(), static_cast<std::size_t>(c.size()), call, rank, "recvbuf");
-  cairn::request req;
+  request_of<F> req;
   {
     unlocked gil_free;
-    req = c.igather(bytes_in(b.send), bytes_out(b.recv), root);
+    if constexpr (F == form::started)
+      req = c.igather(bytes_in(b.send), bytes_out(b.recv), root);
+    else
+      req = c.gather_init(bytes_in(b.send), bytes_out(b.recv), root);
   }
-  return holding(std::move(req), b.send, b.recv);
+  return holding<F>(std::move(req), b.send, b.recv);
 }
 
-template <class C>
-py_request start_scatter(C& c, const char* call, nb::handle send, nb::handle recv, int root) {
+template <form F, class C>
+result_of<F> start_scatter(C& c, const char* call, nb::handle send, nb::handle recv, int root) {
   const int rank = world_rank_of(c);
   const bool is_root = c.rank() == root;
   buffer in, out(recv.ptr(), true, call, rank, "recvbuf");
@@ -279,12 +300,15 @@ py_request start_scatter(C& c, const char* call, nb::handle send, nb::handle rec
              "sendbuf holds " + in.describe() + ", not " + std::to_string(c.size()) +
                  " blocks of recvbuf's " + std::to_string(out.count()) + " elements");
   }
-  cairn::request req;
+  request_of<F> req;
   {
     unlocked gil_free;
-    req = c.iscatter(bytes_in(in), bytes_out(out), root);
+    if constexpr (F == form::started)
+      req = c.iscatter(bytes_in(in), bytes_out(out), root);
+    else
+      req = c.scatter_init(bytes_in(in), bytes_out(out), root);
   }
-  return holding(std::move(req), in, out);
+  return holding<F>(std::move(req), in, out);
 }
 
 template <class C>
@@ -294,41 +318,55 @@ void alltoall(C& c, nb::handle send, nb::handle recv) {
   c.alltoall(bytes_in(b.send), bytes_out(b.recv));
 }
 
-template <class C>
-py_request ialltoall(C& c, nb::handle send, nb::handle recv) {
-  auto b = alltoall_buffers(c, send, recv, "Ialltoall", world_rank_of(c));
-  cairn::request req;
+template <form F, class C>
+result_of<F> start_alltoall(C& c, const char* call, nb::handle send, nb::handle recv) {
+  auto b = alltoall_buffers(c, send, recv, call, world_rank_of(c));
+  request_of<F> req;
   {
     unlocked gil_free;
-    req = c.ialltoall(bytes_in(b.send), bytes_out(b.recv));
+    if constexpr (F == form::started)
+      req = c.ialltoall(bytes_in(b.send), bytes_out(b.recv));
+    else
+      req = c.alltoall_init(bytes_in(b.send), bytes_out(b.recv));
   }
-  return holding(std::move(req), b.send, b.recv);
+  return holding<F>(std::move(req), b.send, b.recv);
 }
 
-// Scan and Exscan (`call`, Exclusive) start here.
-template <bool Exclusive, class C>
-py_request start_scan(C& c, const char* call, nb::handle send, nb::handle recv, op_kind k) {
+// Scan and Exscan (Exclusive) start here.
+template <bool Exclusive, form F, class C>
+result_of<F> start_scan(C& c, const char* call, nb::handle send, nb::handle recv, op_kind k) {
   const int rank = world_rank_of(c);
   auto b = allreduce_buffers(send, recv, call, rank);
-  cairn::request req;
-  reduce_with(b, k, call, rank,
-              [&](auto&&... a) { req = Exclusive ? c.iexscan(a...) : c.iscan(a...); });
-  return holding(std::move(req), b.send, b.recv);
+  request_of<F> req;
+  reduce_with(b, k, call, rank, [&](auto&&... a) {
+    if constexpr (F == form::persistent)
+      req = Exclusive ? c.exscan_init(a...) : c.scan_init(a...);
+    else
+      req = Exclusive ? c.iexscan(a...) : c.iscan(a...);
+  });
+  return holding<F>(std::move(req), b.send, b.recv);
 }
 
-template <class C>
-void reduce_scatter_block(C& c, nb::handle send, nb::handle recv, op_kind k) {
+template <form F, class C>
+result_of<F> start_reduce_scatter_block(C& c, const char* call, nb::handle send, nb::handle recv,
+                                        op_kind k) {
   const int rank = world_rank_of(c);
-  auto b = buffers_of(send, recv, "Reduce_scatter_block", rank);
+  auto b = buffers_of(send, recv, call, rank);
   const auto p = static_cast<std::size_t>(c.size());
   if (b.in_place ? b.recv.count() % p != 0 : b.send.count() != b.recv.count() * p)
     refuse(
-        "Reduce_scatter_block", rank,
+        call, rank,
         (b.in_place ? "recvbuf holds " + b.recv.describe() + ", not a whole block per rank"
                     : "sendbuf holds " + b.send.describe() + ", not " + std::to_string(p) +
                           " blocks of recvbuf's " + std::to_string(b.recv.count()) + " elements"));
-  reduce_with(b, k, "Reduce_scatter_block", rank,
-              [&](auto&&... a) { c.reduce_scatter_block(a...); });
+  request_of<F> req;
+  reduce_with(b, k, call, rank, [&](auto&&... a) {
+    if constexpr (F == form::started)
+      req = c.ireduce_scatter_block(a...);
+    else
+      req = c.reduce_scatter_block_init(a...);
+  });
+  return holding<F>(std::move(req), b.send, b.recv);
 }
 
 // An element of K bytes: the v-collectives move buffers as elements of their item size, so that
@@ -368,6 +406,8 @@ std::vector<std::size_t> scaled(const std::optional<std::vector<std::int64_t>>& 
   return out;
 }
 
+// Counts and displacements are planned from when a call starts (cairn copies what it needs into
+// the plan), so the lists below may go once the start returns.
 using counts_arg = std::optional<std::vector<std::int64_t>>;
 
 template <class E>
@@ -379,85 +419,111 @@ std::span<E> out_items(const buffer& b) {
   return {static_cast<E*>(b.data()), b.bytes() / sizeof(E)};
 }
 
-template <class C>
-void reduce_scatter(C& c, nb::handle send, nb::handle recv, counts_arg counts, op_kind k) {
+template <form F, class C>
+result_of<F> start_reduce_scatter(C& c, const char* call, nb::handle send, nb::handle recv,
+                                  counts_arg counts, op_kind k) {
   const int rank = world_rank_of(c);
-  auto b = buffers_of(send, recv, "Reduce_scatter", rank);
-  if (b.in_place)
-    refuse("Reduce_scatter", rank, "IN_PLACE is not supported here; pass the sendbuf");
-  if (!counts) refuse("Reduce_scatter", rank, "counts are required");
-  const auto n = scaled(counts, 1, "Reduce_scatter", rank, "counts");
-  with_operation(k, b.recv.type(), "Reduce_scatter", rank, [&]<class T, class Op>(T, Op op) {
+  auto b = buffers_of(send, recv, call, rank);
+  if (b.in_place) refuse(call, rank, "IN_PLACE is not supported here; pass the sendbuf");
+  if (!counts) refuse(call, rank, "counts are required");
+  const auto n = scaled(counts, 1, call, rank, "counts");
+  request_of<F> req;
+  with_operation(k, b.recv.type(), call, rank, [&]<class T, class Op>(T, Op op) {
     unlocked gil_free;
-    c.reduce_scatter(in_of<T>(b), b.recv.as<T>(), n, op);
+    if constexpr (F == form::started)
+      req = c.ireduce_scatter(in_of<T>(b), b.recv.as<T>(), n, op);
+    else
+      req = c.reduce_scatter_init(in_of<T>(b), b.recv.as<T>(), n, op);
   });
+  return holding<F>(std::move(req), b.send, b.recv);
 }
 
-template <class C>
-void allgatherv(C& c, nb::handle send, nb::handle recv, counts_arg counts, counts_arg displs) {
+template <form F, class C>
+result_of<F> start_allgatherv(C& c, const char* call, nb::handle send, nb::handle recv,
+                              counts_arg counts, counts_arg displs) {
   const int rank = world_rank_of(c);
-  auto b = buffers_of(send, recv, "Allgatherv", rank);
-  if (b.in_place) refuse("Allgatherv", rank, "IN_PLACE is not supported here; pass the sendbuf");
-  if (!counts) refuse("Allgatherv", rank, "counts are required");
+  auto b = buffers_of(send, recv, call, rank);
+  if (b.in_place) refuse(call, rank, "IN_PLACE is not supported here; pass the sendbuf");
+  if (!counts) refuse(call, rank, "counts are required");
+  request_of<F> req;
   with_item(b.recv.itemsize(), [&]<class E>(std::size_t scale) {
-    const auto n = scaled(counts, scale, "Allgatherv", rank, "counts");
-    const auto d = scaled(displs, scale, "Allgatherv", rank, "displs");
+    const auto n = scaled(counts, scale, call, rank, "counts");
+    const auto d = scaled(displs, scale, call, rank, "displs");
     unlocked gil_free;
-    c.allgatherv(in_items<E>(b.send), out_items<E>(b.recv), n, d);
+    if constexpr (F == form::started)
+      req = c.iallgatherv(in_items<E>(b.send), out_items<E>(b.recv), n, d);
+    else
+      req = c.allgatherv_init(in_items<E>(b.send), out_items<E>(b.recv), n, d);
   });
+  return holding<F>(std::move(req), b.send, b.recv);
 }
 
-template <class C>
-void gatherv(C& c, nb::handle send, nb::handle recv, counts_arg counts, counts_arg displs,
-             int root) {
+template <form F, class C>
+result_of<F> start_gatherv(C& c, const char* call, nb::handle send, nb::handle recv,
+                           counts_arg counts, counts_arg displs, int root) {
   const int rank = world_rank_of(c);
   const bool is_root = c.rank() == root;
-  auto b = buffers_of(send, recv, "Gatherv", rank, !is_root);
-  if (b.in_place) refuse("Gatherv", rank, "IN_PLACE is not supported here; pass the sendbuf");
-  if (is_root && !counts) refuse("Gatherv", rank, "counts are required on the root");
+  auto b = buffers_of(send, recv, call, rank, !is_root);
+  if (b.in_place) refuse(call, rank, "IN_PLACE is not supported here; pass the sendbuf");
+  if (is_root && !counts) refuse(call, rank, "counts are required on the root");
+  request_of<F> req;
   with_item(b.send.itemsize(), [&]<class E>(std::size_t scale) {
-    const auto n = scaled(counts, scale, "Gatherv", rank, "counts");
-    const auto d = scaled(displs, scale, "Gatherv", rank, "displs");
+    const auto n = scaled(counts, scale, call, rank, "counts");
+    const auto d = scaled(displs, scale, call, rank, "displs");
     unlocked gil_free;
-    c.gatherv(in_items<E>(b.send), out_items<E>(b.recv), n, d, root);
+    if constexpr (F == form::started)
+      req = c.igatherv(in_items<E>(b.send), out_items<E>(b.recv), n, d, root);
+    else
+      req = c.gatherv_init(in_items<E>(b.send), out_items<E>(b.recv), n, d, root);
   });
+  return holding<F>(std::move(req), b.send, b.recv);
 }
 
-template <class C>
-void scatterv(C& c, nb::handle send, nb::handle recv, counts_arg counts, counts_arg displs,
-              int root) {
+template <form F, class C>
+result_of<F> start_scatterv(C& c, const char* call, nb::handle send, nb::handle recv,
+                            counts_arg counts, counts_arg displs, int root) {
   const int rank = world_rank_of(c);
   const bool is_root = c.rank() == root;
-  buffer in, out(recv.ptr(), true, "Scatterv", rank, "recvbuf");
+  buffer in, out(recv.ptr(), true, call, rank, "recvbuf");
   if (is_root) {
-    in = buffer(send.ptr(), false, "Scatterv", rank, "sendbuf");
-    if (in.type() != out.type()) refuse_pair(in, out, "Scatterv", rank, "the element types differ");
-    if (!counts) refuse("Scatterv", rank, "counts are required on the root");
+    in = buffer(send.ptr(), false, call, rank, "sendbuf");
+    if (in.type() != out.type()) refuse_pair(in, out, call, rank, "the element types differ");
+    if (!counts) refuse(call, rank, "counts are required on the root");
   }
+  request_of<F> req;
   with_item(out.itemsize(), [&]<class E>(std::size_t scale) {
-    const auto n = scaled(counts, scale, "Scatterv", rank, "counts");
-    const auto d = scaled(displs, scale, "Scatterv", rank, "displs");
+    const auto n = scaled(counts, scale, call, rank, "counts");
+    const auto d = scaled(displs, scale, call, rank, "displs");
     unlocked gil_free;
-    c.scatterv(in_items<E>(in), out_items<E>(out), n, d, root);
+    if constexpr (F == form::started)
+      req = c.iscatterv(in_items<E>(in), out_items<E>(out), n, d, root);
+    else
+      req = c.scatterv_init(in_items<E>(in), out_items<E>(out), n, d, root);
   });
+  return holding<F>(std::move(req), in, out);
 }
 
-template <class C>
-void alltoallv(C& c, nb::handle send, counts_arg send_counts, nb::handle recv,
-               counts_arg recv_counts, counts_arg send_displs, counts_arg recv_displs) {
+template <form F, class C>
+result_of<F> start_alltoallv(C& c, const char* call, nb::handle send, counts_arg send_counts,
+                             nb::handle recv, counts_arg recv_counts, counts_arg send_displs,
+                             counts_arg recv_displs) {
   const int rank = world_rank_of(c);
-  auto b = buffers_of(send, recv, "Alltoallv", rank);
-  if (b.in_place) refuse("Alltoallv", rank, "IN_PLACE is not supported here; pass the sendbuf");
-  if (!send_counts || !recv_counts)
-    refuse("Alltoallv", rank, "sendcounts and recvcounts are required");
+  auto b = buffers_of(send, recv, call, rank);
+  if (b.in_place) refuse(call, rank, "IN_PLACE is not supported here; pass the sendbuf");
+  if (!send_counts || !recv_counts) refuse(call, rank, "sendcounts and recvcounts are required");
+  request_of<F> req;
   with_item(b.recv.itemsize(), [&]<class E>(std::size_t scale) {
-    const auto sn = scaled(send_counts, scale, "Alltoallv", rank, "sendcounts");
-    const auto sd = scaled(send_displs, scale, "Alltoallv", rank, "sdispls");
-    const auto rn = scaled(recv_counts, scale, "Alltoallv", rank, "recvcounts");
-    const auto rd = scaled(recv_displs, scale, "Alltoallv", rank, "rdispls");
+    const auto sn = scaled(send_counts, scale, call, rank, "sendcounts");
+    const auto sd = scaled(send_displs, scale, call, rank, "sdispls");
+    const auto rn = scaled(recv_counts, scale, call, rank, "recvcounts");
+    const auto rd = scaled(recv_displs, scale, call, rank, "rdispls");
     unlocked gil_free;
-    c.alltoallv(in_items<E>(b.send), sn, sd, out_items<E>(b.recv), rn, rd);
+    if constexpr (F == form::started)
+      req = c.ialltoallv(in_items<E>(b.send), sn, sd, out_items<E>(b.recv), rn, rd);
+    else
+      req = c.alltoallv_init(in_items<E>(b.send), sn, sd, out_items<E>(b.recv), rn, rd);
   });
+  return holding<F>(std::move(req), b.send, b.recv);
 }
 
 // The byte-level forms behind the object methods (pickles travel as std::string values).
@@ -476,72 +542,92 @@ std::vector<std::string> strings_of(const std::vector<nb::bytes>& v) {
   return out;
 }
 
-// Binds `name` (waits for the request) and `iname` (returns it) from one start function,
-// `start(c, call, args...)`, with the same Python arguments `extra`.
+// The Python names of one call: blocking (nullptr where bound apart), started, persistent.
+struct call_names {
+  const char* blocking;
+  const char* started;
+  const char* persistent;
+};
+
+// Binds a call's three forms from one start function, `start<F>(c, call, args...)`: `blocking`
+// starts and waits, `started` returns the cairn.Request, `persistent` the
+// cairn.PersistentRequest. All take the same Python arguments `extra`.
 template <class C, class... Args, class... Extra>
-void def_started(nb::class_<C>& cls, const char* name, const char* iname,
-                 py_request (*start)(C&, const char*, Args...), const Extra&... extra) {
+void def_forms(nb::class_<C>& cls, call_names names, py_request (*start)(C&, const char*, Args...),
+               py_persistent (*init)(C&, const char*, Args...), const Extra&... extra) {
+  if (names.blocking)
+    cls.def(
+        names.blocking,
+        [start, call = names.blocking](C& c, Args... a) { start(c, call, a...).wait(); }, extra...);
   cls.def(
-      name, [start, name](C& c, Args... a) { start(c, name, a...).wait(); }, extra...);
+      names.started,
+      [start, call = names.started](C& c, Args... a) { return start(c, call, a...); }, extra...);
   cls.def(
-      iname, [start, iname](C& c, Args... a) { return start(c, iname, a...); }, extra...);
+      names.persistent,
+      [init, call = names.persistent](C& c, Args... a) { return init(c, call, a...); }, extra...);
 }
 
 }  // namespace
 
 template <class C>
 void bind_collectives(nb::class_<C>& cls) {
+  using enum form;
   cls.def("Barrier", [](C& c) {
     unlocked gil_free;
     c.barrier();
   });
-  cls.def("Ibarrier", [](C& c) {
-    cairn::request req;
-    {
-      unlocked gil_free;
-      req = c.ibarrier();
-    }
-    return py_request(std::move(req), std::vector<buffer>{});
-  });
+  def_forms(cls, {nullptr, "Ibarrier", "Barrier_init"}, &start_barrier<started, C>,
+            &start_barrier<persistent, C>);
   cls.def("Bcast", &bcast<C>, nb::arg("buf"), nb::arg("root") = 0);
-  cls.def("Ibcast", &ibcast<C>, nb::arg("buf"), nb::arg("root") = 0);
+  def_forms(cls, {nullptr, "Ibcast", "Bcast_init"}, &start_bcast<started, C>,
+            &start_bcast<persistent, C>, nb::arg("buf"), nb::arg("root") = 0);
   cls.def("Allreduce", &allreduce<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
           nb::arg("op") = op_kind::sum);
-  cls.def("Iallreduce", &iallreduce<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
-          nb::arg("op") = op_kind::sum);
-  def_started(cls, "Reduce", "Ireduce", &start_reduce<C>, nb::arg("sendbuf"),
-              nb::arg("recvbuf").none(), nb::arg("op") = op_kind::sum, nb::arg("root") = 0);
-  def_started(cls, "Allgather", "Iallgather", &start_allgather<C>, nb::arg("sendbuf"),
-              nb::arg("recvbuf"));
-  def_started(cls, "Gather", "Igather", &start_gather<C>, nb::arg("sendbuf"),
-              nb::arg("recvbuf").none(), nb::arg("root") = 0);
-  def_started(cls, "Scatter", "Iscatter", &start_scatter<C>, nb::arg("sendbuf").none(),
-              nb::arg("recvbuf"), nb::arg("root") = 0);
+  def_forms(cls, {nullptr, "Iallreduce", "Allreduce_init"}, &start_allreduce<started, C>,
+            &start_allreduce<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
+            nb::arg("op") = op_kind::sum);
+  def_forms(cls, {"Reduce", "Ireduce", "Reduce_init"}, &start_reduce<started, C>,
+            &start_reduce<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf").none(),
+            nb::arg("op") = op_kind::sum, nb::arg("root") = 0);
+  def_forms(cls, {"Allgather", "Iallgather", "Allgather_init"}, &start_allgather<started, C>,
+            &start_allgather<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
+  def_forms(cls, {"Gather", "Igather", "Gather_init"}, &start_gather<started, C>,
+            &start_gather<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf").none(),
+            nb::arg("root") = 0);
+  def_forms(cls, {"Scatter", "Iscatter", "Scatter_init"}, &start_scatter<started, C>,
+            &start_scatter<persistent, C>, nb::arg("sendbuf").none(), nb::arg("recvbuf"),
+            nb::arg("root") = 0);
   cls.def("Alltoall", &alltoall<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
-  cls.def("Ialltoall", &ialltoall<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
-  def_started(cls, "Scan", "Iscan", &start_scan<false, C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
-              nb::arg("op") = op_kind::sum);
-  def_started(cls, "Exscan", "Iexscan", &start_scan<true, C>, nb::arg("sendbuf"),
-              nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
-  cls.def("Allreduce_init", &allreduce_init<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
-          nb::arg("op") = op_kind::sum);
-  cls.def("Bcast_init", &bcast_init<C>, nb::arg("buf"), nb::arg("root") = 0);
-  cls.def("Alltoall_init", &alltoall_init<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
-  cls.def("Reduce_scatter_block", &reduce_scatter_block<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
-          nb::arg("op") = op_kind::sum);
-  cls.def("Reduce_scatter", &reduce_scatter<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
-          nb::arg("counts").none(), nb::arg("op") = op_kind::sum);
-  cls.def("Allgatherv", &allgatherv<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
-          nb::arg("counts").none(), nb::arg("displs").none() = nb::none());
-  cls.def("Gatherv", &gatherv<C>, nb::arg("sendbuf"), nb::arg("recvbuf").none(),
-          nb::arg("counts").none() = nb::none(), nb::arg("displs").none() = nb::none(),
-          nb::arg("root") = 0);
-  cls.def("Scatterv", &scatterv<C>, nb::arg("sendbuf").none(), nb::arg("recvbuf"),
-          nb::arg("counts").none() = nb::none(), nb::arg("displs").none() = nb::none(),
-          nb::arg("root") = 0);
-  cls.def("Alltoallv", &alltoallv<C>, nb::arg("sendbuf"), nb::arg("sendcounts").none(),
-          nb::arg("recvbuf"), nb::arg("recvcounts").none(), nb::arg("sdispls").none() = nb::none(),
-          nb::arg("rdispls").none() = nb::none());
+  def_forms(cls, {nullptr, "Ialltoall", "Alltoall_init"}, &start_alltoall<started, C>,
+            &start_alltoall<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
+  def_forms(cls, {"Scan", "Iscan", "Scan_init"}, &start_scan<false, started, C>,
+            &start_scan<false, persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
+            nb::arg("op") = op_kind::sum);
+  def_forms(cls, {"Exscan", "Iexscan", "Exscan_init"}, &start_scan<true, started, C>,
+            &start_scan<true, persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
+            nb::arg("op") = op_kind::sum);
+  def_forms(cls, {"Reduce_scatter_block", "Ireduce_scatter_block", "Reduce_scatter_block_init"},
+            &start_reduce_scatter_block<started, C>, &start_reduce_scatter_block<persistent, C>,
+            nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
+  def_forms(cls, {"Reduce_scatter", "Ireduce_scatter", "Reduce_scatter_init"},
+            &start_reduce_scatter<started, C>, &start_reduce_scatter<persistent, C>,
+            nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("counts").none(),
+            nb::arg("op") = op_kind::sum);
+  def_forms(cls, {"Allgatherv", "Iallgatherv", "Allgatherv_init"}, &start_allgatherv<started, C>,
+            &start_allgatherv<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
+            nb::arg("counts").none(), nb::arg("displs").none() = nb::none());
+  def_forms(cls, {"Gatherv", "Igatherv", "Gatherv_init"}, &start_gatherv<started, C>,
+            &start_gatherv<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf").none(),
+            nb::arg("counts").none() = nb::none(), nb::arg("displs").none() = nb::none(),
+            nb::arg("root") = 0);
+  def_forms(cls, {"Scatterv", "Iscatterv", "Scatterv_init"}, &start_scatterv<started, C>,
+            &start_scatterv<persistent, C>, nb::arg("sendbuf").none(), nb::arg("recvbuf"),
+            nb::arg("counts").none() = nb::none(), nb::arg("displs").none() = nb::none(),
+            nb::arg("root") = 0);
+  def_forms(cls, {"Alltoallv", "Ialltoallv", "Alltoallv_init"}, &start_alltoallv<started, C>,
+            &start_alltoallv<persistent, C>, nb::arg("sendbuf"), nb::arg("sendcounts").none(),
+            nb::arg("recvbuf"), nb::arg("recvcounts").none(),
+            nb::arg("sdispls").none() = nb::none(), nb::arg("rdispls").none() = nb::none());
 
   cls.def("_bcast_bytes", [](C& c, std::optional<nb::bytes> data, int root) {
     const std::string mine = c.rank() == root && data ? string_of(*data) : std::string();

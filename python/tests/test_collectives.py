@@ -385,3 +385,188 @@ def test_persistent_collectives_restart_with_new_inputs(run):
             ar.start()  # the previous start is still running
         ar.wait()
     run(main)
+
+
+def each_form(w, name, args, fill, check, **kwargs):
+    """Runs buffer collective `name` in its three forms, twice each with new inputs: blocking,
+    started (``I…``, waited for) and persistent (``…_init``, set up once, started each time).
+    ``fill(it)`` writes iteration ``it``'s inputs into the buffers of ``args`` and spoils the
+    outputs; ``check(it)`` checks the outputs."""
+    started = "I" + name[0].lower() + name[1:]
+    for it in range(2):
+        fill(it)
+        getattr(w, name)(*args, **kwargs)
+        check(it)
+    for it in range(2, 4):
+        fill(it)
+        getattr(w, started)(*args, **kwargs).wait()
+        check(it)
+    req = getattr(w, name + "_init")(*args, **kwargs)
+    assert isinstance(req.plan, str) and not req.active
+    for it in range(4, 6):
+        fill(it)
+        req.start()
+        req.wait()
+        assert not req.active
+        check(it)
+
+
+def test_every_collective_in_every_form(run):
+    def body(w):  # the world, or a group
+        p, me = w.size, w.rank
+        rng = np.random.default_rng(777 + p)
+        counts = rng.integers(0, 5, p)
+        counts[rng.integers(0, p)] = 0
+        matrix = rng.integers(0, 4, (p, p))  # matrix[r, q]: elements rank r sends to rank q
+        rs_counts = [int(c) for c in rng.integers(0, 4, p)]
+
+        def inputs(it, n, dtype, r=None, salt=0):
+            return data(10000 * it + 100 * (me if r is None else r) + salt, n, dtype)
+
+        def filler(*pairs):  # (input buffer, its content for iteration it) and outputs to spoil
+            def fill(it):
+                for buf, make in pairs:
+                    if make is None:
+                        buf[...] = 0 if buf.dtype.kind in "iub" else np.nan
+                    else:
+                        buf[...] = make(it)
+            return fill
+
+        # Barrier: nothing to check but that every form completes.
+        each_form(w, "Barrier", (), lambda it: None, lambda it: None)
+
+        x, total = np.empty(7), np.empty(7)
+        each_form(w, "Allreduce", (x, total), filler((x, lambda it: inputs(it, 7, np.float64)), (total, None)),
+                  lambda it: np.testing.assert_allclose(
+                      total, sum(inputs(it, 7, np.float64, r) for r in range(p)), rtol=1e-12),
+                  op=cairn.SUM)
+
+        root = p - 1
+        rin = np.empty(5, np.int32)
+        rout = np.empty(5, np.int32) if me == root else None
+
+        def check_reduce(it):
+            if me == root:
+                np.testing.assert_array_equal(
+                    rout, functools.reduce(np.minimum, [inputs(it, 5, np.int32, r) for r in range(p)]))
+        each_form(w, "Reduce", (rin, rout),
+                  filler((rin, lambda it: inputs(it, 5, np.int32)),
+                         *([(rout, None)] if me == root else [])),
+                  check_reduce, op=cairn.MIN, root=root)
+
+        buf = np.empty(6, np.int64)
+        each_form(w, "Bcast", (buf,),
+                  filler((buf, lambda it: inputs(it, 6, np.int64, p // 2) if me == p // 2 else 0)),
+                  lambda it: np.testing.assert_array_equal(buf, inputs(it, 6, np.int64, p // 2)),
+                  root=p // 2)
+
+        mine, every = np.empty(3, np.int16), np.empty(3 * p, np.int16)
+        each_form(w, "Allgather", (mine, every), filler((mine, lambda it: inputs(it, 3, np.int16)), (every, None)),
+                  lambda it: np.testing.assert_array_equal(
+                      every, np.concatenate([inputs(it, 3, np.int16, r) for r in range(p)])))
+
+        at_root = np.empty(3 * p, np.int16) if me == 0 else None
+
+        def check_gather(it):
+            if me == 0:
+                np.testing.assert_array_equal(
+                    at_root, np.concatenate([inputs(it, 3, np.int16, r) for r in range(p)]))
+        each_form(w, "Gather", (mine, at_root),
+                  filler((mine, lambda it: inputs(it, 3, np.int16)), *([(at_root, None)] if me == 0 else [])),
+                  check_gather, root=0)
+
+        whole = np.empty(4 * p) if me == root else None
+        part = np.empty(4)
+        each_form(w, "Scatter", (whole, part),
+                  filler((part, None), *([(whole, lambda it: inputs(it, 4 * p, np.float64))] if me == root else [])),
+                  lambda it: np.testing.assert_array_equal(
+                      part, inputs(it, 4 * p, np.float64, root)[4 * me:4 * me + 4]),
+                  root=root)
+
+        send, recv = np.empty(2 * p, np.int64), np.empty(2 * p, np.int64)
+        each_form(w, "Alltoall", (send, recv), filler((send, lambda it: inputs(it, 2 * p, np.int64)), (recv, None)),
+                  lambda it: np.testing.assert_array_equal(
+                      recv, np.concatenate([inputs(it, 2 * p, np.int64, r)[2 * me:2 * me + 2] for r in range(p)])))
+
+        s_in, s_out = np.empty(4, np.int64), np.empty(4, np.int64)
+        for name in ("Scan", "Exscan"):
+            upto = me + 1 if name == "Scan" else me
+
+            def check_scan(it, upto=upto):
+                if upto:
+                    np.testing.assert_array_equal(
+                        s_out, functools.reduce(np.bitwise_xor, [inputs(it, 4, np.int64, r) for r in range(upto)]))
+            each_form(w, name, (s_in, s_out), filler((s_in, lambda it: inputs(it, 4, np.int64)), (s_out, None)),
+                      check_scan, op=cairn.BXOR)
+
+        rsb_in, rsb_out = np.empty(3 * p), np.empty(3)
+        each_form(w, "Reduce_scatter_block", (rsb_in, rsb_out),
+                  filler((rsb_in, lambda it: inputs(it, 3 * p, np.float64)), (rsb_out, None)),
+                  lambda it: np.testing.assert_array_equal(
+                      rsb_out, functools.reduce(np.maximum, [inputs(it, 3 * p, np.float64, r)
+                                                             for r in range(p)])[3 * me:3 * me + 3]),
+                  op=cairn.MAX)
+
+        rs_in, rs_out = np.empty(sum(rs_counts), np.int32), np.empty(rs_counts[me], np.int32)
+        first = sum(rs_counts[:me])
+        each_form(w, "Reduce_scatter", (rs_in, rs_out, rs_counts),
+                  filler((rs_in, lambda it: inputs(it, sum(rs_counts), np.int32)), (rs_out, None)),
+                  lambda it: np.testing.assert_array_equal(
+                      rs_out, functools.reduce(np.bitwise_or, [inputs(it, sum(rs_counts), np.int32, r)
+                                                               for r in range(p)])[first:first + rs_counts[me]]),
+                  op=cairn.BOR)
+
+        # The v-forms, with displacements that put the blocks in reverse rank order with gaps.
+        displs, at = [0] * p, 0
+        for r in reversed(range(p)):
+            displs[r], at = at, at + int(counts[r]) + 1
+        v_in, v_out = np.empty(counts[me], np.complex128), np.empty(at, np.complex128)
+
+        def placed(it):
+            out = np.zeros(at, np.complex128)
+            for r in range(p):
+                out[displs[r]:displs[r] + counts[r]] = inputs(it, counts[r], np.complex128, r)
+            return out
+
+        def spoil_gaps(it):  # the gaps are not written: give them the reference's zeros
+            v_in[...] = inputs(it, counts[me], np.complex128)
+            v_out[...] = 0
+        each_form(w, "Allgatherv", (v_in, v_out, counts.tolist(), displs), spoil_gaps,
+                  lambda it: np.testing.assert_array_equal(v_out, placed(it)))
+        g_out = np.empty(at, np.complex128) if me == root else None
+
+        def fill_gatherv(it):
+            v_in[...] = inputs(it, counts[me], np.complex128)
+            if me == root:
+                g_out[...] = 0
+
+        def check_gatherv(it):
+            if me == root:
+                np.testing.assert_array_equal(g_out, placed(it))
+        each_form(w, "Gatherv", (v_in, g_out, counts.tolist() if me == root else None, displs),
+                  fill_gatherv, check_gatherv, root=root)
+        sv_in = np.empty(at, np.complex128) if me == 0 else None
+
+        def fill_scatterv(it):
+            v_in[...] = np.nan
+            if me == 0:
+                sv_in[...] = placed(it)
+        each_form(w, "Scatterv", (sv_in, v_in, counts.tolist() if me == 0 else None, displs),
+                  fill_scatterv,
+                  lambda it: np.testing.assert_array_equal(v_in, inputs(it, counts[me], np.complex128, me)),
+                  root=0)
+
+        a_in = np.empty(int(matrix[me].sum()), np.float32)
+        a_out = np.empty(int(matrix[:, me].sum()), np.float32)
+
+        def block_to(it, r, q):  # what rank r sends to rank q
+            return inputs(it, int(matrix[r, q]), np.float32, r, salt=q + 1)
+        each_form(w, "Alltoallv", (a_in, matrix[me].tolist(), a_out, matrix[:, me].tolist()),
+                  filler((a_in, lambda it: np.concatenate([block_to(it, me, q) for q in range(p)])), (a_out, None)),
+                  lambda it: np.testing.assert_array_equal(
+                      a_out, np.concatenate([block_to(it, r, me) for r in range(p)])))
+
+    def main(w):
+        body(w)
+        body(w.group(list(range(w.size - 1, -1, -1))))  # group rank = size - 1 - world rank
+    run(main)
