@@ -101,8 +101,9 @@ class MPISession:
             total = w.allreduce(w.rank)   # cairn's calls beside the program's own MPI calls
 
     Opening and closing are collective over ``comm``; closing waits for every process to close
-    its own. ``nodes``, ``watchdog_s`` and ``progress`` are as for :func:`launch` (the
-    ``CAIRN_*`` variables are read; ``sys.argv`` is not). While a session is open, an exception
+    its own. ``nodes``, ``watchdog_s`` and ``progress`` are as for :func:`launch`, and so are
+    cairn's flags (``--cairn-*``, read from ``argv``, by default ``sys.argv``, which is left as
+    it is) and the ``CAIRN_*`` variables. While a session is open, an exception
     that leaves its ``with`` block, or that no code catches, ends the whole job with a non-zero
     exit after the traceback, since the other processes may be waiting for this one (as a
     raising rank does under :func:`launch`). Sessions still open when Python exits are closed
@@ -110,10 +111,12 @@ class MPISession:
     """
 
     def __init__(self, comm: Any, *, nodes: Optional[int] = None,
-                 watchdog_s: Optional[float] = None, progress: Optional[str] = None) -> None:
+                 watchdog_s: Optional[float] = None, progress: Optional[str] = None,
+                 argv: Optional[Sequence[str]] = None) -> None:
         if not hasattr(_cairn, "_Session"):
             raise Error("cairn.MPISession: needs the MPI engine, which this build of cairn lacks")
-        self._session = _cairn._Session(comm.py2f(), nodes, watchdog_s, progress)
+        self._session = _cairn._Session(comm.py2f(), nodes, watchdog_s, progress,
+                                        list(sys.argv if argv is None else argv))
         #: This process's rank of the session; it refuses calls once the session is closed.
         self.world: World = self._session.world
         _watch_sessions()
@@ -148,11 +151,12 @@ class MPISession:
 
 
 def world_from_mpi4py(comm: Any, *, nodes: Optional[int] = None,
-                      watchdog_s: Optional[float] = None,
-                      progress: Optional[str] = None) -> World:
+                      watchdog_s: Optional[float] = None, progress: Optional[str] = None,
+                      argv: Optional[Sequence[str]] = None) -> World:
     """Opens an :class:`MPISession` on the mpi4py communicator ``comm`` and returns its world;
     the session stays open until Python exits (collective over ``comm``)."""
-    return MPISession(comm, nodes=nodes, watchdog_s=watchdog_s, progress=progress).world
+    return MPISession(comm, nodes=nodes, watchdog_s=watchdog_s, progress=progress,
+                      argv=argv).world
 
 
 _open_sessions: list[MPISession] = []  # oldest first

@@ -121,17 +121,23 @@ void bind_launch(nb::module_& m, nb::handle aborted) {
       .def(
           "__init__",
           [](cairn::mpi_session* self, long comm_f, std::optional<int> nodes,
-             std::optional<double> watchdog_s, std::optional<std::string> progress) {
+             std::optional<double> watchdog_s, std::optional<std::string> progress,
+             std::vector<std::string> argv) {
             cairn::launch_options options;
             options.nodes = nodes;
             options.watchdog_s = watchdog_s;
             options.progress = progress_of(progress, "cairn.MPISession");
+            if (argv.empty()) argv.push_back("python");
+            std::vector<char*> args;
+            for (auto& a : argv) args.push_back(a.data());
+            args.push_back(nullptr);
             const MPI_Comm comm = MPI_Comm_f2c(static_cast<MPI_Fint>(comm_f));
             unlocked gil_free;  // collective over the communicator
-            new (self) cairn::mpi_session(comm, options);
+            new (self)
+                cairn::mpi_session(comm, static_cast<int>(argv.size()), args.data(), options);
           },
           nb::arg("comm_f"), nb::arg("nodes").none(), nb::arg("watchdog_s").none(),
-          nb::arg("progress").none())
+          nb::arg("progress").none(), nb::arg("argv"))
       // A copy: it outlives the session and then refuses calls, as a world kept after launch.
       .def_prop_ro("world", [](cairn::mpi_session& s) { return s.world(); })
       .def_prop_ro("is_open", &cairn::mpi_session::is_open)

@@ -1,5 +1,6 @@
 """launch: the engines, what a rank's failure does, and mpi4py beside cairn."""
 
+import sys
 import threading
 
 import cairn
@@ -121,7 +122,7 @@ def test_a_session_beside_mpi4py_without_launch():
     with cairn.MPISession(comm) as s:
         assert s.is_open
         w = s.world
-        assert w.engine == "mpi" and w.rank == me and w.size == n and w.args == []
+        assert w.engine == "mpi" and w.rank == me and w.size == n and w.args == sys.argv
         for count in (1, 1000, 70000):
             x = rng.integers(-1000, 1000, count)
             mine = np.empty_like(x)
@@ -148,6 +149,12 @@ def test_a_session_beside_mpi4py_without_launch():
         assert s.world.allgather(me) == list(range(me % 2, n, 2))
     half.Free()
 
+    # cairn's flags from argv, up to "--"; the rest are the world's args.
+    with cairn.MPISession(comm, argv=["prog", f"--cairn-nodes={n}", "x", "--", "--cairn-ranks=3"]) as s:
+        assert s.world.node_count == n
+        assert s.world.args == ["prog", "x", "--", "--cairn-ranks=3"]
+        assert s.world.allreduce(me) == n * (n - 1) // 2
+
 
 @pytest.mark.skipif(ENGINE != "mpi", reason="sessions run on the MPI engine")
 def test_a_session_refuses_bad_settings_before_communicating():
@@ -159,3 +166,5 @@ def test_a_session_refuses_bad_settings_before_communicating():
         cairn.MPISession(MPI.COMM_WORLD, progress="bogus")
     with pytest.raises(cairn.Error, match=r"cairn::mpi_session: launch_options::nodes = 0"):
         cairn.MPISession(MPI.COMM_WORLD, nodes=0)
+    with pytest.raises(cairn.Error, match=r"cairn::mpi_session: unknown flag --cairn-bogus=1"):
+        cairn.MPISession(MPI.COMM_WORLD, argv=["prog", "--cairn-bogus=1"])

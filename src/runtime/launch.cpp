@@ -639,16 +639,21 @@ struct mpi_session::state {
   cairn::world w;
   int exceptions;  // std::uncaught_exceptions() when the session opened
 
-  state(const run_settings& s, const MPI_Comm& comm)
-      : run(s, "the session", &comm, {}),
+  state(const run_settings& s, const MPI_Comm& comm, std::vector<std::string> args)
+      : run(s, "the session", &comm, std::move(args)),
         w(run.context()),
         exceptions(std::uncaught_exceptions()) {}
 };
 
-mpi_session::mpi_session(MPI_Comm comm, const launch_options& options) {
+mpi_session::mpi_session(MPI_Comm comm, const launch_options& options)
+    : mpi_session(comm, 0, nullptr, options) {}
+
+mpi_session::mpi_session(MPI_Comm comm, int argc, char** argv, const launch_options& options) {
   try {
-    const run_settings s = resolve(command_line{}, options, true);
-    state_ = std::make_unique<state>(s, comm);
+    command_line cl = parse_command_line(argc, argv, true);
+    const run_settings s = resolve(cl, options, true);
+    state_ = std::make_unique<state>(s, comm, std::move(cl.args));
+    if (cl.help && first_process(&comm)) print_help(stdout);
   } catch (const usage_error& e) {
     throw error("cairn::mpi_session: " + e.what);
   }

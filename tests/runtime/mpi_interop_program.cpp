@@ -202,6 +202,22 @@ int session() {
     check(w.args().empty(), "a session has no arguments");
   }
   MPI_Comm_free(&comm);
+
+  // cairn's flags from a command line: read up to "--", the rest kept as the world's args.
+  {
+    std::string a0 = "prog", a1 = "--cairn-nodes=" + std::to_string(n), a2 = "input.txt", a3 = "--",
+                a4 = "--cairn-ranks=3";
+    char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data(), a4.data(), nullptr};
+    cairn::mpi_session s(MPI_COMM_WORLD, 5, argv);
+    cairn::world& w = s.world();
+    check(w.node_count() == n, "--cairn-nodes=" + std::to_string(n) + " makes one node per rank");
+    check(w.args() == std::vector<std::string>{"prog", "input.txt", "--", "--cairn-ranks=3"},
+          "the session's args are the program's own");
+    check(std::string(argv[1]) == a1, "argv is left as it is");
+    std::int64_t mine = me, total = 0;
+    w.allreduce(std::span(&mine, 1), std::span(&total, 1), cairn::plus{});
+    check(total == std::int64_t{n} * (n - 1) / 2, "the allreduce over emulated nodes");
+  }
   if (me == 0) std::puts("session ok");
   return 0;
 }
@@ -217,6 +233,13 @@ int session_bad() {
   o.engine = cairn::engine::threads;
   expect_error([&] { cairn::mpi_session s(MPI_COMM_WORLD, o); },
                "cairn::mpi_session: launch_options::engine = threads");
+  std::string a0 = "prog", a1 = "--cairn-bogus=1", a2 = "--cairn-progress";
+  char* unknown[] = {a0.data(), a1.data(), nullptr};
+  expect_error([&] { cairn::mpi_session s(MPI_COMM_WORLD, 2, unknown); },
+               "cairn::mpi_session: unknown flag --cairn-bogus=1");
+  char* no_value[] = {a0.data(), a2.data(), nullptr};
+  expect_error([&] { cairn::mpi_session s(MPI_COMM_WORLD, 2, no_value); },
+               "cairn::mpi_session: --cairn-progress needs a value");
   if (world_rank() == 0) std::puts("session-bad ok");
   return 0;
 }

@@ -54,7 +54,7 @@ template <detail::argument_count A>
 ///     MPI_Finalize();
 ///
 /// As launch on a communicator, except that settings come from `options` and the environment
-/// (`CAIRN_*`; there is no command line, so world::args() is empty) and a failure ends the job
+/// (`CAIRN_*`; the command line only where argc and argv are given) and a failure ends the job
 /// instead of returning an exit code: while a session is open, a cairn failure on any process,
 /// exit() (with its status) and an exception that leaves the session's scope end the whole
 /// job (MPI_Abort on MPI_COMM_WORLD) after a message naming the rank.
@@ -66,6 +66,12 @@ class mpi_session {
   /// value, `launch_options::engine` = threads, a build without MPI, or a thread level too low
   /// for the progress mode.
   explicit mpi_session(MPI_Comm comm, const launch_options& options = {});
+  /// As above, reading cairn's flags (`--cairn-NAME=VALUE`, up to a `--`) from the program's
+  /// arguments too, as launch does; a flag wins over its variable, `options` over both. argv is
+  /// left as it is; world::args() holds argv[0] and the arguments that are not cairn's.
+  /// `--cairn-help` prints the flags on the first process of `comm` (the session opens all the
+  /// same); an unknown `--cairn-` flag or a missing value throws cairn::error.
+  mpi_session(MPI_Comm comm, int argc, char** argv, const launch_options& options = {});
   mpi_session(const mpi_session&) = delete;
   mpi_session& operator=(const mpi_session&) = delete;
   /// Closes the session if it is open; if an exception is leaving the session's scope, ends
