@@ -67,11 +67,14 @@ std::vector<K> query_batch(const cairn::world& w, std::uint64_t seed, const Ref&
   return keys;
 }
 
-template <class K, class MakeKey>
+using direct = cairn::route::direct;
+
+template <class K, class Route = direct, class MakeKey>
 void check_counting_set(cairn::world& w, std::uint64_t seed, std::size_t cache_slots,
-                        MakeKey make_key) {
-  cairn::containers::counting_set<K> cs(
-      w, cairn::containers::container_options{.buffer_bytes = 256, .cache_slots = cache_slots});
+                        MakeKey make_key, Route route = {}) {
+  cairn::containers::counting_set<K, cairn::containers::default_hash<K>, Route> cs(
+      w, cairn::containers::container_options{.buffer_bytes = 256, .cache_slots = cache_slots}, {},
+      route);
   const int ops = 2000;
   std::map<K, std::uint64_t> ref;
   for (int r = 0; r < w.size(); ++r) {
@@ -128,11 +131,13 @@ TEST(CountingSet, MatchesTheSequentialCount) {
   });
 }
 
-void check_map(cairn::world& w, std::size_t cache_slots) {
+template <class Route = direct>
+void check_map(cairn::world& w, std::size_t cache_slots, Route route = {}) {
   {
     using value = std::vector<std::int64_t>;  // a serialized value
-    cairn::containers::map<std::string, value> m(
-        w, cairn::containers::container_options{.buffer_bytes = 512, .cache_slots = cache_slots});
+    cairn::containers::map<std::string, value, cairn::containers::default_hash<std::string>, Route>
+        m(w, cairn::containers::container_options{.buffer_bytes = 512, .cache_slots = cache_slots},
+          {}, route);
     const int ops = 1500;
     // Phase 1: reductions (element-wise sums, commutative) and visits that add their extra
     // arguments: the outcome does not depend on arrival order.
@@ -242,9 +247,11 @@ TEST(Map, ReduceVisitAssignEraseMatchTheReference) {
   });
 }
 
-TEST(Set, InsertAndEraseMatchTheReference) {
-  run([](cairn::world& w) {
-    cairn::containers::set<name_key> s(w);
+template <class Route = direct>
+void check_set(cairn::world& w, Route route = {}) {
+  {
+    cairn::containers::set<name_key, cairn::containers::default_hash<name_key>, Route> s(w, {}, {},
+                                                                                         route);
     std::set<name_key> ref, gone;
     for (int r = 0; r < w.size(); ++r) {
       auto g = rank_gen(31, r);
@@ -284,12 +291,17 @@ TEST(Set, InsertAndEraseMatchTheReference) {
     for (std::size_t i = 0; i < batch.size(); ++i)
       EXPECT_EQ(found[i], ref.count(batch[i]) == 1)
           << "rank " << w.rank() << ": " << batch[i].first;
-  });
+  }
 }
 
-TEST(Bag, RebalanceAndShuffleKeepEveryItem) {
-  run([](cairn::world& w) {
-    cairn::containers::bag<std::pair<int, std::string>> b(w);
+TEST(Set, InsertAndEraseMatchTheReference) {
+  run([](cairn::world& w) { check_set(w); });
+}
+
+template <class Route = direct>
+void check_bag(cairn::world& w, Route route = {}) {
+  {
+    cairn::containers::bag<std::pair<int, std::string>, Route> b(w, {}, route);
     std::multiset<std::pair<int, std::string>> ref;
     for (int r = 0; r < w.size(); ++r) {
       auto g = rank_gen(41, r);
@@ -328,14 +340,19 @@ TEST(Bag, RebalanceAndShuffleKeepEveryItem) {
     EXPECT_TRUE(seq_before == seq_after);
     b.shuffle(7);
     EXPECT_TRUE(everything() == ref);
-  });
+  }
 }
 
-TEST(Array, SetVisitReduceMatchTheReference) {
-  run([](cairn::world& w) {
+TEST(Bag, RebalanceAndShuffleKeepEveryItem) {
+  run([](cairn::world& w) { check_bag(w); });
+}
+
+template <class Route = direct>
+void check_array(cairn::world& w, Route route = {}) {
+  {
     for (std::uint64_t n :
          {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{5}, std::uint64_t{1000}}) {
-      cairn::containers::array<std::int64_t> a(w, n, 3);
+      cairn::containers::array<std::int64_t, Route> a(w, n, 3, {}, route);
       std::vector<std::int64_t> ref(n, 3);
       if (n > 0) {
         // Phase 1: updates that commute (reductions by +, visits that add and count).
@@ -380,7 +397,11 @@ TEST(Array, SetVisitReduceMatchTheReference) {
       w.allreduce(std::span(&mine, 1), std::span(&total, 1), cairn::plus{});
       EXPECT_EQ(total, n);
     }
-  });
+  }
+}
+
+TEST(Array, SetVisitReduceMatchTheReference) {
+  run([](cairn::world& w) { check_array(w); });
 }
 
 TEST(Array, IndexPastTheEndIsRefused) {
@@ -413,9 +434,11 @@ struct reference_sets {
   }
 };
 
-template <class K, class MakeKey>
-void check_disjoint_set(cairn::world& w, std::uint64_t seed, int unions, MakeKey make_key) {
-  cairn::containers::disjoint_set<K> ds(w);
+template <class K, class Route = direct, class MakeKey>
+void check_disjoint_set(cairn::world& w, std::uint64_t seed, int unions, MakeKey make_key,
+                        Route route = {}) {
+  cairn::containers::disjoint_set<K, cairn::containers::default_hash<K>, Route> ds(w, {}, {},
+                                                                                   route);
   reference_sets<K> ref;
   for (int r = 0; r < w.size(); ++r) {
     auto g = rank_gen(seed, r);
@@ -475,6 +498,28 @@ TEST(DisjointSet, ComponentsMatchTheSequentialUnionFind) {
     // A long chain: path compression must take several rounds.
     check_disjoint_set<std::uint64_t>(w, 72, 400, [](auto& g) { return g() % 600; });
     check_disjoint_set<std::string>(w, 73, 200, [](auto& g) { return word(g); });
+  });
+}
+
+// Every container on each forwarding route (items pass through intermediate ranks) gives the
+// same results as on the direct route.
+template <class Route>
+void check_every_container(cairn::world& w, Route route) {
+  check_counting_set<std::string>(
+      w, 81, 64, [](auto& g) { return word(g); }, route);
+  check_map(w, 4096, route);
+  check_set(w, route);
+  check_bag(w, route);
+  check_array(w, route);
+  check_disjoint_set<std::uint64_t>(
+      w, 82, 300, [](auto& g) { return g() % 2000; }, route);
+}
+
+TEST(Containers, EveryRouteMatchesTheReference) {
+  run([](cairn::world& w) {
+    check_every_container(w, cairn::route::grid{});
+    check_every_container(w, cairn::route::hypercube{});
+    check_every_container(w, cairn::route::node_aware{});
   });
 }
 

@@ -20,19 +20,20 @@ namespace cairn::containers {
 /// An array of `n` values of type T (trivially copyable or serializable), in blocks of
 /// consecutive indices (cairn::block_distribution). Created collectively (in the same order
 /// as channels on every rank).
-template <class T>
+template <class T, class Route = cairn::msg::route::direct>
 class array {
  public:
   /// Value type.
   using value_type = T;
 
-  /// `n` values equal to `init`, on `w`'s ranks.
-  array(const cairn::world& w, std::uint64_t n, const T& init = T{}, container_options opts = {})
+  /// `n` values equal to `init`, on `w`'s ranks; calls travel by `route`.
+  array(const cairn::world& w, std::uint64_t n, const T& init = T{}, container_options opts = {},
+        Route route = {})
       : w_(w),
         dist_(n, w.size()),
         first_(first_index(dist_, w.rank())),
         local_(static_cast<std::size_t>(dist_.local_size(w.rank())), init),
-        calls_(w, *this, {}, detail::call_options(opts, "array")) {}
+        calls_(w, *this, std::move(route), detail::call_options(opts, "array")) {}
   array(const array&) = delete;
   array& operator=(const array&) = delete;
 
@@ -117,7 +118,7 @@ class array {
   cairn::block_distribution dist_;
   std::uint64_t first_;
   std::vector<T> local_;
-  detail::container_calls<array> calls_;  // last: deliveries may start in its constructor
+  detail::container_calls<array, Route> calls_;  // last: deliveries may start in its constructor
 };
 
 }  // namespace cairn::containers

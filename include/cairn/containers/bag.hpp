@@ -19,15 +19,17 @@ namespace cairn::containers {
 
 /// A bag of items T (trivially copyable or serializable). Created collectively (in the same
 /// order as channels on every rank).
-template <class T>
+template <class T, class Route = cairn::msg::route::direct>
 class bag {
  public:
   /// Item type.
   using value_type = T;
 
-  /// An empty bag on `w`'s ranks.
-  explicit bag(const cairn::world& w, container_options opts = {})
-      : w_(w), next_(w.rank()), calls_(w, *this, {}, detail::call_options(opts, "bag")) {}
+  /// An empty bag on `w`'s ranks; calls travel by `route`.
+  explicit bag(const cairn::world& w, container_options opts = {}, Route route = {})
+      : w_(w),
+        next_(w.rank()),
+        calls_(w, *this, std::move(route), detail::call_options(opts, "bag")) {}
   bag(const bag&) = delete;
   bag& operator=(const bag&) = delete;
 
@@ -120,7 +122,7 @@ class bag {
   int next_;
   std::vector<T> local_;
   std::vector<std::pair<std::uint64_t, T>> arrived_;  // rebalance: items with their index
-  detail::container_calls<bag> calls_;  // last: deliveries may start in its constructor
+  detail::container_calls<bag, Route> calls_;  // last: deliveries may start in its constructor
 };
 
 }  // namespace cairn::containers

@@ -28,7 +28,7 @@ namespace cairn::containers {
 
 /// Counts of keys of type K (trivially copyable or serializable), each kept by the rank its
 /// hash picks. Created collectively (in the same order as channels on every rank).
-template <class K, class Hash = default_hash<K>>
+template <class K, class Hash = default_hash<K>, class Route = cairn::msg::route::direct>
 class counting_set {
  public:
   /// Key type.
@@ -36,13 +36,14 @@ class counting_set {
   /// This rank's part: key -> count.
   using local_map = std::unordered_map<K, std::uint64_t, detail::local_hash<Hash, K>>;
 
-  /// An empty counting set on `w`'s ranks.
-  explicit counting_set(const cairn::world& w, container_options opts = {}, Hash hash = {})
+  /// An empty counting set on `w`'s ranks; calls travel by `route`.
+  explicit counting_set(const cairn::world& w, container_options opts = {}, Hash hash = {},
+                        Route route = {})
       : w_(w),
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
         cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0),
-        calls_(w, *this, {}, detail::call_options(opts, "counting_set")) {}
+        calls_(w, *this, std::move(route), detail::call_options(opts, "counting_set")) {}
   /// Counts still cached at the source are reported as never sent (call world::quiesce()
   /// before the set goes out of scope).
   ~counting_set() { calls_.records().note_unsent(cached_); }
@@ -169,7 +170,8 @@ class counting_set {
   local_map local_;
   std::vector<slot> cache_;
   std::uint64_t cached_ = 0;
-  detail::container_calls<counting_set> calls_;  // last: deliveries may start in its constructor
+  detail::container_calls<counting_set, Route>
+      calls_;  // last: deliveries may start in its constructor
 };
 
 }  // namespace cairn::containers

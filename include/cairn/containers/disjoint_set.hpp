@@ -24,7 +24,7 @@ namespace cairn::containers {
 
 /// Disjoint sets of keys K (trivially copyable or serializable, ordered by `<`). Created
 /// collectively (in the same order as channels on every rank).
-template <class K, class Hash = default_hash<K>>
+template <class K, class Hash = default_hash<K>, class Route = cairn::msg::route::direct>
 class disjoint_set {
  public:
   /// Key type.
@@ -32,12 +32,13 @@ class disjoint_set {
   /// This rank's items and their parents (their roots after compress()).
   using local_map = std::unordered_map<K, K, detail::local_hash<Hash, K>>;
 
-  /// No items yet, on `w`'s ranks.
-  explicit disjoint_set(const cairn::world& w, container_options opts = {}, Hash hash = {})
+  /// No items yet, on `w`'s ranks; calls travel by `route`.
+  explicit disjoint_set(const cairn::world& w, container_options opts = {}, Hash hash = {},
+                        Route route = {})
       : w_(w),
         hash_(hash),
         parent_(16, detail::local_hash<Hash, K>{hash}),
-        calls_(w, *this, {}, detail::call_options(opts, "disjoint_set")) {}
+        calls_(w, *this, std::move(route), detail::call_options(opts, "disjoint_set")) {}
   disjoint_set(const disjoint_set&) = delete;
   disjoint_set& operator=(const disjoint_set&) = delete;
 
@@ -193,7 +194,8 @@ class disjoint_set {
   Hash hash_;
   local_map parent_;
   std::uint64_t changed_ = 0;
-  detail::container_calls<disjoint_set> calls_;  // last: deliveries may start in its constructor
+  detail::container_calls<disjoint_set, Route>
+      calls_;  // last: deliveries may start in its constructor
 };
 
 }  // namespace cairn::containers

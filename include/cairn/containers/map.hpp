@@ -34,7 +34,7 @@ namespace cairn::containers {
 
 /// A map from keys K to values V (each trivially copyable or serializable), each key kept by
 /// the rank its hash picks. Created collectively (in the same order as channels everywhere).
-template <class K, class V, class Hash = default_hash<K>>
+template <class K, class V, class Hash = default_hash<K>, class Route = cairn::msg::route::direct>
 class map {
  public:
   /// Key type.
@@ -44,13 +44,13 @@ class map {
   /// This rank's part.
   using local_map = std::unordered_map<K, V, detail::local_hash<Hash, K>>;
 
-  /// An empty map on `w`'s ranks.
-  explicit map(const cairn::world& w, container_options opts = {}, Hash hash = {})
+  /// An empty map on `w`'s ranks; calls travel by `route`.
+  explicit map(const cairn::world& w, container_options opts = {}, Hash hash = {}, Route route = {})
       : w_(w),
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
         cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0),
-        calls_(w, *this, {}, detail::call_options(opts, "map")) {}
+        calls_(w, *this, std::move(route), detail::call_options(opts, "map")) {}
   /// Reductions still cached at the source are reported as never sent (call world::quiesce()
   /// before the map goes out of scope).
   ~map() { calls_.records().note_unsent(cached_); }
@@ -251,7 +251,7 @@ class map {
   std::uint64_t cached_ = 0;
   const char* cache_merge_ = nullptr;  // the merge the cached values wait for
   void (*send_cached_)(map&, const K&, const V&, std::uint64_t) = nullptr;
-  detail::container_calls<map> calls_;  // last: deliveries may start in its constructor
+  detail::container_calls<map, Route> calls_;  // last: deliveries may start in its constructor
 };
 
 }  // namespace cairn::containers

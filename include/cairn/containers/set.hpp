@@ -19,7 +19,7 @@ namespace cairn::containers {
 
 /// A set of keys K (trivially copyable or serializable), each kept by the rank its hash picks.
 /// Created collectively (in the same order as channels on every rank).
-template <class K, class Hash = default_hash<K>>
+template <class K, class Hash = default_hash<K>, class Route = cairn::msg::route::direct>
 class set {
  public:
   /// Key type.
@@ -27,12 +27,12 @@ class set {
   /// This rank's part.
   using local_set = std::unordered_set<K, detail::local_hash<Hash, K>>;
 
-  /// An empty set on `w`'s ranks.
-  explicit set(const cairn::world& w, container_options opts = {}, Hash hash = {})
+  /// An empty set on `w`'s ranks; calls travel by `route`.
+  explicit set(const cairn::world& w, container_options opts = {}, Hash hash = {}, Route route = {})
       : w_(w),
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
-        calls_(w, *this, {}, detail::call_options(opts, "set")) {}
+        calls_(w, *this, std::move(route), detail::call_options(opts, "set")) {}
   set(const set&) = delete;
   set& operator=(const set&) = delete;
 
@@ -91,7 +91,7 @@ class set {
   cairn::world w_;
   Hash hash_;
   local_set local_;
-  detail::container_calls<set> calls_;  // last: deliveries may start in its constructor
+  detail::container_calls<set, Route> calls_;  // last: deliveries may start in its constructor
 };
 
 }  // namespace cairn::containers

@@ -89,9 +89,9 @@ int owner_of(const Hash& hash, const K& k, int ranks) {
   return owner_of_hash(hash(k), ranks);
 }
 
-/// The calls of a container: a call channel on the direct route whose target is `Self`.
-template <class Self>
-using container_calls = cairn::msg::detail::call_channel<cairn::msg::route::direct, Self>;
+/// The calls of a container: a call channel on `Route` whose target is `Self`.
+template <class Self, class Route>
+using container_calls = cairn::msg::detail::call_channel<Route, Self>;
 
 /// Collective: a batch of queries answered at the keys' owners, one exchange each way however
 /// many keys there are. `answer(key)` runs on the owner of each of this rank's `keys` (ranks
