@@ -51,6 +51,7 @@ __all__ = [
     "Status", "World", "SUM", "PROD", "MIN", "MAX", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR",
     "launch", "detect_engine", "mpi_available", "wait_all", "DArray", "redistribute",
     "iredistribute", "Tasks", "PersistentRequest", "MPISession", "world_from_mpi4py",
+    "CountingSet", "Set", "DisjointSet", "Map",
 ]
 
 SUM = Op.SUM
@@ -568,3 +569,5 @@ World.isend = _isend
 World.irecv = _irecv
 World.channel = _channel
 del _cls
+
+from ._containers import CountingSet, DisjointSet, Map, Set  # noqa: E402 (adds World.map, ...)

@@ -3,8 +3,6 @@
 // values), a batch at a time, never one Python call per item.
 #include "channel.hpp"
 
-#include <nanobind/ndarray.h>
-
 #include <algorithm>
 #include <string>
 #include <type_traits>
@@ -13,6 +11,7 @@
 
 #include "collectives.hpp"
 #include "gil.hpp"
+#include "numpy.hpp"
 
 namespace cairn_python {
 namespace {
@@ -66,14 +65,6 @@ struct value_merge {
     }
   }
 };
-
-/// A numpy array owning `v`'s storage (no copy).
-template <class E>
-nb::object numpy_of(std::vector<E>&& v) {
-  auto* heap = new std::vector<E>(std::move(v));
-  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<E>*>(p); });
-  return nb::cast(nb::ndarray<nb::numpy, E, nb::ndim<1>>(heap->data(), {heap->size()}, owner));
-}
 
 /// The channel's distribution: of keys, or of items by their key.
 template <class T>

@@ -16,6 +16,7 @@
 #include "cairn/cairn.hpp"
 #include "channel.hpp"
 #include "collectives.hpp"
+#include "containers.hpp"
 #include "darray.hpp"
 #include "gil.hpp"
 #include "launch.hpp"
@@ -215,9 +216,16 @@ NB_MODULE(_cairn, m) {
       .def_prop_ro("args", &cairn::world::args)
       .def("group",
            [](const cairn::world& w, std::vector<int> members) { return w.group(members); })
-      .def("progress", [](cairn::world& w) {
+      .def("progress",
+           [](cairn::world& w) {
+             unlocked gil_free;
+             w.progress();
+           })
+      // Collective: until every item and call of the world's channels and containers is
+      // delivered (channels with Python handlers hand theirs over in their own quiesce()).
+      .def("quiesce", [](cairn::world& w) {
         unlocked gil_free;
-        w.progress();
+        w.quiesce();
       });
   world.def("_reduce_generalized", &reduce_generalized, nb::arg("participants"),
             nb::arg("receivers"), nb::arg("x").none(), nb::arg("out").none(), nb::arg("op"));
@@ -249,6 +257,7 @@ NB_MODULE(_cairn, m) {
     return py_channel(
         w, make_channel(w, n, std::move(handler), value, c, op, route, batch, buffer_items));
   });
+  bind_containers(m, world);
   nb::class_<py_darray>(m, "_DArray")
       .def_prop_ro("ndim", [](const py_darray& d) { return d.a->ndim(); })
       .def_prop_ro("itemsize", [](const py_darray& d) { return d.a->itemsize(); })

@@ -1,0 +1,273 @@
+"""cairn's distributed containers for Python (YGM's counting_set, set, disjoint_set, map).
+
+A container is made collectively on a World (``w.counting_set()``, in the same order as
+channels on every rank) and spreads its keys over the ranks by a hash that is the same in
+every process. Keys are ``int`` (64-bit) or ``str``. Operations take *batches*: a numpy array
+(or any sequence) of int keys, or a sequence of str; each key's work runs in C++ at its owner,
+never as a Python call per key. Updates (``insert``, ``union``, ``reduce``, ...) are
+asynchronous: their effects are complete everywhere after ``w.quiesce()`` on every rank.
+Queries (``count``, ``counts_of``, ``size``, ...) are collectives: every rank calls them, in the
+same order.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Optional, Sequence
+
+import numpy
+
+from . import _cairn
+from ._cairn import Error, Op, World
+
+_INT64_MAX = numpy.iinfo(numpy.int64).max
+
+
+def _ints(values: Any, dtype, call: str, rank: int, what: str, *, floats: bool = False):
+    """`values` as a contiguous 1-d array of `dtype`, refused (never truncated or wrapped) if
+    they are not integers (or, with `floats`, real numbers) that fit."""
+    a = numpy.asarray(values)
+    if a.ndim != 1:
+        raise Error(f"cairn.{call}: rank {rank}: {what} must be a 1-d sequence, not of shape "
+                    f"{a.shape}")
+    if a.size == 0:
+        return numpy.empty(0, dtype)
+    kinds = "iuf" if floats else "iu"
+    if a.dtype.kind not in kinds:
+        raise Error(f"cairn.{call}: rank {rank}: {what} must be "
+                    f"{'numbers' if floats else 'integers'}, not {a.dtype}")
+    if a.dtype.kind != "f" and numpy.dtype(dtype).kind != "f":
+        low = 0 if numpy.dtype(dtype).kind == "u" else numpy.iinfo(numpy.int64).min
+        high = numpy.iinfo(dtype).max
+        if (a.dtype.kind == "i" and int(a.min()) < low) or int(a.max()) > high:
+            raise Error(f"cairn.{call}: rank {rank}: {what} holds values outside "
+                        f"{numpy.dtype(dtype)} ([{a.min()}, {a.max()}])")
+    return numpy.ascontiguousarray(a, dtype=dtype)
+
+
+class _Container:
+    """What the containers share: a key type (int or str), close() and the collectives
+    size() and clear()."""
+
+    _kind = ""
+
+    def __init__(self, impl, key: type, rank: int) -> None:
+        self._c = impl
+        self._key = key
+        self._rank = rank
+
+    def _keys(self, keys: Any, call: str, what: str = "keys"):
+        if self._key is int:
+            return _ints(keys, numpy.int64, f"{self._kind}.{call}", self._rank, what)
+        if isinstance(keys, str):
+            raise Error(f"cairn.{self._kind}.{call}: rank {self._rank}: {what} must be a "
+                        f"sequence of str, not one str")
+        return keys
+
+    def _one(self, key: Any):
+        return operator.index(key) if self._key is int else key
+
+    def size(self) -> int:
+        """Collective: the number of keys on all ranks."""
+        return self._c.size()
+
+    def clear(self) -> None:
+        """Collective: empties the container on every rank."""
+        self._c.clear()
+
+    def close(self) -> None:
+        """Ends this rank's part now (cairn::error ends the run if calls are still buffered:
+        call ``w.quiesce()`` first). Closing again does nothing."""
+        self._c.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class CountingSet(_Container):
+    """Counts of keys (YGM's counting_set): ``insert`` adds to counts at the keys' owners;
+    repeated keys are counted first in a cache at the source and travel once per flush."""
+
+    _kind = "CountingSet"
+
+    def insert(self, keys: Any, counts: Any = None) -> None:
+        """Adds 1 (or ``counts[i]``) to the count of each ``keys[i]``."""
+        k = self._keys(keys, "insert")
+        n = None if counts is None else _ints(counts, numpy.uint64, "CountingSet.insert",
+                                              self._rank, "counts")
+        self._c.insert(k, n)
+
+    def count(self, key: Any) -> int:
+        """Collective (every rank asks the same key): its count, 0 if absent."""
+        return self._c.count(self._one(key))
+
+    def counts_of(self, keys: Any) -> numpy.ndarray:
+        """Collective: the counts of this rank's own ``keys`` (any number), as uint64."""
+        return self._c.counts_of(self._keys(keys, "counts_of"))
+
+    def topk(self, k: int) -> list:
+        """Collective: the ``k`` most counted (key, count) pairs, the same on every rank."""
+        return self._c.topk(k)
+
+    def local(self) -> dict:
+        """This rank's keys and their counts."""
+        return self._c.local()
+
+
+class Set(_Container):
+    """A set of keys (YGM's set)."""
+
+    _kind = "Set"
+
+    def insert(self, keys: Any) -> None:
+        """Inserts each key."""
+        self._c.insert(self._keys(keys, "insert"))
+
+    def erase(self, keys: Any) -> None:
+        """Erases each key (one rank's inserts and erases of a key apply in its order)."""
+        self._c.erase(self._keys(keys, "erase"))
+
+    def contains(self, key: Any) -> bool:
+        """Collective (every rank asks the same key)."""
+        return self._c.contains(self._one(key))
+
+    def contains_each(self, keys: Any) -> numpy.ndarray:
+        """Collective: for each of this rank's own ``keys``, whether the set holds it (bool)."""
+        return self._c.contains_each(self._keys(keys, "contains_each")).astype(bool)
+
+    def local(self):
+        """This rank's keys (a numpy array for int keys, a list for str)."""
+        return self._c.local()
+
+
+class DisjointSet(_Container):
+    """Union-find over keys (YGM's disjoint_set): ``union`` merges sets asynchronously;
+    ``compress()`` points every key at its set's root, the set's smallest key."""
+
+    _kind = "DisjointSet"
+
+    def union(self, a: Any, b: Any) -> None:
+        """Merges the sets of ``a[i]`` and ``b[i]`` for each i (keys not seen yet join)."""
+        self._c.union(self._keys(a, "union", "a"), self._keys(b, "union", "b"))
+
+    def insert(self, keys: Any) -> None:
+        """Adds each key as a set of its own if absent."""
+        self._c.insert(self._keys(keys, "insert"))
+
+    def compress(self) -> int:
+        """Collective: points every key at its root; the number of rounds it took."""
+        return self._c.compress()
+
+    def find(self, key: Any):
+        """Collective (every rank asks the same key): its root (the key itself if absent)."""
+        return self._c.find(self._one(key))
+
+    def roots_of(self, keys: Any):
+        """Collective: the roots of this rank's own ``keys``, in order."""
+        return self._c.roots_of(self._keys(keys, "roots_of"))
+
+    def num_sets(self) -> int:
+        """Collective: the number of sets."""
+        return self._c.num_sets()
+
+    def local(self) -> dict:
+        """This rank's keys and their parents (their roots after compress())."""
+        return self._c.local()
+
+
+class Map(_Container):
+    """A map from keys to int64 or float64 values (YGM's map)."""
+
+    _kind = "Map"
+
+    def __init__(self, impl, key: type, value: type, rank: int) -> None:
+        super().__init__(impl, key, rank)
+        self._value = value
+
+    def _values(self, values: Any, call: str):
+        dtype = numpy.float64 if self._value is float else numpy.int64
+        return _ints(values, dtype, f"Map.{call}", self._rank, "values",
+                     floats=self._value is float)
+
+    def insert(self, keys: Any, values: Any) -> None:
+        """Sets each ``keys[i]`` to ``values[i]`` where the key is missing."""
+        self._c.insert(self._keys(keys, "insert"), self._values(values, "insert"))
+
+    def insert_or_assign(self, keys: Any, values: Any) -> None:
+        """Sets each ``keys[i]`` to ``values[i]``."""
+        self._c.insert_or_assign(self._keys(keys, "insert_or_assign"),
+                                 self._values(values, "insert_or_assign"))
+
+    def reduce(self, keys: Any, values: Any, op: Op = Op.SUM) -> None:
+        """Merges ``values[i]`` into the value of ``keys[i]`` with ``op`` (cairn.SUM, MIN or
+        MAX; a missing key takes the value); merged at the source first."""
+        self._c.reduce(self._keys(keys, "reduce"), self._values(values, "reduce"), op)
+
+    def erase(self, keys: Any) -> None:
+        """Erases each key."""
+        self._c.erase(self._keys(keys, "erase"))
+
+    def value_of(self, key: Any):
+        """Collective (every rank asks the same key): its value, or None."""
+        return self._c.value_of(self._one(key))
+
+    def values_of(self, keys: Any) -> tuple:
+        """Collective: (values, found) for this rank's own ``keys``: numpy arrays in their
+        order; an absent key's value is 0."""
+        values, found = self._c.values_of(self._keys(keys, "values_of"))
+        return values, found.astype(bool)
+
+    def local(self) -> dict:
+        """This rank's keys and values."""
+        return self._c.local()
+
+
+def _key_name(key: Any, call: str, rank: int) -> str:
+    if key is int:
+        return "int"
+    if key is str:
+        return "str"
+    raise Error(f"cairn.World.{call}: rank {rank}: key must be int or str, not {key!r}")
+
+
+def _counting_set(self, key: type = int, *, buffer_bytes: int = 0,
+                  cache_slots: int = 4096) -> CountingSet:
+    """A counting set of int or str keys on this world's ranks (collective). ``cache_slots``:
+    entries of the combining cache at the source (0: none); ``buffer_bytes``: bytes per
+    buffer of its calls (0: cairn's default)."""
+    name = _key_name(key, "counting_set", self.rank)
+    return CountingSet(getattr(self, f"_counting_set_{name}")(buffer_bytes, cache_slots), key,
+                       self.rank)
+
+
+def _set(self, key: type = int, *, buffer_bytes: int = 0) -> Set:
+    """A set of int or str keys on this world's ranks (collective)."""
+    name = _key_name(key, "set", self.rank)
+    return Set(getattr(self, f"_set_{name}")(buffer_bytes), key, self.rank)
+
+
+def _disjoint_set(self, key: type = int, *, buffer_bytes: int = 0) -> DisjointSet:
+    """A disjoint set of int or str keys on this world's ranks (collective)."""
+    name = _key_name(key, "disjoint_set", self.rank)
+    return DisjointSet(getattr(self, f"_disjoint_set_{name}")(buffer_bytes), key, self.rank)
+
+
+def _map(self, key: type = int, value: type = float, *, buffer_bytes: int = 0,
+         cache_slots: int = 4096) -> Map:
+    """A map from int or str keys to int (64-bit) or float values on this world's ranks
+    (collective). ``cache_slots``: entries of the cache that merges ``reduce`` at the source."""
+    name = _key_name(key, "map", self.rank)
+    if value not in (int, float):
+        raise Error(f"cairn.World.map: rank {self.rank}: value must be int or float, not "
+                    f"{value!r}")
+    make = getattr(self, f"_map_{name}_{value.__name__}")
+    return Map(make(buffer_bytes, cache_slots), key, value, self.rank)
+
+
+World.counting_set = _counting_set
+World.set = _set
+World.disjoint_set = _disjoint_set
+World.map = _map

@@ -1,0 +1,348 @@
+// The containers for Python: each batch of keys is converted once (int64 keys are read in the
+// numpy array's memory, str keys copied out of the list), then every key goes to cairn's
+// container with the GIL released: the work per key is C++, never a Python call.
+#include "containers.hpp"
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "buffer.hpp"
+#include "cairn/containers/counting_set.hpp"
+#include "cairn/containers/disjoint_set.hpp"
+#include "cairn/containers/map.hpp"
+#include "cairn/containers/set.hpp"
+#include "collectives.hpp"
+#include "gil.hpp"
+#include "numpy.hpp"
+
+namespace cairn_python {
+namespace {
+
+namespace cc = cairn::containers;
+
+// A batch of keys as a span: int64 keys in the memory of the array given (the Python side
+// makes it a contiguous int64 array), str keys copied out of the sequence given.
+template <class K>
+class key_batch;
+
+template <>
+class key_batch<std::int64_t> {
+ public:
+  key_batch(nb::handle keys, const char* call, int rank, const char* what = "keys")
+      : b_(keys.ptr(), false, call, rank, what) {
+    if (b_.type() != element::int64)
+      refuse(call, rank, std::string(what) + " must be int64, not " + b_.describe());
+  }
+  [[nodiscard]] std::span<const std::int64_t> keys() const { return b_.as<const std::int64_t>(); }
+
+ private:
+  buffer b_;
+};
+
+template <>
+class key_batch<std::string> {
+ public:
+  key_batch(nb::handle keys, const char* call, int rank, const char* what = "keys") {
+    if (nb::isinstance<nb::str>(keys) || !nb::try_cast(keys, v_))
+      refuse(call, rank,
+             std::string(what) + " must be a sequence of str, not " +
+                 nb::cast<std::string>(nb::str(keys.type())));
+  }
+  [[nodiscard]] std::span<const std::string> keys() const { return v_; }
+
+ private:
+  std::vector<std::string> v_;
+};
+
+// Keys handed back: a numpy int64 array, or a list of str.
+nb::object keys_out(std::vector<std::int64_t>&& v) { return numpy_of(std::move(v)); }
+nb::object keys_out(std::vector<std::string>&& v) { return nb::cast(std::move(v)); }
+
+// The values of a batch: V's numpy array of exactly `n` elements.
+template <class V>
+std::span<const V> values_of(const buffer& b, std::size_t n, const char* call, int rank,
+                             const char* what) {
+  const element want = std::is_same_v<V, double>          ? element::float64
+                       : std::is_same_v<V, std::uint64_t> ? element::uint64
+                                                          : element::int64;
+  if (b.type() != want || b.count() != n)
+    refuse(call, rank,
+           std::string(what) + " holds " + b.describe() + ", not " + std::to_string(n) + " " +
+               to_string(want) + " values (one per key)");
+  return b.as<const V>();
+}
+
+// A container as Python holds it: ended by close() (or when Python drops it) with the GIL
+// released, since ending a container with calls still buffered ends the run.
+template <class C>
+class held {
+ public:
+  held(const cairn::world& w, std::unique_ptr<C> c) : w_(w), c_(std::move(c)) {}
+  held(held&&) noexcept = default;
+  ~held() { close(); }
+
+  // f(container) with the GIL released (cairn::error naming `call` once closed); its result.
+  template <class F>
+  auto run(const char* call, F&& f) {
+    if (!c_) refuse(call, w_.rank(), "the container is closed");
+    unlocked gil_free;
+    return f(*c_);
+  }
+  // f(container, keys) for a batch of keys of type K, with the GIL released; its result.
+  template <class K, class F>
+  auto run_batch(const char* call, nb::handle keys, F&& f) {
+    const key_batch<K> k(keys, call, rank());
+    return run(call, [&](C& c) { return f(c, k.keys()); });
+  }
+  // The container, with the GIL held (reading this rank's part).
+  const C& part(const char* call) {
+    if (!c_) refuse(call, w_.rank(), "the container is closed");
+    return *c_;
+  }
+  [[nodiscard]] int rank() const { return w_.rank(); }
+  void close() {
+    if (!c_) return;
+    unlocked gil_free;
+    c_.reset();
+  }
+
+ private:
+  cairn::world w_;
+  std::unique_ptr<C> c_;
+};
+
+// Binds what every container has: close(), and the collectives size() and clear(). `kind`
+// names the Python class in messages ("CountingSet").
+template <class C>
+nb::class_<held<C>> bind_held(nb::module_& m, const char* name, const char* kind, const char* doc) {
+  nb::class_<held<C>> cls(m, name, doc);
+  cls.def("close", &held<C>::close);
+  cls.def("size", [call = std::string(kind) + ".size"](held<C>& self) {
+    return self.run(call.c_str(), [](C& c) { return c.size(); });
+  });
+  cls.def("clear", [call = std::string(kind) + ".clear"](held<C>& self) {
+    self.run(call.c_str(), [](C& c) { c.clear(); });
+  });
+  return cls;
+}
+
+// Makes a container on `w` from `make()` with the GIL released (creation is collective).
+template <class C, class Make>
+held<C> create(const cairn::world& w, Make&& make) {
+  std::unique_ptr<C> c;
+  {
+    unlocked gil_free;
+    c = make();
+  }
+  return held<C>(w, std::move(c));
+}
+
+cc::container_options options_of(std::size_t buffer_bytes, std::size_t cache_slots) {
+  cc::container_options o;
+  o.buffer_bytes = buffer_bytes;
+  o.cache_slots = cache_slots;
+  return o;
+}
+
+// A dict of this rank's part: key -> value (count, parent).
+template <class Map>
+nb::dict dict_of(const Map& part) {
+  nb::dict d;
+  for (const auto& [key, value] : part) d[nb::cast(key)] = nb::cast(value);
+  return d;
+}
+
+template <class K>
+void bind_counting_set(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
+                       const char* factory) {
+  using C = cc::counting_set<K>;
+  auto cls = bind_held<C>(m, name, "CountingSet", "A counting set (cairn.CountingSet's engine)");
+  cls.def(
+      "insert",
+      [](held<C>& self, nb::handle keys, nb::handle counts) {
+        const char* call = "CountingSet.insert";
+        std::optional<buffer> n;
+        if (!counts.is_none()) n.emplace(counts.ptr(), false, call, self.rank(), "counts");
+        self.template run_batch<K>(call, keys, [&](C& c, std::span<const K> k) {
+          const auto add = n ? values_of<std::uint64_t>(*n, k.size(), call, self.rank(), "counts")
+                             : std::span<const std::uint64_t>();
+          for (std::size_t i = 0; i < k.size(); ++i) c.async_insert(k[i], add.empty() ? 1 : add[i]);
+        });
+      },
+      nb::arg("keys"), nb::arg("counts").none());
+  cls.def("count", [](held<C>& self, const K& key) {
+    return self.run("CountingSet.count", [&](C& c) { return c.count(key); });
+  });
+  cls.def("counts_of", [](held<C>& self, nb::handle keys) {
+    return numpy_of(self.template run_batch<K>(
+        "CountingSet.counts_of", keys, [](C& c, std::span<const K> k) { return c.counts_of(k); }));
+  });
+  cls.def("topk", [](held<C>& self, std::size_t k) {
+    return self.run("CountingSet.topk", [&](C& c) { return c.topk(k); });
+  });
+  cls.def("local", [](held<C>& self) { return dict_of(self.part("CountingSet.local").local()); });
+  world.def(factory, [](const cairn::world& w, std::size_t buffer_bytes, std::size_t cache_slots) {
+    return create<C>(w,
+                     [&] { return std::make_unique<C>(w, options_of(buffer_bytes, cache_slots)); });
+  });
+}
+
+template <class K>
+void bind_set(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
+              const char* factory) {
+  using C = cc::set<K>;
+  auto cls = bind_held<C>(m, name, "Set", "A set (cairn.Set's engine)");
+  cls.def("insert", [](held<C>& self, nb::handle keys) {
+    self.template run_batch<K>("Set.insert", keys, [](C& c, std::span<const K> k) {
+      for (const K& key : k) c.async_insert(key);
+    });
+  });
+  cls.def("erase", [](held<C>& self, nb::handle keys) {
+    self.template run_batch<K>("Set.erase", keys, [](C& c, std::span<const K> k) {
+      for (const K& key : k) c.async_erase(key);
+    });
+  });
+  cls.def("contains", [](held<C>& self, const K& key) {
+    return self.run("Set.contains", [&](C& c) { return c.contains(key); });
+  });
+  cls.def("contains_each", [](held<C>& self, nb::handle keys) {
+    const std::vector<bool> found = self.template run_batch<K>(
+        "Set.contains_each", keys, [](C& c, std::span<const K> k) { return c.contains_each(k); });
+    return numpy_of(std::vector<std::uint8_t>(found.begin(), found.end()));
+  });
+  cls.def("local", [](held<C>& self) {
+    const auto& mine = self.part("Set.local").local();
+    return keys_out(std::vector<K>(mine.begin(), mine.end()));
+  });
+  world.def(factory, [](const cairn::world& w, std::size_t buffer_bytes) {
+    return create<C>(w, [&] { return std::make_unique<C>(w, options_of(buffer_bytes, 0)); });
+  });
+}
+
+template <class K>
+void bind_disjoint_set(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
+                       const char* factory) {
+  using C = cc::disjoint_set<K>;
+  auto cls = bind_held<C>(m, name, "DisjointSet", "A disjoint set (cairn.DisjointSet's engine)");
+  cls.def("union", [](held<C>& self, nb::handle a, nb::handle b) {
+    const char* call = "DisjointSet.union";
+    const key_batch<K> y(b, call, self.rank(), "b");
+    self.template run_batch<K>(call, a, [&](C& c, std::span<const K> x) {
+      if (x.size() != y.keys().size())
+        refuse(call, self.rank(),
+               "a holds " + std::to_string(x.size()) + " keys and b " +
+                   std::to_string(y.keys().size()) + ": they pair up one to one");
+      for (std::size_t i = 0; i < x.size(); ++i) c.async_union(x[i], y.keys()[i]);
+    });
+  });
+  cls.def("insert", [](held<C>& self, nb::handle keys) {
+    self.template run_batch<K>("DisjointSet.insert", keys, [](C& c, std::span<const K> k) {
+      for (const K& key : k) c.async_insert(key);
+    });
+  });
+  cls.def("compress", [](held<C>& self) {
+    return self.run("DisjointSet.compress", [](C& c) { return c.compress(); });
+  });
+  cls.def("find", [](held<C>& self, const K& key) {
+    return self.run("DisjointSet.find", [&](C& c) { return c.find(key); });
+  });
+  cls.def("roots_of", [](held<C>& self, nb::handle keys) {
+    return keys_out(self.template run_batch<K>(
+        "DisjointSet.roots_of", keys, [](C& c, std::span<const K> k) { return c.roots_of(k); }));
+  });
+  cls.def("num_sets", [](held<C>& self) {
+    return self.run("DisjointSet.num_sets", [](C& c) { return c.num_sets(); });
+  });
+  cls.def("local", [](held<C>& self) { return dict_of(self.part("DisjointSet.local").local()); });
+  world.def(factory, [](const cairn::world& w, std::size_t buffer_bytes) {
+    return create<C>(w, [&] { return std::make_unique<C>(w, options_of(buffer_bytes, 0)); });
+  });
+}
+
+template <class K, class V>
+void bind_map(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
+              const char* factory) {
+  using C = cc::map<K, V>;
+  auto cls = bind_held<C>(m, name, "Map", "A map (cairn.Map's engine)");
+  // f(container, key, value) for each (keys[i], values[i]) of a batch, as `call`.
+  auto each_pair = [](held<C>& self, const char* call, nb::handle keys, nb::handle values,
+                      auto&& f) {
+    const buffer vb(values.ptr(), false, call, self.rank(), "values");
+    self.template run_batch<K>(call, keys, [&](C& c, std::span<const K> k) {
+      const auto v = values_of<V>(vb, k.size(), call, self.rank(), "values");
+      for (std::size_t i = 0; i < k.size(); ++i) f(c, k[i], v[i]);
+    });
+  };
+  cls.def("insert", [each_pair](held<C>& self, nb::handle keys, nb::handle values) {
+    each_pair(self, "Map.insert", keys, values,
+              [](C& c, const K& k, const V& v) { c.async_insert(k, v); });
+  });
+  cls.def("insert_or_assign", [each_pair](held<C>& self, nb::handle keys, nb::handle values) {
+    each_pair(self, "Map.insert_or_assign", keys, values,
+              [](C& c, const K& k, const V& v) { c.async_insert_or_assign(k, v); });
+  });
+  cls.def("reduce", [each_pair](held<C>& self, nb::handle keys, nb::handle values, op_kind op) {
+    if (op != op_kind::sum && op != op_kind::min && op != op_kind::max)
+      refuse("Map.reduce", self.rank(), "op must be cairn.SUM, MIN or MAX");
+    each_pair(self, "Map.reduce", keys, values, [op](C& c, const K& k, const V& v) {
+      if (op == op_kind::sum)
+        c.async_reduce(k, v, cairn::plus{});
+      else if (op == op_kind::min)
+        c.async_reduce(k, v, cairn::min{});
+      else
+        c.async_reduce(k, v, cairn::max{});
+    });
+  });
+  cls.def("erase", [](held<C>& self, nb::handle keys) {
+    self.template run_batch<K>("Map.erase", keys, [](C& c, std::span<const K> k) {
+      for (const K& key : k) c.async_erase(key);
+    });
+  });
+  cls.def("value_of", [](held<C>& self, const K& key) {
+    return self.run("Map.value_of", [&](C& c) { return c.value_of(key); });
+  });
+  // (values, found): numpy arrays in the order of `keys`; an absent key's value is 0.
+  cls.def("values_of", [](held<C>& self, nb::handle keys) {
+    const std::vector<std::optional<V>> got = self.template run_batch<K>(
+        "Map.values_of", keys, [](C& c, std::span<const K> k) { return c.values_of(k); });
+    std::vector<V> values(got.size());
+    std::vector<std::uint8_t> found(got.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      values[i] = got[i].value_or(V{});
+      found[i] = got[i].has_value();
+    }
+    return nb::make_tuple(numpy_of(std::move(values)), numpy_of(std::move(found)));
+  });
+  cls.def("local", [](held<C>& self) { return dict_of(self.part("Map.local").local()); });
+  world.def(factory, [](const cairn::world& w, std::size_t buffer_bytes, std::size_t cache_slots) {
+    return create<C>(w,
+                     [&] { return std::make_unique<C>(w, options_of(buffer_bytes, cache_slots)); });
+  });
+}
+
+}  // namespace
+
+void bind_containers(nb::module_& m, nb::class_<cairn::world>& world) {
+  bind_counting_set<std::int64_t>(m, world, "_CountingSet_int", "_counting_set_int");
+  bind_counting_set<std::string>(m, world, "_CountingSet_str", "_counting_set_str");
+  bind_set<std::int64_t>(m, world, "_Set_int", "_set_int");
+  bind_set<std::string>(m, world, "_Set_str", "_set_str");
+  bind_disjoint_set<std::int64_t>(m, world, "_DisjointSet_int", "_disjoint_set_int");
+  bind_disjoint_set<std::string>(m, world, "_DisjointSet_str", "_disjoint_set_str");
+  bind_map<std::int64_t, std::int64_t>(m, world, "_Map_int_int", "_map_int_int");
+  bind_map<std::int64_t, double>(m, world, "_Map_int_float", "_map_int_float");
+  bind_map<std::string, std::int64_t>(m, world, "_Map_str_int", "_map_str_int");
+  bind_map<std::string, double>(m, world, "_Map_str_float", "_map_str_float");
+}
+
+}  // namespace cairn_python
