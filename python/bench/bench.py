@@ -1,7 +1,8 @@
 """cairn from Python against mpi4py, in the same run: latency 8 B and bandwidth 1 MiB (ping-pong
 on numpy arrays), allreduce of 8 B and 64 KiB float64 arrays, allgather of 8 B and 64 KiB
-blocks per rank; and the histogram from numpy
-batches against the C++ benchmark (`cairn-bench histogram`, same updates and table).
+blocks per rank; the histogram from numpy batches against the C++ benchmark (`cairn-bench
+histogram`, same updates and table); and a word count in a cairn.CountingSet against mpi4py
+with numpy.
 
     python python/bench/bench.py [--json] [--quick]
 
@@ -16,6 +17,12 @@ values (route direct), and the handler counts each arriving batch with numpy.add
 is updates/s over all ranks (the slowest rank's time), against ``cairn-bench histogram`` with
 the same parameters on the same engine (``--cpp-bench``, default build/bench/cairn-bench); the
 ratio is Python / C++ (higher is better; the goal is 0.5).
+
+The counting_set rows: every rank counts 10^6 keys (``--count-keys``) drawn Zipf(1.3) over 10^6
+values, as a word count does: ``cs.insert(keys)`` on a ``cairn.CountingSet`` then
+``w.quiesce()``, against the same count by hand with mpi4py and numpy (keys to their owners,
+key mod 2, by ``Alltoallv``, then ``numpy.unique`` with counts there); milliseconds of the
+slowest rank, both checked to count every key.
 """
 
 import argparse
@@ -109,6 +116,50 @@ def histogram_cairn(w, updates, counters):
     return updates * w.size / seconds
 
 
+def counting_keys(rank, n):
+    """This rank's keys of the counting_set rows: Zipf(1.3) over 10^6 values."""
+    return (np.random.default_rng(77 + rank).zipf(1.3, n) % 1_000_000).astype(np.int64)
+
+
+def counting_set_cairn(w, n):
+    """Milliseconds (the slowest rank) to count n keys per rank in a cairn.CountingSet."""
+    import cairn
+
+    keys = counting_keys(w.rank, n)
+    with w.counting_set(int) as cs:
+        w.Barrier()
+        t0 = time.perf_counter()
+        cs.insert(keys)
+        w.quiesce()
+        ms = w.allreduce((time.perf_counter() - t0) * 1e3, op=cairn.MAX)
+        if w.allreduce(sum(cs.local().values())) != n * w.size:
+            raise RuntimeError("counting_set: the counts do not add up to every key")
+    return ms
+
+
+def counting_set_mpi4py(comm, n):
+    """The same count by hand: keys to their owners (key mod size) by Alltoallv, numpy.unique
+    with counts there."""
+    from mpi4py import MPI
+
+    p = comm.Get_size()
+    keys = counting_keys(comm.Get_rank(), n)
+    comm.Barrier()
+    t0 = time.perf_counter()
+    owner = keys % p
+    send = keys[np.argsort(owner, kind="stable")]
+    send_counts = np.bincount(owner, minlength=p).astype(np.int64)
+    recv_counts = np.empty(p, np.int64)
+    comm.Alltoall(send_counts, recv_counts)
+    recv = np.empty(int(recv_counts.sum()), np.int64)
+    comm.Alltoallv([send, send_counts, MPI.INT64_T], [recv, recv_counts, MPI.INT64_T])
+    _, counts = np.unique(recv, return_counts=True)
+    ms = comm.allreduce((time.perf_counter() - t0) * 1e3, op=MPI.MAX)
+    if comm.allreduce(int(counts.sum())) != n * p:
+        raise RuntimeError("counting_set baseline: the counts do not add up to every key")
+    return ms
+
+
 def histogram_median(samples, updates, counters, **launch):
     """The median rate over samples (rank 0's figure; every rank computes the same)."""
     import cairn
@@ -146,7 +197,7 @@ def mpiexec_command():
     return [os.environ.get("MPIEXEC", os.path.join(here, "..", "..", "scripts", "mpiexec"))]
 
 
-def mpi_part(quick, samples, histogram):
+def mpi_part(quick, samples, histogram, count_keys):
     """Under mpiexec -n 2: cairn's MPI engine and mpi4py alternate; rank 0 prints JSON."""
     from mpi4py import MPI
 
@@ -170,8 +221,14 @@ def mpi_part(quick, samples, histogram):
         rows.append({"name": name, "bytes": nbytes, "cairn_mpi_us": statistics.median(c),
                      "mpi4py_us": statistics.median(m)})
     hist = histogram_median(samples, *histogram) if histogram else None
+    c, m = [], []
+    for _ in range(samples):
+        cairn.launch(lambda w: c.append(counting_set_cairn(w, count_keys)))
+        m.append(counting_set_mpi4py(comm, count_keys))
+    counting = {"cairn_mpi_ms": statistics.median(c), "mpi4py_ms": statistics.median(m)}
     if comm.Get_rank() == 0:
-        print(json.dumps({"rows": rows, "histogram": hist, "mpi_thread_level": MPI.Query_thread(),
+        print(json.dumps({"rows": rows, "histogram": hist, "counting_set": counting,
+                          "mpi_thread_level": MPI.Query_thread(),
                           "mpi": MPI.Get_library_version().splitlines()[0]}))
 
 
@@ -203,6 +260,8 @@ def main():
     p.add_argument("--quick", action="store_true", help="fewer iterations and samples")
     p.add_argument("--updates", type=int, default=1_000_000, help="histogram keys per rank")
     p.add_argument("--counters", type=int, default=1 << 20, help="histogram counters per rank")
+    p.add_argument("--count-keys", type=int, default=1_000_000,
+                   help="counting_set keys per rank")
     p.add_argument("--cpp-bench", default=os.path.join(here, "..", "..", "build", "bench",
                                                          "cairn-bench"),
                    help="the C++ benchmark the histogram rows compare with ('' skips them)")
@@ -211,13 +270,13 @@ def main():
     samples = 3 if args.quick else 7
     histogram = (args.updates, args.counters) if args.cpp_bench else None
     if args.mpi_part:
-        mpi_part(args.quick, samples, histogram)
+        mpi_part(args.quick, samples, histogram, args.count_keys)
         return
     if histogram and not os.path.exists(args.cpp_bench):
         sys.exit(f"bench.py: no {args.cpp_bench} (build it, or pass --cpp-bench='')")
     cmd = mpiexec_command() + ["-np", "2", sys.executable, os.path.abspath(__file__), "--mpi-part",
                                f"--updates={args.updates}", f"--counters={args.counters}",
-                               f"--cpp-bench={args.cpp_bench}"]
+                               f"--count-keys={args.count_keys}", f"--cpp-bench={args.cpp_bench}"]
     cmd += ["--quick"] if args.quick else []
     child = subprocess.run(cmd, capture_output=True, text=True,
                            env=dict(os.environ, CAIRN_ENGINE="mpi"))
@@ -241,6 +300,23 @@ def main():
             out.append({"benchmark": "histogram", "engine": engine, "metric": "updates/s",
                         "cairn": py, "baseline": "cairn-bench (C++)", "baseline_value": cpp,
                         "ratio": py / cpp, "updates": histogram[0], "counters": histogram[1]})
+    counted = []
+
+    def count_threads(w):
+        ms = counting_set_cairn(w, args.count_keys)
+        if w.rank == 0:
+            counted.append(ms)
+
+    import cairn
+
+    for _ in range(samples):
+        cairn.launch(count_threads, ranks=2, engine="threads")
+    base = mpi["counting_set"]["mpi4py_ms"]
+    for engine, ms in (("mpi", mpi["counting_set"]["cairn_mpi_ms"]),
+                       ("threads", statistics.median(counted))):
+        out.append({"benchmark": "counting_set", "engine": engine, "metric": "ms", "cairn": ms,
+                    "baseline": "mpi4py Alltoallv + numpy.unique", "baseline_value": base,
+                    "ratio": ms / base, "keys": args.count_keys})
     if args.json:
         for r in out:
             print(json.dumps(dict(r, mpi=mpi["mpi"], mpi_thread_level=mpi["mpi_thread_level"])))
