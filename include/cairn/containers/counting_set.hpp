@@ -170,8 +170,8 @@ class counting_set {
   local_map local_;
   std::vector<slot> cache_;
   std::uint64_t cached_ = 0;
-  detail::container_calls<counting_set, Route>
-      calls_;  // last: deliveries may start in its constructor
+  // Last: deliveries may start in its constructor.
+  detail::container_calls<counting_set, Route> calls_;
 };
 
 }  // namespace cairn::containers

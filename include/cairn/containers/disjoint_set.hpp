@@ -194,8 +194,8 @@ class disjoint_set {
   Hash hash_;
   local_map parent_;
   std::uint64_t changed_ = 0;
-  detail::container_calls<disjoint_set, Route>
-      calls_;  // last: deliveries may start in its constructor
+  // Last: deliveries may start in its constructor.
+  detail::container_calls<disjoint_set, Route> calls_;
 };
 
 }  // namespace cairn::containers
