@@ -51,7 +51,7 @@ __all__ = [
     "Status", "World", "SUM", "PROD", "MIN", "MAX", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR",
     "launch", "detect_engine", "mpi_available", "wait_all", "DArray", "redistribute",
     "iredistribute", "Tasks", "PersistentRequest", "MPISession", "world_from_mpi4py",
-    "CountingSet", "Set", "DisjointSet", "Map",
+    "CountingSet", "Set", "DisjointSet", "Map", "Array", "Bag",
 ]
 
 SUM = Op.SUM
@@ -570,4 +570,11 @@ World.irecv = _irecv
 World.channel = _channel
 del _cls
 
-from ._containers import CountingSet, DisjointSet, Map, Set  # noqa: E402 (adds World.map, ...)
+from ._containers import (  # noqa: E402 (adds World.map, ...)
+    Array,
+    Bag,
+    CountingSet,
+    DisjointSet,
+    Map,
+    Set,
+)

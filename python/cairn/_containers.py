@@ -1,8 +1,10 @@
-"""cairn's distributed containers for Python (YGM's counting_set, set, disjoint_set, map).
+"""cairn's distributed containers for Python (YGM's counting_set, set, disjoint_set, map, array
+and bag).
 
 A container is made collectively on a World (``w.counting_set()``, in the same order as
 channels on every rank) and spreads its keys over the ranks by a hash that is the same in
-every process. Keys are ``int`` (64-bit) or ``str``. Operations take *batches*: a numpy array
+every process (the array: blocks of consecutive indices; the bag: round-robin or chosen
+ranks). Keys are ``int`` (64-bit) or ``str``. Operations take *batches*: a numpy array
 (or any sequence) of int keys, or a sequence of str; each key's work runs in C++ at its owner,
 never as a Python call per key. Updates (``insert``, ``union``, ``reduce``, ...) are
 asynchronous: their effects are complete everywhere after ``w.quiesce()`` on every rank.
@@ -46,8 +48,7 @@ def _ints(values: Any, dtype, call: str, rank: int, what: str, *, floats: bool =
 
 
 class _Container:
-    """What the containers share: a key type (int or str), close() and the collectives
-    size() and clear()."""
+    """What the containers share: a key type (int or str), close() and size()."""
 
     _kind = ""
 
@@ -68,12 +69,8 @@ class _Container:
         return operator.index(key) if self._key is int else key
 
     def size(self) -> int:
-        """Collective: the number of keys on all ranks."""
+        """Collective: the number of keys (items) on all ranks."""
         return self._c.size()
-
-    def clear(self) -> None:
-        """Collective: empties the container on every rank."""
-        self._c.clear()
 
     def close(self) -> None:
         """Ends this rank's part now (cairn::error ends the run if calls are still buffered:
@@ -87,7 +84,13 @@ class _Container:
         self.close()
 
 
-class CountingSet(_Container):
+class _Clearable(_Container):
+    def clear(self) -> None:
+        """Collective: empties the container on every rank."""
+        self._c.clear()
+
+
+class CountingSet(_Clearable):
     """Counts of keys (YGM's counting_set): ``insert`` adds to counts at the keys' owners;
     repeated keys are counted first in a cache at the source and travel once per flush."""
 
@@ -117,7 +120,7 @@ class CountingSet(_Container):
         return self._c.local()
 
 
-class Set(_Container):
+class Set(_Clearable):
     """A set of keys (YGM's set)."""
 
     _kind = "Set"
@@ -143,7 +146,7 @@ class Set(_Container):
         return self._c.local()
 
 
-class DisjointSet(_Container):
+class DisjointSet(_Clearable):
     """Union-find over keys (YGM's disjoint_set): ``union`` merges sets asynchronously;
     ``compress()`` points every key at its set's root, the set's smallest key."""
 
@@ -178,7 +181,7 @@ class DisjointSet(_Container):
         return self._c.local()
 
 
-class Map(_Container):
+class Map(_Clearable):
     """A map from keys to int64 or float64 values (YGM's map)."""
 
     _kind = "Map"
@@ -225,6 +228,96 @@ class Map(_Container):
         return self._c.local()
 
 
+class Array(_Container):
+    """``n`` int or float values in blocks of consecutive indices over the ranks (YGM's
+    array); updates by index run at the owner."""
+
+    _kind = "Array"
+
+    def __init__(self, impl, n: int, value: type, rank: int) -> None:
+        super().__init__(impl, int, rank)
+        self._n = n
+        self._value = value
+
+    def _indices(self, indices: Any, call: str):
+        i = _ints(indices, numpy.uint64, f"Array.{call}", self._rank, "indices")
+        if i.size and int(i.max()) >= self._n:
+            raise Error(f"cairn.Array.{call}: rank {self._rank}: index {int(i.max())} is outside "
+                        f"the array of {self._n} values")
+        return i
+
+    def _values(self, values: Any, call: str):
+        dtype = numpy.float64 if self._value is float else numpy.int64
+        return _ints(values, dtype, f"Array.{call}", self._rank, "values",
+                     floats=self._value is float)
+
+    def size(self) -> int:
+        """The number of values (not a collective)."""
+        return self._n
+
+    def set(self, indices: Any, values: Any) -> None:
+        """Sets value ``indices[i]`` to ``values[i]``."""
+        self._c.set(self._indices(indices, "set"), self._values(values, "set"))
+
+    def reduce(self, indices: Any, values: Any, op: Op = Op.SUM) -> None:
+        """Merges ``values[i]`` into value ``indices[i]`` with op (cairn.SUM, MIN or MAX)."""
+        self._c.reduce(self._indices(indices, "reduce"), self._values(values, "reduce"), op)
+
+    def local(self) -> numpy.ndarray:
+        """A copy of this rank's values (indices ``local_first`` onwards)."""
+        return self._c.local()
+
+    @property
+    def local_first(self) -> int:
+        """The global index of this rank's first value."""
+        return self._c.local_first()
+
+    def gather(self, root: int = 0) -> Optional[numpy.ndarray]:
+        """Collective: every value in order on ``root``, None elsewhere."""
+        out = self._c.gather(root)
+        return out if self._rank == root else None
+
+
+class Bag(_Clearable):
+    """int, float or str items, placed round-robin from each rank or on chosen ranks (YGM's
+    bag)."""
+
+    _kind = "Bag"
+
+    def __init__(self, impl, item: type, size: int, rank: int) -> None:
+        super().__init__(impl, item, rank)
+        self._ranks = size
+
+    def insert(self, items: Any, ranks: Any = None) -> None:
+        """Places each item on the next rank in turn, or ``items[i]`` on ``ranks[i]``."""
+        if self._key is str:
+            x = self._keys(items, "insert", "items")
+        else:
+            dtype = numpy.float64 if self._key is float else numpy.int64
+            x = _ints(items, dtype, "Bag.insert", self._rank, "items", floats=self._key is float)
+        to = None
+        if ranks is not None:
+            to = _ints(ranks, numpy.int32, "Bag.insert", self._rank, "ranks")
+            if to.size and (int(to.min()) < 0 or int(to.max()) >= self._ranks):
+                bad = int(to.min()) if int(to.min()) < 0 else int(to.max())
+                raise Error(f"cairn.Bag.insert: rank {self._rank}: target rank {bad} is outside "
+                            f"the world of {self._ranks} ranks")
+        self._c.insert(x, to)
+
+    def rebalance(self) -> None:
+        """Collective: moves items so that every rank holds N/P of them (one more on the first
+        N mod P ranks), keeping their order by (rank, position)."""
+        self._c.rebalance()
+
+    def shuffle(self, seed: int) -> None:
+        """Collective: sends every item to a random rank and permutes each rank's items."""
+        self._c.shuffle(seed)
+
+    def local(self):
+        """This rank's items (numpy for int and float items, a list for str)."""
+        return self._c.local()
+
+
 def _key_name(key: Any, call: str, rank: int) -> str:
     if key is int:
         return "int"
@@ -267,7 +360,29 @@ def _map(self, key: type = int, value: type = float, *, buffer_bytes: int = 0,
     return Map(make(buffer_bytes, cache_slots), key, value, self.rank)
 
 
+def _array(self, n: int, value: type = float, init: Any = 0, *, buffer_bytes: int = 0) -> Array:
+    """``n`` int or float values equal to ``init``, in blocks over this world's ranks
+    (collective)."""
+    if value not in (int, float):
+        raise Error(f"cairn.World.array: rank {self.rank}: value must be int or float, not "
+                    f"{value!r}")
+    if operator.index(n) < 0:
+        raise Error(f"cairn.World.array: rank {self.rank}: n is {n}, below 0")
+    make = getattr(self, f"_array_{value.__name__}")
+    return Array(make(n, value(init), buffer_bytes), n, value, self.rank)
+
+
+def _bag(self, item: type = float, *, buffer_bytes: int = 0) -> Bag:
+    """An empty bag of int, float or str items on this world's ranks (collective)."""
+    if item not in (int, float, str):
+        raise Error(f"cairn.World.bag: rank {self.rank}: item must be int, float or str, not "
+                    f"{item!r}")
+    return Bag(getattr(self, f"_bag_{item.__name__}")(buffer_bytes), item, self.size, self.rank)
+
+
 World.counting_set = _counting_set
 World.set = _set
 World.disjoint_set = _disjoint_set
 World.map = _map
+World.array = _array
+World.bag = _bag

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "buffer.hpp"
+#include "cairn/containers/array.hpp"
+#include "cairn/containers/bag.hpp"
 #include "cairn/containers/counting_set.hpp"
 #include "cairn/containers/disjoint_set.hpp"
 #include "cairn/containers/map.hpp"
@@ -121,7 +123,8 @@ class held {
   std::unique_ptr<C> c_;
 };
 
-// Binds what every container has: close(), and the collectives size() and clear(). `kind`
+// Binds what every container has: close(), size() (collective but for the array's) and the
+// collective clear() where there is one. `kind`
 // names the Python class in messages ("CountingSet").
 template <class C>
 nb::class_<held<C>> bind_held(nb::module_& m, const char* name, const char* kind, const char* doc) {
@@ -130,9 +133,10 @@ nb::class_<held<C>> bind_held(nb::module_& m, const char* name, const char* kind
   cls.def("size", [call = std::string(kind) + ".size"](held<C>& self) {
     return self.run(call.c_str(), [](C& c) { return c.size(); });
   });
-  cls.def("clear", [call = std::string(kind) + ".clear"](held<C>& self) {
-    self.run(call.c_str(), [](C& c) { c.clear(); });
-  });
+  if constexpr (requires(C & c) { c.clear(); })
+    cls.def("clear", [call = std::string(kind) + ".clear"](held<C>& self) {
+      self.run(call.c_str(), [](C& c) { c.clear(); });
+    });
   return cls;
 }
 
@@ -160,6 +164,18 @@ nb::dict dict_of(const Map& part) {
   nb::dict d;
   for (const auto& [key, value] : part) d[nb::cast(key)] = nb::cast(value);
   return d;
+}
+
+// A merge of values by op (cairn.SUM, MIN or MAX), refused for any other op before anything
+// is sent: f(merge) with merge one of cairn::plus, min, max.
+template <class F>
+void with_merge(op_kind op, const char* call, int rank, F&& f) {
+  switch (op) {
+    case op_kind::sum: return f(cairn::plus{});
+    case op_kind::min: return f(cairn::min{});
+    case op_kind::max: return f(cairn::max{});
+    default: refuse(call, rank, "op must be cairn.SUM, MIN or MAX");
+  }
 }
 
 template <class K>
@@ -292,15 +308,9 @@ void bind_map(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
               [](C& c, const K& k, const V& v) { c.async_insert_or_assign(k, v); });
   });
   cls.def("reduce", [each_pair](held<C>& self, nb::handle keys, nb::handle values, op_kind op) {
-    if (op != op_kind::sum && op != op_kind::min && op != op_kind::max)
-      refuse("Map.reduce", self.rank(), "op must be cairn.SUM, MIN or MAX");
-    each_pair(self, "Map.reduce", keys, values, [op](C& c, const K& k, const V& v) {
-      if (op == op_kind::sum)
-        c.async_reduce(k, v, cairn::plus{});
-      else if (op == op_kind::min)
-        c.async_reduce(k, v, cairn::min{});
-      else
-        c.async_reduce(k, v, cairn::max{});
+    with_merge(op, "Map.reduce", self.rank(), [&](auto merge) {
+      each_pair(self, "Map.reduce", keys, values,
+                [merge](C& c, const K& k, const V& v) { c.async_reduce(k, v, merge); });
     });
   });
   cls.def("erase", [](held<C>& self, nb::handle keys) {
@@ -330,6 +340,113 @@ void bind_map(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
   });
 }
 
+// Indices (uint64, checked below n by the Python side) and their values, one each.
+template <class C, class V, class F>
+void each_index(held<C>& self, const char* call, nb::handle indices, nb::handle values, F&& f) {
+  const buffer ib(indices.ptr(), false, call, self.rank(), "indices");
+  const buffer vb(values.ptr(), false, call, self.rank(), "values");
+  if (ib.type() != element::uint64)
+    refuse(call, self.rank(), "indices must be uint64, not " + ib.describe());
+  const auto v = values_of<V>(vb, ib.count(), call, self.rank(), "values");
+  const auto i = ib.as<const std::uint64_t>();
+  self.run(call, [&](C& c) {
+    for (std::size_t j = 0; j < i.size(); ++j) f(c, i[j], v[j]);
+  });
+}
+
+template <class T>
+void bind_array(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
+                const char* factory) {
+  using C = cc::array<T>;
+  auto cls = bind_held<C>(m, name, "Array", "An array (cairn.Array's engine)");
+  cls.def("set", [](held<C>& self, nb::handle indices, nb::handle values) {
+    each_index<C, T>(self, "Array.set", indices, values,
+                     [](C& c, std::uint64_t i, const T& v) { c.async_set(i, v); });
+  });
+  cls.def("reduce", [](held<C>& self, nb::handle indices, nb::handle values, op_kind op) {
+    with_merge(op, "Array.reduce", self.rank(), [&](auto merge) {
+      each_index<C, T>(self, "Array.reduce", indices, values,
+                       [merge](C& c, std::uint64_t i, const T& v) { c.async_reduce(i, v, merge); });
+    });
+  });
+  cls.def("local", [](held<C>& self) {
+    const C& c = self.part("Array.local");
+    return numpy_of(std::vector<T>(c.local().begin(), c.local().end()));  // a copy
+  });
+  cls.def("local_first",
+          [](held<C>& self) { return self.part("Array.local_first").local_first(); });
+  cls.def("gather", [](held<C>& self, int root) {
+    return numpy_of(self.run("Array.gather", [&](C& c) { return c.gather(root); }));
+  });
+  world.def(factory, [](const cairn::world& w, std::uint64_t n, T init, std::size_t buffer_bytes) {
+    return create<C>(w,
+                     [&] { return std::make_unique<C>(w, n, init, options_of(buffer_bytes, 0)); });
+  });
+}
+
+// A bag's items handed back: numpy for numbers, a list of str.
+template <class T>
+nb::object items_out(std::vector<T>&& v) {
+  if constexpr (std::is_same_v<T, std::string>)
+    return nb::cast(std::move(v));
+  else
+    return numpy_of(std::move(v));
+}
+
+template <class T>
+void bind_bag(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
+              const char* factory) {
+  using C = cc::bag<T>;
+  auto cls = bind_held<C>(m, name, "Bag", "A bag (cairn.Bag's engine)");
+  // items to round-robin ranks, or items[i] to rank ranks[i] (int32, checked by the Python side).
+  cls.def(
+      "insert",
+      [](held<C>& self, nb::handle items, nb::handle ranks) {
+        const char* call = "Bag.insert";
+        std::optional<buffer> to;
+        if (!ranks.is_none()) {
+          to.emplace(ranks.ptr(), false, call, self.rank(), "ranks");
+          if (to->type() != element::int32)
+            refuse(call, self.rank(), "ranks must be int32, not " + to->describe());
+        }
+        auto put = [&](std::span<const T> x) {
+          if (to && to->count() != x.size())
+            refuse(call, self.rank(),
+                   "ranks holds " + to->describe() + ", not one rank per item (" +
+                       std::to_string(x.size()) + ")");
+          const auto dest = to ? to->as<const std::int32_t>() : std::span<const std::int32_t>();
+          self.run(call, [&](C& c) {
+            for (std::size_t i = 0; i < x.size(); ++i) {
+              if (to)
+                c.async_insert(x[i], dest[i]);
+              else
+                c.async_insert(x[i]);
+            }
+          });
+        };
+        if constexpr (std::is_same_v<T, std::string>) {
+          const key_batch<std::string> k(items, call, self.rank(), "items");
+          put(k.keys());
+        } else {
+          const buffer b(items.ptr(), false, call, self.rank(), "items");
+          put(values_of<T>(b, b.count(), call, self.rank(), "items"));
+        }
+      },
+      nb::arg("items"), nb::arg("ranks").none());
+  cls.def("rebalance",
+          [](held<C>& self) { self.run("Bag.rebalance", [](C& c) { c.rebalance(); }); });
+  cls.def("shuffle", [](held<C>& self, std::uint64_t seed) {
+    self.run("Bag.shuffle", [&](C& c) { c.shuffle(seed); });
+  });
+  cls.def("local", [](held<C>& self) {
+    const auto& mine = self.part("Bag.local").local();
+    return items_out(std::vector<T>(mine.begin(), mine.end()));
+  });
+  world.def(factory, [](const cairn::world& w, std::size_t buffer_bytes) {
+    return create<C>(w, [&] { return std::make_unique<C>(w, options_of(buffer_bytes, 0)); });
+  });
+}
+
 }  // namespace
 
 void bind_containers(nb::module_& m, nb::class_<cairn::world>& world) {
@@ -343,6 +460,11 @@ void bind_containers(nb::module_& m, nb::class_<cairn::world>& world) {
   bind_map<std::int64_t, double>(m, world, "_Map_int_float", "_map_int_float");
   bind_map<std::string, std::int64_t>(m, world, "_Map_str_int", "_map_str_int");
   bind_map<std::string, double>(m, world, "_Map_str_float", "_map_str_float");
+  bind_array<std::int64_t>(m, world, "_Array_int", "_array_int");
+  bind_array<double>(m, world, "_Array_float", "_array_float");
+  bind_bag<std::int64_t>(m, world, "_Bag_int", "_bag_int");
+  bind_bag<double>(m, world, "_Bag_float", "_bag_float");
+  bind_bag<std::string>(m, world, "_Bag_str", "_bag_str");
 }
 
 }  // namespace cairn_python

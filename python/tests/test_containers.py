@@ -214,3 +214,82 @@ def test_bad_batches_are_refused(run):
         with pytest.raises(cairn.Error, match=rf"cairn.CountingSet.insert: rank {r}: the container is closed"):
             cs.insert(["a"])
     run(main)
+
+
+@pytest.mark.parametrize("value", [int, float])
+def test_array_matches_the_reference(run, value):
+    dtype = np.int64 if value is int else np.float64
+
+    def main(w):
+        p, me = w.size, w.rank
+        for n in (0, 1, 5, 1000):
+            a = w.array(n, value, init=3)
+            assert a.size() == n
+            ref = np.full(n, 3, dtype)
+            if n:
+                # Reductions that commute (SUM), then sets of indices each owned by one rank.
+                for r in range(p):
+                    g = np.random.default_rng(7000 + 10 * n + r)
+                    i, v = g.integers(0, n, 400).astype(np.uint64), g.integers(-9, 9, 400).astype(dtype)
+                    if r == me:
+                        a.reduce(i, v, op=cairn.SUM)
+                    np.add.at(ref, i.astype(np.int64), v)
+                w.quiesce()
+                for r in range(p):
+                    g = np.random.default_rng(8000 + 10 * n + r)
+                    i = np.unique(g.integers(0, n, 100))
+                    i = i[i % p == r].astype(np.uint64)  # rank r alone writes these
+                    v = g.integers(0, 100, len(i)).astype(dtype)
+                    if r == me:
+                        a.set(i, v)
+                    ref[i.astype(np.int64)] = v
+                w.quiesce()
+            whole = a.gather(root=p - 1)
+            if me == p - 1:
+                assert whole.dtype == dtype and np.array_equal(whole, ref)
+            else:
+                assert whole is None
+            mine = a.local()
+            assert np.array_equal(mine, ref[a.local_first:a.local_first + len(mine)])
+            assert w.allreduce(len(mine)) == n
+            if n:
+                with pytest.raises(cairn.Error, match=rf"cairn.Array.set: rank {me}: index {n} is outside the array of {n} values"):
+                    a.set([n], [1])
+            with pytest.raises(cairn.Error, match="op must be cairn.SUM, MIN or MAX"):
+                a.reduce([], [], op=cairn.BXOR)
+            a.close()
+    run(main)
+
+
+@pytest.mark.parametrize("item", [int, float, str])
+def test_bag_keeps_every_item(run, item):
+    def items_of(r):
+        g = np.random.default_rng(9000 + r)
+        n = int(g.integers(0, 200)) * (r % 2)  # odd ranks only: unbalanced
+        raw = g.integers(-1000, 1000, n)
+        return [f"i{x}" for x in raw] if item is str else raw.astype(np.int64 if item is int else np.float64)
+
+    def main(w):
+        p, me = w.size, w.rank
+        with w.bag(item) as b:
+            mine = items_of(me)
+            b.insert(mine[: len(mine) // 2])
+            b.insert(mine[len(mine) // 2:], ranks=np.zeros(len(mine) - len(mine) // 2, np.int32))
+            w.quiesce()
+            every = sorted(x for r in range(p) for x in (items_of(r) if item is str else items_of(r).tolist()))
+
+            def gathered():
+                parts = w.allgather(list(b.local()) if item is str else b.local().tolist())
+                return [x for part in parts for x in part]
+            assert b.size() == len(every) and sorted(gathered()) == every
+            before = gathered()
+            b.rebalance()
+            assert len(b.local()) == len(every) // p + (me < len(every) % p)
+            assert gathered() == before  # the order by (rank, position) is kept
+            b.shuffle(7)
+            assert sorted(gathered()) == every
+            with pytest.raises(cairn.Error, match=rf"cairn.Bag.insert: rank {me}: target rank {p} is outside the world of {p} ranks"):
+                b.insert(mine[:1] if len(mine) else (["x"] if item is str else [1]), ranks=[p])
+            b.clear()
+            assert b.size() == 0
+    run(main)
