@@ -6,6 +6,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
@@ -26,6 +27,7 @@
 #include "collectives.hpp"
 #include "gil.hpp"
 #include "numpy.hpp"
+#include "rank_scope.hpp"
 
 namespace cairn_python {
 namespace {
@@ -84,13 +86,21 @@ std::span<const V> values_of(const buffer& b, std::size_t n, const char* call, i
   return b.as<const V>();
 }
 
-// A container as Python holds it: ended by close() (or when Python drops it) with the GIL
-// released, since ending a container with calls still buffered ends the run.
+// A container as Python holds it: ended by close(), when Python drops it, or when the function
+// of the rank that made it returns (rank_scope), with the GIL released, since ending a
+// container with calls still buffered ends the run.
 template <class C>
 class held {
  public:
-  held(const cairn::world& w, std::unique_ptr<C> c) : w_(w), c_(std::move(c)) {}
-  held(held&&) noexcept = default;
+  held(const cairn::world& w, std::unique_ptr<C> c)
+      : w_(w), c_(std::move(c)), scope_(rank_scope::current()) {
+    if (scope_)
+      scope_->add(
+          this, [](void* self) { static_cast<held*>(self)->close(); },
+          [](void* self) { static_cast<held*>(self)->scope_ = nullptr; });
+  }
+  held(const held&) = delete;
+  held& operator=(const held&) = delete;
   ~held() { close(); }
 
   // f(container) with the GIL released (cairn::error naming `call` once closed); its result.
@@ -113,6 +123,7 @@ class held {
   }
   [[nodiscard]] int rank() const { return w_.rank(); }
   void close() {
+    if (scope_) std::exchange(scope_, nullptr)->forget(this);
     if (!c_) return;
     unlocked gil_free;
     c_.reset();
@@ -121,6 +132,7 @@ class held {
  private:
   cairn::world w_;
   std::unique_ptr<C> c_;
+  rank_scope* scope_;  // where this rank's function ends it (null: no launch, or ended)
 };
 
 // Binds what every container has: close(), size() (collective but for the array's) and the
@@ -142,13 +154,13 @@ nb::class_<held<C>> bind_held(nb::module_& m, const char* name, const char* kind
 
 // Makes a container on `w` from `make()` with the GIL released (creation is collective).
 template <class C, class Make>
-held<C> create(const cairn::world& w, Make&& make) {
+std::unique_ptr<held<C>> create(const cairn::world& w, Make&& make) {
   std::unique_ptr<C> c;
   {
     unlocked gil_free;
     c = make();
   }
-  return held<C>(w, std::move(c));
+  return std::make_unique<held<C>>(w, std::move(c));
 }
 
 cc::container_options options_of(std::size_t buffer_bytes, std::size_t cache_slots) {

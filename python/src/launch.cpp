@@ -1,6 +1,7 @@
 // cairn.launch: runs a Python function on every rank of the threads or the MPI engine.
 #include "launch.hpp"
 #include "gil.hpp"
+#include "rank_scope.hpp"
 
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
@@ -69,8 +70,11 @@ void bind_launch(nb::module_& m, nb::handle aborted) {
           gil::spin.store(w.engine() != cairn::engine::threads ||
                           w.size() <= static_cast<int>(std::thread::hardware_concurrency()));
           locked python;
+          rank_scope scope;  // what fn makes that ends with the rank (containers)
+          const rank_scope::enter in_scope(scope);
           try {
             fn(w);
+            scope.end_all();
           } catch (nb::python_error& e) {
             // A rank released because another failed ends as the run expects.
             if (e.matches(aborted)) throw cairn::detail::run_aborted{};

@@ -5,6 +5,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include <memory>
@@ -21,6 +22,7 @@
 #include "gil.hpp"
 #include "launch.hpp"
 #include "p2p.hpp"
+#include "rank_scope.hpp"
 #include "reductions.hpp"
 #include "request.hpp"
 #if CAIRN_PYTHON_HAVE_MPI
@@ -70,12 +72,19 @@ void reduce_generalized(cairn::world& w, std::vector<int> participants, std::vec
   });
 }
 
-// A channel as Python holds it: the rank's end and its world (for quiesce).
+// A channel as Python holds it: the rank's end and its world (for quiesce). It ends with the
+// function of the rank that made it, as a container does (rank_scope).
 class py_channel {
  public:
   py_channel(cairn::world w, std::unique_ptr<channel_base> c)
-      : w_(std::move(w)), c_(std::move(c)) {}
-  py_channel(py_channel&&) = default;
+      : w_(std::move(w)), c_(std::move(c)), scope_(rank_scope::current()) {
+    if (scope_)
+      scope_->add(
+          this, [](void* self) { static_cast<py_channel*>(self)->close(); },
+          [](void* self) { static_cast<py_channel*>(self)->scope_ = nullptr; });
+  }
+  py_channel(const py_channel&) = delete;
+  py_channel& operator=(const py_channel&) = delete;
   ~py_channel() { close(); }
 
   void send_many(nb::handle keys, nb::handle values) {
@@ -109,6 +118,7 @@ class py_channel {
   [[nodiscard]] std::uint64_t local_size() { return live("local_size").local_size(w_.rank()); }
   // The channel's end: a channel with items still buffered ends the run (cairn's rule).
   void close() {
+    if (scope_) std::exchange(scope_, nullptr)->forget(this);
     if (!c_) return;
     nb::object handler = c_->release_handler();
     unlocked gil_free;
@@ -122,6 +132,7 @@ class py_channel {
   }
   cairn::world w_;
   std::unique_ptr<channel_base> c_;
+  rank_scope* scope_;  // where this rank's function ends it (null: no launch, or ended)
 };
 
 // A distributed array as Python holds it (cairn/__init__.py's DArray gives it a numpy type).
@@ -254,7 +265,7 @@ NB_MODULE(_cairn, m) {
   world.def("_channel", [](const cairn::world& w, std::uint64_t n, nb::object handler,
                            item_value value, combining c, op_kind op, route_kind route,
                            std::size_t batch, std::size_t buffer_items) {
-    return py_channel(
+    return std::make_unique<py_channel>(
         w, make_channel(w, n, std::move(handler), value, c, op, route, batch, buffer_items));
   });
   bind_containers(m, world);

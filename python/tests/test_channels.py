@@ -156,3 +156,16 @@ def test_bad_items_are_refused_before_sending(run):
             w.channel(10, print, values=np.float32)
 
     run(main)
+
+
+def test_a_channel_ends_with_the_rank_that_made_it(run):
+    kept = []
+
+    def main(w):
+        ch = w.channel(10 * w.size, lambda local, values: None)
+        ch.send_many(np.arange(10 * w.size, dtype=np.int64))
+        ch.quiesce()
+        kept.append(ch)  # outlives the run: closed when the rank's function returns
+    run(main)
+    with pytest.raises(cairn.Error, match="cairn.Channel.local_size: rank .*: the channel is closed"):
+        kept[0].local_size

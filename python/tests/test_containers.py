@@ -6,6 +6,7 @@ import collections
 import cairn
 import numpy as np
 import pytest
+from conftest import threads_only
 
 
 def words(rng, n):
@@ -293,3 +294,26 @@ def test_bag_keeps_every_item(run, item):
             b.clear()
             assert b.size() == 0
     run(main)
+
+
+def test_a_container_ends_with_the_rank_that_made_it(run):
+    kept = []
+
+    def main(w):
+        cs = w.counting_set(str)
+        cs.insert(["a", "b"])
+        w.quiesce()
+        kept.append(cs)  # outlives the run: closed when the rank's function returns
+    run(main)
+    with pytest.raises(cairn.Error, match="cairn.CountingSet.size: rank .*: the container is closed"):
+        kept[0].size()
+
+
+@threads_only
+def test_calls_never_sent_fail_the_run():
+    def main(w):
+        m = w.map(str, float)
+        if w.rank == 0:
+            m.insert(["a"], [1.0])  # buffered, and the rank returns without w.quiesce()
+    with pytest.raises(cairn.Error, match="the run ended with exit code"):
+        cairn.launch(main, ranks=2)
