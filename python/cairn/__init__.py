@@ -107,7 +107,8 @@ class MPISession:
     it is) and the ``CAIRN_*`` variables. While a session is open, an exception
     that leaves its ``with`` block, or that no code catches, ends the whole job with a non-zero
     exit after the traceback, since the other processes may be waiting for this one (as a
-    raising rank does under :func:`launch`). Sessions still open when Python exits are closed
+    raising rank does under :func:`launch`). Containers and channels made while the session is
+    open end when it closes. Sessions still open when Python exits are closed
     then, before mpi4py finalizes MPI. A bad ``comm`` or setting raises :class:`cairn.Error`.
     """
 

@@ -9,7 +9,9 @@ ranks). Keys are ``int`` (64-bit) or ``str``. Operations take *batches*: a numpy
 never as a Python call per key. Updates (``insert``, ``union``, ``reduce``, ...) are
 asynchronous: their effects are complete everywhere after ``w.quiesce()`` on every rank.
 Queries (``count``, ``counts_of``, ``size``, ...) are collectives: every rank calls them, in the
-same order.
+same order. A container ends (its calls never sent then fail the run) at ``close()``, or when
+the function of the rank that made it returns, or when the ``MPISession`` it was made in
+closes, whichever comes first.
 """
 
 from __future__ import annotations

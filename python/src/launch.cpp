@@ -44,6 +44,27 @@ struct first_failure {
   int rank = -1;
 };
 
+#if CAIRN_PYTHON_HAVE_MPI
+// cairn.MPISession's core: the session, and the scope of the containers and channels made on
+// this thread while it is open (closed first when it closes, as a rank's end closes them).
+struct py_session {
+  cairn::mpi_session session;
+  rank_scope scope;
+
+  py_session(MPI_Comm comm, int argc, char** argv, const cairn::launch_options& options)
+      : session(comm, argc, argv, options) {
+    scope.open();
+  }
+  void close() {
+    if (!session.is_open()) return;
+    scope.end_all();
+    scope.shut();
+    unlocked gil_free;  // waits for every process to close its own
+    session.close();
+  }
+};
+#endif
+
 }  // namespace
 
 void bind_launch(nb::module_& m, nb::handle aborted) {
@@ -121,10 +142,10 @@ void bind_launch(nb::module_& m, nb::handle aborted) {
 
 #if CAIRN_PYTHON_HAVE_MPI
   // cairn.MPISession's core: a cairn::mpi_session on an mpi4py communicator (Fortran handle).
-  nb::class_<cairn::mpi_session>(m, "_Session")
+  nb::class_<py_session>(m, "_Session")
       .def(
           "__init__",
-          [](cairn::mpi_session* self, long comm_f, std::optional<int> nodes,
+          [](py_session* self, long comm_f, std::optional<int> nodes,
              std::optional<double> watchdog_s, std::optional<std::string> progress,
              std::vector<std::string> argv) {
             cairn::launch_options options;
@@ -137,20 +158,15 @@ void bind_launch(nb::module_& m, nb::handle aborted) {
             args.push_back(nullptr);
             const MPI_Comm comm = MPI_Comm_f2c(static_cast<MPI_Fint>(comm_f));
             unlocked gil_free;  // collective over the communicator
-            new (self)
-                cairn::mpi_session(comm, static_cast<int>(argv.size()), args.data(), options);
+            new (self) py_session(comm, static_cast<int>(argv.size()), args.data(), options);
           },
           nb::arg("comm_f"), nb::arg("nodes").none(), nb::arg("watchdog_s").none(),
           nb::arg("progress").none(), nb::arg("argv"))
       // A copy: it outlives the session and then refuses calls, as a world kept after launch.
-      .def_prop_ro("world", [](cairn::mpi_session& s) { return s.world(); })
-      .def_prop_ro("is_open", &cairn::mpi_session::is_open)
-      .def("close",
-           [](cairn::mpi_session& s) {
-             unlocked gil_free;  // waits for every process to close its own
-             s.close();
-           })
-      .def("abort", [](cairn::mpi_session& s, const std::string& what) { s.abort(what); });
+      .def_prop_ro("world", [](py_session& s) { return s.session.world(); })
+      .def_prop_ro("is_open", [](const py_session& s) { return s.session.is_open(); })
+      .def("close", &py_session::close)
+      .def("abort", [](py_session& s, const std::string& what) { s.session.abort(what); });
 #endif
 
   m.def("detect_engine", [](std::vector<std::string> argv) {

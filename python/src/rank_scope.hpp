@@ -1,36 +1,40 @@
 #pragma once
-// What a rank of cairn.launch made that ends with the rank, as a C++ rank function's locals end
-// with it: a container still open when the rank's function returns is closed then, inside the
-// run, so that calls it never sent fail the run (rather than being reported after launch
-// returned, when a Python object outlived it). Touched only with the GIL held.
-#include <algorithm>
-#include <utility>
+// What a rank of cairn.launch (or an open cairn.MPISession) made that ends with it, as a C++
+// rank function's locals end with it: a container or channel still open when the rank's
+// function returns (or the session closes) is closed then, inside the run, so that calls it
+// never sent fail the run (rather than being reported after launch returned, when a Python
+// object outlived it). Touched only with the GIL held, on the thread that opened the scope.
 #include <vector>
 
 namespace cairn_python {
 
 class rank_scope {
  public:
-  /// The scope of the rank running on this thread (null outside a rank's function).
-  static rank_scope*& current() noexcept {
-    thread_local rank_scope* scope = nullptr;
-    return scope;
+  /// The innermost scope open on this thread (null outside any).
+  static rank_scope* current() noexcept {
+    const auto& open = opened();
+    return open.empty() ? nullptr : open.back();
   }
-  /// Makes `this` the current scope for the life of the guard.
+  /// Makes this the current scope on this thread (until shut(); scopes nest).
+  void open() { opened().push_back(this); }
+  /// Takes this scope off this thread, wherever it is among the open ones.
+  void shut() noexcept { std::erase(opened(), this); }
+  /// Opens a scope for the life of the guard.
   class enter {
    public:
-    explicit enter(rank_scope& s) noexcept : saved_(std::exchange(current(), &s)) {}
-    ~enter() { current() = saved_; }
+    explicit enter(rank_scope& s) : s_(s) { s_.open(); }
+    ~enter() { s_.shut(); }
     enter(const enter&) = delete;
     enter& operator=(const enter&) = delete;
 
    private:
-    rank_scope* saved_;
+    rank_scope& s_;
   };
 
   rank_scope() = default;
   /// What is still registered (the rank's function raised) is left to Python, detached.
   ~rank_scope() {
+    shut();
     for (const entry& e : entries_) e.detach(e.owner);
   }
   rank_scope(const rank_scope&) = delete;
@@ -55,6 +59,10 @@ class rank_scope {
   }
 
  private:
+  static std::vector<rank_scope*>& opened() noexcept {
+    thread_local std::vector<rank_scope*> scopes;
+    return scopes;
+  }
   struct entry {
     void* owner;
     void (*end)(void*);

@@ -149,6 +149,15 @@ def test_a_session_beside_mpi4py_without_launch():
         assert s.world.allgather(me) == list(range(me % 2, n, 2))
     half.Free()
 
+    # A container made while the session is open ends when it closes.
+    with cairn.MPISession(comm) as s:
+        cs = s.world.counting_set(int)
+        cs.insert([me + 1, 0])
+        s.world.quiesce()
+        assert cs.count(0) == n
+    with pytest.raises(cairn.Error, match="the container is closed"):
+        cs.size()
+
     # cairn's flags from argv, up to "--"; the rest are the world's args.
     with cairn.MPISession(comm, argv=["prog", f"--cairn-nodes={n}", "x", "--", "--cairn-ranks=3"]) as s:
         assert s.world.node_count == n
