@@ -51,7 +51,7 @@ __all__ = [
     "Status", "World", "SUM", "PROD", "MIN", "MAX", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR",
     "launch", "detect_engine", "mpi_available", "wait_all", "DArray", "redistribute",
     "iredistribute", "Tasks", "PersistentRequest", "MPISession", "world_from_mpi4py",
-    "CountingSet", "Set", "DisjointSet", "Map", "Array", "Bag",
+    "CountingSet", "Set", "DisjointSet", "Map", "Array", "Bag", "FFTPlan",
 ]
 
 SUM = Op.SUM
@@ -498,7 +498,8 @@ def _darray(self, shape, dtype: Any = "float64", dist: Optional[Sequence] = None
     shape = [int(n) for n in shape]
     specs = _dim_specs(dist if dist is not None else ["block"] * len(shape), rank)
     grid = [int(g) for g in grid] if grid is not None else []
-    return DArray(_cairn._darray(group, shape, specs, grid, dtype.itemsize, rank), dtype, rank)
+    return DArray(_cairn._darray(group, shape, specs, grid, dtype.itemsize, dtype.kind, rank),
+                  dtype, rank)
 
 
 def iredistribute(src: DArray, dst: DArray) -> Request:
@@ -579,3 +580,4 @@ from ._containers import (  # noqa: E402 (adds World.map, ...)
     Map,
     Set,
 )
+from ._fft import FFTPlan  # noqa: E402

@@ -97,6 +97,16 @@ class DArray:
 
 def redistribute(src: DArray, dst: DArray) -> None: ...
 
+class FFTPlan:
+    """A distributed FFT between two DArrays, planned once and run many times."""
+    def __init__(self, space: DArray, frequency: DArray, kind: str = "c2c", *,
+                 decomposition: str = "automatic", rigor: str = "measure",
+                 pencil_grid: Sequence[int] = (0, 0)) -> None: ...
+    def forward(self, space: DArray, frequency: DArray, scale: str = "none") -> None: ...
+    def backward(self, frequency: DArray, space: DArray, scale: str = "none") -> None: ...
+    @property
+    def schedule(self) -> str: ...
+
 Keys = Any  # a 1-d sequence of int (a numpy array best) or of str, as the container's key type
 
 class _Container:

@@ -45,6 +45,15 @@ class darray_base {
   virtual cairn::request task_recv(cairn::tasks& t, int from, int tag) = 0;
 };
 
+/// What a numpy element type is, as far as cairn's arrays care: floating (float32, float64)
+/// and complex (complex64, complex128) arrays are typed (an FFT takes them), others are bytes.
+enum class element_kind { raw, real, complex };
+
+/// A cairn.DArray's core (cairn/__init__.py's DArray gives it a numpy type).
+struct py_darray {
+  std::unique_ptr<darray_base> a;
+};
+
 /// One dimension's distribution as the Python side names it.
 struct dim_spec {
   std::string kind;       ///< "block", "cyclic", "block_cyclic" or "replicated"
@@ -52,12 +61,12 @@ struct dim_spec {
 };
 
 /// Makes this rank's part of an array over group `g` (every rank may hold one; non-members'
-/// parts are empty). Throws cairn::error naming world rank `rank` for a bad shape, distribution
-/// or grid.
+/// parts are empty) of elements of `itemsize` bytes of kind `kind`. Throws cairn::error naming
+/// world rank `rank` for a bad shape, distribution or grid.
 std::unique_ptr<darray_base> make_darray(const cairn::group& g,
                                          const std::vector<std::int64_t>& shape,
                                          const std::vector<dim_spec>& dists,
                                          const std::vector<int>& grid, std::size_t itemsize,
-                                         int rank);
+                                         element_kind kind, int rank);
 
 }  // namespace cairn_python

@@ -19,6 +19,7 @@
 #include "collectives.hpp"
 #include "containers.hpp"
 #include "darray.hpp"
+#include "fft.hpp"
 #include "gil.hpp"
 #include "launch.hpp"
 #include "p2p.hpp"
@@ -133,11 +134,6 @@ class py_channel {
   cairn::world w_;
   std::unique_ptr<channel_base> c_;
   rank_scope* scope_;  // where this rank's function ends it (null: no launch, or ended)
-};
-
-// A distributed array as Python holds it (cairn/__init__.py's DArray gives it a numpy type).
-struct py_darray {
-  std::unique_ptr<darray_base> a;
 };
 
 #if CAIRN_PYTHON_HAVE_MPI
@@ -282,13 +278,21 @@ NB_MODULE(_cairn, m) {
         return nb::ndarray<nb::numpy, std::uint8_t, nb::ndim<1>>(
             static_cast<std::uint8_t*>(d.a->data()), {d.a->bytes()}, self);
       });
-  m.def("_darray", [](const cairn::group& g, const std::vector<std::int64_t>& shape,
-                      const std::vector<std::pair<std::string, std::int64_t>>& dists,
-                      const std::vector<int>& grid, std::size_t itemsize, int rank) {
-    std::vector<dim_spec> d;
-    for (const auto& [kind, size] : dists) d.push_back({kind, size});
-    return py_darray{make_darray(g, shape, d, grid, itemsize, rank)};
-  });
+  // `kind`: numpy's dtype.kind ('f' and 'c' make typed arrays).
+  m.def("_darray",
+        [](const cairn::group& g, const std::vector<std::int64_t>& shape,
+           const std::vector<std::pair<std::string, std::int64_t>>& dists,
+           const std::vector<int>& grid, std::size_t itemsize, const std::string& kind, int rank) {
+          std::vector<dim_spec> d;
+          for (const auto& [dist, size] : dists) d.push_back({dist, size});
+          const element_kind k = kind == "f"   ? element_kind::real
+                                 : kind == "c" ? element_kind::complex
+                                               : element_kind::raw;
+          return py_darray{make_darray(g, shape, d, grid, itemsize, k, rank)};
+        });
+#if CAIRN_PYTHON_HAVE_FFT
+  bind_fft(m);
+#endif
   m.def("_iredistribute", [](nb::handle src, nb::handle dst, int rank) {
     auto& s = nb::cast<py_darray&>(src);
     auto& d = nb::cast<py_darray&>(dst);

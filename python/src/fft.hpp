@@ -1,0 +1,12 @@
+#pragma once
+// cairn.FFTPlan's core (built where cairn has its FFT library, cairn::fft).
+#include <nanobind/nanobind.h>
+
+namespace cairn_python {
+
+namespace nb = nanobind;
+
+/// Binds _FFTPlan and _fft_plan (over cairn.DArrays) to module `m`.
+void bind_fft(nb::module_& m);
+
+}  // namespace cairn_python
