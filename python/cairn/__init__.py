@@ -51,7 +51,7 @@ __all__ = [
     "Status", "World", "SUM", "PROD", "MIN", "MAX", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR",
     "launch", "detect_engine", "mpi_available", "wait_all", "DArray", "redistribute",
     "iredistribute", "Tasks", "PersistentRequest", "MPISession", "world_from_mpi4py",
-    "CountingSet", "Set", "DisjointSet", "Map", "Array", "Bag", "FFTPlan",
+    "CountingSet", "Set", "DisjointSet", "Map", "Array", "Bag", "FFTPlan", "fft_arrays",
 ]
 
 SUM = Op.SUM
@@ -580,4 +580,4 @@ from ._containers import (  # noqa: E402 (adds World.map, ...)
     Map,
     Set,
 )
-from ._fft import FFTPlan  # noqa: E402
+from ._fft import FFTPlan, fft_arrays  # noqa: E402

@@ -107,6 +107,10 @@ class FFTPlan:
     @property
     def schedule(self) -> str: ...
 
+def fft_arrays(on: World | Group, shape: Sequence[int], kind: str = "c2c", *, single: bool = False,
+               decomposition: str = "automatic",
+               pencil_grid: Sequence[int] = (0, 0)) -> tuple[DArray, DArray]: ...
+
 Keys = Any  # a 1-d sequence of int (a numpy array best) or of str, as the container's key type
 
 class _Container:

@@ -3,10 +3,10 @@ transforms, cairn's redistributions between them)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from . import _cairn
-from ._cairn import Error
+from ._cairn import Error, World
 
 
 class FFTPlan:
@@ -48,3 +48,28 @@ class FFTPlan:
 
     def __str__(self) -> str:
         return self._p.describe()
+
+
+def fft_arrays(on: Any, shape: Sequence[int], kind: str = "c2c", *, single: bool = False,
+               decomposition: str = "automatic", pencil_grid: Sequence[int] = (0, 0)) -> tuple:
+    """(space, frequency): zeroed DArrays over ``on`` (a World or a Group) in the layouts that an
+    FFTPlan of ``shape`` with these settings transforms without redistributing (the data of
+    its first and last batch of local transforms): complex128 (complex64 with ``single``); for
+    "r2c" a float64 (float32) space array and the half-spectrum frequency array. Every rank
+    may call it; no communication."""
+    import numpy
+
+    from . import DArray
+
+    if not hasattr(_cairn, "_fft_arrays"):
+        raise Error("cairn.fft_arrays: this build of cairn has no FFT library")
+    if isinstance(on, World):
+        rank, group = on.rank, on.group(list(range(on.size)))
+    else:
+        rank, group = (on.world_rank(on.rank) if on.rank >= 0 else -1), on
+    a, b = _cairn._fft_arrays(group, [int(n) for n in shape], kind, single, decomposition,
+                              tuple(int(g) for g in pencil_grid), rank)
+    complex_type = numpy.dtype(numpy.complex64 if single else numpy.complex128)
+    real_type = numpy.dtype(numpy.float32 if single else numpy.float64)
+    space_type = real_type if kind == "r2c" else complex_type
+    return DArray(a, space_type, rank), DArray(b, complex_type, rank)

@@ -6,6 +6,7 @@
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
 
 #include <complex>
 #include <memory>
@@ -120,6 +121,55 @@ cairn::fft_scale scale_of(const std::string& s, const char* call, int rank) {
   refuse(call, rank, "scale must be 'none', 'full' or 'symmetric', not '" + s + "'");
 }
 
+cairn::fft_kind kind_of(const std::string& kind, const char* call, int rank) {
+  if (kind == "c2c") return cairn::fft_kind::c2c;
+  if (kind == "r2c") return cairn::fft_kind::r2c;
+  refuse(call, rank, "kind must be 'c2c' or 'r2c', not '" + kind + "'");
+}
+
+// decomposition ("automatic", "slabs", "pencils"), rigor ("estimate", "measure", "patient"),
+// pencil_grid (zeros: the most square one) as cairn's options.
+cairn::fft_options options_of(const std::string& decomposition, const std::string& rigor,
+                              std::array<int, 2> pencil_grid, const char* call, int rank) {
+  cairn::fft_options o;
+  if (decomposition == "slabs")
+    o.decomposition = cairn::fft_decomposition::slabs;
+  else if (decomposition == "pencils")
+    o.decomposition = cairn::fft_decomposition::pencils;
+  else if (decomposition != "automatic")
+    refuse(call, rank,
+           "decomposition must be 'automatic', 'slabs' or 'pencils', not '" + decomposition + "'");
+  if (rigor == "estimate")
+    o.rigor = cairn::fft_rigor::estimate;
+  else if (rigor == "measure")
+    o.rigor = cairn::fft_rigor::measure;
+  else if (rigor == "patient")
+    o.rigor = cairn::fft_rigor::patient;
+  else
+    refuse(call, rank, "rigor must be 'estimate', 'measure' or 'patient', not '" + rigor + "'");
+  o.pencil_grid = pencil_grid;
+  return o;
+}
+
+// The (space, frequency) arrays of an FFT of `shape` over `g` in the layouts its plan
+// transforms without redistributing.
+template <class Real, int N>
+nb::tuple arrays_n(const cairn::group& g, const std::vector<std::int64_t>& shape,
+                   cairn::fft_kind kind, const cairn::fft_options& o) {
+  using complex = std::complex<Real>;
+  std::array<std::int64_t, N> s{};
+  for (std::size_t d = 0; d < N; ++d) s[d] = shape[d];
+  const auto space = cairn::fft_space_layout<N>(g, s, kind, o);
+  const auto frequency = cairn::fft_frequency_layout<N>(g, s, kind, o);
+  py_darray a;
+  if (kind == cairn::fft_kind::c2c)
+    a.a = std::make_unique<darray_impl<complex, N>>(space);
+  else
+    a.a = std::make_unique<darray_impl<Real, N>>(space);
+  py_darray b{std::make_unique<darray_impl<complex, N>>(frequency)};
+  return nb::make_tuple(std::move(a), std::move(b));
+}
+
 // A plan as Python holds it, with the world rank its messages name.
 struct py_fft {
   std::unique_ptr<fft_base> plan;
@@ -146,29 +196,8 @@ void bind_fft(nb::module_& m) {
                         const std::string& decomposition, const std::string& rigor,
                         std::array<int, 2> pencil_grid, int rank) {
     const char* call = "FFTPlan";
-    cairn::fft_kind k = cairn::fft_kind::c2c;
-    if (kind == "r2c")
-      k = cairn::fft_kind::r2c;
-    else if (kind != "c2c")
-      refuse(call, rank, "kind must be 'c2c' or 'r2c', not '" + kind + "'");
-    cairn::fft_options o;
-    if (decomposition == "slabs")
-      o.decomposition = cairn::fft_decomposition::slabs;
-    else if (decomposition == "pencils")
-      o.decomposition = cairn::fft_decomposition::pencils;
-    else if (decomposition != "automatic")
-      refuse(
-          call, rank,
-          "decomposition must be 'automatic', 'slabs' or 'pencils', not '" + decomposition + "'");
-    if (rigor == "estimate")
-      o.rigor = cairn::fft_rigor::estimate;
-    else if (rigor == "measure")
-      o.rigor = cairn::fft_rigor::measure;
-    else if (rigor == "patient")
-      o.rigor = cairn::fft_rigor::patient;
-    else
-      refuse(call, rank, "rigor must be 'estimate', 'measure' or 'patient', not '" + rigor + "'");
-    o.pencil_grid = pencil_grid;
+    const cairn::fft_kind k = kind_of(kind, call, rank);
+    const cairn::fft_options o = options_of(decomposition, rigor, pencil_grid, call, rank);
     const int n = in.a->ndim();
     if ((n != 2 && n != 3) || out.a->ndim() != n)
       refuse(call, rank,
@@ -184,6 +213,18 @@ void bind_fft(nb::module_& m) {
       plan = single ? make_n<float, 3>(*in.a, *out.a, k, o, rank)
                     : make_n<double, 3>(*in.a, *out.a, k, o, rank);
     return py_fft{std::move(plan), rank};
+  });
+  m.def("_fft_arrays", [](const cairn::group& g, const std::vector<std::int64_t>& shape,
+                          const std::string& kind, bool single, const std::string& decomposition,
+                          std::array<int, 2> pencil_grid, int rank) {
+    const char* call = "fft_arrays";
+    const cairn::fft_kind k = kind_of(kind, call, rank);
+    const cairn::fft_options o = options_of(decomposition, "estimate", pencil_grid, call, rank);
+    if (shape.size() == 2)
+      return single ? arrays_n<float, 2>(g, shape, k, o) : arrays_n<double, 2>(g, shape, k, o);
+    if (shape.size() == 3)
+      return single ? arrays_n<float, 3>(g, shape, k, o) : arrays_n<double, 3>(g, shape, k, o);
+    refuse(call, rank, "shape has " + std::to_string(shape.size()) + " dimensions: 2 or 3");
   });
 }
 

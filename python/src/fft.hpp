@@ -6,7 +6,7 @@ namespace cairn_python {
 
 namespace nb = nanobind;
 
-/// Binds _FFTPlan and _fft_plan (over cairn.DArrays) to module `m`.
+/// Binds _FFTPlan, _fft_plan and _fft_arrays (over cairn.DArrays) to module `m`.
 void bind_fft(nb::module_& m);
 
 }  // namespace cairn_python
