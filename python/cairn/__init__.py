@@ -30,6 +30,7 @@ import traceback
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from . import _cairn
+from ._on import Distributed, rank_and_group
 from ._cairn import (
     ANY_SOURCE,
     ANY_TAG,
@@ -52,6 +53,7 @@ __all__ = [
     "launch", "detect_engine", "mpi_available", "wait_all", "DArray", "redistribute",
     "iredistribute", "Tasks", "PersistentRequest", "MPISession", "world_from_mpi4py",
     "CountingSet", "Set", "DisjointSet", "Map", "Array", "Bag", "FFTPlan", "fft_arrays",
+    "GhostedArray", "HaloExchange",
 ]
 
 SUM = Op.SUM
@@ -417,7 +419,7 @@ def _channel(self, n: int, handler: Callable[[Any, Any], Any], *, values: Any = 
                          buffer_items)
 
 
-class DArray:
+class DArray(Distributed):
     """One rank's part of a distributed array (cairn's darray): a global shape spread over the
     ranks of a group by a distribution per dimension, on a process grid.
 
@@ -427,39 +429,15 @@ class DArray:
     arrays of the same shape and type, any layouts and groups, with :func:`redistribute`.
     """
 
-    def __init__(self, impl, dtype, rank: int):
-        self._a = impl
-        self.dtype = dtype
-        self._rank = rank
-
-    @property
-    def shape(self) -> tuple:
-        """The global shape."""
-        return tuple(self._a.shape)
-
     @property
     def local_shape(self) -> tuple:
         """This rank's local extents."""
         return tuple(self._a.local_shape)
 
     @property
-    def ndim(self) -> int:
-        """Dimensions."""
-        return self._a.ndim
-
-    @property
     def local(self):
         """This rank's part: a numpy view of cairn's memory (writable, C order)."""
         return self._a.local_bytes().view(self.dtype).reshape(self.local_shape)
-
-    def global_indices(self, dim: int):
-        """The global indices (numpy int64) of the local positions along dimension ``dim``."""
-        import numpy
-
-        if not 0 <= dim < self.ndim:
-            raise Error(f"cairn.DArray.global_indices: rank {self._rank}: dimension {dim} of a "
-                        f"{self.ndim}-dimensional array")
-        return numpy.asarray(self._a.global_indices(dim), dtype=numpy.int64)
 
     def __repr__(self) -> str:
         return f"DArray({self.dtype}, {self._a.describe()})"
@@ -491,10 +469,7 @@ def _darray(self, shape, dtype: Any = "float64", dist: Optional[Sequence] = None
     import numpy
 
     dtype = numpy.dtype(dtype)
-    if isinstance(self, World):
-        rank, group = self.rank, self.group(list(range(self.size)))
-    else:
-        rank, group = (self.world_rank(self.rank) if self.rank >= 0 else -1), self
+    rank, group = rank_and_group(self)
     shape = [int(n) for n in shape]
     specs = _dim_specs(dist if dist is not None else ["block"] * len(shape), rank)
     grid = [int(g) for g in grid] if grid is not None else []
@@ -581,3 +556,4 @@ from ._containers import (  # noqa: E402 (adds World.map, ...)
     Set,
 )
 from ._fft import FFTPlan, fft_arrays  # noqa: E402
+from ._halo import GhostedArray, HaloExchange  # noqa: E402

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from . import _cairn
-from ._cairn import Error, World
+from ._cairn import Error
+from ._on import rank_and_group
 
 
 class FFTPlan:
@@ -63,10 +64,7 @@ def fft_arrays(on: Any, shape: Sequence[int], kind: str = "c2c", *, single: bool
 
     if not hasattr(_cairn, "_fft_arrays"):
         raise Error("cairn.fft_arrays: this build of cairn has no FFT library")
-    if isinstance(on, World):
-        rank, group = on.rank, on.group(list(range(on.size)))
-    else:
-        rank, group = (on.world_rank(on.rank) if on.rank >= 0 else -1), on
+    rank, group = rank_and_group(on)
     a, b = _cairn._fft_arrays(group, [int(n) for n in shape], kind, single, decomposition,
                               tuple(int(g) for g in pencil_grid), rank)
     complex_type = numpy.dtype(numpy.complex64 if single else numpy.complex128)

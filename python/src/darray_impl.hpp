@@ -20,6 +20,31 @@ struct alignas(K < 16 ? K : 16) blob {
   std::byte b[K];
 };
 
+/// The global indices along dimension `d` of the `local` extents this rank holds of `l`.
+template <int N>
+std::vector<std::int64_t> global_indices_of(const cairn::layout<N>& l,
+                                            const typename cairn::layout<N>::index& local, int d) {
+  const int r = l.group().rank();
+  std::vector<std::int64_t> out;
+  if (r < 0) return out;
+  typename cairn::layout<N>::index li{};
+  const auto n = local[static_cast<std::size_t>(d)];
+  out.reserve(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    li[static_cast<std::size_t>(d)] = i;
+    out.push_back(l.to_global(li, r)[static_cast<std::size_t>(d)]);
+  }
+  return out;
+}
+
+/// A layout printed ("[8 x 6] (block, cyclic) on grid 2x1 over 2 ranks").
+template <int N>
+std::string text_of(const cairn::layout<N>& l) {
+  std::ostringstream s;
+  s << l;
+  return s.str();
+}
+
 /// One rank's part of a darray of E (blob<K> for most numpy types; double, float and their
 /// complex types where an FFT needs to know them).
 template <class E, int N>
@@ -42,24 +67,9 @@ class darray_impl final : public darray_base {
   [[nodiscard]] void* data() override { return a_.data(); }
   [[nodiscard]] std::size_t bytes() const override { return a_.local_size() * sizeof(E); }
   [[nodiscard]] std::vector<std::int64_t> global_indices(int d) const override {
-    const auto& l = a_.get_layout();
-    const int r = l.group().rank();
-    std::vector<std::int64_t> out;
-    if (r < 0) return out;
-    typename cairn::layout<N>::index li{};
-    const auto n = a_.local_shape()[static_cast<std::size_t>(d)];
-    out.reserve(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) {
-      li[static_cast<std::size_t>(d)] = i;
-      out.push_back(l.to_global(li, r)[static_cast<std::size_t>(d)]);
-    }
-    return out;
+    return global_indices_of(a_.get_layout(), a_.local_shape(), d);
   }
-  [[nodiscard]] std::string describe() const override {
-    std::ostringstream s;
-    s << a_.get_layout();
-    return s.str();
-  }
+  [[nodiscard]] std::string describe() const override { return text_of(a_.get_layout()); }
   cairn::request redistribute_to(darray_base& dst, int rank) const override {
     auto* to = dynamic_cast<darray_impl*>(&dst);
     if (to == nullptr)

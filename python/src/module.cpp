@@ -21,6 +21,7 @@
 #include "darray.hpp"
 #include "fft.hpp"
 #include "gil.hpp"
+#include "halo.hpp"
 #include "launch.hpp"
 #include "p2p.hpp"
 #include "rank_scope.hpp"
@@ -293,6 +294,7 @@ NB_MODULE(_cairn, m) {
 #if CAIRN_PYTHON_HAVE_FFT
   bind_fft(m);
 #endif
+  bind_halo(m);
   m.def("_iredistribute", [](nb::handle src, nb::handle dst, int rank) {
     auto& s = nb::cast<py_darray&>(src);
     auto& d = nb::cast<py_darray&>(dst);
