@@ -43,6 +43,7 @@ from ._cairn import (
     Request,
     RunAborted,
     Status,
+    ReduceBalancer,
     Tasks,
     World,
 )
@@ -53,7 +54,7 @@ __all__ = [
     "launch", "detect_engine", "mpi_available", "wait_all", "DArray", "redistribute",
     "iredistribute", "Tasks", "PersistentRequest", "MPISession", "world_from_mpi4py",
     "CountingSet", "Set", "DisjointSet", "Map", "Array", "Bag", "FFTPlan", "fft_arrays",
-    "GhostedArray", "HaloExchange",
+    "GhostedArray", "HaloExchange", "ReduceBalancer",
 ]
 
 SUM = Op.SUM
@@ -343,34 +344,62 @@ def _allreduce(self, obj: Any, op: Any = Op.SUM) -> Any:
 
 def _reduce(self, obj: Any, op: Any = Op.SUM, root: int = 0, *,
             participants: Optional[Iterable[int]] = None,
-            receivers: Optional[Iterable[int]] = None, out: Any = None) -> Any:
+            receivers: Optional[Iterable[int]] = None, out: Any = None,
+            **options: Any) -> Any:
     """``obj`` of every member combined with ``op`` on the root (None elsewhere).
 
     With ``participants`` and ``receivers`` (world ranks; World only): Aspen's generalized
     reduce of numpy arrays. Every participant passes its array, every receiver gets the
     element-wise reduction (a new array, or ``out``), and each rank in either set calls. A
     receiver that does not participate passes ``obj=None`` and ``out`` (the shape and type of
-    the result). Returns the result on receivers, None elsewhere.
+    the result). Returns the result on receivers, None elsewhere. ``options`` are
+    :meth:`World.ireduce`'s.
     """
     if participants is None and receivers is None:
+        if options:
+            raise Error(f"cairn.reduce: rank {self.rank}: {sorted(options)} are options of the "
+                        "generalized reduce (pass participants and receivers)")
         result = self.allreduce(obj, op)
         return result if self.rank == root else None
     if participants is None or receivers is None:
         raise Error(f"cairn.reduce: rank {self.rank}: pass both participants and receivers")
+    receivers = list(receivers)
+    if self.rank in receivers and out is None:
+        if obj is None:
+            raise Error(f"cairn.reduce: rank {self.rank}: a receiver that does not participate "
+                        "passes out= (an array of the result's shape and type)")
+        import numpy
+        out = numpy.empty_like(obj)
+    _ireduce(self, obj, op, participants=participants, receivers=receivers, out=out,
+             **options).wait()
+    return out if self.rank in receivers else None
+
+
+def _ireduce(self, x: Any, op: Any = Op.SUM, *, participants: Iterable[int],
+             receivers: Iterable[int], out: Any = None, algorithm: str = "automatic",
+             load_balance: bool = False, direct_delivery: bool = True, stream: int = 0,
+             balancer: Optional[ReduceBalancer] = None) -> Request:
+    """Starts Aspen's generalized reduce of numpy arrays (World only; ranks are world ranks):
+    every participant passes ``x``, every receiver ``out`` (where the reduction lands once the
+    request completes); every rank in either set calls.
+
+    ``algorithm``: "automatic", "butterfly" (section 3.2's messages) or "shared_memory" (one
+    node). ``load_balance``: section 3.3's greedy balancing; ``balancer`` (a
+    :class:`cairn.ReduceBalancer`) balances against earlier reductions recorded in it (every
+    rank passes one with the same history; ``record`` the reductions a rank does not call).
+    ``direct_delivery``: skip forwarding hops. ``stream``: reductions of different streams
+    match independently, so ranks may start them in any order relative to each other.
+    """
     if not isinstance(self, World):
         raise Error(f"cairn.reduce: rank {self.rank}: the generalized reduce runs on the World "
                     "(participants and receivers are world ranks)")
     participants, receivers = list(participants), list(receivers)
     me = self.rank
     if me in receivers and out is None:
-        if obj is None:
-            raise Error(f"cairn.reduce: rank {me}: a receiver that does not participate passes "
-                        "out= (an array of the result's shape and type)")
-        import numpy
-        out = numpy.empty_like(obj)
-    self._reduce_generalized(participants, receivers, obj if me in participants else None,
-                             out if me in receivers else None, op)
-    return out if me in receivers else None
+        raise Error(f"cairn.ireduce: rank {me}: a receiver passes out= (where the result lands)")
+    return self._ireduce_generalized(participants, receivers, x if me in participants else None,
+                                     out if me in receivers else None, op, algorithm,
+                                     load_balance, direct_delivery, stream, balancer)
 
 
 def _channel(self, n: int, handler: Callable[[Any, Any], Any], *, values: Any = None,
@@ -545,6 +574,7 @@ World.recv = _recv
 World.isend = _isend
 World.irecv = _irecv
 World.channel = _channel
+World.ireduce = _ireduce
 del _cls
 
 from ._containers import (  # noqa: E402 (adds World.map, ...)

@@ -56,10 +56,33 @@ const char* to_string(op_kind k) noexcept {
 
 namespace {
 
-// The generalized reduce (Aspen §3.3) on buffers: `in` from every participant, the reduction in
-// `out` on every receiver; None where a rank has no part.
-void reduce_generalized(cairn::world& w, std::vector<int> participants, std::vector<int> receivers,
-                        nb::handle send, nb::handle recv, op_kind k) {
+// The generalized reduce's options as Python names them; refuses an unknown algorithm.
+cairn::generalized_reduce_options reduce_options(const std::string& algorithm, bool load_balance,
+                                                 bool direct_delivery, std::uint64_t stream,
+                                                 cairn::reduce_balancer* balancer, int rank) {
+  cairn::generalized_reduce_options o;
+  if (algorithm == "butterfly")
+    o.algorithm = cairn::generalized_reduce_algorithm::butterfly;
+  else if (algorithm == "shared_memory")
+    o.algorithm = cairn::generalized_reduce_algorithm::shared_memory;
+  else if (algorithm != "automatic")
+    refuse(
+        "reduce", rank,
+        "algorithm must be 'automatic', 'butterfly' or 'shared_memory', not '" + algorithm + "'");
+  o.load_balance = load_balance;
+  o.direct_delivery = direct_delivery;
+  o.stream = stream;
+  o.balancer = balancer;
+  return o;
+}
+
+// Starts the generalized reduce (Aspen §3.3) on buffers: `in` from every participant, the
+// reduction in `out` on every receiver; None where a rank has no part. The request holds both.
+py_request ireduce_generalized(cairn::world& w, std::vector<int> participants,
+                               std::vector<int> receivers, nb::handle send, nb::handle recv,
+                               op_kind k, const std::string& algorithm, bool load_balance,
+                               bool direct_delivery, std::uint64_t stream,
+                               cairn::reduce_balancer* balancer) {
   const int rank = w.rank();
   buffer in, out;
   if (!send.is_none()) in = buffer(send.ptr(), false, "reduce", rank, "x");
@@ -67,11 +90,17 @@ void reduce_generalized(cairn::world& w, std::vector<int> participants, std::vec
   if (!send.is_none() && !recv.is_none() && (in.type() != out.type() || in.bytes() != out.bytes()))
     refuse("reduce", rank,
            "x holds " + in.describe() + " and out " + out.describe() + ": they must match");
+  const auto o = reduce_options(algorithm, load_balance, direct_delivery, stream, balancer, rank);
   const element type = send.is_none() ? out.type() : in.type();
+  cairn::request req;
   with_operation(k, type, "reduce", rank, [&]<class T, class Op>(T, Op op) {
     unlocked gil_free;
-    w.reduce(participants, receivers, in.as<const T>(), out.as<T>(), op);
+    req = w.ireduce(participants, receivers, in.as<const T>(), out.as<T>(), op, o);
   });
+  std::vector<buffer> held;
+  held.push_back(std::move(in));
+  held.push_back(std::move(out));
+  return {std::move(req), std::move(held)};
 }
 
 // A channel as Python holds it: the rank's end and its world (for quiesce). It ends with the
@@ -235,8 +264,22 @@ NB_MODULE(_cairn, m) {
         unlocked gil_free;
         w.quiesce();
       });
-  world.def("_reduce_generalized", &reduce_generalized, nb::arg("participants"),
-            nb::arg("receivers"), nb::arg("x").none(), nb::arg("out").none(), nb::arg("op"));
+  world.def("_ireduce_generalized", &ireduce_generalized, nb::arg("participants"),
+            nb::arg("receivers"), nb::arg("x").none(), nb::arg("out").none(), nb::arg("op"),
+            nb::arg("algorithm"), nb::arg("load_balance"), nb::arg("direct_delivery"),
+            nb::arg("stream"), nb::arg("balancer").none());
+  nb::class_<cairn::reduce_balancer>(
+      m, "ReduceBalancer",
+      "The message counts of a series of generalized reduces, for load balancing across them")
+      .def(nb::init<>())
+      .def("incoming", &cairn::reduce_balancer::incoming, nb::arg("rank"))
+      .def("outgoing", &cairn::reduce_balancer::outgoing, nb::arg("rank"))
+      .def(
+          "record",
+          [](cairn::reduce_balancer& b, std::vector<int> participants, std::vector<int> receivers,
+             bool direct_delivery) { b.record(participants, receivers, direct_delivery); },
+          nb::arg("participants"), nb::arg("receivers"), nb::arg("direct_delivery") = true)
+      .def("clear", &cairn::reduce_balancer::clear);
 #if CAIRN_PYTHON_HAVE_MPI
   world.def("_mpi_comm_f",
             [](const cairn::world& w) { return fortran_handle(cairn::mpi_comm(w)); });

@@ -180,6 +180,54 @@ def test_generalized_reduce(run):
     run(main)
 
 
+def test_concurrent_generalized_reduces_and_their_options(run):
+    def main(w):
+        p, me = w.size, w.rank
+        # Two reductions on overlapping sets (Aspen's Figure 5), each in its own stream, started
+        # in opposite orders on alternate ranks and completed together.
+        specs = [(list(range(p)), [p - 1], 1, cairn.SUM, np.float64, "butterfly"),
+                 (list(range(p // 2, p)), sorted({0, p // 2}), 2, cairn.MAX, np.int64, "automatic")]
+        reqs, outs = [], {}
+        for i in ([0, 1] if me % 2 == 0 else [1, 0]):
+            P, R, stream, op, dtype, algorithm = specs[i]
+            if me not in P and me not in R:
+                continue
+            x = data(500 * i + me, 33, dtype) if me in P else None
+            outs[i] = np.zeros(33, dtype) if me in R else None
+            reqs.append(w.ireduce(x, op, participants=P, receivers=R, out=outs[i],
+                                  algorithm=algorithm, stream=stream))
+        cairn.wait_all(reqs)
+        for i, (P, R, _, op, dtype, _) in enumerate(specs):
+            if me in R:
+                inputs = [data(500 * i + q, 33, dtype) for q in P]
+                want = sum(inputs) if op == cairn.SUM else functools.reduce(np.maximum, inputs)
+                np.testing.assert_allclose(outs[i], want, rtol=1e-12)
+        # Load balancing across a series: every rank passes a balancer with the same history,
+        # recording the reductions it does not call.
+        bal = cairn.ReduceBalancer()
+        for trial, (P, R) in enumerate([(list(range(p)), [0]), (list(range(p)), [p - 1]),
+                                        ([0], list(range(p)))]):
+            if me in P or me in R:
+                x = data(900 + 10 * trial + me, 5, np.float64) if me in P else None
+                out = np.empty(5) if me not in P else None
+                got = w.reduce(x, cairn.SUM, participants=P, receivers=R, out=out,
+                               load_balance=True, balancer=bal, direct_delivery=trial != 1)
+                if me in R:
+                    want = sum(data(900 + 10 * trial + q, 5, np.float64) for q in P)
+                    np.testing.assert_allclose(got, want, rtol=1e-12)
+            else:
+                bal.record(P, R, direct_delivery=trial != 1)
+        counts = [(bal.incoming(r), bal.outgoing(r)) for r in range(p)]
+        assert all(c == counts for c in w.allgather(counts))  # the same history everywhere
+        assert sum(i for i, _ in counts) == sum(o for _, o in counts)
+        with pytest.raises(cairn.Error, match=rf"cairn.reduce: rank {me}: algorithm must be"):
+            w.ireduce(np.zeros(1), participants=[me], receivers=[me], out=np.zeros(1),
+                      algorithm="ring")
+        with pytest.raises(cairn.Error, match=rf"cairn.ireduce: rank {me}: a receiver passes out="):
+            w.ireduce(np.zeros(1), participants=[me], receivers=[me])
+    run(main)
+
+
 def test_bad_calls_are_refused(run):
     def main(w):
         r = w.rank
