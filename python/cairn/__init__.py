@@ -30,7 +30,6 @@ import traceback
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from . import _cairn
-from ._on import Distributed, rank_and_group
 from ._cairn import (
     ANY_SOURCE,
     ANY_TAG,
@@ -40,13 +39,14 @@ from ._cairn import (
     Group,
     Op,
     PersistentRequest,
+    ReduceBalancer,
     Request,
     RunAborted,
     Status,
-    ReduceBalancer,
     Tasks,
     World,
 )
+from ._on import Distributed, rank_and_group
 
 __all__ = [
     "ANY_SOURCE", "ANY_TAG", "IN_PLACE", "Channel", "Error", "Group", "Op", "Request", "RunAborted",
