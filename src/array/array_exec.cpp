@@ -9,6 +9,7 @@
 #include "array/array_exec.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -432,6 +433,21 @@ void array_exec::report_slab(const plan_peer& pe, std::int64_t first, std::int64
     on_slab(slab_arrival{stages[current].plan.get(), &pe, first, count});
 }
 
+namespace {
+// A peer withdraws its offers while an exception unwinds its transfer. That exception, not the
+// withdrawal this rank then sees, is what the run should report when it ends the run; it is
+// recorded once it leaves the peer's function, a moment later. So wait a little for the run to
+// abort (run_aborted: the peer's error is the run's) before reporting the withdrawal, which
+// stays the error where the peer caught its exception and went on.
+void await_peer_failure(rank_context& ctx) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  while (std::chrono::steady_clock::now() < until) {
+    ctx.check_abort();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+}  // namespace
+
 void array_exec::finish_recv(std::size_t i, std::size_t slab) {
   const stage& st = stages[current];
   const redistribution_plan& p = *st.plan;
@@ -448,12 +464,14 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
     if (o.generation) {
       word = &board->word(pe.world_rank, o.word);
       // Withdrawn: no acknowledgement either, nobody awaits it.
-      if (!offer_words::move(*word, o.generation, offer_words::open, offer_words::claimed))
+      if (!offer_words::move(*word, o.generation, offer_words::open, offer_words::claimed)) {
+        await_peer_failure(*ctx);
         fail(
             call, ctx->rank(), "rank ", pe.world_rank, " withdrew its local part (",
             pe.elements * static_cast<std::int64_t>(es),
             " bytes for this rank) before this rank copied it: its transfer was abandoned while an "
             "exception unwound it");
+      }
     }
     const std::byte* from = o.src;
     int read_error = 0;
