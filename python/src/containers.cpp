@@ -90,17 +90,9 @@ std::span<const V> values_of(const buffer& b, std::size_t n, const char* call, i
 // of the rank that made it returns (rank_scope), with the GIL released, since ending a
 // container with calls still buffered ends the run.
 template <class C>
-class held {
+class held : public ends_with_scope<held<C>> {
  public:
-  held(const cairn::world& w, std::unique_ptr<C> c)
-      : w_(w), c_(std::move(c)), scope_(rank_scope::current()) {
-    if (scope_)
-      scope_->add(
-          this, [](void* self) { static_cast<held*>(self)->close(); },
-          [](void* self) { static_cast<held*>(self)->scope_ = nullptr; });
-  }
-  held(const held&) = delete;
-  held& operator=(const held&) = delete;
+  held(const cairn::world& w, std::unique_ptr<C> c) : w_(w), c_(std::move(c)) {}
   ~held() { close(); }
 
   // f(container) with the GIL released (cairn::error naming `call` once closed); its result.
@@ -123,7 +115,7 @@ class held {
   }
   [[nodiscard]] int rank() const { return w_.rank(); }
   void close() {
-    if (scope_) std::exchange(scope_, nullptr)->forget(this);
+    this->leave_scope();
     if (!c_) return;
     unlocked gil_free;
     c_.reset();
@@ -132,7 +124,6 @@ class held {
  private:
   cairn::world w_;
   std::unique_ptr<C> c_;
-  rank_scope* scope_;  // where this rank's function ends it (null: no launch, or ended)
 };
 
 // Binds what every container has: close(), size() (collective but for the array's) and the

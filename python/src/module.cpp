@@ -105,17 +105,10 @@ py_request ireduce_generalized(cairn::world& w, std::vector<int> participants,
 
 // A channel as Python holds it: the rank's end and its world (for quiesce). It ends with the
 // function of the rank that made it, as a container does (rank_scope).
-class py_channel {
+class py_channel : public ends_with_scope<py_channel> {
  public:
   py_channel(cairn::world w, std::unique_ptr<channel_base> c)
-      : w_(std::move(w)), c_(std::move(c)), scope_(rank_scope::current()) {
-    if (scope_)
-      scope_->add(
-          this, [](void* self) { static_cast<py_channel*>(self)->close(); },
-          [](void* self) { static_cast<py_channel*>(self)->scope_ = nullptr; });
-  }
-  py_channel(const py_channel&) = delete;
-  py_channel& operator=(const py_channel&) = delete;
+      : w_(std::move(w)), c_(std::move(c)) {}
   ~py_channel() { close(); }
 
   void send_many(nb::handle keys, nb::handle values) {
@@ -149,7 +142,7 @@ class py_channel {
   [[nodiscard]] std::uint64_t local_size() { return live("local_size").local_size(w_.rank()); }
   // The channel's end: a channel with items still buffered ends the run (cairn's rule).
   void close() {
-    if (scope_) std::exchange(scope_, nullptr)->forget(this);
+    leave_scope();
     if (!c_) return;
     nb::object handler = c_->release_handler();
     unlocked gil_free;
@@ -163,7 +156,6 @@ class py_channel {
   }
   cairn::world w_;
   std::unique_ptr<channel_base> c_;
-  rank_scope* scope_;  // where this rank's function ends it (null: no launch, or ended)
 };
 
 #if CAIRN_PYTHON_HAVE_MPI

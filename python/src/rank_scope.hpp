@@ -4,6 +4,7 @@
 // function returns (or the session closes) is closed then, inside the run, so that calls it
 // never sent fail the run (rather than being reported after launch returned, when a Python
 // object outlived it). Touched only with the GIL held, on the thread that opened the scope.
+#include <utility>
 #include <vector>
 
 namespace cairn_python {
@@ -69,6 +70,33 @@ class rank_scope {
     void (*detach)(void*);
   };
   std::vector<entry> entries_;
+};
+
+/// The base of what ends with the rank function (or session) that made it: registered with the
+/// scope current at construction, whose end calls Derived::close(). Derived::close() calls
+/// leave_scope() first, so that closing earlier takes it off the scope.
+template <class Derived>
+class ends_with_scope {
+ public:
+  ends_with_scope(const ends_with_scope&) = delete;
+  ends_with_scope& operator=(const ends_with_scope&) = delete;
+
+ protected:
+  ends_with_scope() : scope_(rank_scope::current()) {
+    if (scope_)
+      scope_->add(
+          this,
+          [](void* self) { static_cast<Derived*>(static_cast<ends_with_scope*>(self))->close(); },
+          [](void* self) { static_cast<ends_with_scope*>(self)->scope_ = nullptr; });
+  }
+  ~ends_with_scope() = default;
+  /// Takes this off its scope (closed before the scope's end).
+  void leave_scope() noexcept {
+    if (scope_) std::exchange(scope_, nullptr)->forget(this);
+  }
+
+ private:
+  rank_scope* scope_;  // null: made outside any scope, or the scope is gone
 };
 
 }  // namespace cairn_python
