@@ -40,6 +40,14 @@ cairn::darray<E, N>& typed(darray_base& a, const char* call, int rank, const cha
   return t->array();
 }
 
+// f(the space-domain array `a` typed by `kind`: complex<Real> for c2c, Real for r2c).
+template <class Real, int N, class F>
+decltype(auto) with_space(cairn::fft_kind kind, darray_base& a, const char* call, int rank,
+                          const char* what, F&& f) {
+  if (kind == cairn::fft_kind::c2c) return f(typed<std::complex<Real>, N>(a, call, rank, what));
+  return f(typed<Real, N>(a, call, rank, what));
+}
+
 // One plan, whatever its precision and dimensions (fft_impl instantiates each).
 class fft_base {
  public:
@@ -61,27 +69,17 @@ class fft_impl final : public fft_base {
 
   void forward(darray_base& in, darray_base& out, cairn::fft_scale s, int rank) override {
     auto& o = typed<complex, N>(out, "FFTPlan.forward", rank, "out");
-    if (kind_ == cairn::fft_kind::c2c) {
-      auto& i = typed<complex, N>(in, "FFTPlan.forward", rank, "in");
+    with_space<Real, N>(kind_, in, "FFTPlan.forward", rank, "in", [&](auto& i) {
       unlocked gil_free;
       plan_.forward(i, o, s);
-    } else {
-      auto& i = typed<Real, N>(in, "FFTPlan.forward", rank, "in");
-      unlocked gil_free;
-      plan_.forward(i, o, s);
-    }
+    });
   }
   void backward(darray_base& in, darray_base& out, cairn::fft_scale s, int rank) override {
     auto& i = typed<complex, N>(in, "FFTPlan.backward", rank, "in");
-    if (kind_ == cairn::fft_kind::c2c) {
-      auto& o = typed<complex, N>(out, "FFTPlan.backward", rank, "out");
+    with_space<Real, N>(kind_, out, "FFTPlan.backward", rank, "out", [&](auto& o) {
       unlocked gil_free;
       plan_.backward(i, o, s);
-    } else {
-      auto& o = typed<Real, N>(out, "FFTPlan.backward", rank, "out");
-      unlocked gil_free;
-      plan_.backward(i, o, s);
-    }
+    });
   }
   [[nodiscard]] std::string schedule() const override {
     std::ostringstream os;
@@ -103,15 +101,13 @@ class fft_impl final : public fft_base {
 template <class Real, int N>
 std::unique_ptr<fft_base> make_n(darray_base& in, darray_base& out, cairn::fft_kind kind,
                                  const cairn::fft_options& opts, int rank) {
-  using complex = std::complex<Real>;
-  const cairn::layout<N>* space = nullptr;
-  if (kind == cairn::fft_kind::c2c)
-    space = &typed<complex, N>(in, "FFTPlan", rank, "in").get_layout();
-  else
-    space = &typed<Real, N>(in, "FFTPlan", rank, "in").get_layout();
-  const cairn::layout<N>& frequency = typed<complex, N>(out, "FFTPlan", rank, "out").get_layout();
+  const cairn::layout<N>& space =
+      with_space<Real, N>(kind, in, "FFTPlan", rank, "in",
+                          [](auto& a) -> const cairn::layout<N>& { return a.get_layout(); });
+  const cairn::layout<N>& frequency =
+      typed<std::complex<Real>, N>(out, "FFTPlan", rank, "out").get_layout();
   unlocked gil_free;  // every rank of the group plans (FFTW may measure)
-  return std::make_unique<fft_impl<Real, N>>(*space, frequency, kind, opts);
+  return std::make_unique<fft_impl<Real, N>>(space, frequency, kind, opts);
 }
 
 cairn::fft_scale scale_of(const std::string& s, const char* call, int rank) {
