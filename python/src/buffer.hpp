@@ -5,6 +5,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -98,6 +99,13 @@ bool with_element(element e, F&& f) {
     case element::other: return false;
   }
   return false;
+}
+
+/// The buffer of `obj` as buffer(obj, ...) makes it, or none where `obj` is None.
+inline std::optional<buffer> buffer_or_none(PyObject* obj, bool writable, const char* call,
+                                            int rank, const char* what) {
+  if (obj == Py_None) return std::nullopt;
+  return std::optional<buffer>(std::in_place, obj, writable, call, rank, what);
 }
 
 }  // namespace cairn_python

@@ -190,8 +190,8 @@ void bind_counting_set(nb::module_& m, nb::class_<cairn::world>& world, const ch
       "insert",
       [](held<C>& self, nb::handle keys, nb::handle counts) {
         const char* call = "CountingSet.insert";
-        std::optional<buffer> n;
-        if (!counts.is_none()) n.emplace(counts.ptr(), false, call, self.rank(), "counts");
+        const std::optional<buffer> n =
+            buffer_or_none(counts.ptr(), false, call, self.rank(), "counts");
         self.template run_batch<K>(call, keys, [&](C& c, std::span<const K> k) {
           const auto add = n ? values_of<std::uint64_t>(*n, k.size(), call, self.rank(), "counts")
                              : std::span<const std::uint64_t>();
@@ -406,12 +406,10 @@ void bind_bag(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
       "insert",
       [](held<C>& self, nb::handle items, nb::handle ranks) {
         const char* call = "Bag.insert";
-        std::optional<buffer> to;
-        if (!ranks.is_none()) {
-          to.emplace(ranks.ptr(), false, call, self.rank(), "ranks");
-          if (to->type() != element::int32)
-            refuse(call, self.rank(), "ranks must be int32, not " + to->describe());
-        }
+        const std::optional<buffer> to =
+            buffer_or_none(ranks.ptr(), false, call, self.rank(), "ranks");
+        if (to && to->type() != element::int32)
+          refuse(call, self.rank(), "ranks must be int32, not " + to->describe());
         auto put = [&](std::span<const T> x) {
           if (to && to->count() != x.size())
             refuse(call, self.rank(),

@@ -114,8 +114,7 @@ class py_channel : public ends_with_scope<py_channel> {
   void send_many(nb::handle keys, nb::handle values) {
     const int rank = w_.rank();
     buffer k(keys.ptr(), false, "Channel.send_many", rank, "keys");
-    std::optional<buffer> v;
-    if (!values.is_none()) v.emplace(values.ptr(), false, "Channel.send_many", rank, "values");
+    const auto v = buffer_or_none(values.ptr(), false, "Channel.send_many", rank, "values");
     live("send_many").send_many(rank, k, v ? &*v : nullptr);
   }
   void flush() { live("flush").flush(); }
