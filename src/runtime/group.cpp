@@ -14,9 +14,23 @@ namespace cairn {
 
 namespace detail {
 
-group_members::group_members(std::vector<int> ranks, std::uint64_t stream)
+group_members::group_members(std::vector<int> ranks, const topology& where, std::uint64_t stream)
     : world_ranks(std::move(ranks)) {
   id = hash_ranks(world_ranks, stream);
+  std::vector<int> node(world_ranks.size());
+  for (std::size_t r = 0; r < node.size(); ++r)
+    node[r] = where.node_of[static_cast<std::size_t>(world_ranks[r])];
+  node_layout = hash_ranks(node);
+  // A node seen again after another one began: its members are not consecutive.
+  std::vector<int> seen;
+  for (std::size_t r = 0; r < node.size(); ++r) {
+    if (r > 0 && node[r] == node[r - 1]) continue;
+    if (std::find(seen.begin(), seen.end(), node[r]) != seen.end())
+      nodes_consecutive = false;
+    else
+      seen.push_back(node[r]);
+  }
+  nodes = static_cast<int>(seen.size());
 }
 
 int group_members::rank_of(int w) const noexcept {
@@ -74,7 +88,8 @@ cairn::group world::group(ranks r) const {
   std::vector<int> m;
   for (int x = r.first; x < r.last; x += r.stride) m.push_back(x);
   if (m.empty()) detail::fail("group", rank_, "ranks [", r.first, ", ", r.last, ") select no rank");
-  return cairn::group(ctx_, std::make_shared<const detail::group_members>(std::move(m)));
+  return cairn::group(ctx_,
+                      std::make_shared<const detail::group_members>(std::move(m), ctx_->topo()));
 }
 
 cairn::group world::group(std::vector<int> members) const {
@@ -89,7 +104,8 @@ cairn::group world::group(std::vector<int> members) const {
     if (i > 0 && sorted[i] == sorted[i - 1])
       detail::fail("group", rank_, "rank ", sorted[i], " is listed twice");
   }
-  return cairn::group(ctx_, std::make_shared<const detail::group_members>(std::move(members)));
+  return cairn::group(
+      ctx_, std::make_shared<const detail::group_members>(std::move(members), ctx_->topo()));
 }
 
 detail::coll_target world::coll_target(const char* call) const {

@@ -20,12 +20,20 @@ inline std::uint64_t hash_ranks(std::span<const int> ranks, std::uint64_t seed =
   return h;
 }
 
+struct topology;
+
 struct group_members {
   std::vector<int> world_ranks;  // group rank -> world rank
   std::uint64_t id = 0;  // hash_ranks(world_ranks, stream): equal lists and streams, equal identity
+  // Where the members sit (what the hierarchical collectives plan by): the nodes they span,
+  // whether each node's members are consecutive group ranks, and hash_ranks of the node of
+  // every group rank (equal placements, equal values).
+  int nodes = 1;
+  bool nodes_consecutive = true;
+  std::uint64_t node_layout = 0;
 
   /// `stream` separates sequence spaces on one member list (generalized_reduce_options::stream).
-  explicit group_members(std::vector<int> ranks, std::uint64_t stream = 0);
+  group_members(std::vector<int> ranks, const topology& where, std::uint64_t stream = 0);
   /// Group rank of world rank w, or -1.
   int rank_of(int w) const noexcept;
 };

@@ -181,7 +181,7 @@ bool rank_context::advance_locked() noexcept {
 void rank_context::make_world_group() {
   std::vector<int> all(static_cast<std::size_t>(size()));
   for (int r = 0; r < size(); ++r) all[static_cast<std::size_t>(r)] = r;
-  world_group_ = std::make_shared<const group_members>(std::move(all));
+  world_group_ = std::make_shared<const group_members>(std::move(all), *topo_);
 }
 
 void rank_context::cancel(request_state* s) {

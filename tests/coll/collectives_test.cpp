@@ -95,8 +95,9 @@ TEST(Collectives, BcastEveryRootAndCount) {
     for (std::size_t n : counts)
       for (int root = 0; root < w.size(); root += std::max(1, w.size() / 3)) {
         const auto expect = random_values<double>(n, 5, static_cast<unsigned>(root));
-        for (auto alg : {cairn::bcast_algorithm::automatic, cairn::bcast_algorithm::binomial,
-                         cairn::bcast_algorithm::scatter_allgather}) {
+        for (auto alg :
+             {cairn::bcast_algorithm::automatic, cairn::bcast_algorithm::binomial,
+              cairn::bcast_algorithm::scatter_allgather, cairn::bcast_algorithm::hierarchical}) {
           std::vector<double> buf = w.rank() == root ? expect : std::vector<double>(n, -1);
           w.bcast(buf, root, alg);
           ASSERT_EQ(buf, expect) << "n=" << n << " root=" << root
@@ -113,7 +114,8 @@ TEST(Collectives, ReduceSumAndOrderedProduct) {
         auto in = input(n, w.rank(), 9);
         const auto expect = w.rank() == root ? sum_of(n, w.size(), 9) : std::vector<std::int64_t>{};
         for (auto alg : {cairn::reduce_algorithm::automatic, cairn::reduce_algorithm::binomial,
-                         cairn::reduce_algorithm::reduce_scatter_gather}) {
+                         cairn::reduce_algorithm::reduce_scatter_gather,
+                         cairn::reduce_algorithm::hierarchical}) {
           std::vector<std::int64_t> out(w.rank() == root ? n : 0);
           w.reduce(in, out, root, cairn::plus{}, alg);
           if (w.rank() == root) {
@@ -127,8 +129,11 @@ TEST(Collectives, ReduceSumAndOrderedProduct) {
         w.reduce(a, prod, root,
                  cairn::op([](const mat2& x, const mat2& y) { return mul(x, y); }, false));
         w.reduce(a, prod2, root, mat_product, cairn::reduce_algorithm::reduce_scatter_gather);
+        std::vector<mat2> prod3(prod.size());  // the world's nodes hold consecutive ranks
+        w.reduce(a, prod3, root, mat_product, cairn::reduce_algorithm::hierarchical);
         if (w.rank() == root) {
           ASSERT_EQ(prod2, prod) << "reduce_scatter_gather m=" << m;
+          ASSERT_EQ(prod3, prod) << "hierarchical m=" << m;
           std::vector<mat2> expect(m, mat2{1, 0, 0, 1});
           for (int r = 0; r < w.size(); ++r) {
             auto b = random_mats(m, static_cast<unsigned>(r + 17));
@@ -147,7 +152,8 @@ TEST(Collectives, AllreduceAlgorithmsCountsInPlace) {
           sum_of(n, w.size(), 21);  // once per count: the reference dominates with 31 ranks
       for (auto alg :
            {cairn::allreduce_algorithm::automatic, cairn::allreduce_algorithm::recursive_doubling,
-            cairn::allreduce_algorithm::ring, cairn::allreduce_algorithm::rabenseifner}) {
+            cairn::allreduce_algorithm::ring, cairn::allreduce_algorithm::rabenseifner,
+            cairn::allreduce_algorithm::hierarchical}) {
         auto in = input(n, w.rank(), 21);
         std::vector<std::int64_t> out(n, -1);
         w.allreduce(in, out, cairn::plus{}, alg);
@@ -205,12 +211,88 @@ TEST(Collectives, AllreduceOperations) {
     w.allreduce(a, prod, cairn::op([](const mat2& l, const mat2& r) { return mul(l, r); }, false));
     w.allreduce(a, prod2, mat_product, cairn::allreduce_algorithm::rabenseifner);
     ASSERT_EQ(prod2, prod);
+    w.allreduce(a, prod2, mat_product, cairn::allreduce_algorithm::hierarchical);
+    ASSERT_EQ(prod2, prod);
     std::vector<mat2> expect(9, mat2{1, 0, 0, 1});
     for (int r = 0; r < p; ++r) {
       auto b = random_mats(9, static_cast<unsigned>(r + 3));
       for (std::size_t i = 0; i < 9; ++i) expect[i] = mul(expect[i], b[i]);
     }
     ASSERT_EQ(prod, expect);
+  });
+}
+
+// The hierarchical algorithms on the world, on odd ranks in reverse order and on a shuffled
+// group, wherever the run puts its nodes (CAIRN_NODES / CAIRN_THREADS_NODES variants): sums to
+// and from every kind of root, the rank-ordered product where each node's ranks are consecutive
+// in the group (refused on every rank elsewhere), and the table's choice across nodes.
+TEST(Collectives, HierarchicalOnGroupsAcrossNodes) {
+  run([](cairn::world& w) {
+    cairn::test::on_groups(w, 23, [&](auto& c, const std::vector<int>& mem) {
+      const int p = c.size(), me = c.rank();
+      std::vector<int> node_of;  // the node of every group rank, and whether nodes are runs
+      for (int r : mem) node_of.push_back(w.node_of(r));
+      std::vector<int> nodes;
+      bool consecutive = true;
+      for (std::size_t r = 0; r < node_of.size(); ++r) {
+        if (r > 0 && node_of[r] == node_of[r - 1]) continue;
+        if (std::find(nodes.begin(), nodes.end(), node_of[r]) != nodes.end())
+          consecutive = false;
+        else
+          nodes.push_back(node_of[r]);
+      }
+      const int n_nodes = static_cast<int>(nodes.size());
+      const std::string at =
+          " on " + std::to_string(p) + " ranks, " + std::to_string(n_nodes) + " nodes";
+      for (std::size_t n : counts) {
+        const unsigned seed = static_cast<unsigned>(n + 7 * mem.size());
+        std::vector<std::int64_t> expect(n, 0);
+        for (int r = 0; r < p; ++r) {
+          const auto x = input(n, r, seed);
+          for (std::size_t i = 0; i < n; ++i) expect[i] += x[i];
+        }
+        const auto in = input(n, me, seed);
+        std::vector<std::int64_t> out(n, -1);
+        c.allreduce(in, out, cairn::plus{}, cairn::allreduce_algorithm::hierarchical);
+        ASSERT_EQ(mismatch(out, expect), "") << "allreduce n=" << n << at;
+        for (int root : some_roots(p)) {
+          std::vector<std::int64_t> red(me == root ? n : 0, -1);
+          c.reduce(in, red, root, cairn::plus{}, cairn::reduce_algorithm::hierarchical);
+          if (me == root) {
+            ASSERT_EQ(mismatch(red, expect), "") << "reduce n=" << n << at;
+          }
+          std::vector<std::int64_t> buf = me == root ? expect : std::vector<std::int64_t>(n, -1);
+          c.ibcast(buf, root, cairn::bcast_algorithm::hierarchical).wait();
+          ASSERT_EQ(mismatch(buf, expect), "") << "bcast root=" << root << " n=" << n << at;
+        }
+      }
+      // Non-commutative: the product in group order, or refused.
+      const std::size_t m = 33;
+      const auto a = random_mats(m, static_cast<unsigned>(mem[static_cast<std::size_t>(me)] + 5));
+      std::vector<mat2> prod(m), want(m, mat2{1, 0, 0, 1});
+      for (int r = 0; r < p; ++r) {
+        const auto b = random_mats(m, static_cast<unsigned>(mem[static_cast<std::size_t>(r)] + 5));
+        for (std::size_t i = 0; i < m; ++i) want[i] = mul(want[i], b[i]);
+      }
+      auto product = [&] {
+        c.allreduce(a, prod, mat_product, cairn::allreduce_algorithm::hierarchical);
+      };
+      if (consecutive) {
+        product();
+        ASSERT_EQ(prod, want) << "product" << at;
+      } else {
+        const std::string e = message_of(product);
+        EXPECT_TRUE(cairn::test::has_text(e, "cairn::allreduce") &&
+                    cairn::test::has_text(e, "needs a commutative operation where a node's ranks"))
+            << e;
+      }
+      // The table goes across nodes by node leaders when some node holds more than one rank.
+      std::vector<std::int64_t> x(4), y(4);
+      const bool across = n_nodes > 1 && n_nodes < p;
+      EXPECT_EQ(c.allreduce_init(x, y).plan().name == "allreduce/hierarchical", across) << at;
+      EXPECT_EQ(c.bcast_init(x, 0).plan().name == "bcast/hierarchical", across) << at;
+      EXPECT_EQ(c.reduce_init(x, y, 0).plan().name == "reduce/hierarchical", across) << at;
+    });
   });
 }
 

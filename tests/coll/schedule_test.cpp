@@ -18,6 +18,9 @@ using cairn::test::mul;
 using cairn::test::random_mats;
 
 using namespace cairn::coll;
+using cairn::allreduce_algorithm;
+using cairn::bcast_algorithm;
+using cairn::reduce_algorithm;
 
 namespace {
 
@@ -749,6 +752,113 @@ TEST(Schedules, ReduceScatterGatherAndRabenseifner) {
           if (all) break;  // one root is enough for the allreduce
         }
       }
+}
+
+// The hierarchical planners on random placements (nodes of consecutive ranks, and ranks dealt
+// to nodes at random): sums for every algorithm among the leaders, rank-ordered products where
+// nodes are consecutive, every root; and only node leaders send across nodes.
+TEST(Schedules, HierarchicalOnRandomPlacements) {
+  std::mt19937 g(77);
+  for (int p = 1; p <= 20; ++p)
+    for (bool consecutive : {true, false}) {
+      const int k = 1 + static_cast<int>(g() % static_cast<unsigned>(p));  // nodes
+      std::vector<int> node_of(static_cast<std::size_t>(p));
+      for (int r = 0; r < p; ++r) node_of[static_cast<std::size_t>(r)] = r * k / p;
+      if (!consecutive) std::shuffle(node_of.begin(), node_of.end(), g);
+      const std::size_t n = 1 + g() % 40;
+      std::vector<std::int64_t> sum(n, 0);
+      std::vector<mat2> prod(n, mat2{1, 0, 0, 1});
+      for (int r = 0; r < p; ++r) {
+        auto v = rank_values(n, p, r);
+        for (std::size_t i = 0; i < n; ++i) sum[i] += v[i];
+        auto m = random_mats(n, static_cast<unsigned>(r + 7 * p));
+        for (std::size_t i = 0; i < n; ++i) prod[i] = mul(prod[i], m[i]);
+      }
+      // Runs `plan(r)` on every rank, each starting with `in(r)` (output `out_bytes` or, with
+      // a root, only the root's), and checks every send across nodes comes from a leader.
+      auto run = [&](auto plan, auto in, std::size_t out_bytes, combine_fn op, int root) {
+        std::vector<schedule> plans;
+        std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
+        for (int r = 0; r < p; ++r) {
+          plans.push_back(plan(r));
+          bufs[static_cast<std::size_t>(r)].in = in(r);
+          bufs[static_cast<std::size_t>(r)].out.resize(root < 0 || r == root ? out_bytes : 0);
+        }
+        for (int r = 0; r < p; ++r) {
+          const int first = static_cast<int>(
+              std::find(node_of.begin(), node_of.end(), node_of[static_cast<std::size_t>(r)]) -
+              node_of.begin());
+          const bool leads = root >= 0 && node_of[static_cast<std::size_t>(root)] ==
+                                              node_of[static_cast<std::size_t>(r)]
+                                 ? r == root
+                                 : r == first;
+          for (const step& st : plans[static_cast<std::size_t>(r)].steps) {
+            const bool across =
+                st.kind == step_kind::send &&
+                node_of[static_cast<std::size_t>(st.peer)] != node_of[static_cast<std::size_t>(r)];
+            EXPECT_TRUE(!across || leads) << plans[0].name << " p=" << p << " rank " << r;
+          }
+        }
+        simulate(plans, bufs, op);
+        return bufs;
+      };
+      const std::string at = " p=" + std::to_string(p) + " nodes=" + std::to_string(k) +
+                             (consecutive ? " consecutive" : " shuffled");
+      auto sums = [&](int r) { return bytes_of(rank_values(n, p, r)); };
+      auto mats = [&](int r) { return bytes_of(random_mats(n, static_cast<unsigned>(r + 7 * p))); };
+      for (auto across : {allreduce_algorithm::recursive_doubling, allreduce_algorithm::ring,
+                          allreduce_algorithm::rabenseifner}) {
+        auto b = run(
+            [&](int r) { return plan_allreduce_hierarchical(node_of, r, n * 8, 8, true, across); },
+            sums, n * 8, sum_i64, -1);
+        for (int r = 0; r < p; ++r)
+          ASSERT_EQ(values_of<std::int64_t>(b[static_cast<std::size_t>(r)].out, n), sum)
+              << "allreduce across " << static_cast<int>(across) << at << " rank " << r;
+        if (!consecutive || across == allreduce_algorithm::ring) continue;
+        auto m = run(
+            [&](int r) {
+              return plan_allreduce_hierarchical(node_of, r, n * sizeof(mat2), sizeof(mat2), false,
+                                                 across);
+            },
+            mats, n * sizeof(mat2), mul_mat, -1);
+        for (int r = 0; r < p; ++r)
+          ASSERT_EQ(values_of<mat2>(m[static_cast<std::size_t>(r)].out, n), prod)
+              << "ordered allreduce" << at << " rank " << r;
+      }
+      for (int root : {0, p / 2, p - 1}) {
+        for (auto across : {reduce_algorithm::binomial, reduce_algorithm::reduce_scatter_gather}) {
+          auto b = run(
+              [&](int r) {
+                return plan_reduce_hierarchical(node_of, r, root, n * 8, 8, true, across);
+              },
+              sums, n * 8, sum_i64, root);
+          ASSERT_EQ(values_of<std::int64_t>(b[static_cast<std::size_t>(root)].out, n), sum)
+              << "reduce to " << root << at;
+          if (!consecutive) continue;
+          auto m = run(
+              [&](int r) {
+                return plan_reduce_hierarchical(node_of, r, root, n * sizeof(mat2), sizeof(mat2),
+                                                false, across);
+              },
+              mats, n * sizeof(mat2), mul_mat, root);
+          ASSERT_EQ(values_of<mat2>(m[static_cast<std::size_t>(root)].out, n), prod)
+              << "ordered reduce to " << root << at;
+        }
+        for (auto across : {bcast_algorithm::binomial, bcast_algorithm::scatter_allgather}) {
+          std::vector<schedule> plans;
+          std::vector<rank_buffers> bufs(static_cast<std::size_t>(p));
+          for (int r = 0; r < p; ++r) {
+            plans.push_back(plan_bcast_hierarchical(node_of, r, root, n * 8, across));
+            bufs[static_cast<std::size_t>(r)].out =
+                r == root ? bytes_of(sum) : std::vector<std::byte>(n * 8);
+          }
+          simulate(plans, bufs, sum_i64);
+          for (int r = 0; r < p; ++r)
+            ASSERT_EQ(values_of<std::int64_t>(bufs[static_cast<std::size_t>(r)].out, n), sum)
+                << "bcast from " << root << at << " rank " << r;
+        }
+      }
+    }
 }
 
 TEST(Schedules, GathervScattervAllgathervRandomCounts) {

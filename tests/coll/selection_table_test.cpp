@@ -2,6 +2,7 @@
 // parser, names only algorithms that exist, is what cairn-info prints, and picks for a grid of
 // collectives, sizes, operations and groups what a reference written here independently picks
 // (the default choices as they were written before the table: constants and ternaries).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -150,13 +151,21 @@ TEST(SelectionTable, CairnInfoPrintsTheTable) {
 // ----- The reference: today's default choices, written out as the code read before the table.
 
 struct where {
-  int p;           // ranks in the group
-  bool board;      // the node board exists (every rank on one node, none emulated)
-  bool direct;     // board collectives past 16 KiB move straight between buffers
-  bool checked;    // CAIRN_COLL_CHECK=1
-  bool processes;  // the MPI engine
-  bool world;      // the collective runs on the world (staged ones run there only)
+  int p;             // ranks in the group
+  bool board;        // the node board exists (every rank on one node, none emulated)
+  bool direct;       // board collectives past 16 KiB move straight between buffers
+  bool checked;      // CAIRN_COLL_CHECK=1
+  bool processes;    // the MPI engine
+  bool world;        // the collective runs on the world (staged ones run there only)
+  int nodes;         // nodes the group's ranks sit on
+  bool consecutive;  // each node's ranks are consecutive in the group
 };
+
+// Across nodes, while some node holds more than one of the group's ranks, by node leaders
+// (operands in group order need consecutive nodes).
+bool hierarchical(const where& w, bool commutative) {
+  return w.nodes > 1 && w.nodes < w.p && (commutative || w.consecutive);
+}
 
 // The board runs a barrier, bcast, reduce, allreduce, allgather, reduce_scatter_block or
 // generalized reduce of `bytes` per rank (carried in its slot).
@@ -183,11 +192,14 @@ std::string ref_barrier(const where& w) {
 }
 std::string ref_bcast(const where& w, std::size_t bytes) {
   if (auto b = board_choice(w, bytes, 4096, 0, 2 << 20); !b.empty()) return "bcast/" + b;
+  if (hierarchical(w, true)) return "bcast/hierarchical";
   return w.p > 2 && bytes >= 512 * 1024 ? "bcast/scatter_allgather" : "bcast/binomial";
 }
-std::string ref_reduce(const where& w, std::size_t count, std::size_t elem) {
+std::string ref_reduce(const where& w, std::size_t count, std::size_t elem,
+                       bool commutative = true) {
   const std::size_t bytes = count * elem;
   if (auto b = board_choice(w, bytes, 8192, 0, 4 << 20); !b.empty()) return "reduce/" + b;
+  if (hierarchical(w, commutative)) return "reduce/hierarchical";
   return w.p > 2 && bytes >= 512 * 1024 && count >= static_cast<std::size_t>(w.p)
              ? "reduce/reduce_scatter_gather"
              : "reduce/binomial";
@@ -195,6 +207,7 @@ std::string ref_reduce(const where& w, std::size_t count, std::size_t elem) {
 std::string ref_allreduce(const where& w, std::size_t count, std::size_t elem, bool commutative) {
   const std::size_t bytes = count * elem;
   if (auto b = board_choice(w, bytes, 1024, 16384, 4 << 20); !b.empty()) return "allreduce/" + b;
+  if (hierarchical(w, commutative)) return "allreduce/hierarchical";
   const bool long_vector = count >= static_cast<std::size_t>(w.p) && w.p > 1;
   if (!long_vector || bytes < 64 * 1024) return "allreduce/recursive_doubling";
   if (commutative && w.p > 2 && bytes >= 256 * 1024) return "allreduce/ring";
@@ -273,7 +286,8 @@ void check_grid(Comm& c, const where& w) {
       EXPECT_EQ(chosen(c.allreduce_init(m, mo, cairn::test::mat_product)),
                 ref_allreduce(w, n / 2, 16, false))
           << "non-commutative allreduce" << of;
-      EXPECT_EQ(chosen(c.reduce_init(m, mo, 0, cairn::test::mat_product)), ref_reduce(w, n / 2, 16))
+      EXPECT_EQ(chosen(c.reduce_init(m, mo, 0, cairn::test::mat_product)),
+                ref_reduce(w, n / 2, 16, false))
           << "non-commutative reduce" << of;
     }
     // Blocks of `bytes` per rank.
@@ -325,7 +339,18 @@ void check_grid(Comm& c, const where& w) {
   EXPECT_EQ(chosen(c.exscan_init(one, one2)), "exscan/recursive_doubling");
 }
 
-where here(cairn::world& w, int p, bool world) {
+where here(cairn::world& w, const std::vector<int>& members, bool world) {
+  const int p = static_cast<int>(members.size());
+  std::vector<int> seen;
+  bool consecutive = true;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const int n = w.node_of(members[i]);
+    if (i > 0 && n == w.node_of(members[i - 1])) continue;
+    if (std::find(seen.begin(), seen.end(), n) != seen.end())
+      consecutive = false;
+    else
+      seen.push_back(n);
+  }
   const bool threads = w.engine() == cairn::engine::threads;
   const bool board = w.node_count() == 1;  // emulated nodes share no node memory either
   const char* check = std::getenv("CAIRN_COLL_CHECK");
@@ -337,20 +362,19 @@ where here(cairn::world& w, int p, bool world) {
   bool direct = threads;
   if (!threads && board && !(cma && std::string(cma) == "0"))
     direct = checked || cairn::test::long_collectives_move_direct(w);
-  return {p, board, direct, checked, !threads, world};
+  return {p, board, direct, checked, !threads, world, static_cast<int>(seen.size()), consecutive};
 }
 
 TEST(SelectionTable, DefaultChoicesMatchTheReference) {
   if (std::getenv("CAIRN_COLL")) GTEST_SKIP() << "CAIRN_COLL overrides the default table";
   cairn::test::run([](cairn::world& w) {
     cairn::test::on_world_and_group(w, 7, [&](auto& c, const std::vector<int>& members) {
-      check_grid(c,
-                 here(w, static_cast<int>(members.size()), cairn::test::world_order(w, members)));
+      check_grid(c, here(w, members, cairn::test::world_order(w, members)));
     });
     // The generalized reduce: every rank participates and receives.
     std::vector<int> everyone(static_cast<std::size_t>(w.size()));
     std::iota(everyone.begin(), everyone.end(), 0);
-    const where at = here(w, w.size(), true);
+    const where at = here(w, everyone, true);
     for (std::size_t bytes : sizes) {
       std::vector<std::int64_t> a(bytes / 8, 1), b(bytes / 8);
       EXPECT_EQ(chosen(w.ireduce_init(everyone, everyone, a, b)), ref_generalized(at, bytes, false))

@@ -29,6 +29,8 @@ enum class bcast_algorithm {
   shared_memory_staged,  ///< on the world of one node: through node memory in pipelined
                          ///< chunks, never straight between the buffers
                          ///< (src/coll/board/shared_memory_staged.cpp)
+  hierarchical,          ///< across nodes: among one leader per node, then binomial inside
+                         ///< each node (src/coll/algorithms/bcast_hierarchical.cpp)
 };
 
 /// Reduce algorithms.
@@ -39,6 +41,8 @@ enum class reduce_algorithm {
   shared_memory,          ///< as bcast_algorithm::shared_memory
   shared_memory_direct,   ///< as bcast_algorithm::shared_memory_direct
   shared_memory_staged,   ///< as bcast_algorithm::shared_memory_staged; operands in rank order
+  hierarchical,           ///< across nodes: binomial inside each node to its leader, then
+                          ///< among the leaders (src/coll/algorithms/reduce_hierarchical.cpp)
 };
 
 /// Allreduce algorithms.
@@ -53,6 +57,10 @@ enum class allreduce_algorithm {
   shared_memory,         ///< as bcast_algorithm::shared_memory; operands combined in rank order
   shared_memory_direct,  ///< as bcast_algorithm::shared_memory_direct
   shared_memory_staged,  ///< as bcast_algorithm::shared_memory_staged; operands in rank order
+  hierarchical,          ///< across nodes: reduce inside each node, allreduce among one leader
+                         ///< per node, bcast inside each node; operands in group order where
+                         ///< each node holds consecutive group ranks, else commutative only
+                         ///< (src/coll/algorithms/allreduce_hierarchical.cpp)
 };
 
 /// Allgather algorithms.
@@ -114,8 +122,9 @@ struct selection_rule {
   /// `commutative`, `power_of_two` (of the ranks), `count_check` (CAIRN_COLL_CHECK) or
   /// `balanced` (the generalized reduce's load balancing), `processes` (the ranks are
   /// processes: the MPI engine), or one negated with `!`; or a
-  /// comparison `ranks<op>N`, `count<op>N` or `count<op>ranks` with op one of < <= > >= == !=
-  /// (ranks: the group's size; count: elements in the measured size).
+  /// comparison `ranks<op>N`, `count<op>N`, `nodes<op>N`, `count<op>ranks` or `nodes<op>ranks`
+  /// with op one of < <= > >= == != (ranks: the group's size; count: elements in the measured
+  /// size; nodes: the nodes the group's ranks sit on).
   std::vector<std::string> conditions;
 };
 

@@ -1,9 +1,12 @@
 #pragma once
 // Composing schedules: an algorithm built from others (Rabenseifner's allreduce = reduce-scatter
-// then allgather, ...) appends their plans with each buffer of a part mapped onto a region of
-// the whole. Planning only; the executor sees one flat schedule.
+// then allgather, a hierarchical one = parts on a node's ranks and on the node leaders, ...)
+// appends their plans with each buffer of a part mapped onto a region of the whole and, for a
+// part planned on a subgroup, its ranks onto the whole's. Planning only; the executor sees one
+// flat schedule.
 
 #include <algorithm>
+#include <span>
 
 #include "cairn/coll/schedule.hpp"
 
@@ -17,8 +20,11 @@ struct slot_map {
 };
 
 /// Appends the rounds of `part` to `whole` (starting a new round), remapping every region by
-/// `m`, and grows `whole`'s scratch to hold the part's scratch where `m.temp` puts it.
-inline void append(schedule& whole, const schedule& part, const slot_map& m) {
+/// `m` and the peer of every send and receive by `ranks` (the part's group rank i is the whole's
+/// ranks[i]; empty: the same group), and grows `whole`'s scratch to hold the part's scratch where
+/// `m.temp` puts it.
+inline void append(schedule& whole, const schedule& part, const slot_map& m,
+                   std::span<const int> ranks = {}) {
   auto remap = [&](const region& r) {
     const region& base = r.slot == slot::input    ? m.input
                          : r.slot == slot::output ? m.output
@@ -32,6 +38,8 @@ inline void append(schedule& whole, const schedule& part, const slot_map& m) {
       step st = part.steps[i];
       st.from = remap(st.from);
       st.to = remap(st.to);
+      if (!ranks.empty() && (st.kind == step_kind::send || st.kind == step_kind::recv))
+        st.peer = ranks[static_cast<std::size_t>(st.peer)];
       whole.add(st);
     }
   }

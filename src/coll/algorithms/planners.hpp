@@ -3,8 +3,10 @@
 // Each is a pure function of the group size p, this rank's group rank and the message size.
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
+#include "cairn/coll/algorithms.hpp"
 #include "cairn/coll/schedule.hpp"
 
 namespace cairn::coll {
@@ -165,5 +167,29 @@ schedule plan_alltoallv_pairwise(int p, int me, const std::vector<std::size_t>& 
 /// in one round, then folds them in rank order (any associative operation). Scratch: p - 1
 /// blocks.
 schedule plan_reduce_scatter_pairwise(int p, int me, const std::vector<std::size_t>& bytes);
+
+// The hierarchical algorithms (Aspen section 3.1; Open MPI's han): inside each node, then among
+// one leader per node, then inside each node again. `node_of[r]` is group rank r's node (equal
+// values share one); the group size is node_of.size(). Nodes are ordered by their first group
+// rank; a node leads with its first rank (a rooted collective's root leads its own node). Parts
+// inside a node are binomial trees; `across` is the algorithm among the leaders. Operands stay
+// in group order when every node holds consecutive group ranks (else commutative operations
+// only: src/coll/engine/start.cpp refuses the rest).
+
+/// Allreduce: binomial reduce to each node's leader, `across` (recursive_doubling, ring or
+/// rabenseifner) among the leaders in place, binomial bcast inside each node.
+schedule plan_allreduce_hierarchical(std::span<const int> node_of, int me, std::size_t bytes,
+                                     std::size_t elem, bool commutative,
+                                     allreduce_algorithm across);
+
+/// Bcast from group rank `root`: `across` (binomial or scatter_allgather) among the leaders,
+/// then binomial inside each node.
+schedule plan_bcast_hierarchical(std::span<const int> node_of, int me, int root, std::size_t bytes,
+                                 bcast_algorithm across);
+
+/// Reduce to group rank `root`: binomial inside each node to its leader (partials in scratch),
+/// then `across` (binomial or reduce_scatter_gather) among the leaders to the root.
+schedule plan_reduce_hierarchical(std::span<const int> node_of, int me, int root, std::size_t bytes,
+                                  std::size_t elem, bool commutative, reduce_algorithm across);
 
 }  // namespace cairn::coll

@@ -12,13 +12,14 @@
 
 #include "cairn/runtime/error.hpp"
 #include "coll/board/shared_memory_flat.hpp"
+#include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
 
 namespace cairn::detail {
 
 namespace {
 using bc = board_collective;
-constexpr bool commutative_only = true, unbalanced_only = true;
+constexpr bool commutative_only = true, unbalanced_only = true, in_node_order = true;
 constexpr board_path direct = board_path::direct, staged = board_path::staged;
 
 // Each collective's algorithms: the name CAIRN_COLL and the table use for each enum value.
@@ -34,6 +35,7 @@ constexpr algorithm_entry bcast_algorithms[] = {
      direct},
     {"shared_memory_staged", bcast_algorithm::shared_memory_staged, bc::bcast, false, false,
      staged},
+    {"hierarchical", bcast_algorithm::hierarchical},
 };
 constexpr algorithm_entry reduce_algorithms[] = {
     {"binomial", reduce_algorithm::binomial},
@@ -43,6 +45,8 @@ constexpr algorithm_entry reduce_algorithms[] = {
      direct},
     {"shared_memory_staged", reduce_algorithm::shared_memory_staged, bc::reduce, false, false,
      staged},
+    {"hierarchical", reduce_algorithm::hierarchical, bc::none, false, false, board_path::automatic,
+     in_node_order},
 };
 constexpr algorithm_entry allreduce_algorithms[] = {
     {"recursive_doubling", allreduce_algorithm::recursive_doubling},
@@ -53,6 +57,8 @@ constexpr algorithm_entry allreduce_algorithms[] = {
      direct},
     {"shared_memory_staged", allreduce_algorithm::shared_memory_staged, bc::allreduce, false, false,
      staged},
+    {"hierarchical", allreduce_algorithm::hierarchical, bc::none, false, false,
+     board_path::automatic, in_node_order},
 };
 constexpr algorithm_entry binomial_only[] = {{"binomial", sole_algorithm::sole}};
 constexpr algorithm_entry allgather_algorithms[] = {
@@ -235,7 +241,8 @@ constexpr comparison_name comparisons[] = {{"<=", comparison::le}, {">=", compar
 constexpr std::string_view known_conditions =
     "known: commutative, power_of_two, count_check, balanced, processes, each maybe negated "
     "with '!'; "
-    "ranks or count compared (< <= > >= == !=) with a number, or count with ranks";
+    "ranks, count or nodes compared (< <= > >= == !=) with a number, or count or nodes with "
+    "ranks";
 
 // A condition parsed: its canonical text (no spaces) and its resolved form.
 std::pair<std::string, resolved_condition> parse_condition(std::string_view source,
@@ -270,9 +277,11 @@ std::pair<std::string, resolved_condition> parse_condition(std::string_view sour
     c.lhs = fact::ranks;
   else if (lhs == "count")
     c.lhs = fact::count;
+  else if (lhs == "nodes")
+    c.lhs = fact::nodes;
   else
     return unknown();
-  if (rhs == "ranks" && c.lhs == fact::count)
+  if (rhs == "ranks" && c.lhs != fact::ranks)
     c.rhs = fact::ranks;
   else if (!rhs.empty() && std::isdigit(static_cast<unsigned char>(rhs.front())))
     c.value = parse_size(source, entry, rhs, 0);
@@ -443,6 +452,7 @@ std::size_t value_of(fact f, const call_facts& c, std::size_t number) {
     case fact::count_check: return count_check_enabled();
     case fact::balanced: return c.balanced;
     case fact::processes: return c.processes;
+    case fact::nodes: return static_cast<std::size_t>(c.nodes);
   }
   return 0;
 }
@@ -464,6 +474,7 @@ bool holds(const resolved_condition& k, const call_facts& c) {
 bool can_run(const coll_target& t, const algorithm_entry& a, const call_facts& f) {
   if (a.needs_commutative && !f.commutative) return false;
   if (a.needs_unbalanced && f.balanced) return false;
+  if (a.needs_node_order && !f.commutative && !t.members->nodes_consecutive) return false;
   if (a.board == board_collective::none) return true;
   // The board counts an allgather's and a reduce-scatter's bytes per rank (its block), the
   // table all ranks' blocks.

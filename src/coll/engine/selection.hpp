@@ -56,17 +56,21 @@ struct algorithm_entry {
   bool needs_unbalanced = false;   ///< no load balancing asked (nothing to balance on the board)
   /// How a board algorithm moves the data (board_path).
   board_path path = board_path::automatic;
+  /// A commutative operation or a group whose nodes hold consecutive group ranks (the
+  /// hierarchical algorithms combine node by node).
+  bool needs_node_order = false;
 
   template <class Alg>
   constexpr algorithm_entry(std::string_view n, Alg a, board_collective b = board_collective::none,
                             bool commutative = false, bool unbalanced = false,
-                            board_path how = board_path::automatic)
+                            board_path how = board_path::automatic, bool node_order = false)
       : name(n),
         value(static_cast<std::uint8_t>(a)),
         board(b),
         needs_commutative(commutative),
         needs_unbalanced(unbalanced),
-        path(how) {}
+        path(how),
+        needs_node_order(node_order) {}
 };
 
 /// A collective: its name, what the table's sizes measure, its algorithms.
@@ -111,6 +115,7 @@ struct call_facts {
   bool commutative = true;  ///< the operation's (true without one)
   bool balanced = false;    ///< the generalized reduce's load balancing (load_balance, balancer)
   bool processes = false;   ///< the ranks are processes (the MPI engine), not threads
+  int nodes = 1;            ///< nodes the group's ranks sit on
 };
 
 /// The quantities a condition compares (the flags are 0 or 1).
@@ -123,6 +128,7 @@ enum class fact : std::uint8_t {
   count_check,   ///< CAIRN_COLL_CHECK is on
   balanced,      ///< load balancing asked (generalized reduce)
   processes,     ///< the ranks are processes (the MPI engine)
+  nodes,         ///< call_facts::nodes
 };
 enum class comparison : std::uint8_t { lt, le, gt, ge, eq, ne };
 

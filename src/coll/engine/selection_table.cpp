@@ -19,9 +19,13 @@
 //   - shared_memory_staged (bcast, reduce, allreduce) copies through node memory in pipelined
 //     chunks (src/coll/board/shared_memory_staged.cpp): one node and the world only;
 //   - ring (allreduce, reduce_scatter_block) needs a commutative operation;
+//   - hierarchical (bcast, reduce, allreduce) needs a commutative operation or a group whose
+//     nodes hold consecutive group ranks; among the node leaders it runs this table's choice for
+//     a group of one rank per node (src/coll/engine/start.cpp, across_nodes);
 //   - every other algorithm runs every call.
-// Conditions: ranks (the group's size) and count (elements in the measured size) compared with
-// a number or ranks (< <= > >= == !=); the flags commutative (the operation; true without
+// Conditions: ranks (the group's size), count (elements in the measured size) and nodes (the
+// nodes the group's ranks sit on) compared with a number, count and nodes also with ranks
+// (< <= > >= == !=); the flags commutative (the operation; true without
 // one), power_of_two (ranks), processes (the ranks are processes: the MPI engine), count_check
 // (CAIRN_COLL_CHECK=1: collectives stay off the board and check their counts by messages) and
 // balanced (load_balance or a balancer), each maybe negated with '!'. The last rule of each
@@ -74,12 +78,14 @@ std::string_view default_selection_table() {
          "bcast=shared_memory_direct@4k- if !count_check and !processes,"
          "bcast=shared_memory_staged@2m- if !count_check and processes,"
          "bcast=shared_memory if !count_check,"
+         "bcast=hierarchical if nodes>1 and nodes<ranks,"
          "bcast=scatter_allgather@512k- if ranks>2,"
          "bcast=binomial,"
 
          "reduce=shared_memory_direct@8k- if !count_check and !processes,"
          "reduce=shared_memory_staged@4m- if !count_check and processes,"
          "reduce=shared_memory if !count_check,"
+         "reduce=hierarchical if nodes>1 and nodes<ranks,"
          "reduce=reduce_scatter_gather@512k- if ranks>2 and count>=ranks,"
          "reduce=binomial,"
 
@@ -87,6 +93,7 @@ std::string_view default_selection_table() {
          "allreduce=shared_memory_staged@4m- if !count_check and processes,"
          "allreduce=shared_memory_direct@16k- if !count_check and processes,"
          "allreduce=shared_memory if !count_check,"
+         "allreduce=hierarchical if nodes>1 and nodes<ranks,"
          "allreduce=ring@256k- if commutative and ranks>2 and count>=ranks,"
          "allreduce=rabenseifner@64k- if ranks>1 and count>=ranks,"
          "allreduce=recursive_doubling,"

@@ -79,6 +79,9 @@ enum class planner : std::uint8_t {
   allreduce_rabenseifner,
   allgather_recursive_doubling,
   alltoall_bruck,
+  allreduce_hierarchical,
+  bcast_hierarchical,
+  reduce_hierarchical,
 };
 struct plan_key {
   planner which;
@@ -86,6 +89,10 @@ struct plan_key {
   int p, me, root;
   std::size_t bytes, elem;
   bool in_place = false;  // set only where the in-place plan differs (see the prepare functions)
+  // The hierarchical planners': the group's placement (group_members::node_layout) and the
+  // algorithm among the node leaders.
+  std::uint64_t layout = 0;
+  std::uint8_t across = 0;
   bool operator==(const plan_key&) const = default;
 };
 struct plan_key_hash {
@@ -93,7 +100,8 @@ struct plan_key_hash {
     std::size_t h =
         static_cast<std::size_t>(k.which) * 0x9E3779B97F4A7C15ull + k.commutative * 2u + k.in_place;
     for (std::size_t v : {static_cast<std::size_t>(k.p), static_cast<std::size_t>(k.me),
-                          static_cast<std::size_t>(k.root), k.bytes, k.elem})
+                          static_cast<std::size_t>(k.root), k.bytes, k.elem,
+                          static_cast<std::size_t>(k.layout), std::size_t{k.across}})
       h = (h ^ v) * 0x100000001B3ull + (h >> 29);
     return h;
   }
@@ -202,7 +210,38 @@ std::optional<board_path> path_of(Alg a) {
 // measures) in elements of `elem` bytes.
 call_facts facts(const coll_target& t, std::size_t bytes, std::size_t elem,
                  bool commutative = true) {
-  return {bytes, elem, group_size(t), commutative, false, t.ctx->engine() == cairn::engine::mpi};
+  return {bytes,           elem,  group_size(t),
+          commutative,     false, t.ctx->engine() == cairn::engine::mpi,
+          t.members->nodes};
+}
+
+// The hierarchical algorithms: the node of every group rank (planning only, on a cache miss).
+std::vector<int> nodes_of(const coll_target& t) {
+  std::vector<int> n;
+  n.reserve(t.members->world_ranks.size());
+  for (int w : t.members->world_ranks)
+    n.push_back(t.ctx->topo().node_of[static_cast<std::size_t>(w)]);
+  return n;
+}
+
+// A hierarchical algorithm's refusal of a non-commutative operation on nodes whose ranks are
+// not consecutive in the group (operands could not stay in group order).
+void check_node_order(const coll_target& t, const char* call, bool commutative) {
+  if (!commutative && !t.members->nodes_consecutive)
+    fail(call, t.world_rank,
+         "the hierarchical algorithm needs a commutative operation where a node's ranks are not "
+         "consecutive in the group (",
+         t.members->nodes, " nodes)");
+}
+
+// The algorithm among the node leaders of a hierarchical `Alg`: the table's choice for a group
+// of one rank per node, where it runs by messages (else `fallback`).
+template <class Alg>
+Alg across_nodes(const coll_target& t, call_facts f, Alg fallback) {
+  f.ranks = t.members->nodes;
+  f.nodes = t.members->nodes;
+  const Alg a = select_algorithm(t, f, Alg::automatic);
+  return a == Alg::automatic || a == Alg::hierarchical || path_of(a) ? fallback : a;
 }
 
 // A collective that runs by messages, behind a board gate (prepared::gate) where the table
@@ -295,6 +334,16 @@ prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::s
   alg = select_algorithm(t, f, alg);
   if (const auto path = path_of(alg))
     return on_board(t, call, board_collective::bcast, buf, buf, {}, bytes, root, *path);
+  if (alg == bcast_algorithm::hierarchical) {
+    const auto across = across_nodes(t, f, bcast_algorithm::binomial);
+    auto plan =
+        cached(t,
+               {planner::bcast_hierarchical, true, p, me, root, bytes, 0, false,
+                t.members->node_layout, static_cast<std::uint8_t>(across)},
+               [&] { return coll::plan_bcast_hierarchical(nodes_of(t), me, root, bytes, across); });
+    return by_messages({t, call, std::move(plan), buf, buf, op_binding{}, bytes, root, true},
+                       automatic, coll_id::bcast, f);
+  }
   auto plan = alg == bcast_algorithm::scatter_allgather
                   ? cached(t, {planner::bcast_scatter_allgather, true, p, me, root, bytes, 0},
                            [&] { return coll::plan_bcast_scatter_allgather(p, me, root, bytes); })
@@ -314,6 +363,19 @@ prepared prepare_reduce(const coll_target& t, const char* call, const void* in, 
   alg = select_algorithm(t, f, alg);
   if (const auto path = path_of(alg))
     return on_board(t, call, board_collective::reduce, in, out, op, bytes, root, *path);
+  if (alg == reduce_algorithm::hierarchical) {
+    check_node_order(t, call, op.commutative);
+    const auto across = across_nodes(t, f, reduce_algorithm::binomial);
+    auto plan = cached(t,
+                       {planner::reduce_hierarchical, op.commutative, p, me, root, bytes, op.elem,
+                        false, t.members->node_layout, static_cast<std::uint8_t>(across)},
+                       [&] {
+                         return coll::plan_reduce_hierarchical(nodes_of(t), me, root, bytes,
+                                                               op.elem, op.commutative, across);
+                       });
+    return by_messages({t, call, std::move(plan), in, out, op, bytes, root, true}, automatic,
+                       coll_id::reduce, f);
+  }
   auto plan =
       alg == reduce_algorithm::reduce_scatter_gather
           ? cached(t, {planner::reduce_scatter_gather, op.commutative, p, me, root, bytes, op.elem},
@@ -340,7 +402,17 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
     return on_board(t, call, board_collective::allreduce, in, out, op, bytes, -1, *path);
   const int me = t.group_rank;
   std::shared_ptr<const coll::schedule> plan;
-  if (alg == allreduce_algorithm::ring)
+  if (alg == allreduce_algorithm::hierarchical) {
+    check_node_order(t, call, op.commutative);
+    const auto across = across_nodes(t, f, allreduce_algorithm::recursive_doubling);
+    plan = cached(t,
+                  {planner::allreduce_hierarchical, op.commutative, p, me, 0, bytes, op.elem, false,
+                   t.members->node_layout, static_cast<std::uint8_t>(across)},
+                  [&] {
+                    return coll::plan_allreduce_hierarchical(nodes_of(t), me, bytes, op.elem,
+                                                             op.commutative, across);
+                  });
+  } else if (alg == allreduce_algorithm::ring)
     plan = cached(t, {planner::allreduce_ring, true, p, me, 0, bytes, op.elem},
                   [&] { return coll::plan_allreduce_ring(p, me, bytes, op.elem); });
   else if (alg == allreduce_algorithm::rabenseifner)

@@ -247,7 +247,8 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call,
       made->plan = std::make_shared<const coll::schedule>(
           coll::plan_reduce_generalized(made->graph, shape, made->group_rank, bytes, key.balance));
     }
-    made->members = std::make_shared<const group_members>(std::move(members), key.stream);
+    made->members =
+        std::make_shared<const group_members>(std::move(members), t.ctx->topo(), key.stream);
     return std::shared_ptr<const cached_plan>(std::move(made));
   });
   if (balancer) record_graph(*balancer, c->graph, c->members->world_ranks);
