@@ -31,6 +31,9 @@ group_members::group_members(std::vector<int> ranks, const topology& where, std:
       seen.push_back(node[r]);
   }
   nodes = static_cast<int>(seen.size());
+  for (int n : seen)
+    nodes_equal = nodes_equal && std::count(node.begin(), node.end(), n) * nodes ==
+                                     static_cast<std::ptrdiff_t>(node.size());
 }
 
 int group_members::rank_of(int w) const noexcept {

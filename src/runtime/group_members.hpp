@@ -26,10 +26,11 @@ struct group_members {
   std::vector<int> world_ranks;  // group rank -> world rank
   std::uint64_t id = 0;  // hash_ranks(world_ranks, stream): equal lists and streams, equal identity
   // Where the members sit (what the hierarchical collectives plan by): the nodes they span,
-  // whether each node's members are consecutive group ranks, and hash_ranks of the node of
-  // every group rank (equal placements, equal values).
+  // whether each node's members are consecutive group ranks, whether every node holds as many,
+  // and hash_ranks of the node of every group rank (equal placements, equal values).
   int nodes = 1;
   bool nodes_consecutive = true;
+  bool nodes_equal = true;
   std::uint64_t node_layout = 0;
 
   /// `stream` separates sequence spaces on one member list (generalized_reduce_options::stream).

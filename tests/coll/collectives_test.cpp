@@ -242,6 +242,9 @@ TEST(Collectives, HierarchicalOnGroupsAcrossNodes) {
           nodes.push_back(node_of[r]);
       }
       const int n_nodes = static_cast<int>(nodes.size());
+      bool equal = true;
+      for (int k : nodes)
+        equal = equal && std::count(node_of.begin(), node_of.end(), k) * n_nodes == p;
       const std::string at =
           " on " + std::to_string(p) + " ranks, " + std::to_string(n_nodes) + " nodes";
       for (std::size_t n : counts) {
@@ -255,6 +258,17 @@ TEST(Collectives, HierarchicalOnGroupsAcrossNodes) {
         std::vector<std::int64_t> out(n, -1);
         c.allreduce(in, out, cairn::plus{}, cairn::allreduce_algorithm::hierarchical);
         ASSERT_EQ(mismatch(out, expect), "") << "allreduce n=" << n << at;
+        // By slices on nodes of equal size (refused elsewhere), in place.
+        std::vector<std::int64_t> io = in;
+        auto slices = [&] {
+          c.allreduce(io, cairn::plus{}, cairn::allreduce_algorithm::hierarchical_slices);
+        };
+        if (equal) {
+          slices();
+          ASSERT_EQ(mismatch(io, expect), "") << "allreduce by slices n=" << n << at;
+        } else {
+          EXPECT_TRUE(cairn::test::has_text(message_of(slices), "needs nodes that each hold"));
+        }
         for (int root : some_roots(p)) {
           std::vector<std::int64_t> red(me == root ? n : 0, -1);
           c.reduce(in, red, root, cairn::plus{}, cairn::reduce_algorithm::hierarchical);

@@ -159,6 +159,7 @@ struct where {
   bool world;        // the collective runs on the world (staged ones run there only)
   int nodes;         // nodes the group's ranks sit on
   bool consecutive;  // each node's ranks are consecutive in the group
+  bool equal;        // every node holds as many of the group's ranks
 };
 
 // Across nodes, while some node holds more than one of the group's ranks, by node leaders
@@ -207,6 +208,9 @@ std::string ref_reduce(const where& w, std::size_t count, std::size_t elem,
 std::string ref_allreduce(const where& w, std::size_t count, std::size_t elem, bool commutative) {
   const std::size_t bytes = count * elem;
   if (auto b = board_choice(w, bytes, 1024, 16384, 4 << 20); !b.empty()) return "allreduce/" + b;
+  if (hierarchical(w, commutative) && w.equal && bytes >= 64 * 1024 &&
+      count >= static_cast<std::size_t>(w.p))
+    return "allreduce/hierarchical_slices";
   if (hierarchical(w, commutative)) return "allreduce/hierarchical";
   const bool long_vector = count >= static_cast<std::size_t>(w.p) && w.p > 1;
   if (!long_vector || bytes < 64 * 1024) return "allreduce/recursive_doubling";
@@ -362,7 +366,14 @@ where here(cairn::world& w, const std::vector<int>& members, bool world) {
   bool direct = threads;
   if (!threads && board && !(cma && std::string(cma) == "0"))
     direct = checked || cairn::test::long_collectives_move_direct(w);
-  return {p, board, direct, checked, !threads, world, static_cast<int>(seen.size()), consecutive};
+  bool equal = true;
+  for (int n : seen) {
+    std::size_t on_n = 0;
+    for (int m : members) on_n += w.node_of(m) == n;
+    equal = equal && on_n * seen.size() == members.size();
+  }
+  return {p,           board, direct, checked, !threads, world, static_cast<int>(seen.size()),
+          consecutive, equal};
 }
 
 TEST(SelectionTable, DefaultChoicesMatchTheReference) {

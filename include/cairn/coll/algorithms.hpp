@@ -61,6 +61,10 @@ enum class allreduce_algorithm {
                          ///< per node, bcast inside each node; operands in group order where
                          ///< each node holds consecutive group ranks, else commutative only
                          ///< (src/coll/algorithms/allreduce_hierarchical.cpp)
+  hierarchical_slices,   ///< across nodes of equal size, for long vectors: reduce-scatter inside
+                         ///< each node, each slice reduced across nodes by its own rank,
+                         ///< allgather inside each node; the same order rule as hierarchical
+                         ///< (src/coll/algorithms/allreduce_hierarchical_slices.cpp)
 };
 
 /// Allgather algorithms.

@@ -4,6 +4,14 @@
 
 namespace cairn::coll {
 
+schedule plan_allreduce_flat(allreduce_algorithm a, int p, int me, std::size_t bytes,
+                             std::size_t elem, bool commutative) {
+  if (a == allreduce_algorithm::ring) return plan_allreduce_ring(p, me, bytes, elem);
+  if (a == allreduce_algorithm::rabenseifner)
+    return plan_allreduce_rabenseifner(p, me, bytes, elem, commutative);
+  return plan_allreduce_recursive_doubling(p, me, bytes, elem, commutative);
+}
+
 schedule plan_allreduce_hierarchical(std::span<const int> node_of, int me, std::size_t bytes,
                                      std::size_t elem, bool commutative,
                                      allreduce_algorithm across) {
@@ -20,12 +28,8 @@ schedule plan_allreduce_hierarchical(std::span<const int> node_of, int me, std::
   append(s, plan_reduce_binomial(here, n.my_local, 0, bytes, commutative), in_to_out, n.local);
   // 2. Among the leaders, in place in their outputs (nodes in order of their first rank).
   if (n.my_leader >= 0) {
-    const int l = n.my_leader;
-    schedule part = across == allreduce_algorithm::ring ? plan_allreduce_ring(nodes, l, bytes, elem)
-                    : across == allreduce_algorithm::rabenseifner
-                        ? plan_allreduce_rabenseifner(nodes, l, bytes, elem, commutative)
-                        : plan_allreduce_recursive_doubling(nodes, l, bytes, elem, commutative);
-    append(s, part, on_out, n.leaders);
+    append(s, plan_allreduce_flat(across, nodes, n.my_leader, bytes, elem, commutative), on_out,
+           n.leaders);
   }
   // 3. Inside the node, from the leader.
   append(s, plan_bcast_binomial(here, n.my_local, 0, bytes), on_out, n.local);

@@ -176,11 +176,25 @@ schedule plan_reduce_scatter_pairwise(int p, int me, const std::vector<std::size
 // in group order when every node holds consecutive group ranks (else commutative operations
 // only: src/coll/engine/start.cpp refuses the rest).
 
+/// The flat allreduce `a` (ring, rabenseifner, else recursive_doubling): what the hierarchical
+/// allreduces run across nodes.
+schedule plan_allreduce_flat(allreduce_algorithm a, int p, int me, std::size_t bytes,
+                             std::size_t elem, bool commutative);
+
 /// Allreduce: binomial reduce to each node's leader, `across` (recursive_doubling, ring or
 /// rabenseifner) among the leaders in place, binomial bcast inside each node.
 schedule plan_allreduce_hierarchical(std::span<const int> node_of, int me, std::size_t bytes,
                                      std::size_t elem, bool commutative,
                                      allreduce_algorithm across);
+
+/// Allreduce for long vectors on nodes of equal size q: reduce-scatter inside each node
+/// (pairwise, slice r to local rank r), `across` among the ranks of the same local index on every
+/// node (each slice reduced across nodes by its own rank, all links busy), allgather inside each
+/// node (ring). Each rank sends about 2 bytes (q-1)/q inside its node and 1/q of the vector
+/// across nodes per step of `across`.
+schedule plan_allreduce_hierarchical_slices(std::span<const int> node_of, int me, std::size_t bytes,
+                                            std::size_t elem, bool commutative,
+                                            allreduce_algorithm across);
 
 /// Bcast from group rank `root`: `across` (binomial or scatter_allgather) among the leaders,
 /// then binomial inside each node.

@@ -19,7 +19,8 @@ namespace cairn::detail {
 
 namespace {
 using bc = board_collective;
-constexpr bool commutative_only = true, unbalanced_only = true, in_node_order = true;
+constexpr bool commutative_only = true, unbalanced_only = true, in_node_order = true,
+               equal_nodes = true;
 constexpr board_path direct = board_path::direct, staged = board_path::staged;
 
 // Each collective's algorithms: the name CAIRN_COLL and the table use for each enum value.
@@ -59,6 +60,8 @@ constexpr algorithm_entry allreduce_algorithms[] = {
      staged},
     {"hierarchical", allreduce_algorithm::hierarchical, bc::none, false, false,
      board_path::automatic, in_node_order},
+    {"hierarchical_slices", allreduce_algorithm::hierarchical_slices, bc::none, false, false,
+     board_path::automatic, in_node_order, equal_nodes},
 };
 constexpr algorithm_entry binomial_only[] = {{"binomial", sole_algorithm::sole}};
 constexpr algorithm_entry allgather_algorithms[] = {
@@ -475,6 +478,7 @@ bool can_run(const coll_target& t, const algorithm_entry& a, const call_facts& f
   if (a.needs_commutative && !f.commutative) return false;
   if (a.needs_unbalanced && f.balanced) return false;
   if (a.needs_node_order && !f.commutative && !t.members->nodes_consecutive) return false;
+  if (a.needs_equal_nodes && !t.members->nodes_equal) return false;
   if (a.board == board_collective::none) return true;
   // The board counts an allgather's and a reduce-scatter's bytes per rank (its block), the
   // table all ranks' blocks.

@@ -59,18 +59,22 @@ struct algorithm_entry {
   /// A commutative operation or a group whose nodes hold consecutive group ranks (the
   /// hierarchical algorithms combine node by node).
   bool needs_node_order = false;
+  /// Nodes that each hold as many of the group's ranks (hierarchical_slices).
+  bool needs_equal_nodes = false;
 
   template <class Alg>
   constexpr algorithm_entry(std::string_view n, Alg a, board_collective b = board_collective::none,
                             bool commutative = false, bool unbalanced = false,
-                            board_path how = board_path::automatic, bool node_order = false)
+                            board_path how = board_path::automatic, bool node_order = false,
+                            bool equal_nodes = false)
       : name(n),
         value(static_cast<std::uint8_t>(a)),
         board(b),
         needs_commutative(commutative),
         needs_unbalanced(unbalanced),
         path(how),
-        needs_node_order(node_order) {}
+        needs_node_order(node_order),
+        needs_equal_nodes(equal_nodes) {}
 };
 
 /// A collective: its name, what the table's sizes measure, its algorithms.

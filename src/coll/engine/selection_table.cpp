@@ -19,9 +19,11 @@
 //   - shared_memory_staged (bcast, reduce, allreduce) copies through node memory in pipelined
 //     chunks (src/coll/board/shared_memory_staged.cpp): one node and the world only;
 //   - ring (allreduce, reduce_scatter_block) needs a commutative operation;
-//   - hierarchical (bcast, reduce, allreduce) needs a commutative operation or a group whose
-//     nodes hold consecutive group ranks; among the node leaders it runs this table's choice for
-//     a group of one rank per node (src/coll/engine/start.cpp, across_nodes);
+//   - hierarchical (bcast, reduce, allreduce) and hierarchical_slices (allreduce) need a
+//     commutative operation or a group whose nodes hold consecutive group ranks, and
+//     hierarchical_slices nodes that each hold as many of the group's ranks; across nodes they
+//     run this table's choice for a group of one rank per node (src/coll/engine/start.cpp,
+//     across_nodes);
 //   - every other algorithm runs every call.
 // Conditions: ranks (the group's size), count (elements in the measured size) and nodes (the
 // nodes the group's ranks sit on) compared with a number, count and nodes also with ranks
@@ -93,6 +95,7 @@ std::string_view default_selection_table() {
          "allreduce=shared_memory_staged@4m- if !count_check and processes,"
          "allreduce=shared_memory_direct@16k- if !count_check and processes,"
          "allreduce=shared_memory if !count_check,"
+         "allreduce=hierarchical_slices@64k- if nodes>1 and nodes<ranks and count>=ranks,"
          "allreduce=hierarchical if nodes>1 and nodes<ranks,"
          "allreduce=ring@256k- if commutative and ranks>2 and count>=ranks,"
          "allreduce=rabenseifner@64k- if ranks>1 and count>=ranks,"

@@ -80,6 +80,7 @@ enum class planner : std::uint8_t {
   allgather_recursive_doubling,
   alltoall_bruck,
   allreduce_hierarchical,
+  allreduce_hierarchical_slices,
   bcast_hierarchical,
   reduce_hierarchical,
 };
@@ -241,7 +242,10 @@ Alg across_nodes(const coll_target& t, call_facts f, Alg fallback) {
   f.ranks = t.members->nodes;
   f.nodes = t.members->nodes;
   const Alg a = select_algorithm(t, f, Alg::automatic);
-  return a == Alg::automatic || a == Alg::hierarchical || path_of(a) ? fallback : a;
+  bool hierarchical = a == Alg::hierarchical;
+  if constexpr (requires { Alg::hierarchical_slices; })
+    hierarchical = hierarchical || a == Alg::hierarchical_slices;
+  return a == Alg::automatic || hierarchical || path_of(a) ? fallback : a;
 }
 
 // A collective that runs by messages, behind a board gate (prepared::gate) where the table
@@ -411,6 +415,23 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
                   [&] {
                     return coll::plan_allreduce_hierarchical(nodes_of(t), me, bytes, op.elem,
                                                              op.commutative, across);
+                  });
+  } else if (alg == allreduce_algorithm::hierarchical_slices) {
+    check_node_order(t, call, op.commutative);
+    if (!t.members->nodes_equal)
+      fail(call, t.world_rank,
+           "the hierarchical_slices algorithm needs nodes that each hold as many of the group's ",
+           p, " ranks (", t.members->nodes, " nodes)");
+    // Among the nodes each rank reduces one slice of the vector.
+    call_facts slice = f;
+    slice.bytes = bytes / static_cast<std::size_t>(p / t.members->nodes) / op.elem * op.elem;
+    const auto across = across_nodes(t, slice, allreduce_algorithm::recursive_doubling);
+    plan = cached(t,
+                  {planner::allreduce_hierarchical_slices, op.commutative, p, me, 0, bytes, op.elem,
+                   false, t.members->node_layout, static_cast<std::uint8_t>(across)},
+                  [&] {
+                    return coll::plan_allreduce_hierarchical_slices(nodes_of(t), me, bytes, op.elem,
+                                                                    op.commutative, across);
                   });
   } else if (alg == allreduce_algorithm::ring)
     plan = cached(t, {planner::allreduce_ring, true, p, me, 0, bytes, op.elem},
