@@ -306,6 +306,9 @@ TEST(Collectives, HierarchicalOnGroupsAcrossNodes) {
       EXPECT_EQ(c.allreduce_init(x, y).plan().name == "allreduce/hierarchical", across) << at;
       EXPECT_EQ(c.bcast_init(x, 0).plan().name == "bcast/hierarchical", across) << at;
       EXPECT_EQ(c.reduce_init(x, y, 0).plan().name == "reduce/hierarchical", across) << at;
+      std::vector<std::int64_t> gathered(4 * static_cast<std::size_t>(p));
+      EXPECT_EQ(c.allgather_init(x, gathered).plan().name == "allgather/hierarchical", across)
+          << at;
     });
   });
 }
@@ -361,7 +364,8 @@ TEST(Collectives, AllgatherAlgorithmsCountsGroups) {
           const int p = c.size(), wme = mem[static_cast<std::size_t>(c.rank())];
           for (auto alg :
                {cairn::allgather_algorithm::automatic, cairn::allgather_algorithm::ring,
-                cairn::allgather_algorithm::bruck, cairn::allgather_algorithm::recursive_doubling})
+                cairn::allgather_algorithm::bruck, cairn::allgather_algorithm::recursive_doubling,
+                cairn::allgather_algorithm::hierarchical})
             for (std::size_t n : counts) {
               n = std::min(n, cap);
               const unsigned seed =

@@ -84,7 +84,8 @@ TEST(InPlace, ReduceAndAllreduce) {
           }
         for (auto alg :
              {cairn::allreduce_algorithm::automatic, cairn::allreduce_algorithm::recursive_doubling,
-              cairn::allreduce_algorithm::ring, cairn::allreduce_algorithm::rabenseifner}) {
+              cairn::allreduce_algorithm::ring, cairn::allreduce_algorithm::rabenseifner,
+              cairn::allreduce_algorithm::hierarchical}) {
           const unsigned seed = seed_of(n, 0, static_cast<int>(alg), mem.size());
           vec buf = small_blocks_for(n, seed, wme, {0});
           if (n % 2) {
@@ -163,7 +164,8 @@ TEST(InPlace, AllgatherAlltoall) {
       for (std::size_t n : counts) {
         for (auto alg :
              {cairn::allgather_algorithm::automatic, cairn::allgather_algorithm::ring,
-              cairn::allgather_algorithm::bruck, cairn::allgather_algorithm::recursive_doubling}) {
+              cairn::allgather_algorithm::bruck, cairn::allgather_algorithm::recursive_doubling,
+              cairn::allgather_algorithm::hierarchical}) {
           const unsigned seed = seed_of(n, 0, static_cast<int>(alg), mem.size());
           vec buf = with_block(vec(P * n, -1), n, me, block(n, seed, wme));
           if (n % 2) {

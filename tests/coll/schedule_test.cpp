@@ -828,6 +828,18 @@ TEST(Schedules, HierarchicalOnRandomPlacements) {
           ASSERT_EQ(values_of<mat2>(m[static_cast<std::size_t>(r)].out, n), prod)
               << "ordered allreduce" << at << " rank " << r;
       }
+      {  // allgather: every rank's block, in group order
+        auto b = run([&](int r) { return plan_allgather_hierarchical(node_of, r, n * 8); }, sums,
+                     n * 8 * static_cast<std::size_t>(p), sum_i64, -1);
+        std::vector<std::int64_t> all;
+        for (int r = 0; r < p; ++r) {
+          const auto v = rank_values(n, p, r);
+          all.insert(all.end(), v.begin(), v.end());
+        }
+        for (int r = 0; r < p; ++r)
+          ASSERT_EQ(values_of<std::int64_t>(b[static_cast<std::size_t>(r)].out, all.size()), all)
+              << "allgather" << at << " rank " << r;
+      }
       for (int root : {0, p / 2, p - 1}) {
         for (auto across : {reduce_algorithm::binomial, reduce_algorithm::reduce_scatter_gather}) {
           auto b = run(

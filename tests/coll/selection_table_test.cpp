@@ -224,6 +224,7 @@ std::string ref_allgather(const where& w, std::size_t block) {
   if (!w.checked && w.board && !w.processes && w.direct && gathered >= 8192)
     return "allgather/shared_memory_direct";
   if (on_board(w, block)) return "allgather/shared_memory";
+  if (hierarchical(w, true)) return "allgather/hierarchical";
   if (gathered >= 64 * 1024) return "allgather/ring";
   return pow2(w.p) ? "allgather/recursive_doubling" : "allgather/bruck";
 }

@@ -79,6 +79,9 @@ enum class allgather_algorithm {
                   ///< through the slots: every rank copies every block, no messages
   shared_memory_direct,  ///< as shared_memory, every rank reading the others' blocks straight
                          ///< from their buffers at every size
+  hierarchical,          ///< across nodes: gather to one leader per node, ring among the
+                         ///< leaders, bcast inside each node
+                         ///< (src/coll/algorithms/allgather_hierarchical.cpp)
 };
 
 /// Alltoall algorithms.

@@ -196,6 +196,12 @@ schedule plan_allreduce_hierarchical_slices(std::span<const int> node_of, int me
                                             std::size_t elem, bool commutative,
                                             allreduce_algorithm across);
 
+/// Allgather of one `block` per rank: binomial gather to each node's leader, ring allgatherv
+/// among the leaders (nodes may hold different counts), binomial bcast of everything inside each
+/// node. Where the nodes' ranks are not consecutive the blocks travel in node order through
+/// scratch and are copied into group order at the end.
+schedule plan_allgather_hierarchical(std::span<const int> node_of, int me, std::size_t block);
+
 /// Bcast from group rank `root`: `across` (binomial or scatter_allgather) among the leaders,
 /// then binomial inside each node.
 schedule plan_bcast_hierarchical(std::span<const int> node_of, int me, int root, std::size_t bytes,

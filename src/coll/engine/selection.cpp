@@ -71,6 +71,7 @@ constexpr algorithm_entry allgather_algorithms[] = {
     {"shared_memory", allgather_algorithm::shared_memory, bc::allgather},
     {"shared_memory_direct", allgather_algorithm::shared_memory_direct, bc::allgather, false, false,
      direct},
+    {"hierarchical", allgather_algorithm::hierarchical},
 };
 constexpr algorithm_entry alltoall_algorithms[] = {
     {"pairwise", alltoall_algorithm::pairwise},

@@ -19,7 +19,7 @@
 //   - shared_memory_staged (bcast, reduce, allreduce) copies through node memory in pipelined
 //     chunks (src/coll/board/shared_memory_staged.cpp): one node and the world only;
 //   - ring (allreduce, reduce_scatter_block) needs a commutative operation;
-//   - hierarchical (bcast, reduce, allreduce) and hierarchical_slices (allreduce) need a
+//   - hierarchical (bcast, reduce, allreduce, allgather) and hierarchical_slices (allreduce) need a
 //     commutative operation or a group whose nodes hold consecutive group ranks, and
 //     hierarchical_slices nodes that each hold as many of the group's ranks; across nodes they
 //     run this table's choice for a group of one rank per node (src/coll/engine/start.cpp,
@@ -106,6 +106,7 @@ std::string_view default_selection_table() {
 
          "allgather=shared_memory_direct@8k- if !count_check and !processes,"
          "allgather=shared_memory if !count_check,"
+         "allgather=hierarchical if nodes>1 and nodes<ranks,"
          "allgather=ring@64k-,"
          "allgather=recursive_doubling if power_of_two,"
          "allgather=bruck,"

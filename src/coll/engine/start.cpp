@@ -81,6 +81,7 @@ enum class planner : std::uint8_t {
   alltoall_bruck,
   allreduce_hierarchical,
   allreduce_hierarchical_slices,
+  allgather_hierarchical,
   bcast_hierarchical,
   reduce_hierarchical,
 };
@@ -506,7 +507,12 @@ prepared prepare_allgather(const coll_target& t, const char* call, const block_b
   if (const auto path = path_of(alg))
     return on_board(t, call, board_collective::allgather, in, b.out, {}, block, -1, *path);
   std::shared_ptr<const coll::schedule> plan;
-  if (alg == allgather_algorithm::ring)
+  if (alg == allgather_algorithm::hierarchical)
+    plan = cached(
+        t,
+        {planner::allgather_hierarchical, true, p, me, 0, block, 0, false, t.members->node_layout},
+        [&] { return coll::plan_allgather_hierarchical(nodes_of(t), me, block); });
+  else if (alg == allgather_algorithm::ring)
     plan = cached(t, {planner::allgather_ring, true, p, me, 0, block, 0},
                   [&] { return coll::plan_allgather_ring(p, me, block); });
   else if (alg == allgather_algorithm::recursive_doubling)
