@@ -208,10 +208,10 @@ std::string ref_reduce(const where& w, std::size_t count, std::size_t elem,
 std::string ref_allreduce(const where& w, std::size_t count, std::size_t elem, bool commutative) {
   const std::size_t bytes = count * elem;
   if (auto b = board_choice(w, bytes, 1024, 16384, 4 << 20); !b.empty()) return "allreduce/" + b;
-  if (hierarchical(w, commutative) && w.equal && bytes >= 64 * 1024 &&
+  if (hierarchical(w, commutative) && w.equal && bytes >= 64 * 1024 && bytes <= 1024 * 1024 &&
       count >= static_cast<std::size_t>(w.p))
     return "allreduce/hierarchical_slices";
-  if (hierarchical(w, commutative)) return "allreduce/hierarchical";
+  if (hierarchical(w, commutative) && bytes <= 1024 * 1024) return "allreduce/hierarchical";
   const bool long_vector = count >= static_cast<std::size_t>(w.p) && w.p > 1;
   if (!long_vector || bytes < 64 * 1024) return "allreduce/recursive_doubling";
   if (commutative && w.p > 2 && bytes >= 256 * 1024) return "allreduce/ring";
@@ -224,7 +224,7 @@ std::string ref_allgather(const where& w, std::size_t block) {
   if (!w.checked && w.board && !w.processes && w.direct && gathered >= 8192)
     return "allgather/shared_memory_direct";
   if (on_board(w, block)) return "allgather/shared_memory";
-  if (hierarchical(w, true)) return "allgather/hierarchical";
+  if (hierarchical(w, true) && gathered <= 256 * 1024) return "allgather/hierarchical";
   if (gathered >= 64 * 1024) return "allgather/ring";
   return pow2(w.p) ? "allgather/recursive_doubling" : "allgather/bruck";
 }

@@ -59,6 +59,14 @@
 //     straight beyond. Processes: 8 B 0.23-0.61 vs 1.1-1.9 us (recursive halving), 4 KiB
 //     1.05-2.75 vs 7.9-12.9, 1 MiB 256 vs 299-1010. Threads: 8 B 0.22 vs 0.56-0.93, 16 KiB
 //     1.9-2.0 vs 3.9-4.5; forced straight it pays more below 8 KiB (8 B 0.29-1.2 us).
+//   - across emulated nodes (4 MPI ranks as 2 x 2, CAIRN_NODES=2, `cairn-bench <collective>
+//     --quick` against the table without the hierarchical rules; 4 ranks on 2 cores, so one
+//     round each and noisy): by node leaders bcast 64 KiB 38 vs 81 us, 4 MiB 2.4 vs 3.1 ms;
+//     reduce 64 KiB 62 vs 82 us, 4 MiB 3.6 vs 4.4 ms; allgather 8 B blocks 11 vs 14 us, 64 KiB
+//     blocks 153 vs 197 us, but 4 MiB blocks 19 vs 8 ms (the ring keeps them); allreduce by
+//     slices 256 KiB 284-370 vs 434-503 us, 1 MiB a tie, 4 MiB 5.4-6.0 vs 4.4-5.2 ms (the ring
+//     keeps them). At 8 B every form ties with flat within the noise of oversubscription; the
+//     leaders' few messages across nodes are for real networks, which emulation does not price.
 //
 // The table is canonical (coll::to_string of each rule, joined by ","): cairn-info prints it
 // rule by rule and the test compares the two.
@@ -95,8 +103,8 @@ std::string_view default_selection_table() {
          "allreduce=shared_memory_staged@4m- if !count_check and processes,"
          "allreduce=shared_memory_direct@16k- if !count_check and processes,"
          "allreduce=shared_memory if !count_check,"
-         "allreduce=hierarchical_slices@64k- if nodes>1 and nodes<ranks and count>=ranks,"
-         "allreduce=hierarchical if nodes>1 and nodes<ranks,"
+         "allreduce=hierarchical_slices@64k-1m if nodes>1 and nodes<ranks and count>=ranks,"
+         "allreduce=hierarchical@-1m if nodes>1 and nodes<ranks,"
          "allreduce=ring@256k- if commutative and ranks>2 and count>=ranks,"
          "allreduce=rabenseifner@64k- if ranks>1 and count>=ranks,"
          "allreduce=recursive_doubling,"
@@ -106,7 +114,7 @@ std::string_view default_selection_table() {
 
          "allgather=shared_memory_direct@8k- if !count_check and !processes,"
          "allgather=shared_memory if !count_check,"
-         "allgather=hierarchical if nodes>1 and nodes<ranks,"
+         "allgather=hierarchical@-256k if nodes>1 and nodes<ranks,"
          "allgather=ring@64k-,"
          "allgather=recursive_doubling if power_of_two,"
          "allgather=bruck,"
