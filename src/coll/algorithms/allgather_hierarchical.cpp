@@ -10,7 +10,7 @@ schedule plan_allgather_hierarchical(std::span<const int> node_of, int me, std::
   const auto at = [](int r) { return static_cast<std::size_t>(r); };
   schedule s("allgather/hierarchical", p, me);
   // Node order: nodes in order of their first rank, each node's ranks in group order. Node k's
-  // blocks start at first[k] there; slot[r] is group rank r's place.
+  // blocks start at first[k] there; place[r] is group rank r's.
   const int nodes = static_cast<int>(n.leaders.size());
   std::vector<std::size_t> first(at(nodes)), bytes(at(nodes));
   std::vector<int> place(at(p));
