@@ -160,6 +160,33 @@ inline bool long_collectives_move_direct(cairn::world& w) {
   return on_board_plan(w.allreduce_init(a, b).plan().name);
 }
 
+/// Where a group's members sit (the hierarchical algorithms' conditions, worked out here from
+/// world::node_of independently of the library's group_members).
+struct placement {
+  int nodes = 0;            ///< nodes the members sit on
+  bool consecutive = true;  ///< each node's members are consecutive in group order
+  bool equal = true;        ///< every node holds as many members
+};
+inline placement placement_of(cairn::world& w, const std::vector<int>& members) {
+  placement where;
+  std::vector<int> seen;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const int n = w.node_of(members[i]);
+    if (i > 0 && n == w.node_of(members[i - 1])) continue;
+    if (std::find(seen.begin(), seen.end(), n) != seen.end())
+      where.consecutive = false;
+    else
+      seen.push_back(n);
+  }
+  where.nodes = static_cast<int>(seen.size());
+  for (int n : seen) {
+    std::size_t on_n = 0;
+    for (int m : members) on_n += w.node_of(m) == n;
+    where.equal = where.equal && on_n * seen.size() == members.size();
+  }
+  return where;
+}
+
 /// Runs body(collectives, members) on the world and, where this rank belongs to it, on a group
 /// of members shuffled by `shuffle_seed` (all ranks but world rank 1 when there are at least
 /// 3): `members` lists the world ranks in group-rank order.

@@ -230,21 +230,7 @@ TEST(Collectives, HierarchicalOnGroupsAcrossNodes) {
   run([](cairn::world& w) {
     cairn::test::on_groups(w, 23, [&](auto& c, const std::vector<int>& mem) {
       const int p = c.size(), me = c.rank();
-      std::vector<int> node_of;  // the node of every group rank, and whether nodes are runs
-      for (int r : mem) node_of.push_back(w.node_of(r));
-      std::vector<int> nodes;
-      bool consecutive = true;
-      for (std::size_t r = 0; r < node_of.size(); ++r) {
-        if (r > 0 && node_of[r] == node_of[r - 1]) continue;
-        if (std::find(nodes.begin(), nodes.end(), node_of[r]) != nodes.end())
-          consecutive = false;
-        else
-          nodes.push_back(node_of[r]);
-      }
-      const int n_nodes = static_cast<int>(nodes.size());
-      bool equal = true;
-      for (int k : nodes)
-        equal = equal && std::count(node_of.begin(), node_of.end(), k) * n_nodes == p;
+      const auto [n_nodes, consecutive, equal] = cairn::test::placement_of(w, mem);
       const std::string at =
           " on " + std::to_string(p) + " ranks, " + std::to_string(n_nodes) + " nodes";
       for (std::size_t n : counts) {

@@ -346,16 +346,6 @@ void check_grid(Comm& c, const where& w) {
 
 where here(cairn::world& w, const std::vector<int>& members, bool world) {
   const int p = static_cast<int>(members.size());
-  std::vector<int> seen;
-  bool consecutive = true;
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    const int n = w.node_of(members[i]);
-    if (i > 0 && n == w.node_of(members[i - 1])) continue;
-    if (std::find(seen.begin(), seen.end(), n) != seen.end())
-      consecutive = false;
-    else
-      seen.push_back(n);
-  }
   const bool threads = w.engine() == cairn::engine::threads;
   const bool board = w.node_count() == 1;  // emulated nodes share no node memory either
   const char* check = std::getenv("CAIRN_COLL_CHECK");
@@ -367,14 +357,8 @@ where here(cairn::world& w, const std::vector<int>& members, bool world) {
   bool direct = threads;
   if (!threads && board && !(cma && std::string(cma) == "0"))
     direct = checked || cairn::test::long_collectives_move_direct(w);
-  bool equal = true;
-  for (int n : seen) {
-    std::size_t on_n = 0;
-    for (int m : members) on_n += w.node_of(m) == n;
-    equal = equal && on_n * seen.size() == members.size();
-  }
-  return {p,           board, direct, checked, !threads, world, static_cast<int>(seen.size()),
-          consecutive, equal};
+  const cairn::test::placement at = cairn::test::placement_of(w, members);
+  return {p, board, direct, checked, !threads, world, at.nodes, at.consecutive, at.equal};
 }
 
 TEST(SelectionTable, DefaultChoicesMatchTheReference) {

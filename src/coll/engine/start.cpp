@@ -91,19 +91,18 @@ struct plan_key {
   int p, me, root;
   std::size_t bytes, elem;
   bool in_place = false;  // set only where the in-place plan differs (see the prepare functions)
-  // The hierarchical planners': the group's placement (group_members::node_layout) and the
-  // algorithm among the node leaders.
+  // The hierarchical planners': the group's placement (group_members::node_layout). Their
+  // algorithm among the node leaders follows from the key (across_nodes, on a miss).
   std::uint64_t layout = 0;
-  std::uint8_t across = 0;
   bool operator==(const plan_key&) const = default;
 };
 struct plan_key_hash {
   std::size_t operator()(const plan_key& k) const noexcept {
     std::size_t h =
         static_cast<std::size_t>(k.which) * 0x9E3779B97F4A7C15ull + k.commutative * 2u + k.in_place;
-    for (std::size_t v : {static_cast<std::size_t>(k.p), static_cast<std::size_t>(k.me),
-                          static_cast<std::size_t>(k.root), k.bytes, k.elem,
-                          static_cast<std::size_t>(k.layout), std::size_t{k.across}})
+    for (std::size_t v :
+         {static_cast<std::size_t>(k.p), static_cast<std::size_t>(k.me),
+          static_cast<std::size_t>(k.root), k.bytes, k.elem, static_cast<std::size_t>(k.layout)})
       h = (h ^ v) * 0x100000001B3ull + (h >> 29);
     return h;
   }
@@ -340,12 +339,13 @@ prepared prepare_bcast(const coll_target& t, const char* call, void* buf, std::s
   if (const auto path = path_of(alg))
     return on_board(t, call, board_collective::bcast, buf, buf, {}, bytes, root, *path);
   if (alg == bcast_algorithm::hierarchical) {
-    const auto across = across_nodes(t, f, bcast_algorithm::binomial);
-    auto plan =
-        cached(t,
-               {planner::bcast_hierarchical, true, p, me, root, bytes, 0, false,
-                t.members->node_layout, static_cast<std::uint8_t>(across)},
-               [&] { return coll::plan_bcast_hierarchical(nodes_of(t), me, root, bytes, across); });
+    auto plan = cached(
+        t,
+        {planner::bcast_hierarchical, true, p, me, root, bytes, 0, false, t.members->node_layout},
+        [&] {
+          return coll::plan_bcast_hierarchical(nodes_of(t), me, root, bytes,
+                                               across_nodes(t, f, bcast_algorithm::binomial));
+        });
     return by_messages({t, call, std::move(plan), buf, buf, op_binding{}, bytes, root, true},
                        automatic, coll_id::bcast, f);
   }
@@ -370,13 +370,13 @@ prepared prepare_reduce(const coll_target& t, const char* call, const void* in, 
     return on_board(t, call, board_collective::reduce, in, out, op, bytes, root, *path);
   if (alg == reduce_algorithm::hierarchical) {
     check_node_order(t, call, op.commutative);
-    const auto across = across_nodes(t, f, reduce_algorithm::binomial);
     auto plan = cached(t,
                        {planner::reduce_hierarchical, op.commutative, p, me, root, bytes, op.elem,
-                        false, t.members->node_layout, static_cast<std::uint8_t>(across)},
+                        false, t.members->node_layout},
                        [&] {
-                         return coll::plan_reduce_hierarchical(nodes_of(t), me, root, bytes,
-                                                               op.elem, op.commutative, across);
+                         return coll::plan_reduce_hierarchical(
+                             nodes_of(t), me, root, bytes, op.elem, op.commutative,
+                             across_nodes(t, f, reduce_algorithm::binomial));
                        });
     return by_messages({t, call, std::move(plan), in, out, op, bytes, root, true}, automatic,
                        coll_id::reduce, f);
@@ -409,13 +409,13 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
   std::shared_ptr<const coll::schedule> plan;
   if (alg == allreduce_algorithm::hierarchical) {
     check_node_order(t, call, op.commutative);
-    const auto across = across_nodes(t, f, allreduce_algorithm::recursive_doubling);
     plan = cached(t,
                   {planner::allreduce_hierarchical, op.commutative, p, me, 0, bytes, op.elem, false,
-                   t.members->node_layout, static_cast<std::uint8_t>(across)},
+                   t.members->node_layout},
                   [&] {
-                    return coll::plan_allreduce_hierarchical(nodes_of(t), me, bytes, op.elem,
-                                                             op.commutative, across);
+                    return coll::plan_allreduce_hierarchical(
+                        nodes_of(t), me, bytes, op.elem, op.commutative,
+                        across_nodes(t, f, allreduce_algorithm::recursive_doubling));
                   });
   } else if (alg == allreduce_algorithm::hierarchical_slices) {
     check_node_order(t, call, op.commutative);
@@ -423,16 +423,17 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
       fail(call, t.world_rank,
            "the hierarchical_slices algorithm needs nodes that each hold as many of the group's ",
            p, " ranks (", t.members->nodes, " nodes)");
-    // Among the nodes each rank reduces one slice of the vector.
-    call_facts slice = f;
-    slice.bytes = bytes / static_cast<std::size_t>(p / t.members->nodes) / op.elem * op.elem;
-    const auto across = across_nodes(t, slice, allreduce_algorithm::recursive_doubling);
     plan = cached(t,
                   {planner::allreduce_hierarchical_slices, op.commutative, p, me, 0, bytes, op.elem,
-                   false, t.members->node_layout, static_cast<std::uint8_t>(across)},
+                   false, t.members->node_layout},
                   [&] {
-                    return coll::plan_allreduce_hierarchical_slices(nodes_of(t), me, bytes, op.elem,
-                                                                    op.commutative, across);
+                    // Among the nodes each rank reduces one slice of the vector.
+                    call_facts slice = f;
+                    slice.bytes =
+                        bytes / static_cast<std::size_t>(p / t.members->nodes) / op.elem * op.elem;
+                    return coll::plan_allreduce_hierarchical_slices(
+                        nodes_of(t), me, bytes, op.elem, op.commutative,
+                        across_nodes(t, slice, allreduce_algorithm::recursive_doubling));
                   });
   } else if (alg == allreduce_algorithm::ring)
     plan = cached(t, {planner::allreduce_ring, true, p, me, 0, bytes, op.elem},
