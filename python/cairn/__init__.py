@@ -383,8 +383,8 @@ def _ireduce(self, x: Any, op: Any = Op.SUM, *, participants: Iterable[int],
     every participant passes ``x``, every receiver ``out`` (where the reduction lands once the
     request completes); every rank in either set calls.
 
-    ``algorithm``: "automatic", "butterfly" (section 3.2's messages) or "shared_memory" (one
-    node). ``load_balance``: section 3.3's greedy balancing; ``balancer`` (a
+    ``algorithm``: "automatic", "butterfly" (section 3.2's messages), "shared_memory" (one
+    node) or "hierarchical" (section 3.1: by one leader per node). ``load_balance``: section 3.3's greedy balancing; ``balancer`` (a
     :class:`cairn.ReduceBalancer`) balances against earlier reductions recorded in it (every
     rank passes one with the same history; ``record`` the reductions a rank does not call).
     ``direct_delivery``: skip forwarding hops. ``stream``: reductions of different streams

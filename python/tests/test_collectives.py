@@ -185,7 +185,7 @@ def test_concurrent_generalized_reduces_and_their_options(run):
         p, me = w.size, w.rank
         # Two reductions on overlapping sets (Aspen's Figure 5), each in its own stream, started
         # in opposite orders on alternate ranks and completed together.
-        specs = [(list(range(p)), [p - 1], 1, cairn.SUM, np.float64, "butterfly"),
+        specs = [(list(range(p)), [p - 1], 1, cairn.SUM, np.float64, "hierarchical"),
                  (list(range(p // 2, p)), sorted({0, p // 2}), 2, cairn.MAX, np.int64, "automatic")]
         reqs, outs = [], {}
         for i in ([0, 1] if me % 2 == 0 else [1, 0]):

@@ -47,13 +47,28 @@ bool contains(const std::vector<int>& v, int x) {
 }
 
 // The algorithm of trial t: the butterfly, the board (forced where it fits a slot and the
-// ranks share one node) or the default (the board on one node up to 16384 bytes, unless
+// ranks share one node), hierarchical (forced on one node, where the default never takes it) or
+// the default (the board on one node up to 16384 bytes, hierarchical across nodes, unless
 // balanced).
 cairn::generalized_reduce_algorithm algorithm_for(int t, bool balance, std::size_t n,
                                                   const cairn::world& w) {
   using alg = cairn::generalized_reduce_algorithm;
   if (balance || t % 3 == 0) return t % 3 == 0 ? alg::butterfly : alg::automatic;
-  return t % 3 == 1 && n <= 2048 && w.node_count() == 1 ? alg::shared_memory : alg::automatic;
+  if (t % 3 == 2) return w.node_count() == 1 && t % 2 ? alg::hierarchical : alg::automatic;
+  return n <= 2048 && w.node_count() == 1 ? alg::shared_memory : alg::automatic;
+}
+
+// True if the default runs the generalized reduce from `ps` to `rs` by node leaders: they span
+// several nodes and some node holds two of their ranks.
+bool across_nodes(const cairn::world& w, const std::vector<int>& ps, const std::vector<int>& rs) {
+  std::vector<int> members = ps, nodes;
+  members.insert(members.end(), rs.begin(), rs.end());
+  std::sort(members.begin(), members.end());
+  members.erase(std::unique(members.begin(), members.end()), members.end());
+  for (int m : members) nodes.push_back(w.node_of(m));
+  std::sort(nodes.begin(), nodes.end());
+  const auto distinct = std::unique(nodes.begin(), nodes.end()) - nodes.begin();
+  return distinct > 1 && distinct < static_cast<std::ptrdiff_t>(members.size());
 }
 
 std::atomic<bool> too_few_ranks{false};  // per process: set by the ranks of a body that needs more
@@ -335,11 +350,16 @@ TEST(Generalized, PersistentRepeatedWithChangingData) {
       cairn::persistent_request pr = w.ireduce_init(ps, rs, in, out, cairn::plus{}, opt);
       // On one node: the board whenever not told otherwise, past a slot's 16384 bytes where
       // long collectives move straight between the buffers. Across (emulated) nodes: never.
-      const bool board = w.node_count() == 1 &&
-                         opt.algorithm != cairn::generalized_reduce_algorithm::butterfly &&
-                         !balance && (n <= 2048 || direct);
-      EXPECT_EQ(pr.plan().name.rfind(
-                    board ? "reduce_generalized/shared_memory" : "reduce_generalized/aspen", 0),
+      using alg = cairn::generalized_reduce_algorithm;
+      const bool board = w.node_count() == 1 && opt.algorithm != alg::butterfly &&
+                         opt.algorithm != alg::hierarchical && !balance && (n <= 2048 || direct);
+      const bool by_leaders =
+          opt.algorithm == alg::hierarchical ||
+          (opt.algorithm == alg::automatic && !balance && across_nodes(w, ps, rs));
+      EXPECT_EQ(pr.plan().name.rfind(board        ? "reduce_generalized/shared_memory"
+                                     : by_leaders ? "reduce_generalized/hierarchical"
+                                                  : "reduce_generalized/aspen",
+                                     0),
                 0u)
           << pr.plan();
       EXPECT_FALSE(pr.active());
@@ -506,6 +526,14 @@ TEST(Generalized, BadInput) {
     });
     EXPECT_TRUE(has_text(msg, "cairn::reduce: rank " + std::to_string(me) +
                                   ": the generalized reduce needs a commutative"))
+        << msg;
+    msg = message_of([&] {
+      w.reduce(
+          everyone, everyone, in, out, cairn::plus{},
+          {.algorithm = cairn::generalized_reduce_algorithm::hierarchical, .load_balance = true});
+    });
+    EXPECT_TRUE(has_text(msg, "cairn::reduce: rank " + std::to_string(me) +
+                                  ": the hierarchical algorithm does not balance"))
         << msg;
     if (p > 1) {
       // A rank in neither set: {0} -> {0} runs on rank 0 alone (a local copy); the others fail.

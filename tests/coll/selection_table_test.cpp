@@ -240,6 +240,7 @@ std::string ref_reduce_scatter_block(const where& w, std::size_t block, bool com
 }
 std::string ref_generalized(const where& w, std::size_t bytes, bool balanced) {
   if (!balanced && on_board(w, bytes)) return "reduce_generalized/shared_memory";
+  if (!balanced && hierarchical(w, true)) return "reduce_generalized/hierarchical";
   return balanced ? "reduce_generalized/aspen_balanced" : "reduce_generalized/aspen";
 }
 

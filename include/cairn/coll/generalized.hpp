@@ -68,7 +68,8 @@ class reduce_balancer;
 enum class generalized_reduce_algorithm {
   automatic,      ///< shared_memory when all ranks share one node (past 16384 bytes only where
                   ///< they can copy straight between buffers: threads, MPI with CAIRN_CMA) and
-                  ///< no load balancing is asked for, else butterfly
+                  ///< no load balancing is asked for; hierarchical when P ∪ R spans several
+                  ///< nodes and some node holds two of its ranks; else butterfly
   butterfly,      ///< section 3.2's messages: fold, halving, pruned butterfly, delivery
                   ///< (src/coll/algorithms/reduce_generalized.cpp)
   shared_memory,  ///< on one node, no messages: up to 16384 bytes every receiver combines the
@@ -76,6 +77,10 @@ enum class generalized_reduce_algorithm {
                   ///< (src/coll/board/shared_memory_group.cpp); past that every member combines a
                   ///< segment of them straight from the buffers into the receivers' outputs
                   ///< (src/coll/board/shared_memory_direct.cpp)
+  hierarchical,   ///< section 3.1 for ranks on several nodes: the participants of each node
+                  ///< reduce to one of them, those leaders run the butterfly's messages among
+                  ///< themselves, each node's leader broadcasts to its receivers; no load
+                  ///< balancing (src/coll/algorithms/reduce_generalized_hierarchical.cpp)
 };
 
 /// Options of the generalized reduce.

@@ -6,6 +6,7 @@
 // messages) and keeps its own part, so that all ranks agree on it by construction.
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "cairn/coll/schedule.hpp"
@@ -93,5 +94,21 @@ schedule plan_reduce_generalized(const generalized_shape& shape, int me, std::si
 /// schedule). A rank may receive several operands in one stage.
 schedule plan_reduce_generalized(const generalized_graph& graph, const generalized_shape& shape,
                                  int me, std::size_t bytes, bool load_balance);
+
+/// Section 3.1's form for ranks on several nodes: the participants of each node reduce to one
+/// of them, its leader (binomial tree); the leaders run the butterfly's reduce to one receiver
+/// per node that has receivers, its holder; each holder broadcasts the result to its node's
+/// other receivers (binomial tree). Only leaders and holders talk between nodes. A node's leader
+/// is its first participant that receives, else its first participant; its holder is that
+/// leader where it receives, else its first receiver. `node_of[g]` is group rank g's node (any
+/// numbering); `direct` applies deliver_directly to the graph among the nodes. Commutative
+/// operations only; throws std::invalid_argument on a malformed shape.
+schedule plan_reduce_generalized_hierarchical(const generalized_shape& shape,
+                                              std::span<const int> node_of, int me,
+                                              std::size_t bytes, bool direct);
+
+/// Throws std::invalid_argument unless `shape` has participants, a receiver, and every member
+/// after the participants receives.
+void check_generalized_shape(const generalized_shape& shape);
 
 }  // namespace cairn::coll

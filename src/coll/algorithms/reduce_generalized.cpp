@@ -8,9 +8,7 @@
 
 namespace cairn::coll {
 
-namespace {
-
-void check_shape(const generalized_shape& s) {
+void check_generalized_shape(const generalized_shape& s) {
   const int n = static_cast<int>(s.receives.size());
   if (s.participants < 1 || s.participants > n)
     throw std::invalid_argument("generalized reduce: participants outside [1, group size]");
@@ -21,6 +19,8 @@ void check_shape(const generalized_shape& s) {
   if (std::find(s.receives.begin(), s.receives.end(), true) == s.receives.end())
     throw std::invalid_argument("generalized reduce: no receiver");
 }
+
+namespace {
 
 // Builds the graph stage by stage, counting every rank's incoming and outgoing edges for the
 // load-balancing choices.
@@ -224,7 +224,7 @@ class builder {
 
 generalized_graph graph_reduce_generalized(const generalized_shape& shape, bool load_balance,
                                            const generalized_load* prior) {
-  check_shape(shape);
+  check_generalized_shape(shape);
   return builder(shape, load_balance, prior).run();
 }
 
@@ -238,7 +238,7 @@ schedule plan_reduce_generalized(const generalized_shape& shape, int me, std::si
 }
 
 generalized_graph deliver_directly(generalized_graph graph, const generalized_shape& shape) {
-  check_shape(shape);
+  check_generalized_shape(shape);
   auto& st = graph.stages;
   const auto involves = [](const generalized_transfer& t, int r) {
     return t.from == r || t.to == r;
@@ -278,7 +278,7 @@ generalized_graph deliver_directly(generalized_graph graph, const generalized_sh
 
 schedule plan_reduce_generalized(const generalized_graph& graph, const generalized_shape& shape,
                                  int me, std::size_t bytes, bool load_balance) {
-  check_shape(shape);
+  check_generalized_shape(shape);
   const int n = static_cast<int>(shape.receives.size());
   if (me < 0 || me >= n) throw std::invalid_argument("generalized reduce: rank outside the group");
   std::string name =

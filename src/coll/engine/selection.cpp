@@ -93,6 +93,7 @@ constexpr algorithm_entry generalized_reduce_algorithms[] = {
     {"butterfly", generalized_reduce_algorithm::butterfly},
     {"shared_memory", generalized_reduce_algorithm::shared_memory, bc::reduce_generalized, false,
      unbalanced_only},
+    {"hierarchical", generalized_reduce_algorithm::hierarchical, bc::none, false, unbalanced_only},
 };
 
 constexpr collective_entry collectives[] = {

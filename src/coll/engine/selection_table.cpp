@@ -23,7 +23,8 @@
 //     commutative operation or a group whose nodes hold consecutive group ranks, and
 //     hierarchical_slices nodes that each hold as many of the group's ranks; across nodes they
 //     run this table's choice for a group of one rank per node (src/coll/engine/start.cpp,
-//     across_nodes);
+//     across_nodes); the generalized reduce's hierarchical needs no load balancing and runs the
+//     butterfly across nodes (its nodes and ranks: those of P ∪ R);
 //   - every other algorithm runs every call.
 // Conditions: ranks (the group's size), count (elements in the measured size) and nodes (the
 // nodes the group's ranks sit on) compared with a number, count and nodes also with ranks
@@ -135,6 +136,7 @@ std::string_view default_selection_table() {
          "reduce_scatter=pairwise,"
 
          "generalized_reduce=shared_memory if !count_check and !balanced,"
+         "generalized_reduce=hierarchical if nodes>1 and nodes<ranks and !balanced,"
          "generalized_reduce=butterfly";
 }
 

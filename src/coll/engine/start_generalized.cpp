@@ -90,14 +90,16 @@ struct plan_key {
   std::size_t bytes = 0;
   bool balance = false;
   bool direct = false;
-  bool board = false;  // no graph and no plan: on the node board
+  bool board = false;         // no graph and no plan: on the node board
+  bool hierarchical = false;  // plan_reduce_generalized_hierarchical (no graph to balance)
   std::uint64_t stream = 0;
   bool operator==(const plan_key&) const = default;
 };
 struct plan_key_hash {
   std::size_t operator()(const plan_key& k) const noexcept {
     std::size_t h = k.bytes * 0x9E3779B97F4A7C15ull + static_cast<std::size_t>(k.me) * 8 +
-                    k.board * 4u + k.balance * 2u + k.direct + k.stream * 0xC2B2AE3D27D4EB4Full;
+                    k.hierarchical * 16u + k.board * 4u + k.balance * 2u + k.direct +
+                    k.stream * 0xC2B2AE3D27D4EB4Full;
     auto mix = [&h](std::size_t v) { h = (h ^ v) * 0x100000001B3ull + (h >> 29); };
     for (const auto* v : {&k.p, &k.r, &k.load}) {
       mix(v->size());
@@ -115,10 +117,11 @@ struct cached_plan {
   int group_rank = 0;
 };
 
-// True if the reduction runs on the node board: forced (refused with the reason where it cannot
-// run), or chosen by the selection table for the call `f`.
-bool runs_on_board(const detail::coll_target& t, const char* call,
-                   const generalized_reduce_options& opt, const detail::call_facts& f) {
+// The algorithm of the call `f`: the one forced (refused with the reason where it cannot run),
+// or the selection table's choice (automatic: the butterfly).
+generalized_reduce_algorithm algorithm_of(const detail::coll_target& t, const char* call,
+                                          const generalized_reduce_options& opt,
+                                          const detail::call_facts& f) {
   using alg = generalized_reduce_algorithm;
   if (opt.algorithm == alg::shared_memory) {
     if (const char* why =
@@ -128,9 +131,27 @@ bool runs_on_board(const detail::coll_target& t, const char* call,
       detail::fail(
           call, t.world_rank,
           "the shared_memory algorithm sends no messages to balance (load_balance, balancer)");
-    return true;
   }
-  return detail::select_algorithm(t, f, opt.algorithm) == alg::shared_memory;
+  if (opt.algorithm == alg::hierarchical && f.balanced)
+    detail::fail(call, t.world_rank,
+                 "the hierarchical algorithm does not balance its messages (load_balance, "
+                 "balancer)");
+  return detail::select_algorithm(t, f, opt.algorithm);
+}
+
+// The nodes the ranks of P and R sit on (`seen`: one flag per node, reused).
+int nodes_spanned(const detail::topology& topo, const std::vector<int>& p,
+                  const std::vector<int>& r, std::vector<char>& seen) {
+  if (topo.node_count == 1) return 1;
+  seen.assign(static_cast<std::size_t>(topo.node_count), 0);
+  int nodes = 0;
+  for (const auto* v : {&p, &r})
+    for (int w : *v) {
+      char& s = seen[static_cast<std::size_t>(topo.node_of[static_cast<std::size_t>(w)])];
+      nodes += !s;
+      s = 1;
+    }
+  return nodes;
 }
 
 // Ranks in P ∪ R (both sorted).
@@ -184,9 +205,10 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call,
   struct plans {  // per rank (rank_context::layer)
     explicit plans(rank_context&) {}
     plan_key key;  // reused: its vectors keep their capacity
+    std::vector<char> seen;
     bounded_cache<plan_key, std::shared_ptr<const cached_plan>, plan_key_hash, 1024> cache;
   };
-  auto& [key, cache] = t.ctx->layer<plans>();
+  auto& [key, seen, cache] = t.ctx->layer<plans>();
   sorted_set(call, me, "participant", participants, world_size, key.p);
   sorted_set(call, me, "receiver", receivers, world_size, key.r);
   const bool participates = std::binary_search(key.p.begin(), key.p.end(), me);
@@ -219,8 +241,11 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call,
                      union_size(key.p, key.r),
                      op.commutative,
                      opt.load_balance || balancer,
-                     t.ctx->engine() == cairn::engine::mpi};
-  key.board = runs_on_board(t, call, opt, f);
+                     t.ctx->engine() == cairn::engine::mpi,
+                     nodes_spanned(t.ctx->topo(), key.p, key.r, seen)};
+  const generalized_reduce_algorithm chosen = algorithm_of(t, call, opt, f);
+  key.board = chosen == generalized_reduce_algorithm::shared_memory;
+  key.hierarchical = chosen == generalized_reduce_algorithm::hierarchical;
   key.me = me;
   key.bytes = bytes;
   key.balance = opt.load_balance || balancer;
@@ -242,7 +267,13 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call,
     made->group_rank =
         static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
     made->receivers = std::make_shared<const std::vector<int>>(key.r);
-    if (!key.board) {
+    if (key.hierarchical) {
+      std::vector<int> node_of;
+      for (int w : members) node_of.push_back(t.ctx->topo().node_of[static_cast<std::size_t>(w)]);
+      made->plan =
+          std::make_shared<const coll::schedule>(coll::plan_reduce_generalized_hierarchical(
+              shape, node_of, made->group_rank, bytes, key.direct));
+    } else if (!key.board) {
       made->graph = graph_of(shape, key.balance, &load, key.direct);
       made->plan = std::make_shared<const coll::schedule>(
           coll::plan_reduce_generalized(made->graph, shape, made->group_rank, bytes, key.balance));
