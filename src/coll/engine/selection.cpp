@@ -492,11 +492,59 @@ bool can_run(const coll_target& t, const algorithm_entry& a, const call_facts& f
 }
 }  // namespace
 
+// The table's recent answers, per rank: walking the rules, their conditions and the board's
+// refusals costs more than a short collective by messages, and a program repeats its calls.
+// An answer is a function of the rules (fixed per process), the rank, the group and the facts:
+// keyed by the group's address (held, so that no other group takes it while remembered).
+class choice_memo {
+ public:
+  explicit choice_memo(rank_context&) {}
+  enum class question : std::uint8_t { rule, board_elsewhere };
+  struct answer {
+    const resolved_rule* rule = nullptr;
+    bool elsewhere = false;
+  };
+  template <class Compute>
+  answer ask(const coll_target& t, question q, coll_id which, const call_facts& f,
+             Compute&& compute) {
+    // The call before, asked again (a loop of one collective): no hash.
+    entry* const last = last_[static_cast<std::size_t>(q)];
+    if (last && last->members == t.members && last->q == q && last->which == which &&
+        last->facts == f)
+      return last->got;
+    std::size_t h = reinterpret_cast<std::uintptr_t>(t.members.get()) * 0x9E3779B97F4A7C15ull;
+    for (std::size_t v :
+         {static_cast<std::size_t>(which) * 2 + static_cast<std::size_t>(q), f.bytes, f.elem,
+          static_cast<std::size_t>(f.ranks), static_cast<std::size_t>(f.nodes),
+          static_cast<std::size_t>(f.commutative + 2 * f.balanced + 4 * f.processes)})
+      h = (h ^ v) * 0x100000001B3ull + (h >> 29);
+    entry& e = entries_[(h ^ (h >> 23)) & (entries_.size() - 1)];
+    if (e.members != t.members || e.q != q || e.which != which || !(e.facts == f)) {
+      e = {t.members, q, which, f, compute()};
+    }
+    last_[static_cast<std::size_t>(q)] = &e;
+    return e.got;
+  }
+
+ private:
+  struct entry {
+    std::shared_ptr<const group_members> members;
+    question q = question::rule;
+    coll_id which = coll_id::barrier;
+    call_facts facts;
+    answer got;
+  };
+  std::array<entry, 64> entries_{};
+  std::array<entry*, 2> last_{};  // per question: the entry answered last
+};
+
 std::span<const resolved_rule> selection_rules(coll_id which) {
   return coll::state().by_collective[static_cast<std::size_t>(which)];
 }
 
-const resolved_rule* chosen_rule(const coll_target& t, coll_id which, const call_facts& f) {
+namespace {
+// chosen_rule without the memo.
+const resolved_rule* first_rule(const coll_target& t, coll_id which, const call_facts& f) {
   for (const resolved_rule& r : selection_rules(which)) {
     if (f.bytes < r.min_bytes || f.bytes > r.max_bytes) continue;
     bool all = true;
@@ -506,14 +554,12 @@ const resolved_rule* chosen_rule(const coll_target& t, coll_id which, const call
   return nullptr;
 }
 
-bool board_elsewhere(const coll_target& t, coll_id which, const call_facts& f) {
-  if (count_check_enabled() || !t.ctx->node_memory() ||
-      board_provider(which) == board_collective::none)
-    return false;
+// board_elsewhere without the memo.
+bool board_used_elsewhere(const coll_target& t, coll_id which, const call_facts& f) {
   auto board_at = [&](std::size_t bytes) {
     call_facts g = f;
     g.bytes = bytes;
-    const resolved_rule* r = chosen_rule(t, which, g);
+    const resolved_rule* r = first_rule(t, which, g);
     return r && r->algorithm->board != board_collective::none;
   };
   // The choice is constant between the sizes where a rule's range or a condition on the count
@@ -532,6 +578,28 @@ bool board_elsewhere(const coll_target& t, coll_id which, const call_facts& f) {
     }
   }
   return false;
+}
+}  // namespace
+
+const resolved_rule* chosen_rule(const coll_target& t, coll_id which, const call_facts& f) {
+  return t.ctx->layer<choice_memo>()
+      .ask(t, choice_memo::question::rule, which, f,
+           [&] {
+             return choice_memo::answer{first_rule(t, which, f), false};
+           })
+      .rule;
+}
+
+bool board_elsewhere(const coll_target& t, coll_id which, const call_facts& f) {
+  if (count_check_enabled() || !t.ctx->node_memory() ||
+      board_provider(which) == board_collective::none)
+    return false;
+  return t.ctx->layer<choice_memo>()
+      .ask(t, choice_memo::question::board_elsewhere, which, f,
+           [&] {
+             return choice_memo::answer{nullptr, board_used_elsewhere(t, which, f)};
+           })
+      .elsewhere;
 }
 
 }  // namespace cairn::detail

@@ -120,6 +120,7 @@ struct call_facts {
   bool balanced = false;    ///< the generalized reduce's load balancing (load_balance, balancer)
   bool processes = false;   ///< the ranks are processes (the MPI engine), not threads
   int nodes = 1;            ///< nodes the group's ranks sit on
+  bool operator==(const call_facts&) const = default;
 };
 
 /// The quantities a condition compares (the flags are 0 or 1).
