@@ -6,8 +6,9 @@
 // reduction, one after the other. "mpi-style" does that with cairn groups and cairn's blocking
 // reduce and bcast (both engines); under mpirun a second row, "mpi-raw", does it with MPI
 // communicators, MPI_Reduce and MPI_Bcast. cairn runs the default algorithm (on one node: the
-// node board, like the mpi-style side's group collectives) and, in the
-// "-butterfly" rows, section 3.2's messages. Time per pair of reductions, slowest rank, median.
+// node board, like the mpi-style side's group collectives; across emulated nodes, CAIRN_NODES:
+// section 3.1's reduction inside each node first) and, in the "-butterfly" rows, section 3.2's
+// messages. Time per pair of reductions, slowest rank, median.
 // The two sides of a row run the same inputs and operations into their own outputs, sample by
 // sample in alternating order (on a loaded machine both see the same load), and both are
 // verified before and after timing.
