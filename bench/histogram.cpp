@@ -8,7 +8,8 @@
 // local table of T counters with the same key generator — what one rank could do if it owned
 // every counter. ratio = cairn aggregate / sequential; ratio / ranks is the parallel efficiency.
 //
-// Rows: `size` is T × 8 bytes (the table per rank); one row per T, per route.
+// Rows: `size` is T × 8 bytes (the table per rank); one row per T, per route (direct; grid from
+// 4 ranks; node_aware where the ranks span several nodes, e.g. CAIRN_NODES).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -72,12 +73,14 @@ int run_histogram(const invocation& inv) {
       count_list_param(inv.opts, "counters", {1000, std::uint64_t{1} << 20}, 1, 1ULL << 34);
   const int samples =
       static_cast<int>(count_param(inv.opts, "samples", inv.opts.quick ? 1 : 3, 1, 1001));
-  bool direct = true, grid = true;
+  bool direct = true, grid = true, node_aware = true;
   if (const auto r = inv.opts.params.find("route"); r != inv.opts.params.end()) {
-    if (r->second != "direct" && r->second != "grid")
-      throw std::invalid_argument("histogram: --route is direct or grid, not " + r->second);
+    if (r->second != "direct" && r->second != "grid" && r->second != "node_aware")
+      throw std::invalid_argument("histogram: --route is direct, grid or node_aware, not " +
+                                  r->second);
     direct = r->second == "direct";
-    grid = !direct;
+    grid = r->second == "grid";
+    node_aware = r->second == "node_aware";
     record_param("route", "\"" + r->second + "\"");
   }
   return cairn::launch(inv.argc, inv.argv, [&](cairn::world& w) {
@@ -106,6 +109,8 @@ int run_histogram(const invocation& inv) {
       };
       if (direct) measure(cairn::route::direct{}, "histogram");
       if (grid && w.size() >= 4) measure(cairn::route::grid{}, "histogram-grid");
+      if (node_aware && w.node_count() > 1)
+        measure(cairn::route::node_aware{}, "histogram-node-aware");
     }
   });
 }
@@ -115,7 +120,10 @@ const param_registrar params{
     {{"updates", "updates sent by every rank", "20000000, 2000000 with --quick"},
      {"counters", "T, counters per rank: a comma-separated list, one row each", "1000,2^20"},
      {"samples", "runs per figure (the median is reported)", "3, 1 with --quick"},
-     {"route", "direct or grid (route::grid, from 4 ranks)", "both, one after the other"}}};
+     {"route",
+      "direct, grid (route::grid, from 4 ranks) or node_aware (route::node_aware, ranks on "
+      "several nodes)",
+      "each that applies, one after the other"}}};
 
 const registrar reg{
     {"histogram",
