@@ -68,8 +68,9 @@ class reduce_balancer;
 enum class generalized_reduce_algorithm {
   automatic,      ///< shared_memory when all ranks share one node (past 16384 bytes only where
                   ///< they can copy straight between buffers: threads, MPI with CAIRN_CMA) and
-                  ///< no load balancing is asked for; hierarchical when P ∪ R spans several
-                  ///< nodes and some node holds two of its ranks; else butterfly
+                  ///< no load balancing is asked for; else, also without load balancing,
+                  ///< hierarchical when P ∪ R spans several nodes and some node holds two of
+                  ///< its ranks; else butterfly
   butterfly,      ///< section 3.2's messages: fold, halving, pruned butterfly, delivery
                   ///< (src/coll/algorithms/reduce_generalized.cpp)
   shared_memory,  ///< on one node, no messages: up to 16384 bytes every receiver combines the
@@ -78,9 +79,9 @@ enum class generalized_reduce_algorithm {
                   ///< segment of them straight from the buffers into the receivers' outputs
                   ///< (src/coll/board/shared_memory_direct.cpp)
   hierarchical,   ///< section 3.1 for ranks on several nodes: the participants of each node
-                  ///< reduce to one of them, those leaders run the butterfly's messages among
-                  ///< themselves, each node's leader broadcasts to its receivers; no load
-                  ///< balancing (src/coll/algorithms/reduce_generalized_hierarchical.cpp)
+                  ///< reduce to one of them, the butterfly's messages run among those leaders
+                  ///< to one receiver per node, which broadcasts to its node's other receivers;
+                  ///< no load balancing (src/coll/algorithms/reduce_generalized_hierarchical.cpp)
 };
 
 /// Options of the generalized reduce.

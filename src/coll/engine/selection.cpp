@@ -495,7 +495,8 @@ bool can_run(const coll_target& t, const algorithm_entry& a, const call_facts& f
 // The table's recent answers, per rank: walking the rules, their conditions and the board's
 // refusals costs more than a short collective by messages, and a program repeats its calls.
 // An answer is a function of the rules (fixed per process), the rank, the group and the facts:
-// keyed by the group's address (held, so that no other group takes it while remembered).
+// keyed by the group's address (held, so that no other group takes it while remembered; the
+// world's, not counted, lives as long as the rank).
 class choice_memo {
  public:
   explicit choice_memo(rank_context&) {}
