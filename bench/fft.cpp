@@ -263,7 +263,7 @@ int run_fft(const invocation& inv) {
   const auto rigor = inv.opts.params.find("rigor");
   base.measure = rigor == inv.opts.params.end() || rigor->second != "estimate";
   if (rigor != inv.opts.params.end() && rigor->second != "estimate" && rigor->second != "measure")
-    throw std::invalid_argument("fft: --rigor is estimate or measure, not " + rigor->second);
+    throw std::invalid_argument("--rigor is estimate or measure, not " + rigor->second);
   const std::vector<std::uint64_t> def =
       base.dims == 3
           ? (inv.opts.quick ? std::vector<std::uint64_t>{64} : std::vector<std::uint64_t>{128, 256})
@@ -273,7 +273,7 @@ int run_fft(const invocation& inv) {
   std::vector<std::string> kinds{"c2c", "r2c"};
   if (const auto k = inv.opts.params.find("kind"); k != inv.opts.params.end()) {
     if (k->second != "c2c" && k->second != "r2c")
-      throw std::invalid_argument("fft: --kind is c2c or r2c, not " + k->second);
+      throw std::invalid_argument("--kind is c2c or r2c, not " + k->second);
     kinds = {k->second};
   }
 #if CAIRN_BENCH_HAVE_MPI

@@ -76,8 +76,7 @@ int run_histogram(const invocation& inv) {
   bool direct = true, grid = true, node_aware = true;
   if (const auto r = inv.opts.params.find("route"); r != inv.opts.params.end()) {
     if (r->second != "direct" && r->second != "grid" && r->second != "node_aware")
-      throw std::invalid_argument("histogram: --route is direct, grid or node_aware, not " +
-                                  r->second);
+      throw std::invalid_argument("--route is direct, grid or node_aware, not " + r->second);
     direct = r->second == "direct";
     grid = r->second == "grid";
     node_aware = r->second == "node_aware";

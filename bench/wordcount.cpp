@@ -337,7 +337,7 @@ settings settings_for(const options& o) {
     const std::string& t = z->second;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), s.zipf);
     if (ec != std::errc{} || end != t.data() + t.size() || !(s.zipf >= 0 && s.zipf <= 100))
-      throw std::invalid_argument("wordcount: --zipf is a number in [0, 100], not " + t);
+      throw std::invalid_argument("--zipf is a number in [0, 100], not " + t);
   }
   record_param("zipf", json_text(std::optional<double>(s.zipf)));
   s.samples = static_cast<int>(count_param(o, "samples", o.quick ? 1 : 3, 1, 1001));
