@@ -490,7 +490,6 @@ bool can_run(const coll_target& t, const algorithm_entry& a, const call_facts& f
       blocks && f.ranks ? f.bytes / static_cast<std::size_t>(f.ranks) : f.bytes;
   return !board_refusal(t, a.board, bytes, a.path);
 }
-}  // namespace
 
 // The table's recent answers, per rank: walking the rules, their conditions and the board's
 // refusals costs more than a short collective by messages, and a program repeats its calls.
@@ -538,6 +537,7 @@ class choice_memo {
   std::array<entry, 64> entries_{};
   std::array<entry*, 2> last_{};  // per question: the entry answered last
 };
+}  // namespace
 
 std::span<const resolved_rule> selection_rules(coll_id which) {
   return coll::state().by_collective[static_cast<std::size_t>(which)];
