@@ -60,15 +60,13 @@ cairn::generalized_reduce_algorithm algorithm_for(int t, bool balance, std::size
 
 // True if the default runs the generalized reduce from `ps` to `rs` by node leaders: they span
 // several nodes and some node holds two of their ranks.
-bool across_nodes(const cairn::world& w, const std::vector<int>& ps, const std::vector<int>& rs) {
-  std::vector<int> members = ps, nodes;
+bool across_nodes(cairn::world& w, const std::vector<int>& ps, const std::vector<int>& rs) {
+  std::vector<int> members = ps;
   members.insert(members.end(), rs.begin(), rs.end());
   std::sort(members.begin(), members.end());
   members.erase(std::unique(members.begin(), members.end()), members.end());
-  for (int m : members) nodes.push_back(w.node_of(m));
-  std::sort(nodes.begin(), nodes.end());
-  const auto distinct = std::unique(nodes.begin(), nodes.end()) - nodes.begin();
-  return distinct > 1 && distinct < static_cast<std::ptrdiff_t>(members.size());
+  const int nodes = cairn::test::placement_of(w, members).nodes;
+  return nodes > 1 && nodes < static_cast<int>(members.size());
 }
 
 std::atomic<bool> too_few_ranks{false};  // per process: set by the ranks of a body that needs more
