@@ -17,8 +17,11 @@ TEST_FLAGS :=
 else
 BUILD_DIR ?= build-$(SANITIZE)
 BUILD_TYPE := RelWithDebInfo
-# MPI libraries are not sanitizer-clean: sanitized builds test the threads engine.
-CONFIG_FLAGS := -DCAIRN_SANITIZE=$(SANITIZE) -DCAIRN_WITH_MPI=OFF -DCAIRN_BUILD_BENCH=OFF -DCAIRN_BUILD_EXAMPLES=OFF \
+# MPI libraries are not sanitizer-clean: sanitized builds test the threads engine. -O1 -g1
+# (line tables, enough for the sanitizers' stack traces) compiles the tests in half the time
+# of -O2 -g: the heaviest test took 176 s instead of 370 s under ASan here.
+CONFIG_FLAGS := '-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG' \
+  -DCAIRN_SANITIZE=$(SANITIZE) -DCAIRN_WITH_MPI=OFF -DCAIRN_BUILD_BENCH=OFF -DCAIRN_BUILD_EXAMPLES=OFF \
   -DCAIRN_BUILD_PYTHON=OFF
 TEST_FLAGS := -L threads
 endif

@@ -134,8 +134,9 @@ inline const auto mat_product =
 
 // Roots 0, the middle and the last rank.
 inline std::vector<int> some_roots(int p) {
-  std::vector<int> r{0, p / 2, p - 1};
-  r.erase(std::unique(r.begin(), r.end()), r.end());
+  std::vector<int> r;
+  for (int root : {0, p / 2, p - 1})
+    if (r.empty() || r.back() != root) r.push_back(root);
   return r;
 }
 
