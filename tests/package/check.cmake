@@ -1,5 +1,5 @@
-# Installs cairn, checks what was installed, and builds and runs tests/package against it three
-# ways: find_package(cairn CONFIG), pkg-config (cairn.pc) and add_subdirectory.
+# Installs cairn, checks what was installed, and builds and runs tests/package against it with
+# find_package(cairn CONFIG) and pkg-config (cairn.pc); with add_subdirectory it compiles.
 #   cmake -DCAIRN_BUILD_DIR=... -DCAIRN_SOURCE_DIR=... -DWORK_DIR=... -DCXX=<c++ compiler>
 #         -DLIBDIR=<lib dir under the prefix> -DPROGRAMS=<a,b,...: programs under the prefix>
 #         -P check.cmake
