@@ -26,10 +26,23 @@ constexpr std::align_val_t buffer_align{64};
 channel_core::channel_core(const world& w, std::size_t buffer_bytes, const channel_options& opts,
                            void* typed, deliver_fn deliver, flush_fn flush, drain_fn drain,
                            reset_fn reset, bool oversize)
+    : channel_core(w, std::nullopt, buffer_bytes, opts, typed, deliver, flush, drain, reset,
+                   oversize) {}
+
+channel_core::channel_core(const group& g, std::size_t buffer_bytes, const channel_options& opts,
+                           void* typed, deliver_fn deliver, flush_fn flush, drain_fn drain,
+                           reset_fn reset, bool oversize)
+    : channel_core(g.world(), g, buffer_bytes, opts, typed, deliver, flush, drain, reset,
+                   oversize) {}
+
+channel_core::channel_core(const world& w, std::optional<cairn::group> g, std::size_t buffer_bytes,
+                           const channel_options& opts, void* typed, deliver_fn deliver,
+                           flush_fn flush, drain_fn drain, reset_fn reset, bool oversize)
     : ctx_(&w.context("channel")),
       layer_(&msg_layer::of(*ctx_)),
       depth_(&layer_->depth),
       tag_(0),
+      size_(g ? g->size() : w.size()),
       buffer_bytes_(buffer_bytes),
       opts_(opts),
       typed_(typed),
@@ -37,9 +50,13 @@ channel_core::channel_core(const world& w, std::size_t buffer_bytes, const chann
       flush_(flush),
       drain_(drain),
       reset_(reset),
-      w_(w) {
+      w_(w),
+      group_(std::move(g)) {
   cairn::detail::rank_entry guard(*ctx_);
   const int rank = ctx_->rank();
+  if (group_ && group_->rank() < 0)
+    cairn::detail::fail("channel", rank, "this rank is not a member of the group (", group_->size(),
+                        " ranks, first ", group_->world_rank(0), ")");
   if (opts.posted_receives < 1 || opts.posted_receives > 1024)
     cairn::detail::fail("channel", rank, "posted_receives ", opts.posted_receives,
                         " is outside [1, 1024]");
@@ -52,15 +69,26 @@ channel_core::channel_core(const world& w, std::size_t buffer_bytes, const chann
     cairn::detail::fail("channel", rank, "memory_cap_bytes ", opts.memory_cap_bytes,
                         " is below two buffers of ", buffer_bytes, " bytes");
   const int tags = oversize ? 2 : 1;
-  if (layer_->next_tag + tags - 1 > ctx_->tag_ub())
-    cairn::detail::fail("channel", rank, "more channels than the ", ctx_->tag_ub() + 1,
-                        " tags of the message context");
-  tag_ = layer_->next_tag;
+  if (group_) {
+    to_world_ = group_->members();
+    for (int r = 0; r < size_; ++r)
+      from_world_.emplace_back(to_world_[static_cast<std::size_t>(r)], r);
+    std::sort(from_world_.begin(), from_world_.end());
+    tag_ = agree_group_tags(tags);
+  } else {
+    // The world's channels take the lower half of the tags by creation index; channels on
+    // groups agree on tags of the upper half.
+    if (layer_->next_tag + tags - 1 >= msg_layer::group_tag_base(ctx_->tag_ub()))
+      cairn::detail::fail("channel", rank, "more channels on the world than the ",
+                          msg_layer::group_tag_base(ctx_->tag_ub()),
+                          " tags of the message context");
+    tag_ = layer_->next_tag;
+    layer_->next_tag += tags;
+  }
   if (oversize) oversize_tag_ = tag_ + 1;
-  layer_->next_tag += tags;
-  for (auto& v : sent_to_) v.assign(static_cast<std::size_t>(ctx_->size()), 0);
-  send_seq_.assign(static_cast<std::size_t>(ctx_->size()), 0);
-  recv_seq_.assign(static_cast<std::size_t>(ctx_->size()), 0);
+  for (auto& v : sent_to_) v.assign(static_cast<std::size_t>(size_), 0);
+  send_seq_.assign(static_cast<std::size_t>(size_), 0);
+  recv_seq_.assign(static_cast<std::size_t>(size_), 0);
   posted_.resize(static_cast<std::size_t>(opts.posted_receives));
   for (std::size_t i = 0; i < posted_.size(); ++i) {
     posted_[i].buf = allocate(false);
@@ -70,8 +98,54 @@ channel_core::channel_core(const world& w, std::size_t buffer_bytes, const chann
   layer_->channels.push_back(this);
 }
 
+int channel_core::agree_group_tags(int count) {
+  // Windows of 256 tags from the base: each member marks the tags its channels on groups
+  // hold, the members OR their marks, and take the first `count` free in a row. Every member
+  // sees the same union, so all step through the same windows and take the same tags.
+  constexpr int window = 256;
+  const int base = msg_layer::group_tag_base(ctx_->tag_ub());
+  const int last = ctx_->tag_ub();
+  for (int start = base; start <= last; start += window - count + 1) {
+    std::array<std::uint64_t, window / 64> used{};
+    const auto mark = [&](int t) {
+      used[static_cast<std::size_t>(t / 64)] |= std::uint64_t{1} << (t % 64);
+    };
+    for (int t : layer_->group_tags)
+      if (t >= start && t < start + window) mark(t - start);
+    for (int t = 0; t < window; ++t)
+      if (start + t > last) mark(t);
+    group_->allreduce(std::span<const std::uint64_t>(used), std::span<std::uint64_t>(used),
+                      bit_or{});
+    for (int t = 0; t + count <= window; ++t) {
+      bool free = true;
+      for (int k = 0; k < count && free; ++k)
+        free = !(used[static_cast<std::size_t>((t + k) / 64)] >> ((t + k) % 64) & 1);
+      if (!free) continue;
+      for (int k = 0; k < count; ++k) layer_->group_tags.push_back(start + t + k);
+      return start + t;
+    }
+  }
+  cairn::detail::fail("channel", ctx_->rank(), "no ", count,
+                      " free tags for a channel on a group (", layer_->group_tags.size(),
+                      " held by this rank's channels on groups, tags ", base, " to ", last, ")");
+}
+
+int channel_core::from_world(int source) const {
+  if (to_world_.empty()) return source;
+  const auto it =
+      std::lower_bound(from_world_.begin(), from_world_.end(), std::pair<int, int>(source, -1));
+  if (it == from_world_.end() || it->first != source)
+    cairn::detail::fail("channel", ctx_->rank(), "a message from rank ", source,
+                        ", which is not a member of channel '", opts_.name, "''s group");
+  return it->second;
+}
+
 channel_core::~channel_core() {
   cairn::detail::rank_entry guard(*ctx_);
+  if (group_) {
+    auto& held = layer_->group_tags;
+    std::erase_if(held, [&](int t) { return t == tag_ || t == oversize_tag_; });
+  }
   auto& chans = layer_->channels;
   for (std::size_t i = 0; i < chans.size(); ++i)
     if (chans[i] == this) {
@@ -185,12 +259,13 @@ void channel_core::ship(int peer, std::byte* data, std::size_t bytes) {
   ctx_->check_alive("channel send");
   mark(data, peer);
   request_state* s =
-      ctx_->tp().isend(*ctx_, "channel send", data, bytes, peer, tag_, msg_context::msg);
+      ctx_->tp().isend(*ctx_, "channel send", data, bytes, to_world(peer), tag_, msg_context::msg);
   if (s)
     in_flight_.push_back({s, data});
   else
     free_.push_back(data);
   ++layer_->sent_msgs;
+  ++messages_sent_;
   if (layer_->depth == 0) layer_->poll();
 }
 
@@ -218,13 +293,14 @@ void channel_core::ship_oversize(int peer, std::byte* data, std::size_t bytes) {
   cairn::detail::rank_entry guard(*ctx_);
   ctx_->check_alive("channel send");
   mark(data, peer);
-  request_state* s =
-      ctx_->tp().isend(*ctx_, "channel send", data, bytes, peer, oversize_tag_, msg_context::msg);
+  request_state* s = ctx_->tp().isend(*ctx_, "channel send", data, bytes, to_world(peer),
+                                      oversize_tag_, msg_context::msg);
   if (s)
     in_flight_.push_back({s, data, true});
   else
     ::operator delete(data, buffer_align);
   ++layer_->sent_msgs;
+  ++messages_sent_;
   if (layer_->depth == 0) layer_->poll();
 }
 
@@ -279,7 +355,7 @@ bool channel_core::advance(bool deliver) {
     }
     const status st = ctx_->finish(p.req);
     p.req = nullptr;
-    receive(p.buf, st.bytes, st.source);
+    receive(p.buf, st.bytes, from_world(st.source));
     post(p);
     reposted_.push_back(i);
     any = true;
@@ -359,7 +435,7 @@ bool channel_core::advance_oversize() {
       std::byte* b;
       ~free_buffer() { ::operator delete(b, buffer_align); }
     } release{o.buf};
-    receive(o.buf, done.bytes, done.source);
+    receive(o.buf, done.bytes, from_world(done.source));
     any = true;
   }
   return any;
@@ -378,7 +454,8 @@ void channel_core::wait_levels(int levels) {
     std::vector<std::uint64_t> counts = sent_to_[parity];
     std::fill(sent_to_[parity].begin(), sent_to_[parity].end(), 0);
     ++level_;  // sends from now on (handlers below) belong to the next level
-    w_.reduce_scatter_block(counts, std::span(&expected, 1), plus{});
+    on_ranks(
+        [&](auto& ranks) { ranks.reduce_scatter_block(counts, std::span(&expected, 1), plus{}); });
     std::uint64_t spins = 0;
     while (received_[parity] < expected) {
       ctx_->check_abort();
@@ -418,7 +495,7 @@ bool channel_core::phase_test(std::uint64_t phase) {
     } while (layer_->poll());
     flush_(typed_);
     wave_in_ = {stats_.buffers_sent, stats_.messages_received};
-    wave_ = w_.iallreduce(wave_in_, wave_out_, plus{});
+    wave_ = on_ranks([&](auto& ranks) { return ranks.iallreduce(wave_in_, wave_out_, plus{}); });
     wave_running_ = true;
   }
   if (!wave_.test()) return false;
@@ -450,8 +527,10 @@ void channel_core::phase_wait(std::uint64_t phase) {
 
 std::string channel_core::describe() const {
   std::ostringstream os;
-  os << "channel '" << opts_.name << "' (tag " << tag_ << "): " << in_flight_.size()
-     << " sends in flight, " << stats_.messages_received << " messages received";
+  os << "channel '" << opts_.name << "' (tag " << tag_;
+  if (group_) os << ", on a group of " << size_ << " ranks";
+  os << "): " << in_flight_.size() << " sends in flight, " << stats_.messages_received
+     << " messages received";
   return os.str();
 }
 

@@ -33,7 +33,10 @@ class msg_layer {
   cairn::detail::rank_context& ctx;
   std::vector<channel_core*> channels;
   int depth = 0;                // > 0 while a handler (or a message's delivery) runs
-  int next_tag = 0;             // creation index of the next channel (its wire tag)
+  int next_tag = 0;             // creation index of the next world channel (its wire tag)
+  std::vector<int> group_tags;  // tags held by this rank's channels on groups
+  /// The first tag of channels on groups (the world's channels number theirs below it).
+  static int group_tag_base(int tag_ub) noexcept { return tag_ub / 2 + 1; }
   std::uint64_t sent_msgs = 0;  // channel messages sent by this rank
   std::uint64_t recv_msgs = 0;  // channel messages received and fully handled here
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "cairn/coll/op.hpp"
+#include "cairn/runtime/group.hpp"
 #include "cairn/runtime/world.hpp"
 #include "msg/msg_layer.hpp"
 #include "runtime/rank_context.hpp"
@@ -36,6 +37,43 @@ void world::quiesce() {
     if (total[0] == total[1] && total == previous) {
       // A phase of every channel ended: their combining caches start empty in the next.
       for (auto* c : layer.channels) c->end_phase();
+      return;
+    }
+    previous = total;
+  }
+}
+
+void group::quiesce() {
+  auto& ctx = context("group::quiesce");
+  detail::rank_entry guard(ctx);
+  if (rank_ < 0)
+    detail::fail("group::quiesce", ctx.rank(), "this rank is not a member of the group (", size(),
+                 " ranks)");
+  auto& layer = msg::detail::msg_layer::of(ctx);
+  if (layer.depth > 0)
+    detail::fail("group::quiesce", ctx.rank(), "called from inside a channel handler");
+  // The channels on this group's members, whichever group handle made them.
+  const auto mine = [&](const msg::detail::channel_core* c) {
+    return c->on_group() && c->on_group()->id() == id();
+  };
+  std::array<std::uint64_t, 2> previous{~std::uint64_t{0}, 0};
+  for (;;) {
+    // As world::quiesce, counting the messages of this group's channels only.
+    do {
+      layer.flush_all();
+    } while (layer.poll());
+    layer.flush_all();
+    std::array<std::uint64_t, 2> counts{};
+    for (const auto* c : layer.channels)
+      if (mine(c)) {
+        counts[0] += c->messages_sent();
+        counts[1] += c->stats().messages_received;
+      }
+    std::array<std::uint64_t, 2> total{};
+    iallreduce(counts, total, plus{}).wait();
+    if (total[0] == total[1] && total == previous) {
+      for (auto* c : layer.channels)
+        if (mine(c)) c->end_phase();
       return;
     }
     previous = total;

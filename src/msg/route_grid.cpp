@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "cairn/msg/route.hpp"
-#include "cairn/runtime/world.hpp"
+#include "msg/rank_space.hpp"
 
 namespace cairn::msg {
 
@@ -65,26 +65,27 @@ std::vector<int> route::grid::balanced_dims(int ranks, int per_node) {
   return dims;
 }
 
-table_router route::grid::make(const world& w) const {
-  std::vector<int> d = dims;
+namespace {
+table_router make_grid(const detail::rank_space& s, std::vector<int> d) {
   if (d.empty()) {
-    // Even placement: every node holds ranks_on_node() ranks, in rank order.
-    int per_node = w.ranks_on_node();
-    for (int r = 0; r < w.size(); ++r)
-      if (w.node_of(r) != r / per_node) per_node = 0;
-    if (per_node > 0 && w.size() % per_node != 0) per_node = 0;
-    d = balanced_dims(w.size(), per_node);
+    // Even placement: every node holds as many ranks as this one, in rank order.
+    int per_node = 0;
+    for (int n : s.node_of) per_node += n == s.node_of[static_cast<std::size_t>(s.me)];
+    for (int r = 0; r < s.size && per_node > 0; ++r)
+      if (s.node_of[static_cast<std::size_t>(r)] != r / per_node) per_node = 0;
+    if (per_node > 0 && s.size % per_node != 0) per_node = 0;
+    d = route::grid::balanced_dims(s.size, per_node);
   }
   long long product = 1;
   for (int x : d) {
-    if (x < 1) cairn::detail::fail("channel", w.rank(), "route::grid extent ", x, " is below 1");
+    if (x < 1) cairn::detail::fail("channel", s.me, "route::grid extent ", x, " is below 1");
     product *= x;
   }
-  if (product != w.size()) {
+  if (product != s.size) {
     std::ostringstream os;
     for (std::size_t i = 0; i < d.size(); ++i) os << (i ? "x" : "") << d[i];
-    cairn::detail::fail("channel", w.rank(), "route::grid ", os.str(), " has ", product,
-                        " points, but the world has ", w.size(), " ranks");
+    cairn::detail::fail("channel", s.me, "route::grid ", os.str(), " has ", product,
+                        " points, but the ", s.what, " has ", s.size, " ranks");
   }
   int hops = 0;
   std::ostringstream os;
@@ -93,7 +94,15 @@ table_router route::grid::make(const world& w) const {
     os << (i ? "x" : "") << d[i];
     if (d[i] > 1) ++hops;
   }
-  return table_router(grid_next_hops(w.rank(), d), hops < 1 ? 1 : hops, os.str());
+  return table_router(grid_next_hops(s.me, d), hops < 1 ? 1 : hops, os.str());
+}
+}  // namespace
+
+table_router route::grid::make(const world& w) const {
+  return make_grid(detail::space_of(w), dims);
+}
+table_router route::grid::make(const group& g) const {
+  return make_grid(detail::space_of(g), dims);
 }
 
 }  // namespace cairn::msg

@@ -3,7 +3,7 @@
 #include <bit>
 
 #include "cairn/msg/route.hpp"
-#include "cairn/runtime/world.hpp"
+#include "msg/rank_space.hpp"
 
 namespace cairn::msg {
 
@@ -25,10 +25,20 @@ std::vector<int> hypercube_next_hops(int me, int ranks) {
   return next;
 }
 
-table_router route::hypercube::make(const world& w) const {
-  const int bits = w.size() > 1 ? std::bit_width(static_cast<unsigned>(w.size() - 1)) : 1;
-  return table_router(hypercube_next_hops(w.rank(), w.size()), bits,
+namespace {
+table_router make_hypercube(int me, int size) {
+  const int bits = size > 1 ? std::bit_width(static_cast<unsigned>(size - 1)) : 1;
+  return table_router(hypercube_next_hops(me, size), bits,
                       "hypercube of " + std::to_string(bits) + " dimensions");
+}
+}  // namespace
+
+table_router route::hypercube::make(const world& w) const {
+  return make_hypercube(w.rank(), w.size());
+}
+table_router route::hypercube::make(const group& g) const {
+  const auto s = detail::space_of(g);  // checks membership
+  return make_hypercube(s.me, s.size);
 }
 
 }  // namespace cairn::msg

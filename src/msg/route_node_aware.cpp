@@ -1,7 +1,7 @@
 // route::node_aware — node-local/node-remote routing (YGM's NLNR; TRAM's node-aware schemes).
 
 #include "cairn/msg/route.hpp"
-#include "cairn/runtime/world.hpp"
+#include "msg/rank_space.hpp"
 
 namespace cairn::msg {
 
@@ -36,11 +36,18 @@ std::vector<int> node_aware_next_hops(int me, const std::vector<int>& node_of) {
   return next;
 }
 
+namespace {
+table_router make_node_aware(const detail::rank_space& s) {
+  return table_router(node_aware_next_hops(s.me, s.node_of), s.nodes > 1 ? 3 : 1,
+                      "node-aware over " + std::to_string(s.nodes) + " nodes");
+}
+}  // namespace
+
 table_router route::node_aware::make(const world& w) const {
-  std::vector<int> node_of(static_cast<std::size_t>(w.size()));
-  for (int r = 0; r < w.size(); ++r) node_of[static_cast<std::size_t>(r)] = w.node_of(r);
-  return table_router(node_aware_next_hops(w.rank(), node_of), w.node_count() > 1 ? 3 : 1,
-                      "node-aware over " + std::to_string(w.node_count()) + " nodes");
+  return make_node_aware(detail::space_of(w));
+}
+table_router route::node_aware::make(const group& g) const {
+  return make_node_aware(detail::space_of(g));
 }
 
 }  // namespace cairn::msg

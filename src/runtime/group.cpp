@@ -66,6 +66,11 @@ const std::vector<int>& group::members() const {
 
 std::uint64_t group::id() const noexcept { return members_ ? members_->id : 0; }
 
+cairn::world group::world() const {
+  if (!ctx_) throw error("cairn::group::world: this group belongs to no run");
+  return cairn::world(ctx_);
+}
+
 detail::rank_context& group::context(const char* call) const {
   if (!ctx_) throw error(std::string("cairn::") + call + ": this group belongs to no run");
   ctx_->check_alive(call);

@@ -15,6 +15,10 @@
 /// of the channel ends when world::quiesce(), wait() or a done() phase completes: combining
 /// caches start empty in the next phase (see combine.hpp).
 ///
+/// A channel may also be made on a group (`make_channel<T>(g, ...)`, collective over its
+/// members): its ranks are then group ranks, its messages never meet those of channels on
+/// other groups, and `g.quiesce()` ends a phase of the channels on that group alone.
+///
 ///     auto dist = cairn::block_distribution(n_global, w.size());
 ///     auto ch = cairn::make_channel<std::uint64_t>(w, dist,
 ///         [&](std::uint64_t k) { ++table[dist.local_index(k)]; }, cairn::route::grid{});
@@ -22,12 +26,14 @@
 ///     w.quiesce();
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -42,33 +48,51 @@
 
 namespace cairn::msg {
 
+/// The ranks a channel can be made on: the world, or a group (the channel's ranks are then
+/// group ranks: sources, destinations, distributions and routes all count in the group).
+template <class R>
+concept channel_ranks = std::same_as<R, cairn::world> || std::same_as<R, cairn::group>;
+
 /// What a handler may take as its second argument: where the item came from, and the world to
 /// send on (capture other channels by reference to send on them).
 class channel_context {
  public:
-  /// The rank that sent the item with send() (its origin, also after forwarding hops).
+  /// The rank that sent the item with send() (its origin, also after forwarding hops), among
+  /// the channel's ranks (a group rank for a channel on a group).
   [[nodiscard]] int source() const noexcept { return source_; }
-  /// This rank.
-  [[nodiscard]] int rank() const noexcept { return w_->rank(); }
+  /// This rank among the channel's ranks.
+  [[nodiscard]] int rank() const noexcept { return rank_; }
   /// This rank's world.
   [[nodiscard]] cairn::world& world() const noexcept { return *w_; }
+  /// The group of a channel made on a group (null for a channel on the world).
+  [[nodiscard]] const cairn::group* group() const noexcept { return g_; }
   /// Internal: made by the channel per delivered item.
-  channel_context(cairn::world* w, int source) noexcept : w_(w), source_(source) {}
+  channel_context(cairn::world* w, const cairn::group* g, int rank, int source) noexcept
+      : w_(w), g_(g), rank_(rank), source_(source) {}
 
  private:
   cairn::world* w_;
+  const cairn::group* g_;
+  int rank_;
   int source_;
 };
 
 namespace detail {
+/// Where a channel runs, as its handlers see it: the world, the group (or none) and this
+/// rank's number among the channel's ranks.
+struct handler_place {
+  cairn::world* w;
+  const cairn::group* g;
+  int rank;
+};
 /// Calls a channel's handler with the item, and with its context if it takes one.
 template <class Handler, class T>
-void call_handler(Handler& h, const T& x, cairn::world* w, int origin) {
+void call_handler(Handler& h, const T& x, const handler_place& at, int origin) {
   if constexpr (std::is_invocable_v<Handler&, const T&, channel_context&>) {
-    channel_context c(w, origin);
+    channel_context c(at.w, at.g, at.rank, origin);
     h(x, c);
   } else {
-    (void)w;
+    (void)at;
     (void)origin;
     h(x);
   }
@@ -121,20 +145,24 @@ class channel {
   /// Item type.
   using value_type = T;
 
-  /// A channel on `w`'s ranks. Throws cairn::error for bad options (before anything is sent).
-  channel(const cairn::world& w, Dist dist, Handler handler, Route route = {}, Combine combine = {},
+  /// A channel on the ranks of `on`: the world, or a group (then collective over its members
+  /// only, and every rank number the channel takes or gives is a group rank). Throws
+  /// cairn::error for bad options (before anything is sent).
+  template <channel_ranks Ranks>
+  channel(const Ranks& on, Dist dist, Handler handler, Route route = {}, Combine combine = {},
           channel_options opts = {})
-      : w_(w),
-        me_(w.rank()),
-        size_(checked_size(w, dist)),
+      : w_(world_of(on)),
+        group_(group_of(on)),
+        me_(on.rank()),
+        size_(checked_size(on, dist)),
         dist_(std::move(dist)),
         handler_(std::move(handler)),
-        router_(route.make(w)),
+        router_(make_router(route, on)),
         combine_(std::move(combine)),
-        cap_(items_per_buffer(w, opts)),
+        cap_(items_per_buffer(w_.rank(), opts)),
         final_(static_cast<std::size_t>(size_)),
         transit_(routed ? static_cast<std::size_t>(size_) : 0),
-        core_(w, buffer_bytes(cap_), opts, this, &deliver_thunk, &flush_thunk, &drain_thunk,
+        core_(on, buffer_bytes(cap_), opts, this, &deliver_thunk, &flush_thunk, &drain_thunk,
               &reset_thunk),
         queue_local_(opts.queue_local) {
     combine_.template init<T>();
@@ -218,9 +246,21 @@ class channel {
   [[nodiscard]] const Dist& distribution() const noexcept { return dist_; }
 
  private:
-  static std::size_t items_per_buffer(const cairn::world& w, const channel_options& o) {
+  static cairn::world world_of(const cairn::world& w) { return w; }
+  static cairn::world world_of(const cairn::group& g) { return g.world(); }
+  static std::optional<cairn::group> group_of(const cairn::world&) { return std::nullopt; }
+  static std::optional<cairn::group> group_of(const cairn::group& g) { return g; }
+  // The router on the channel's ranks (the core checks that this rank is a member).
+  template <class Ranks>
+  static router_type make_router(const Route& route, const Ranks& on) {
+    static_assert(!std::is_same_v<Ranks, cairn::group> || group_route_spec<Route>,
+                  "a channel on a group needs a route with make(const group&)");
+    return route.make(on);
+  }
+
+  static std::size_t items_per_buffer(int rank, const channel_options& o) {
     if (o.buffer_items > (std::size_t{1} << 24))
-      cairn::detail::fail("channel", w.rank(), "buffer_items ", o.buffer_items,
+      cairn::detail::fail("channel", rank, "buffer_items ", o.buffer_items,
                           " is above the limit of 16777216");
     return o.buffer_items ? o.buffer_items : std::max<std::size_t>(1, 16384 / sizeof(T));
   }
@@ -229,14 +269,19 @@ class channel {
     return header_bytes + cap * sizeof(T) + (routed ? cap * 4 : 0) + (carry_origin ? cap * 4 : 0);
   }
 
-  // The world's size, once a distribution that knows its ranks was found to fit in it: its
-  // owners of keys in its domain then need no check against the world.
-  static int checked_size(const cairn::world& w, const Dist& d) {
+  // The channel's size, once a distribution that knows its ranks was found to fit in it: its
+  // owners of keys in its domain then need no check against the channel's ranks.
+  template <class Ranks>
+  static int checked_size(const Ranks& on, const Dist& d) {
     if constexpr (requires { d.ranks(); })
-      if (static_cast<int>(d.ranks()) > w.size())
-        cairn::detail::fail("channel", w.rank(), "the distribution spans ", d.ranks(),
-                            " ranks, more than the world's ", w.size());
-    return w.size();
+      if (static_cast<int>(d.ranks()) > on.size())
+        cairn::detail::fail("channel", world_of(on).rank(), "the distribution spans ", d.ranks(),
+                            " ranks, more than the ", space_name<Ranks>(), "'s ", on.size());
+    return on.size();
+  }
+  template <class Ranks>
+  static constexpr const char* space_name() {
+    return std::is_same_v<Ranks, cairn::group> ? "group" : "world";
   }
 
   // send(x) and send(target, x): a distribution that knows its domain checks the key (one
@@ -259,14 +304,15 @@ class channel {
 
   template <class X>
   [[noreturn, gnu::cold, gnu::noinline]] void bad_key(const X& target) const {
-    cairn::detail::fail("channel::send", me_, "key ", dist_.key_of(target),
+    cairn::detail::fail("channel::send", w_.rank(), "key ", dist_.key_of(target),
                         " is outside the distribution's domain [0, ", dist_.size(), ") (channel '",
                         core_.name(), "')");
   }
 
   [[noreturn, gnu::cold, gnu::noinline]] void bad_dest(const char* call, int dest) const {
-    cairn::detail::fail(call, me_, "target rank ", dest, " is outside the world of ", size_,
-                        " ranks (channel '", core_.name(), "')");
+    cairn::detail::fail(call, w_.rank(), "target rank ", dest, " is outside the ",
+                        group_ ? "group" : "world", " of ", size_, " ranks (channel '",
+                        core_.name(), "')");
   }
 
   // Empties the combining cache: reset() if the combiner has one, else init<T>() again.
@@ -376,7 +422,8 @@ class channel {
   void handle(const T& x, int origin) {
     ++core_.stats().delivered;
     typename detail::channel_core::handler_scope guard(core_);
-    detail::call_handler(handler_, x, &w_, origin);
+    detail::call_handler(handler_, x, detail::handler_place{&w_, group_ ? &*group_ : nullptr, me_},
+                         origin);
   }
 
   // Delivers the items this rank queued for itself (queue_local); called by the layer's poll.
@@ -445,8 +492,9 @@ class channel {
   };
 
   cairn::world w_;
-  int me_;
-  int size_;
+  std::optional<cairn::group> group_;  // the group of a channel on a group
+  int me_;                             // this rank among the channel's ranks
+  int size_;                           // the channel's ranks
   Dist dist_;
   Handler handler_;
   router_type router_;
@@ -459,32 +507,32 @@ class channel {
   std::vector<queued> local_queue_;
 };
 
-/// Makes a channel of items of type T in place:
+/// Makes a channel of items of type T in place, on the world or on a group:
 /// `auto ch = make_channel<T>(w, dist, handler [, route [, combine]] [, options]);`
-template <class T, class Dist, class Handler, class Route = route::direct,
+template <class T, channel_ranks Ranks, class Dist, class Handler, class Route = route::direct,
           class Combine = combine::none>
 requires cairn::detail::transferable<T>
-[[nodiscard]] channel<T, Dist, Handler, Route, Combine> make_channel(const cairn::world& w,
-                                                                     Dist dist, Handler handler,
+[[nodiscard]] channel<T, Dist, Handler, Route, Combine> make_channel(const Ranks& on, Dist dist,
+                                                                     Handler handler,
                                                                      Route route = {},
                                                                      Combine combine = {},
                                                                      channel_options opts = {}) {
-  return {w, std::move(dist), std::move(handler), std::move(route), std::move(combine), opts};
+  return {on, std::move(dist), std::move(handler), std::move(route), std::move(combine), opts};
 }
 /// make_channel with options and the direct route.
-template <class T, class Dist, class Handler>
+template <class T, channel_ranks Ranks, class Dist, class Handler>
 requires cairn::detail::transferable<T>
-[[nodiscard]] channel<T, Dist, Handler> make_channel(const cairn::world& w, Dist dist,
-                                                     Handler handler, channel_options opts) {
-  return {w, std::move(dist), std::move(handler), route::direct{}, combine::none{}, opts};
+[[nodiscard]] channel<T, Dist, Handler> make_channel(const Ranks& on, Dist dist, Handler handler,
+                                                     channel_options opts) {
+  return {on, std::move(dist), std::move(handler), route::direct{}, combine::none{}, opts};
 }
 /// make_channel with a route and options (no combining).
-template <class T, class Dist, class Handler, class Route>
+template <class T, channel_ranks Ranks, class Dist, class Handler, class Route>
 requires route_spec<Route> && cairn::detail::transferable<T>
-[[nodiscard]] channel<T, Dist, Handler, Route> make_channel(const cairn::world& w, Dist dist,
+[[nodiscard]] channel<T, Dist, Handler, Route> make_channel(const Ranks& on, Dist dist,
                                                             Handler handler, Route route,
                                                             channel_options opts) {
-  return {w, std::move(dist), std::move(handler), std::move(route), combine::none{}, opts};
+  return {on, std::move(dist), std::move(handler), std::move(route), combine::none{}, opts};
 }
 
 }  // namespace cairn::msg

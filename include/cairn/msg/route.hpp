@@ -6,7 +6,8 @@
 /// decodes nothing but the next peer (TRAM 4.2 item 14).
 ///
 /// Users add their own route by writing a type with `router make(const world&) const` whose
-/// router models `cairn::msg::router` (see below).
+/// router models `cairn::msg::router` (see below), and `make(const group&)` for channels on
+/// groups (ranks are then group ranks).
 
 #include <concepts>
 #include <cstdint>
@@ -15,7 +16,8 @@
 
 namespace cairn {
 class world;
-}
+class group;
+}  // namespace cairn
 
 namespace cairn::msg {
 
@@ -70,6 +72,8 @@ struct direct_router {
 struct direct {
   /// The router for rank w.rank().
   [[nodiscard]] direct_router make(const world&) const { return {}; }
+  /// The router for this rank's rank in group g.
+  [[nodiscard]] direct_router make(const group&) const { return {}; }
 };
 
 /// TRAM's N-dimensional virtual grid with dimension-ordered routing: ranks are points of a grid
@@ -82,6 +86,8 @@ struct grid {
   std::vector<int> dims;  ///< extents, slowest first; empty: balanced default
   /// The router for rank w.rank() (throws cairn::error for a bad shape).
   [[nodiscard]] table_router make(const world& w) const;
+  /// The router for this rank's rank in group g, a grid of g.size() points.
+  [[nodiscard]] table_router make(const group& g) const;
   /// The balanced default extents for `ranks` ranks with `per_node` ranks on every node
   /// (0: unknown or uneven): as few, equal extents as possible, each at least 2.
   [[nodiscard]] static std::vector<int> balanced_dims(int ranks, int per_node);
@@ -93,6 +99,8 @@ struct grid {
 struct hypercube {
   /// The router for rank w.rank().
   [[nodiscard]] table_router make(const world& w) const;
+  /// The router for this rank's rank in group g.
+  [[nodiscard]] table_router make(const group& g) const;
 };
 
 /// Node-aware two-level route (YGM's node-local/node-remote): an item for another node goes to
@@ -102,6 +110,8 @@ struct hypercube {
 struct node_aware {
   /// The router for rank w.rank().
   [[nodiscard]] table_router make(const world& w) const;
+  /// The router for this rank's rank in group g (the nodes its members sit on).
+  [[nodiscard]] table_router make(const group& g) const;
 };
 
 }  // namespace route
@@ -110,6 +120,11 @@ struct node_aware {
 template <class R>
 concept route_spec = requires(const R& r, const world& w) {
   { r.make(w) } -> router;
+};
+/// A route a channel on a group accepts: make(group) gives a router too.
+template <class R>
+concept group_route_spec = route_spec<R> && requires(const R& r, const group& g) {
+  { r.make(g) } -> router;
 };
 
 /// Next-hop table of a dimension-ordered route on a grid of extents `dims` for rank `me`

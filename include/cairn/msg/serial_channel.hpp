@@ -131,7 +131,9 @@ class serial_channel {
     }
   }
 
-  void call(const T& x, int origin) { detail::call_handler(handler_, x, &w_, origin); }
+  void call(const T& x, int origin) {
+    detail::call_handler(handler_, x, detail::handler_place{&w_, nullptr, w_.rank()}, origin);
+  }
 
   cairn::world w_;
   int me_;

@@ -10,6 +10,7 @@
 
 namespace cairn {
 
+class world;
 namespace detail {
 class rank_context;
 struct group_members;
@@ -40,6 +41,13 @@ class group : public coll::collectives<group> {
   [[nodiscard]] const std::vector<int>& members() const;
   /// Identity shared by all groups with the same members (a hash of the member list).
   [[nodiscard]] std::uint64_t id() const noexcept;
+  /// The world the group's ranks belong to (throws for an empty handle).
+  [[nodiscard]] cairn::world world() const;
+  /// Termination detection for the channels made on this group (and on any group with the
+  /// same members), collective over its members: returns once every item sent on them —
+  /// including those sent by their handlers — has been delivered. Channels on other groups
+  /// and on the world are polled meanwhile but not waited for (world::quiesce waits for all).
+  void quiesce();
 
   /// Internal: where a collective on this group runs (throws if this rank is not a member).
   [[nodiscard]] detail::coll_target coll_target(const char* call) const;

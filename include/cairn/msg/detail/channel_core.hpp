@@ -8,10 +8,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cairn/msg/channel_options.hpp"
+#include "cairn/runtime/group.hpp"
 #include "cairn/runtime/request.hpp"
 #include "cairn/runtime/world.hpp"
 
@@ -67,6 +70,13 @@ class channel_core {
   channel_core(const world& w, std::size_t buffer_bytes, const channel_options& opts, void* typed,
                deliver_fn deliver, flush_fn flush, drain_fn drain, reset_fn reset,
                bool oversize = false);
+  /// The same on the members of `g`, whose ranks are the channel's (peers are group ranks).
+  /// Collective over the members, which create their channels on overlapping groups in one
+  /// order: they agree on a tag no member uses (an allreduce over the group), so messages of
+  /// channels on different groups never match each other's receives.
+  channel_core(const group& g, std::size_t buffer_bytes, const channel_options& opts, void* typed,
+               deliver_fn deliver, flush_fn flush, drain_fn drain, reset_fn reset,
+               bool oversize = false);
   ~channel_core();
   channel_core(const channel_core&) = delete;
   channel_core& operator=(const channel_core&) = delete;
@@ -94,6 +104,12 @@ class channel_core {
   [[nodiscard]] std::size_t buffer_bytes() const noexcept { return buffer_bytes_; }
   /// The channel's name (channel_options::name).
   [[nodiscard]] const char* name() const noexcept { return opts_.name; }
+  /// The group the channel was made on (null: the world).
+  [[nodiscard]] const cairn::group* on_group() const noexcept {
+    return group_ ? &*group_ : nullptr;
+  }
+  /// Messages this rank sent on the channel (termination counts them).
+  [[nodiscard]] std::uint64_t messages_sent() const noexcept { return messages_sent_; }
   /// The channel's flush interval.
   [[nodiscard]] double flush_interval_s() const noexcept { return opts_.flush_interval_s; }
   /// Raises the layer's handler depth for the lifetime of the guard.
@@ -158,6 +174,22 @@ class channel_core {
     std::byte* buf;
     bool oversize = false;  // freed when sent, not returned to the pool
   };
+  // Both constructors: checks the options, takes tags, posts the receives.
+  channel_core(const world& w, std::optional<cairn::group> g, std::size_t buffer_bytes,
+               const channel_options& opts, void* typed, deliver_fn deliver, flush_fn flush,
+               drain_fn drain, reset_fn reset, bool oversize);
+  // The first of `count` consecutive tags that no member of the group uses (collective).
+  int agree_group_tags(int count);
+  // The world rank of channel rank `peer`, and the channel rank of world rank `source`.
+  [[nodiscard]] int to_world(int peer) const noexcept {
+    return to_world_.empty() ? peer : to_world_[static_cast<std::size_t>(peer)];
+  }
+  [[nodiscard]] int from_world(int source) const;
+  // The termination collectives run on the channel's ranks: the group's or the world's.
+  template <class F>
+  decltype(auto) on_ranks(F&& f) {
+    return group_ ? f(*group_) : f(w_);
+  }
   void post(posted& p);
   std::byte* allocate(bool for_send);
   // Puts a received message in its sender's order (see handle), holding early ones aside.
@@ -173,6 +205,7 @@ class channel_core {
   msg_layer* layer_;
   int* depth_;  // the layer's handler depth (raised per handler call: kept inline)
   int tag_;
+  int size_;  // ranks of the channel (the world's or the group's)
   std::size_t buffer_bytes_;
   channel_options opts_;
   void* typed_;
@@ -203,7 +236,11 @@ class channel_core {
   std::vector<std::byte*> owned_;  // every buffer ever allocated (freed at destruction)
   channel_stats stats_;
   bool retired_ = false;
-  cairn::world w_;                                     // for the collectives of termination
+  cairn::world w_;                               // for the collectives of termination
+  std::optional<cairn::group> group_;            // the group of a channel on a group
+  std::vector<int> to_world_;                    // group rank -> world rank (groups)
+  std::vector<std::pair<int, int>> from_world_;  // (world rank, group rank), sorted
+  std::uint64_t messages_sent_ = 0;
   std::array<std::vector<std::uint64_t>, 4> sent_to_;  // messages per peer, by level mod 4
   std::array<std::uint64_t, 4> received_{};            // messages received, by level mod 4
   std::uint32_t level_ = 0;                            // level whose counts are still open
