@@ -287,3 +287,38 @@ TEST(ChannelGroups, BadUseIsReported) {
     evens.quiesce();
   });
 }
+
+// Items that are not trivially copyable (strings, serialized) on a group, beside a typed
+// channel on an overlapping group: every string arrives once, at its owner, from its sender.
+TEST(ChannelGroups, SerializedItemsOnAGroup) {
+  run([](cairn::world& w) {
+    auto groups = test_groups(w);
+    auto& g = groups[2];  // the ranks above 0, reversed (all of them on 1 rank)
+    if (g.rank() < 0) return;
+    const cairn::cyclic_distribution dist(g.size());
+    std::vector<std::string> got;
+    std::uint64_t wrong = 0;
+    auto ch = cairn::make_channel<std::string>(
+        g, dist,
+        [&](const std::string& s, cairn::channel_context& c) {
+          got.push_back(s);
+          if (c.rank() != g.rank() || s.rfind(std::to_string(c.source()) + ":", 0) != 0) ++wrong;
+        },
+        cairn::route::hypercube{}, cairn::channel_options{.buffer_bytes = 256});
+    // Group rank r sends, to each member t, the strings "r:t:i" of i + 1 bytes of padding.
+    for (int t = 0; t < g.size(); ++t)
+      for (int i = 0; i < 30; ++i)
+        ch.send_to(t, std::to_string(g.rank()) + ":" + std::to_string(t) + ":" +
+                          std::string(static_cast<std::size_t>(i * 13), 'x'));
+    g.quiesce();
+    EXPECT_EQ(wrong, 0u);
+    std::vector<std::string> expected;
+    for (int r = 0; r < g.size(); ++r)
+      for (int i = 0; i < 30; ++i)
+        expected.push_back(std::to_string(r) + ":" + std::to_string(g.rank()) + ":" +
+                           std::string(static_cast<std::size_t>(i * 13), 'x'));
+    std::sort(got.begin(), got.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(got, expected);
+  });
+}

@@ -26,7 +26,6 @@
 ///     w.quiesce();
 
 #include <algorithm>
-#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -47,11 +46,6 @@
 #include "cairn/runtime/world.hpp"
 
 namespace cairn::msg {
-
-/// The ranks a channel can be made on: the world, or a group (the channel's ranks are then
-/// group ranks: sources, destinations, distributions and routes all count in the group).
-template <class R>
-concept channel_ranks = std::same_as<R, cairn::world> || std::same_as<R, cairn::group>;
 
 /// What a handler may take as its second argument: where the item came from, and the world to
 /// send on (capture other channels by reference to send on them).
@@ -151,13 +145,13 @@ class channel {
   template <channel_ranks Ranks>
   channel(const Ranks& on, Dist dist, Handler handler, Route route = {}, Combine combine = {},
           channel_options opts = {})
-      : w_(world_of(on)),
+      : w_(detail::world_of(on)),
         group_(group_of(on)),
         me_(on.rank()),
         size_(checked_size(on, dist)),
         dist_(std::move(dist)),
         handler_(std::move(handler)),
-        router_(make_router(route, on)),
+        router_(detail::make_router(route, on)),
         combine_(std::move(combine)),
         cap_(items_per_buffer(w_.rank(), opts)),
         final_(static_cast<std::size_t>(size_)),
@@ -246,17 +240,8 @@ class channel {
   [[nodiscard]] const Dist& distribution() const noexcept { return dist_; }
 
  private:
-  static cairn::world world_of(const cairn::world& w) { return w; }
-  static cairn::world world_of(const cairn::group& g) { return g.world(); }
   static std::optional<cairn::group> group_of(const cairn::world&) { return std::nullopt; }
   static std::optional<cairn::group> group_of(const cairn::group& g) { return g; }
-  // The router on the channel's ranks (the core checks that this rank is a member).
-  template <class Ranks>
-  static router_type make_router(const Route& route, const Ranks& on) {
-    static_assert(!std::is_same_v<Ranks, cairn::group> || group_route_spec<Route>,
-                  "a channel on a group needs a route with make(const group&)");
-    return route.make(on);
-  }
 
   static std::size_t items_per_buffer(int rank, const channel_options& o) {
     if (o.buffer_items > (std::size_t{1} << 24))
@@ -275,8 +260,9 @@ class channel {
   static int checked_size(const Ranks& on, const Dist& d) {
     if constexpr (requires { d.ranks(); })
       if (static_cast<int>(d.ranks()) > on.size())
-        cairn::detail::fail("channel", world_of(on).rank(), "the distribution spans ", d.ranks(),
-                            " ranks, more than the ", space_name<Ranks>(), "'s ", on.size());
+        cairn::detail::fail("channel", detail::world_of(on).rank(), "the distribution spans ",
+                            d.ranks(), " ranks, more than the ", space_name<Ranks>(), "'s ",
+                            on.size());
     return on.size();
   }
   template <class Ranks>

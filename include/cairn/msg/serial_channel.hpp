@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -47,7 +48,7 @@ class serial_channel {
     serial_channel* self;
     void operator()(std::span<const std::byte> payload, int origin) const {
       T x{};
-      detail::unpack_all(payload, "channel", self->me_, x);
+      detail::unpack_all(payload, "channel", self->w_.rank(), x);
       self->call(x, origin);
     }
   };
@@ -56,15 +57,19 @@ class serial_channel {
   /// Item type.
   using value_type = T;
 
-  /// A channel on `w`'s ranks. Throws cairn::error for bad options (before anything is sent).
-  serial_channel(const cairn::world& w, Dist dist, Handler handler, Route route = {},
+  /// A channel on the ranks of `on`: the world, or a group (collective over its members; its
+  /// ranks are then group ranks, see channel). Throws cairn::error for bad options (before
+  /// anything is sent).
+  template <channel_ranks Ranks>
+  serial_channel(const Ranks& on, Dist dist, Handler handler, Route route = {},
                  channel_options opts = {})
-      : w_(w),
-        me_(w.rank()),
-        size_(w.size()),
+      : w_(detail::world_of(on)),
+        group_(group_of(on)),
+        me_(on.rank()),
+        size_(on.size()),
         dist_(std::move(dist)),
         handler_(std::move(handler)),
-        records_(w, std::move(route), sink{this}, opts) {}
+        records_(on, std::move(route), sink{this}, opts) {}
   serial_channel(const serial_channel&) = delete;
   serial_channel& operator=(const serial_channel&) = delete;
 
@@ -110,8 +115,9 @@ class serial_channel {
  private:
   void send_to_checked(const char* what, int dest, const T& x) {
     if (static_cast<unsigned>(dest) >= static_cast<unsigned>(size_)) [[unlikely]]
-      cairn::detail::fail(what, me_, "target rank ", dest, " is outside the world of ", size_,
-                          " ranks (channel '", records_.core().name(), "')");
+      cairn::detail::fail(what, w_.rank(), "target rank ", dest, " is outside the ",
+                          group_ ? "group" : "world", " of ", size_, " ranks (channel '",
+                          records_.core().name(), "')");
     if (dest == me_ && !records_.queues_local()) {
       // The owner is this rank: the handler gets the item itself, never serialized.
       ++records_.core().stats().sent;
@@ -120,7 +126,7 @@ class serial_channel {
     }
     if constexpr (detail::sized_packable<T>) {  // a string or flat vector: written in place
       if (x.size() > 0xffffffffu) [[unlikely]]
-        cairn::detail::fail(what, me_, "an item of ", x.size(),
+        cairn::detail::fail(what, w_.rank(), "an item of ", x.size(),
                             " elements is above the limit of 2^32 - 1");
       records_.send_written(dest, detail::packed_size(x),
                             [&](std::byte* at) { detail::pack_to(at, x); });
@@ -132,34 +138,40 @@ class serial_channel {
   }
 
   void call(const T& x, int origin) {
-    detail::call_handler(handler_, x, detail::handler_place{&w_, nullptr, w_.rank()}, origin);
+    detail::call_handler(handler_, x, detail::handler_place{&w_, group_ ? &*group_ : nullptr, me_},
+                         origin);
   }
 
+  static std::optional<cairn::group> group_of(const cairn::world&) { return std::nullopt; }
+  static std::optional<cairn::group> group_of(const cairn::group& g) { return g; }
+
   cairn::world w_;
-  int me_;
-  int size_;
+  std::optional<cairn::group> group_;  // the group of a channel on a group
+  int me_;                             // this rank among the channel's ranks
+  int size_;                           // the channel's ranks
   Dist dist_;
   Handler handler_;
   detail::scratch_stack scratch_;
   detail::record_channel<Route, sink> records_;
 };
 
-/// make_channel for items that are not trivially copyable: a serial_channel.
-template <class T, class Dist, class Handler, class Route = route::direct>
+/// make_channel for items that are not trivially copyable: a serial_channel, on the world or
+/// on a group.
+template <class T, channel_ranks Ranks, class Dist, class Handler, class Route = route::direct>
 requires(!cairn::detail::transferable<T> && route_spec<Route>)
-    [[nodiscard]] serial_channel<T, Dist, Handler, Route> make_channel(const cairn::world& w,
-                                                                       Dist dist, Handler handler,
+    [[nodiscard]] serial_channel<T, Dist, Handler, Route> make_channel(const Ranks& on, Dist dist,
+                                                                       Handler handler,
                                                                        Route route = {},
                                                                        channel_options opts = {}) {
-  return {w, std::move(dist), std::move(handler), std::move(route), opts};
+  return {on, std::move(dist), std::move(handler), std::move(route), opts};
 }
 /// make_channel with options, for items that are not trivially copyable.
-template <class T, class Dist, class Handler>
+template <class T, channel_ranks Ranks, class Dist, class Handler>
 requires(!cairn::detail::transferable<T>)
-    [[nodiscard]] serial_channel<T, Dist, Handler> make_channel(const cairn::world& w, Dist dist,
+    [[nodiscard]] serial_channel<T, Dist, Handler> make_channel(const Ranks& on, Dist dist,
                                                                 Handler handler,
                                                                 channel_options opts) {
-  return {w, std::move(dist), std::move(handler), route::direct{}, opts};
+  return {on, std::move(dist), std::move(handler), route::direct{}, opts};
 }
 
 }  // namespace cairn::msg

@@ -6,14 +6,17 @@
 /// (channel.hpp) calls it once per *buffer*, never per item.
 
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "cairn/msg/channel_options.hpp"
+#include "cairn/msg/route.hpp"
 #include "cairn/runtime/group.hpp"
 #include "cairn/runtime/request.hpp"
 #include "cairn/runtime/world.hpp"
@@ -28,7 +31,24 @@ struct request_state;
 
 namespace cairn::msg {
 
+/// The ranks a channel can be made on: the world, or a group (the channel's ranks are then
+/// group ranks: sources, destinations, distributions and routes all count in the group).
+template <class R>
+concept channel_ranks = std::same_as<R, cairn::world> || std::same_as<R, cairn::group>;
+
 namespace detail {
+
+/// The world of a channel's ranks.
+inline cairn::world world_of(const cairn::world& w) { return w; }
+/// The world of a channel's ranks.
+inline cairn::world world_of(const cairn::group& g) { return g.world(); }
+/// The router of `route` on the channel's ranks (the core checks that this rank is a member).
+template <class Route, channel_ranks Ranks>
+auto make_router(const Route& route, const Ranks& on) {
+  static_assert(!std::is_same_v<Ranks, cairn::group> || group_route_spec<Route>,
+                "a channel on a group needs a route with make(const group&)");
+  return route.make(on);
+}
 
 /// Wire header of every channel message; the items follow at `header_bytes` (see channel.hpp).
 struct wire_header {

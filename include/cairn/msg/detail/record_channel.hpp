@@ -51,7 +51,7 @@ struct written_payload {
   void write(std::byte* at) const { w(at); }
 };
 
-/// Records of bytes routed by `Route` to ranks of a world, each handed on arrival to
+/// Records of bytes routed by `Route` to ranks of a world or group, each handed on arrival to
 /// `Sink`: `sink(std::span<const std::byte> payload, int origin)`. The sink must be done with
 /// the payload before it returns (the bytes belong to a receive buffer).
 template <class Route, class Sink>
@@ -66,16 +66,18 @@ class record_channel {
   }
 
  public:
-  /// A record channel on `w`'s ranks with buffers of `opts.buffer_bytes` (0: 16 KiB).
-  record_channel(const cairn::world& w, Route route, Sink sink, const channel_options& opts)
-      : me_(w.rank()),
-        size_(w.size()),
+  /// A record channel on the ranks of `on` (the world or a group) with buffers of
+  /// `opts.buffer_bytes` (0: 16 KiB).
+  template <channel_ranks Ranks>
+  record_channel(const Ranks& on, Route route, Sink sink, const channel_options& opts)
+      : me_(on.rank()),
+        size_(on.size()),
         sink_(std::move(sink)),
-        router_(route.make(w)),
-        cap_(buffer_size(w, opts)),
+        router_(make_router(route, on)),
+        cap_(buffer_size(world_of(on).rank(), opts)),
         final_(static_cast<std::size_t>(size_)),
         transit_(routed ? static_cast<std::size_t>(size_) : 0),
-        core_(w, cap_, opts, this, &deliver_thunk, &flush_thunk, &drain_thunk, &reset_thunk, true),
+        core_(on, cap_, opts, this, &deliver_thunk, &flush_thunk, &drain_thunk, &reset_thunk, true),
         queue_local_(opts.queue_local) {}
   /// Reports records still buffered (see channel::~channel).
   ~record_channel() {
@@ -137,9 +139,9 @@ class record_channel {
     std::uint32_t n = 0;   // records
   };
 
-  static std::size_t buffer_size(const cairn::world& w, const channel_options& o) {
+  static std::size_t buffer_size(int rank, const channel_options& o) {
     if (o.buffer_bytes != 0 && (o.buffer_bytes < 64 || o.buffer_bytes > (std::size_t{1} << 30)))
-      cairn::detail::fail("channel", w.rank(), "buffer_bytes ", o.buffer_bytes,
+      cairn::detail::fail("channel", rank, "buffer_bytes ", o.buffer_bytes,
                           " is outside [64, 2^30]");
     return o.buffer_bytes ? o.buffer_bytes : 16384;
   }
