@@ -105,13 +105,14 @@ int channel_core::agree_group_tags(int count) {
   constexpr int window = 256;
   const int base = msg_layer::group_tag_base(ctx_->tag_ub());
   const int last = ctx_->tag_ub();
-  for (int start = base; start <= last; start += window - count + 1) {
+  // 64-bit window starts: the last window may reach past the largest int.
+  for (std::int64_t start = base; start <= last; start += window - count + 1) {
     std::array<std::uint64_t, window / 64> used{};
     const auto mark = [&](int t) {
       used[static_cast<std::size_t>(t / 64)] |= std::uint64_t{1} << (t % 64);
     };
     for (int t : layer_->group_tags)
-      if (t >= start && t < start + window) mark(t - start);
+      if (t >= start && t < start + window) mark(static_cast<int>(t - start));
     for (int t = 0; t < window; ++t)
       if (start + t > last) mark(t);
     group_->allreduce(std::span<const std::uint64_t>(used), std::span<std::uint64_t>(used),
@@ -121,8 +122,9 @@ int channel_core::agree_group_tags(int count) {
       for (int k = 0; k < count && free; ++k)
         free = !(used[static_cast<std::size_t>((t + k) / 64)] >> ((t + k) % 64) & 1);
       if (!free) continue;
-      for (int k = 0; k < count; ++k) layer_->group_tags.push_back(start + t + k);
-      return start + t;
+      const int first = static_cast<int>(start + t);
+      for (int k = 0; k < count; ++k) layer_->group_tags.push_back(first + k);
+      return first;
     }
   }
   cairn::detail::fail("channel", ctx_->rank(), "no ", count,
