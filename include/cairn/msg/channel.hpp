@@ -146,7 +146,7 @@ class channel {
   channel(const Ranks& on, Dist dist, Handler handler, Route route = {}, Combine combine = {},
           channel_options opts = {})
       : w_(detail::world_of(on)),
-        group_(group_of(on)),
+        group_(detail::group_of(on)),
         me_(on.rank()),
         size_(checked_size(on, dist)),
         dist_(std::move(dist)),
@@ -240,9 +240,6 @@ class channel {
   [[nodiscard]] const Dist& distribution() const noexcept { return dist_; }
 
  private:
-  static std::optional<cairn::group> group_of(const cairn::world&) { return std::nullopt; }
-  static std::optional<cairn::group> group_of(const cairn::group& g) { return g; }
-
   static std::size_t items_per_buffer(int rank, const channel_options& o) {
     if (o.buffer_items > (std::size_t{1} << 24))
       cairn::detail::fail("channel", rank, "buffer_items ", o.buffer_items,

@@ -64,7 +64,7 @@ class serial_channel {
   serial_channel(const Ranks& on, Dist dist, Handler handler, Route route = {},
                  channel_options opts = {})
       : w_(detail::world_of(on)),
-        group_(group_of(on)),
+        group_(detail::group_of(on)),
         me_(on.rank()),
         size_(on.size()),
         dist_(std::move(dist)),
@@ -141,9 +141,6 @@ class serial_channel {
     detail::call_handler(handler_, x, detail::handler_place{&w_, group_ ? &*group_ : nullptr, me_},
                          origin);
   }
-
-  static std::optional<cairn::group> group_of(const cairn::world&) { return std::nullopt; }
-  static std::optional<cairn::group> group_of(const cairn::group& g) { return g; }
 
   cairn::world w_;
   std::optional<cairn::group> group_;  // the group of a channel on a group

@@ -42,6 +42,10 @@ namespace detail {
 inline cairn::world world_of(const cairn::world& w) { return w; }
 /// The world of a channel's ranks.
 inline cairn::world world_of(const cairn::group& g) { return g.world(); }
+/// The group of a channel's ranks (none for the world).
+inline std::optional<cairn::group> group_of(const cairn::world&) { return std::nullopt; }
+/// The group of a channel's ranks.
+inline std::optional<cairn::group> group_of(const cairn::group& g) { return g; }
 /// The router of `route` on the channel's ranks (the core checks that this rank is a member).
 template <class Route, channel_ranks Ranks>
 auto make_router(const Route& route, const Ranks& on) {
