@@ -1,7 +1,7 @@
 // Channels on groups, both engines: channels on overlapping groups alive at once (and beside
 // a channel on the world), every route, each termination and combining, against a sequential
 // reference; group ranks in handlers; the tags members agree on while they hold different
-// numbers of channels; errors.
+// numbers of channels; async calls forwarded around groups; errors.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -320,5 +320,89 @@ TEST(ChannelGroups, SerializedItemsOnAGroup) {
     std::sort(got.begin(), got.end());
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(got, expected);
+  });
+}
+
+namespace {
+
+// What the async calls of a round on a group did on this rank.
+struct call_log {
+  std::vector<std::uint64_t> arrived;  // per key: calls that ended here
+  std::uint64_t wrong = 0;             // calls whose context disagreed with the call
+  int me = -1;                         // this rank's group rank
+  std::uint64_t id = 0;                // the group's
+};
+
+// A call for `key` with `hops` left, issued by group rank `from`: forwards to the next member
+// around the group until no hops are left, then counts the key.
+struct hop_call {
+  template <class Ctx>
+  void operator()(Ctx& ctx, std::uint64_t key, int hops, int from) const {
+    call_log& log = ctx.state();
+    if (ctx.source() != from || ctx.rank() != log.me || !ctx.group() || ctx.group()->id() != log.id)
+      ++log.wrong;
+    if (hops > 0)
+      ctx.async((ctx.rank() + 1) % ctx.size(), hop_call{}, key, hops - 1, ctx.rank());
+    else
+      ++log.arrived[key];
+  }
+};
+
+}  // namespace
+
+// Async calls on every overlapping group at once, each forwarding around its group: every
+// call ends once, on the member the reference says, with group ranks in its context;
+// terminated group by group with group::quiesce.
+TEST(ChannelGroups, AsyncCallsOnOverlappingGroups) {
+  run([](cairn::world& w) {
+    auto groups = test_groups(w);
+    constexpr std::uint64_t keys = 97;
+    std::vector<std::unique_ptr<call_log>> logs;
+    std::vector<std::unique_ptr<cairn::async_channel<cairn::route::grid, call_log>>> chans;
+    std::vector<std::size_t> in;  // the groups this rank is in
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      auto& g = groups[i];
+      if (g.rank() < 0) continue;
+      in.push_back(i);
+      auto& log = *logs.emplace_back(std::make_unique<call_log>());
+      log.arrived.assign(keys, 0);
+      log.me = g.rank();
+      log.id = g.id();
+      chans.push_back(std::make_unique<cairn::async_channel<cairn::route::grid, call_log>>(
+          g, log, cairn::route::grid{}, cairn::channel_options{.buffer_bytes = 64}));
+    }
+    for (std::size_t j = 0; j < in.size(); ++j) {
+      const auto& g = groups[in[j]];
+      for (std::uint64_t k : keys_of(in[j] + 11, g.rank(), keys))
+        chans[j]->async(static_cast<int>(k % static_cast<std::uint64_t>(g.size())), hop_call{}, k,
+                        static_cast<int>(k % 4), g.rank());
+    }
+    for (std::size_t j = 0; j < in.size(); ++j) {
+      auto& g = groups[in[j]];
+      g.quiesce();
+      std::vector<std::uint64_t> expected(keys, 0);
+      for (int q = 0; q < g.size(); ++q)
+        for (std::uint64_t k : keys_of(in[j] + 11, q, keys))
+          if (static_cast<int>((k % static_cast<std::uint64_t>(g.size()) + k % 4) %
+                               static_cast<std::uint64_t>(g.size())) == g.rank())
+            ++expected[k];
+      EXPECT_EQ(logs[j]->wrong, 0u) << "group " << in[j];
+      EXPECT_EQ(logs[j]->arrived, expected) << "group " << in[j] << " of " << g.size();
+    }
+    // A target outside the group is refused on the rank that names it, before anything is sent.
+    if (!chans.empty()) {
+      const int n = groups[in[0]].size();
+      try {
+        chans[0]->async(n, hop_call{}, std::uint64_t{0}, 0, 0);
+        ADD_FAILURE() << "no error for an async target outside the group";
+      } catch (const cairn::error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("rank " + std::to_string(w.rank())), std::string::npos) << what;
+        EXPECT_NE(what.find("target rank " + std::to_string(n) + " is outside the group of " +
+                            std::to_string(n) + " ranks"),
+                  std::string::npos)
+            << what;
+      }
+    }
   });
 }

@@ -7,7 +7,8 @@
 /// of the run holds (made at static initialization, see detail/call_registry.hpp), never as a
 /// pointer, so it works between processes. Arguments are trivially copyable values (their
 /// bytes) or serializable ones (strings, vectors, maps, user types with cereal's `serialize`);
-/// a string literal travels as a std::string.
+/// a string literal travels as a std::string. Made on a group (`make_async(g)`), the ranks are
+/// group ranks and group::quiesce ends its calls.
 ///
 ///     auto a = cairn::make_async(w);
 ///     a.async((w.rank() + 1) % w.size(), [](auto& ctx, int hops, const std::string& who) {
@@ -21,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -103,14 +105,16 @@ class call_channel {
   };
 
  public:
-  /// Calls on `target` (which outlives the channel), collectively on `w`'s ranks: checks that
-  /// every rank holds the same registry (the same program) before anything is sent.
-  call_channel(const cairn::world& w, Target& target, Route route, const channel_options& opts)
-      : me_(w.rank()),
-        size_(w.size()),
+  /// Calls on `target` (which outlives the channel), collectively on the ranks of `on` (the
+  /// world or a group): checks that every rank holds the same registry (the same program)
+  /// before anything is sent.
+  template <channel_ranks Ranks>
+  call_channel(const Ranks& on, Target& target, Route route, const channel_options& opts)
+      : me_(on.rank()),
+        size_(on.size()),
         target_(target),
-        records_(w, std::move(route), sink{this}, opts) {
-    check_same_program(w);
+        records_(on, std::move(route), sink{this}, opts) {
+    check_same_program(Ranks(on));
   }
 
   /// Calls F on rank `dest` with `args` (dest checked by the caller).
@@ -184,16 +188,17 @@ class call_channel {
     t(&target_, payload.subspan(4), me_);
   }
 
-  void check_same_program(const cairn::world& w) {
+  template <channel_ranks Ranks>
+  void check_same_program(Ranks on) {
     const std::uint64_t fp = call_registry::get().fingerprint();
     std::uint64_t mine[2] = {fp, ~fp}, all[2] = {0, 0};
-    cairn::world(w).allreduce(std::span<const std::uint64_t>(mine, 2),
-                              std::span<std::uint64_t>(all, 2), cairn::max{});
+    on.allreduce(std::span<const std::uint64_t>(mine, 2), std::span<std::uint64_t>(all, 2),
+                 cairn::max{});
     if (all[0] != fp || all[1] != ~fp)
-      cairn::detail::fail("async", me_,
-                          "ranks hold different registries of async functions (different "
-                          "programs?): this rank's fingerprint is ",
-                          fp);
+      records_.core().fail("async",
+                           "ranks hold different registries of async functions (different "
+                           "programs?): this rank's fingerprint is " +
+                               std::to_string(fp));
   }
 
   int me_;
@@ -209,16 +214,21 @@ template <class Route, class State>
 class async_channel;
 
 /// What an async function may take as its first argument: where the call came from, this
-/// rank's world and state, and further calls.
+/// rank's world, group and state, and further calls.
 template <class Route = route::direct, class State = void>
 class async_context {
  public:
-  /// The rank that called async() (its origin, also after forwarding hops).
+  /// The rank that called async() (its origin, also after forwarding hops), among the
+  /// channel's ranks (a group rank for a channel on a group).
   [[nodiscard]] int source() const noexcept { return source_; }
-  /// This rank.
-  [[nodiscard]] int rank() const noexcept { return w_->rank(); }
+  /// This rank among the channel's ranks.
+  [[nodiscard]] int rank() const noexcept { return at_.rank; }
   /// This rank's world.
-  [[nodiscard]] cairn::world& world() const noexcept { return *w_; }
+  [[nodiscard]] cairn::world& world() const noexcept { return *at_.w; }
+  /// The group of a channel made on a group (null for a channel on the world).
+  [[nodiscard]] const cairn::group* group() const noexcept { return at_.g; }
+  /// Number of the channel's ranks (the group's size on a group, else the world's).
+  [[nodiscard]] int size() const noexcept { return at_.g ? at_.g->size() : at_.w->size(); }
   /// This rank's state object (given to make_async).
   template <class S = State>
   requires(!std::is_void_v<S>) [[nodiscard]] S& state() const noexcept { return *state_; }
@@ -228,47 +238,58 @@ class async_context {
     ch_->async(dest, f, args...);
   }
   /// Internal: made by the channel.
-  async_context(cairn::world* w, async_channel<Route, State>* ch, void* state) noexcept
-      : w_(w), ch_(ch), state_(static_cast<state_pointer>(state)) {}
+  async_context(detail::handler_place at, async_channel<Route, State>* ch, void* state) noexcept
+      : at_(at), ch_(ch), state_(static_cast<state_pointer>(state)) {}
   /// Internal: the origin of the call being made.
   void set_source(int s) noexcept { source_ = s; }
 
  private:
   using state_pointer = std::conditional_t<std::is_void_v<State>, void*, State*>;
-  cairn::world* w_;
+  detail::handler_place at_;
   async_channel<Route, State>* ch_;
   state_pointer state_;
   int source_ = 0;
 };
 
-/// Aggregated remote calls of stateless functions on the ranks of a world (see the file's
-/// comment), with an optional per-rank `State` object the functions reach through their
-/// context (`ctx.state()`). Created collectively, in the same order as channels. Not copyable
-/// or movable.
+/// Aggregated remote calls of stateless functions on the ranks of a world or of a group (see
+/// the file's comment), with an optional per-rank `State` object the functions reach through
+/// their context (`ctx.state()`). Created collectively, in the same order as channels (on a
+/// group: by its members only, see channel). Not copyable or movable.
 template <class Route = route::direct, class State = void>
 class async_channel {
  public:
   /// The context type functions may take as their first argument.
   using context = async_context<Route, State>;
 
-  /// An async channel on `w`'s ranks. Collective: checks that every rank runs the same program.
-  explicit async_channel(const cairn::world& w, Route route = {},
+  /// An async channel on the ranks of `on` (the world or a group). Collective: checks that
+  /// every rank runs the same program.
+  template <channel_ranks Ranks>
+  explicit async_channel(const Ranks& on, Route route = {},
                          channel_options opts = {}) requires std::is_void_v<State>
-      : w_(w), ctx_(&w_, this, nullptr), calls_(w, ctx_, std::move(route), opts) {}
+      : w_(detail::world_of(on)),
+        group_(detail::group_of(on)),
+        size_(on.size()),
+        ctx_(place(on), this, nullptr),
+        calls_(on, ctx_, std::move(route), opts) {}
   /// An async channel whose functions reach `state` (which outlives the channel).
-  template <class S = State>
+  template <channel_ranks Ranks, class S = State>
   requires(!std::is_void_v<S>)
-      async_channel(const cairn::world& w, S& state, Route route = {}, channel_options opts = {})
-      : w_(w), ctx_(&w_, this, &state), calls_(w, ctx_, std::move(route), opts) {}
+      async_channel(const Ranks& on, S& state, Route route = {}, channel_options opts = {})
+      : w_(detail::world_of(on)),
+        group_(detail::group_of(on)),
+        size_(on.size()),
+        ctx_(place(on), this, &state),
+        calls_(on, ctx_, std::move(route), opts) {}
   async_channel(const async_channel&) = delete;
   async_channel& operator=(const async_channel&) = delete;
 
-  /// Calls `f(ctx, args...)` or `f(args...)` on rank `dest` with copies of `args`.
+  /// Calls `f(ctx, args...)` or `f(args...)` on rank `dest` (of the channel's ranks) with
+  /// copies of `args`.
   template <class F, class... A>
   void async(int dest, F, const A&... args) {
-    if (static_cast<unsigned>(dest) >= static_cast<unsigned>(w_.size())) [[unlikely]]
-      cairn::detail::fail("async", w_.rank(), "target rank ", dest, " is outside the world of ",
-                          w_.size(), " ranks");
+    if (static_cast<unsigned>(dest) >= static_cast<unsigned>(size_)) [[unlikely]]
+      cairn::detail::fail("async", w_.rank(), "target rank ", dest, " is outside the ",
+                          group_ ? "group" : "world", " of ", size_, " ranks");
     calls_.template call<F>(dest, args...);
   }
   /// Calls `f` with copies of `args` on every rank, this one included (TRAM's broadcast of an
@@ -290,32 +311,43 @@ class async_channel {
   [[nodiscard]] const channel_stats& stats() const noexcept {
     return calls_.records().core().stats();
   }
+  /// Number of the channel's ranks.
+  [[nodiscard]] int size() const noexcept { return size_; }
 
  private:
+  template <channel_ranks Ranks>
+  detail::handler_place place(const Ranks& on) {
+    return {&w_, group_ ? &*group_ : nullptr, on.rank()};
+  }
+
   cairn::world w_;
+  std::optional<cairn::group> group_;
+  int size_;
   context ctx_;
   detail::call_channel<Route, context> calls_;
 };
 
-/// Makes an async channel: `auto a = make_async(w [, route] [, options]);`
-template <class Route = route::direct>
+/// Makes an async channel on the world or a group:
+/// `auto a = make_async(w_or_g [, route] [, options]);`
+template <channel_ranks Ranks, class Route = route::direct>
 requires route_spec<Route>
-[[nodiscard]] async_channel<Route> make_async(const cairn::world& w, Route route = {},
+[[nodiscard]] async_channel<Route> make_async(const Ranks& on, Route route = {},
                                               channel_options opts = {}) {
-  return async_channel<Route>(w, std::move(route), opts);
+  return async_channel<Route>(on, std::move(route), opts);
 }
 /// make_async with options and the direct route.
-[[nodiscard]] inline async_channel<> make_async(const cairn::world& w, channel_options opts) {
-  return async_channel<>(w, route::direct{}, opts);
+template <channel_ranks Ranks>
+[[nodiscard]] async_channel<> make_async(const Ranks& on, channel_options opts) {
+  return async_channel<>(on, route::direct{}, opts);
 }
 /// Makes an async channel whose functions reach `state` through `ctx.state()`:
-/// `auto a = make_async(w, table [, route] [, options]);`
-template <class State, class Route = route::direct>
+/// `auto a = make_async(w_or_g, table [, route] [, options]);`
+template <channel_ranks Ranks, class State, class Route = route::direct>
 requires(!route_spec<State> && !std::is_same_v<State, channel_options> && route_spec<Route>)
-    [[nodiscard]] async_channel<Route, State> make_async(const cairn::world& w, State& state,
+    [[nodiscard]] async_channel<Route, State> make_async(const Ranks& on, State& state,
                                                          Route route = {},
                                                          channel_options opts = {}) {
-  return async_channel<Route, State>(w, state, std::move(route), opts);
+  return async_channel<Route, State>(on, state, std::move(route), opts);
 }
 
 }  // namespace cairn::msg
