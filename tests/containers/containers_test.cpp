@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 #include <string>
@@ -52,9 +53,8 @@ std::string word(std::mt19937_64& g) {
 
 // This rank's batch of queries: `n` keys (a rank-dependent number, 0 on the last rank), each
 // from the reference's keys or, one in four, made by `absent` (usually not in the container).
-template <class K, class Ref, class Absent>
-std::vector<K> query_batch(const cairn::world& w, std::uint64_t seed, const Ref& ref,
-                           Absent absent) {
+template <class K, class Ranks, class Ref, class Absent>
+std::vector<K> query_batch(const Ranks& w, std::uint64_t seed, const Ref& ref, Absent absent) {
   auto g = rank_gen(seed + 999, w.rank());
   const std::size_t n = w.rank() == w.size() - 1 ? 0 : 1 + g() % 300;
   std::vector<K> keys;
@@ -69,9 +69,9 @@ std::vector<K> query_batch(const cairn::world& w, std::uint64_t seed, const Ref&
 
 using direct = cairn::route::direct;
 
-template <class K, class Route = direct, class MakeKey>
-void check_counting_set(cairn::world& w, std::uint64_t seed, std::size_t cache_slots,
-                        MakeKey make_key, Route route = {}) {
+template <class K, class Route = direct, class MakeKey, class Ranks>
+void check_counting_set(Ranks& w, std::uint64_t seed, std::size_t cache_slots, MakeKey make_key,
+                        Route route = {}) {
   cairn::containers::counting_set<K, cairn::containers::default_hash<K>, Route> cs(
       w, cairn::containers::container_options{.buffer_bytes = 256, .cache_slots = cache_slots}, {},
       route);
@@ -131,8 +131,8 @@ TEST(CountingSet, MatchesTheSequentialCount) {
   });
 }
 
-template <class Route = direct>
-void check_map(cairn::world& w, std::size_t cache_slots, Route route = {}) {
+template <class Route = direct, class Ranks>
+void check_map(Ranks& w, std::size_t cache_slots, Route route = {}) {
   {
     using value = std::vector<std::int64_t>;  // a serialized value
     cairn::containers::map<std::string, value, cairn::containers::default_hash<std::string>, Route>
@@ -247,8 +247,8 @@ TEST(Map, ReduceVisitAssignEraseMatchTheReference) {
   });
 }
 
-template <class Route = direct>
-void check_set(cairn::world& w, Route route = {}) {
+template <class Route = direct, class Ranks>
+void check_set(Ranks& w, Route route = {}) {
   {
     cairn::containers::set<name_key, cairn::containers::default_hash<name_key>, Route> s(w, {}, {},
                                                                                          route);
@@ -298,8 +298,8 @@ TEST(Set, InsertAndEraseMatchTheReference) {
   run([](cairn::world& w) { check_set(w); });
 }
 
-template <class Route = direct>
-void check_bag(cairn::world& w, Route route = {}) {
+template <class Route = direct, class Ranks>
+void check_bag(Ranks& w, Route route = {}) {
   {
     cairn::containers::bag<std::pair<int, std::string>, Route> b(w, {}, route);
     std::multiset<std::pair<int, std::string>> ref;
@@ -347,8 +347,8 @@ TEST(Bag, RebalanceAndShuffleKeepEveryItem) {
   run([](cairn::world& w) { check_bag(w); });
 }
 
-template <class Route = direct>
-void check_array(cairn::world& w, Route route = {}) {
+template <class Route = direct, class Ranks>
+void check_array(Ranks& w, Route route = {}) {
   {
     for (std::uint64_t n :
          {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{5}, std::uint64_t{1000}}) {
@@ -434,8 +434,8 @@ struct reference_sets {
   }
 };
 
-template <class K, class Route = direct, class MakeKey>
-void check_disjoint_set(cairn::world& w, std::uint64_t seed, int unions, MakeKey make_key,
+template <class K, class Route = direct, class MakeKey, class Ranks>
+void check_disjoint_set(Ranks& w, std::uint64_t seed, int unions, MakeKey make_key,
                         Route route = {}) {
   cairn::containers::disjoint_set<K, cairn::containers::default_hash<K>, Route> ds(w, {}, {},
                                                                                    route);
@@ -503,8 +503,8 @@ TEST(DisjointSet, ComponentsMatchTheSequentialUnionFind) {
 
 // Every container on each forwarding route (items pass through intermediate ranks) gives the
 // same results as on the direct route.
-template <class Route>
-void check_every_container(cairn::world& w, Route route) {
+template <class Route, class Ranks>
+void check_every_container(Ranks& w, Route route) {
   check_counting_set<std::string>(
       w, 81, 64, [](auto& g) { return word(g); }, route);
   check_map(w, 4096, route);
@@ -513,6 +513,46 @@ void check_every_container(cairn::world& w, Route route) {
   check_array(w, route);
   check_disjoint_set<std::uint64_t>(
       w, 82, 300, [](auto& g) { return g() % 2000; }, route);
+}
+
+// Every container on groups (a shuffle of all ranks, and the odd ranks beside the even ones,
+// two containers alive at once on disjoint groups) gives the reference's results in group
+// ranks, with group::quiesce ending its phases.
+TEST(Containers, OnGroupsMatchTheReference) {
+  run([](cairn::world& w) {
+    std::vector<int> all(static_cast<std::size_t>(w.size()));
+    std::iota(all.begin(), all.end(), 0);
+    std::shuffle(all.begin(), all.end(), std::mt19937_64(20261128));
+    auto shuffled = w.group(all);
+    check_every_container(shuffled, cairn::route::direct{});
+    auto half = w.group(cairn::ranks{w.rank() % 2, w.size(), 2});  // this rank's parity
+    check_every_container(half, cairn::route::grid{});
+    // A container on the world and one on the group alive at once: each its own calls.
+    cairn::containers::counting_set<std::uint64_t> on_world(w), on_half(half);
+    for (std::uint64_t k = 0; k < 50; ++k) {
+      on_world.async_insert(k);
+      on_half.async_insert(k % 7, 2);
+    }
+    half.quiesce();
+    EXPECT_EQ(on_half.size(), 7u);
+    EXPECT_EQ(on_half.count(3),
+              2u * 7 * static_cast<std::uint64_t>(half.size()));  // k = 3, 10, .., 45
+    w.quiesce();
+    EXPECT_EQ(on_world.count(3), static_cast<std::uint64_t>(w.size()));
+    // An insertion on a rank outside the group is refused before anything is sent.
+    cairn::containers::bag<int> b(half);
+    try {
+      b.async_insert(1, half.size());
+      ADD_FAILURE() << "no error for a bag target outside the group";
+    } catch (const cairn::error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("rank " + std::to_string(w.rank())), std::string::npos) << what;
+      EXPECT_NE(what.find("target rank " + std::to_string(half.size()) +
+                          " is outside the group of " + std::to_string(half.size())),
+                std::string::npos)
+          << what;
+    }
+  });
 }
 
 TEST(Containers, EveryRouteMatchesTheReference) {

@@ -26,14 +26,17 @@ class array {
   /// Value type.
   using value_type = T;
 
-  /// `n` values equal to `init`, on `w`'s ranks; calls travel by `route`.
-  array(const cairn::world& w, std::uint64_t n, const T& init = T{}, container_options opts = {},
+  /// `n` values equal to `init`, on the ranks of `on`: the world, or a group (made by its members;
+  /// its ranks are then group ranks, and group::quiesce ends its phases). Calls travel by
+  /// `route`.
+  template <cairn::msg::channel_ranks Ranks>
+  array(const Ranks& on, std::uint64_t n, const T& init = T{}, container_options opts = {},
         Route route = {})
-      : w_(w),
-        dist_(n, w.size()),
-        first_(first_index(dist_, w.rank())),
-        local_(static_cast<std::size_t>(dist_.local_size(w.rank())), init),
-        calls_(w, *this, std::move(route), detail::call_options(opts, "array")) {}
+      : ranks_(on),
+        dist_(n, on.size()),
+        first_(first_index(dist_, on.rank())),
+        local_(static_cast<std::size_t>(dist_.local_size(on.rank())), init),
+        calls_(on, *this, std::move(route), detail::call_options(opts, "array")) {}
   array(const array&) = delete;
   array& operator=(const array&) = delete;
 
@@ -75,7 +78,7 @@ class array {
   /// Collective: every value, in order, on rank `root` (empty on other ranks).
   [[nodiscard]] std::vector<T> gather(int root) {
     std::vector<T> out;
-    for (auto& part : w_.gather(local_, root)) out.insert(out.end(), part.begin(), part.end());
+    for (auto& part : ranks_.gather(local_, root)) out.insert(out.end(), part.begin(), part.end());
     return out;
   }
 
@@ -87,8 +90,8 @@ class array {
   }
   std::uint64_t checked(std::uint64_t i, const char* call) const {
     if (i >= dist_.size())
-      cairn::detail::fail(call, w_.rank(), "index ", i, " is outside the array of ", dist_.size(),
-                          " values");
+      cairn::detail::fail(call, ranks_.world_rank(), "index ", i, " is outside the array of ",
+                          dist_.size(), " values");
     return i;
   }
   T& at(std::uint64_t i) { return local_[static_cast<std::size_t>(dist_.local_index(i))]; }
@@ -114,7 +117,7 @@ class array {
     }
   };
 
-  cairn::world w_;
+  detail::container_ranks ranks_;
   cairn::block_distribution dist_;
   std::uint64_t first_;
   std::vector<T> local_;

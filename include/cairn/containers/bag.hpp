@@ -25,25 +25,28 @@ class bag {
   /// Item type.
   using value_type = T;
 
-  /// An empty bag on `w`'s ranks; calls travel by `route`.
-  explicit bag(const cairn::world& w, container_options opts = {}, Route route = {})
-      : w_(w),
-        next_(w.rank()),
-        calls_(w, *this, std::move(route), detail::call_options(opts, "bag")) {}
+  /// An empty bag on the ranks of `on`: the world, or a group (made by its members;
+  /// its ranks are then group ranks, and group::quiesce ends its phases). Calls travel by
+  /// `route`.
+  template <cairn::msg::channel_ranks Ranks>
+  explicit bag(const Ranks& on, container_options opts = {}, Route route = {})
+      : ranks_(on),
+        next_(on.rank()),
+        calls_(on, *this, std::move(route), detail::call_options(opts, "bag")) {}
   bag(const bag&) = delete;
   bag& operator=(const bag&) = delete;
 
   /// Places `x` on the next rank in round-robin order from this rank.
   void async_insert(const T& x) {
     const int dest = next_;
-    next_ = next_ + 1 == w_.size() ? 0 : next_ + 1;
+    next_ = next_ + 1 == ranks_.size() ? 0 : next_ + 1;
     async_insert(x, dest);
   }
   /// Places `x` on rank `dest`.
   void async_insert(const T& x, int dest) {
-    if (static_cast<unsigned>(dest) >= static_cast<unsigned>(w_.size()))
-      cairn::detail::fail("bag::async_insert", w_.rank(), "target rank ", dest,
-                          " is outside the world of ", w_.size(), " ranks");
+    if (static_cast<unsigned>(dest) >= static_cast<unsigned>(ranks_.size()))
+      cairn::detail::fail("bag::async_insert", ranks_.world_rank(), "target rank ", dest,
+                          " is outside the ", ranks_.kind(), " of ", ranks_.size(), " ranks");
     calls_.template call<insert_op>(dest, x);
   }
   /// This rank's items (complete after world::quiesce()).
@@ -57,17 +60,17 @@ class bag {
   }
   /// Collective: the number of items over all ranks.
   [[nodiscard]] std::uint64_t size() {
-    return w_.allreduce(static_cast<std::uint64_t>(local_.size()), cairn::plus{});
+    return ranks_.allreduce(static_cast<std::uint64_t>(local_.size()), cairn::plus{});
   }
   /// Collective: moves items so that rank r holds N/P items, plus one if r < N mod P (N items
   /// over P ranks), keeping the items' order by (rank, local position).
   void rebalance() {
-    w_.quiesce();
-    const int p = w_.size();
+    ranks_.quiesce();
+    const int p = ranks_.size();
     const auto n = static_cast<std::uint64_t>(local_.size());
-    const std::uint64_t total = w_.allreduce(n, cairn::plus{});
-    const std::uint64_t before = w_.exscan(n, cairn::plus{});
-    const std::uint64_t first = w_.rank() == 0 ? 0 : before;
+    const std::uint64_t total = ranks_.allreduce(n, cairn::plus{});
+    const std::uint64_t before = ranks_.exscan(n, cairn::plus{});
+    const std::uint64_t first = ranks_.rank() == 0 ? 0 : before;
     std::vector<T> mine = std::move(local_);
     local_.clear();
     const std::uint64_t base = total / static_cast<std::uint64_t>(p);
@@ -82,7 +85,7 @@ class bag {
     // block by it at the end.
     for (std::uint64_t j = 0; j < mine.size(); ++j)
       calls_.template call<place_op>(block_of(first + j), first + j, mine[j]);
-    w_.quiesce();
+    ranks_.quiesce();
     std::sort(arrived_.begin(), arrived_.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     local_.reserve(arrived_.size());
@@ -92,19 +95,19 @@ class bag {
   /// Collective: sends every item to a random rank, then permutes each rank's items
   /// (deterministic for a given seed and rank count).
   void shuffle(std::uint64_t seed) {
-    w_.quiesce();
-    std::mt19937_64 g(seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(w_.rank()));
+    ranks_.quiesce();
+    std::mt19937_64 g(seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(ranks_.rank()));
     std::vector<T> mine = std::move(local_);
     local_.clear();
     for (auto& x : mine)
-      calls_.template call<insert_op>(static_cast<int>(g() % static_cast<std::uint64_t>(w_.size())),
-                                      x);
-    w_.quiesce();
+      calls_.template call<insert_op>(
+          static_cast<int>(g() % static_cast<std::uint64_t>(ranks_.size())), x);
+    ranks_.quiesce();
     std::shuffle(local_.begin(), local_.end(), g);
   }
-  /// Collective: ends the phase (world::quiesce) and empties the bag.
+  /// Collective: ends the phase (quiesce on its ranks) and empties the bag.
   void clear() {
-    w_.quiesce();
+    ranks_.quiesce();
     local_.clear();
   }
 
@@ -118,7 +121,7 @@ class bag {
     }
   };
 
-  cairn::world w_;
+  detail::container_ranks ranks_;
   int next_;
   std::vector<T> local_;
   std::vector<std::pair<std::uint64_t, T>> arrived_;  // rebalance: items with their index

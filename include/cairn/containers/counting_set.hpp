@@ -36,14 +36,17 @@ class counting_set {
   /// This rank's part: key -> count.
   using local_map = std::unordered_map<K, std::uint64_t, detail::local_hash<Hash, K>>;
 
-  /// An empty counting set on `w`'s ranks; calls travel by `route`.
-  explicit counting_set(const cairn::world& w, container_options opts = {}, Hash hash = {},
+  /// An empty counting set on the ranks of `on`: the world, or a group (made by its members;
+  /// its ranks are then group ranks, and group::quiesce ends its phases). Calls travel by
+  /// `route`.
+  template <cairn::msg::channel_ranks Ranks>
+  explicit counting_set(const Ranks& on, container_options opts = {}, Hash hash = {},
                         Route route = {})
-      : w_(w),
+      : ranks_(on),
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
         cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0),
-        calls_(w, *this, std::move(route), detail::call_options(opts, "counting_set")) {}
+        calls_(on, *this, std::move(route), detail::call_options(opts, "counting_set")) {}
   /// Counts still cached at the source are reported as never sent (call world::quiesce()
   /// before the set goes out of scope).
   ~counting_set() { calls_.records().note_unsent(cached_); }
@@ -75,7 +78,9 @@ class counting_set {
   }
 
   /// The owner rank of `key`.
-  [[nodiscard]] int owner(const K& key) const { return detail::owner_of(hash_, key, w_.size()); }
+  [[nodiscard]] int owner(const K& key) const {
+    return detail::owner_of(hash_, key, ranks_.size());
+  }
   /// This rank's keys and counts (complete after world::quiesce()).
   [[nodiscard]] const local_map& local() const noexcept { return local_; }
   /// Calls `f(key, count)` for every key of this rank.
@@ -87,21 +92,21 @@ class counting_set {
   /// Collective (every rank passes the same key): the count of `key`, on every rank.
   [[nodiscard]] std::uint64_t count(const K& key) {
     std::uint64_t mine = 0;
-    if (owner(key) == w_.rank())
+    if (owner(key) == ranks_.rank())
       if (auto it = local_.find(key); it != local_.end()) mine = it->second;
-    return w_.allreduce(mine, cairn::plus{});
+    return ranks_.allreduce(mine, cairn::plus{});
   }
   /// Collective: the count of each of this rank's `keys` (ranks pass any number, zero
   /// included), in order: one exchange each way for the whole batch.
   [[nodiscard]] std::vector<std::uint64_t> counts_of(std::span<const K> keys) {
-    return detail::ask_owners<std::uint64_t>(w_, hash_, keys, [this](const K& k) {
+    return detail::ask_owners<std::uint64_t>(ranks_, hash_, keys, [this](const K& k) {
       auto it = local_.find(k);
       return it != local_.end() ? it->second : std::uint64_t{0};
     });
   }
   /// Collective: the number of distinct keys over all ranks.
   [[nodiscard]] std::uint64_t size() {
-    return w_.allreduce(static_cast<std::uint64_t>(local_.size()), cairn::plus{});
+    return ranks_.allreduce(static_cast<std::uint64_t>(local_.size()), cairn::plus{});
   }
   /// Collective: the `k` keys with the largest counts (ties: smaller key first), largest
   /// first, the same on every rank.
@@ -115,7 +120,7 @@ class counting_set {
                       better);
     mine.resize(keep);
     std::vector<std::pair<K, std::uint64_t>> all;
-    for (auto& part : w_.allgather(mine))
+    for (auto& part : ranks_.allgather(mine))
       for (auto& e : part) all.push_back(std::move(e));
     const std::size_t top = std::min(k, all.size());
     std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(top), all.end(),
@@ -123,9 +128,9 @@ class counting_set {
     all.resize(top);
     return all;
   }
-  /// Collective: ends the phase (world::quiesce) and empties the set.
+  /// Collective: ends the phase (quiesce on its ranks) and empties the set.
   void clear() {
-    w_.quiesce();
+    ranks_.quiesce();
     local_.clear();
   }
   /// Sends the counts cached at the source now.
@@ -156,7 +161,7 @@ class counting_set {
 
   // `h` is the key's hash (computed once for the cache slot and the owner).
   void send(const K& key, std::uint64_t n, std::uint64_t h) {
-    calls_.template call<add>(detail::owner_of_hash(h, w_.size()), key, n);
+    calls_.template call<add>(detail::owner_of_hash(h, ranks_.size()), key, n);
   }
   // Runs at the owner: adds to the key's count.
   struct add {
@@ -165,7 +170,7 @@ class counting_set {
     }
   };
 
-  cairn::world w_;
+  detail::container_ranks ranks_;
   Hash hash_;
   local_map local_;
   std::vector<slot> cache_;

@@ -32,13 +32,16 @@ class disjoint_set {
   /// This rank's items and their parents (their roots after compress()).
   using local_map = std::unordered_map<K, K, detail::local_hash<Hash, K>>;
 
-  /// No items yet, on `w`'s ranks; calls travel by `route`.
-  explicit disjoint_set(const cairn::world& w, container_options opts = {}, Hash hash = {},
+  /// No items yet, on the ranks of `on`: the world, or a group (made by its members;
+  /// its ranks are then group ranks, and group::quiesce ends its phases). Calls travel by
+  /// `route`.
+  template <cairn::msg::channel_ranks Ranks>
+  explicit disjoint_set(const Ranks& on, container_options opts = {}, Hash hash = {},
                         Route route = {})
-      : w_(w),
+      : ranks_(on),
         hash_(hash),
         parent_(16, detail::local_hash<Hash, K>{hash}),
-        calls_(w, *this, std::move(route), detail::call_options(opts, "disjoint_set")) {}
+        calls_(on, *this, std::move(route), detail::call_options(opts, "disjoint_set")) {}
   disjoint_set(const disjoint_set&) = delete;
   disjoint_set& operator=(const disjoint_set&) = delete;
 
@@ -47,22 +50,24 @@ class disjoint_set {
   /// Makes `a` a set of its own if it is new.
   void async_insert(const K& a) { calls_.template call<insert_op>(owner(a), a); }
 
-  /// Collective: ends the phase (world::quiesce), then points every item at its root.
-  /// Returns the pointer-jumping rounds it took.
+  /// Collective: ends the phase (quiesce on its ranks), then points every
+  /// item at its root. Returns the pointer-jumping rounds it took.
   int compress() {
     int rounds = 0;
     for (;;) {
-      w_.quiesce();
+      ranks_.quiesce();
       changed_ = 0;
       for (const auto& [x, p] : parent_)
         if (!(p == x)) calls_.template call<ask_op>(owner(p), p, x);
-      w_.quiesce();
+      ranks_.quiesce();
       ++rounds;
-      if (w_.allreduce(changed_, cairn::plus{}) == 0) return rounds;
+      if (ranks_.allreduce(changed_, cairn::plus{}) == 0) return rounds;
     }
   }
   /// The owner rank of `key`.
-  [[nodiscard]] int owner(const K& key) const { return detail::owner_of(hash_, key, w_.size()); }
+  [[nodiscard]] int owner(const K& key) const {
+    return detail::owner_of(hash_, key, ranks_.size());
+  }
   /// This rank's items and their parents (their roots after compress()).
   [[nodiscard]] const local_map& local() const noexcept { return parent_; }
   /// Calls `f(item, parent)` for every item of this rank (`parent` is the root after
@@ -76,15 +81,15 @@ class disjoint_set {
   [[nodiscard]] K find(const K& key) {
     K root = key;
     const int o = owner(key);
-    if (o == w_.rank())
+    if (o == ranks_.rank())
       if (auto it = parent_.find(key); it != parent_.end()) root = it->second;
-    return w_.bcast(std::as_const(root), o);
+    return ranks_.bcast(std::as_const(root), o);
   }
   /// Collective, after compress(): the root of each of this rank's `keys` (ranks pass any
   /// number, zero included), in order (a key in no union is its own root): one exchange each
   /// way for the batch.
   [[nodiscard]] std::vector<K> roots_of(std::span<const K> keys) {
-    return detail::ask_owners<K>(w_, hash_, keys, [this](const K& k) {
+    return detail::ask_owners<K>(ranks_, hash_, keys, [this](const K& k) {
       auto it = parent_.find(k);
       return it != parent_.end() ? it->second : k;
     });
@@ -93,23 +98,23 @@ class disjoint_set {
   [[nodiscard]] std::uint64_t num_sets() {
     std::uint64_t roots = 0;
     for (const auto& [x, p] : parent_) roots += p == x ? 1 : 0;
-    return w_.allreduce(roots, cairn::plus{});
+    return ranks_.allreduce(roots, cairn::plus{});
   }
   /// Collective: the number of items over all ranks.
   [[nodiscard]] std::uint64_t size() {
-    return w_.allreduce(static_cast<std::uint64_t>(parent_.size()), cairn::plus{});
+    return ranks_.allreduce(static_cast<std::uint64_t>(parent_.size()), cairn::plus{});
   }
   /// Collective: every item and its parent on rank `root` (empty on other ranks).
   [[nodiscard]] std::map<K, K> gather(int root) {
     std::vector<std::pair<K, K>> mine(parent_.begin(), parent_.end());
     std::map<K, K> out;
-    for (auto& part : w_.gather(mine, root))
+    for (auto& part : ranks_.gather(mine, root))
       for (auto& [x, p] : part) out.emplace(std::move(x), std::move(p));
     return out;
   }
   /// Collective: ends the phase and removes every item.
   void clear() {
-    w_.quiesce();
+    ranks_.quiesce();
     parent_.clear();
   }
 
@@ -124,7 +129,7 @@ class disjoint_set {
   // halving the path on the way (each item passed points to its grandparent, an ancestor with
   // a smaller key: the order stays). Returns the root, or the first parent on another rank.
   K climb(K x) {
-    const int me = w_.rank();
+    const int me = ranks_.rank();
     for (;;) {
       const K p = parent_of(x);
       if (p == x || owner(p) != me) return p;
@@ -140,7 +145,7 @@ class disjoint_set {
   struct walk_a {
     void operator()(disjoint_set& self, K&& a, K&& b) const {
       const K top = self.climb(a);
-      if (self.owner(top) != self.w_.rank() || !(self.parent_.find(top)->second == top))
+      if (self.owner(top) != self.ranks_.rank() || !(self.parent_.find(top)->second == top))
         self.calls_.template call<walk_a>(self.owner(top), top, b);
       else
         self.calls_.template call<walk_b>(self.owner(b), b, top);
@@ -150,7 +155,7 @@ class disjoint_set {
   struct walk_b {
     void operator()(disjoint_set& self, K&& b, K&& ra) const {
       const K top = self.climb(b);
-      if (self.owner(top) != self.w_.rank() || !(self.parent_.find(top)->second == top)) {
+      if (self.owner(top) != self.ranks_.rank() || !(self.parent_.find(top)->second == top)) {
         self.calls_.template call<walk_b>(self.owner(top), top, ra);
       } else if (ra < top) {
         self.parent_.find(top)->second = ra;  // top is a root here and now: link it
@@ -190,7 +195,7 @@ class disjoint_set {
     }
   };
 
-  cairn::world w_;
+  detail::container_ranks ranks_;
   Hash hash_;
   local_map parent_;
   std::uint64_t changed_ = 0;

@@ -44,13 +44,16 @@ class map {
   /// This rank's part.
   using local_map = std::unordered_map<K, V, detail::local_hash<Hash, K>>;
 
-  /// An empty map on `w`'s ranks; calls travel by `route`.
-  explicit map(const cairn::world& w, container_options opts = {}, Hash hash = {}, Route route = {})
-      : w_(w),
+  /// An empty map on the ranks of `on`: the world, or a group (made by its members;
+  /// its ranks are then group ranks, and group::quiesce ends its phases). Calls travel by
+  /// `route`.
+  template <cairn::msg::channel_ranks Ranks>
+  explicit map(const Ranks& on, container_options opts = {}, Hash hash = {}, Route route = {})
+      : ranks_(on),
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
         cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0),
-        calls_(w, *this, std::move(route), detail::call_options(opts, "map")) {}
+        calls_(on, *this, std::move(route), detail::call_options(opts, "map")) {}
   /// Reductions still cached at the source are reported as never sent (call world::quiesce()
   /// before the map goes out of scope).
   ~map() { calls_.records().note_unsent(cached_); }
@@ -130,7 +133,9 @@ class map {
   }
 
   /// The owner rank of `key`.
-  [[nodiscard]] int owner(const K& key) const { return detail::owner_of(hash_, key, w_.size()); }
+  [[nodiscard]] int owner(const K& key) const {
+    return detail::owner_of(hash_, key, ranks_.size());
+  }
   /// This rank's part (complete after world::quiesce()).
   [[nodiscard]] const local_map& local() const noexcept { return local_; }
   /// This rank's part, to change locally.
@@ -144,33 +149,33 @@ class map {
   [[nodiscard]] std::optional<V> value_of(const K& key) {
     std::optional<V> mine;
     const int o = owner(key);
-    if (o == w_.rank())
+    if (o == ranks_.rank())
       if (auto it = local_.find(key); it != local_.end()) mine = it->second;
-    return w_.bcast(std::as_const(mine), o);
+    return ranks_.bcast(std::as_const(mine), o);
   }
   /// Collective: the value of each of this rank's `keys` (ranks pass any number, zero
   /// included), in order, empty for a key not in the map: one exchange each way for the batch.
   [[nodiscard]] std::vector<std::optional<V>> values_of(std::span<const K> keys) {
-    return detail::ask_owners<std::optional<V>>(w_, hash_, keys, [this](const K& k) {
+    return detail::ask_owners<std::optional<V>>(ranks_, hash_, keys, [this](const K& k) {
       auto it = local_.find(k);
       return it != local_.end() ? std::optional<V>(it->second) : std::nullopt;
     });
   }
   /// Collective: the number of keys over all ranks.
   [[nodiscard]] std::uint64_t size() {
-    return w_.allreduce(static_cast<std::uint64_t>(local_.size()), cairn::plus{});
+    return ranks_.allreduce(static_cast<std::uint64_t>(local_.size()), cairn::plus{});
   }
   /// Collective: every (key, value) on rank `root`, sorted by key (empty on other ranks).
   [[nodiscard]] std::map<K, V> gather(int root) {
     std::vector<std::pair<K, V>> mine(local_.begin(), local_.end());
     std::map<K, V> out;
-    for (auto& part : w_.gather(mine, root))
+    for (auto& part : ranks_.gather(mine, root))
       for (auto& [k, v] : part) out.emplace(std::move(k), std::move(v));
     return out;
   }
-  /// Collective: ends the phase (world::quiesce) and empties the map.
+  /// Collective: ends the phase (quiesce on its ranks) and empties the map.
   void clear() {
-    w_.quiesce();
+    ranks_.quiesce();
     local_.clear();
   }
   /// Counters of the map's calls on this rank.
@@ -218,7 +223,7 @@ class map {
 
   template <class Merge>
   static void send_reduce(map& self, const K& key, const V& value, std::uint64_t h) {
-    self.calls_.template call<reduce_op<Merge>>(detail::owner_of_hash(h, self.w_.size()), key,
+    self.calls_.template call<reduce_op<Merge>>(detail::owner_of_hash(h, self.ranks_.size()), key,
                                                 value);
   }
   // The owner of `key`, once a value cached for it has been sent (so this rank's operations
@@ -233,7 +238,7 @@ class map {
         send_cached_(*this, s.key, s.value, s.hash);
       }
     }
-    return detail::owner_of_hash(h, w_.size());
+    return detail::owner_of_hash(h, ranks_.size());
   }
 
   template <class Merge>
@@ -244,7 +249,7 @@ class map {
     }
   };
 
-  cairn::world w_;
+  detail::container_ranks ranks_;
   Hash hash_;
   local_map local_;
   std::vector<slot> cache_;  // reductions waiting at the source

@@ -27,12 +27,15 @@ class set {
   /// This rank's part.
   using local_set = std::unordered_set<K, detail::local_hash<Hash, K>>;
 
-  /// An empty set on `w`'s ranks; calls travel by `route`.
-  explicit set(const cairn::world& w, container_options opts = {}, Hash hash = {}, Route route = {})
-      : w_(w),
+  /// An empty set on the ranks of `on`: the world, or a group (made by its members;
+  /// its ranks are then group ranks, and group::quiesce ends its phases). Calls travel by
+  /// `route`.
+  template <cairn::msg::channel_ranks Ranks>
+  explicit set(const Ranks& on, container_options opts = {}, Hash hash = {}, Route route = {})
+      : ranks_(on),
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
-        calls_(w, *this, std::move(route), detail::call_options(opts, "set")) {}
+        calls_(on, *this, std::move(route), detail::call_options(opts, "set")) {}
   set(const set&) = delete;
   set& operator=(const set&) = delete;
 
@@ -42,7 +45,9 @@ class set {
   void async_erase(const K& key) { calls_.template call<erase_op>(owner(key), key); }
 
   /// The owner rank of `key`.
-  [[nodiscard]] int owner(const K& key) const { return detail::owner_of(hash_, key, w_.size()); }
+  [[nodiscard]] int owner(const K& key) const {
+    return detail::owner_of(hash_, key, ranks_.size());
+  }
   /// This rank's keys (complete after world::quiesce()).
   [[nodiscard]] const local_set& local() const noexcept { return local_; }
   /// Calls `f(key)` for every key of this rank.
@@ -52,31 +57,31 @@ class set {
   }
   /// Collective (every rank passes the same key): true on every rank if `key` is in the set.
   [[nodiscard]] bool contains(const K& key) {
-    const int mine = owner(key) == w_.rank() && local_.count(key) ? 1 : 0;
-    return w_.allreduce(mine, cairn::plus{}) != 0;
+    const int mine = owner(key) == ranks_.rank() && local_.count(key) ? 1 : 0;
+    return ranks_.allreduce(mine, cairn::plus{}) != 0;
   }
   /// Collective: whether each of this rank's `keys` (ranks pass any number, zero included) is
   /// in the set, in order: one exchange each way for the batch.
   [[nodiscard]] std::vector<bool> contains_each(std::span<const K> keys) {
     const auto found = detail::ask_owners<std::uint8_t>(
-        w_, hash_, keys, [this](const K& k) { return std::uint8_t{local_.contains(k)}; });
+        ranks_, hash_, keys, [this](const K& k) { return std::uint8_t{local_.contains(k)}; });
     return std::vector<bool>(found.begin(), found.end());
   }
   /// Collective: the number of keys over all ranks.
   [[nodiscard]] std::uint64_t size() {
-    return w_.allreduce(static_cast<std::uint64_t>(local_.size()), cairn::plus{});
+    return ranks_.allreduce(static_cast<std::uint64_t>(local_.size()), cairn::plus{});
   }
   /// Collective: every key on rank `root`, sorted (empty on other ranks).
   [[nodiscard]] std::set<K> gather(int root) {
     std::vector<K> mine(local_.begin(), local_.end());
     std::set<K> out;
-    for (auto& part : w_.gather(mine, root))
+    for (auto& part : ranks_.gather(mine, root))
       for (auto& k : part) out.insert(std::move(k));
     return out;
   }
-  /// Collective: ends the phase (world::quiesce) and empties the set.
+  /// Collective: ends the phase (quiesce on its ranks) and empties the set.
   void clear() {
-    w_.quiesce();
+    ranks_.quiesce();
     local_.clear();
   }
 
@@ -88,7 +93,7 @@ class set {
     void operator()(set& self, K&& key) const { self.local_.erase(key); }
   };
 
-  cairn::world w_;
+  detail::container_ranks ranks_;
   Hash hash_;
   local_set local_;
   detail::container_calls<set, Route> calls_;  // last: deliveries may start in its constructor

@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
 #include "cairn/msg/async.hpp"
+#include "cairn/runtime/group.hpp"
 #include "cairn/runtime/serialize.hpp"
 
 namespace cairn::containers {
@@ -93,11 +95,81 @@ int owner_of(const Hash& hash, const K& k, int ranks) {
 template <class Self, class Route>
 using container_calls = cairn::msg::detail::call_channel<Route, Self>;
 
+/// The ranks a container lives on: the world, or a group of it (then ranks are group ranks,
+/// and its collectives and phases run on the members only).
+class container_ranks {
+ public:
+  /// The ranks of `on`.
+  template <cairn::msg::channel_ranks Ranks>
+  explicit container_ranks(const Ranks& on)
+      : w_(cairn::msg::detail::world_of(on)),
+        g_(cairn::msg::detail::group_of(on)),
+        rank_(on.rank()),
+        size_(on.size()) {}
+  /// This rank among the container's ranks.
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  /// Number of the container's ranks.
+  [[nodiscard]] int size() const noexcept { return size_; }
+  /// This rank in the world (errors name it).
+  [[nodiscard]] int world_rank() const noexcept { return w_.rank(); }
+  /// "group" or "world", for errors.
+  [[nodiscard]] const char* kind() const noexcept { return g_ ? "group" : "world"; }
+  /// Ends the phase of the container's calls: group::quiesce on a group, else world::quiesce.
+  void quiesce() {
+    if (g_)
+      g_->quiesce();
+    else
+      w_.quiesce();
+  }
+  /// A collective on the container's ranks: `f(world&)` or `f(group&)`.
+  template <class F>
+  decltype(auto) run(F&& f) {
+    if (g_) return f(*g_);
+    return f(w_);
+  }
+  /// world::allreduce or group::allreduce.
+  template <class... A>
+  auto allreduce(A&&... a) {
+    return run([&](auto& c) { return c.allreduce(std::forward<A>(a)...); });
+  }
+  /// bcast on the container's ranks.
+  template <class... A>
+  auto bcast(A&&... a) {
+    return run([&](auto& c) { return c.bcast(std::forward<A>(a)...); });
+  }
+  /// gather on the container's ranks.
+  template <class... A>
+  auto gather(A&&... a) {
+    return run([&](auto& c) { return c.gather(std::forward<A>(a)...); });
+  }
+  /// allgather on the container's ranks.
+  template <class... A>
+  auto allgather(A&&... a) {
+    return run([&](auto& c) { return c.allgather(std::forward<A>(a)...); });
+  }
+  /// exscan on the container's ranks.
+  template <class... A>
+  auto exscan(A&&... a) {
+    return run([&](auto& c) { return c.exscan(std::forward<A>(a)...); });
+  }
+  /// alltoall on the container's ranks.
+  template <class... A>
+  auto alltoall(A&&... a) {
+    return run([&](auto& c) { return c.alltoall(std::forward<A>(a)...); });
+  }
+
+ private:
+  cairn::world w_;
+  std::optional<cairn::group> g_;
+  int rank_;
+  int size_;
+};
+
 /// Collective: a batch of queries answered at the keys' owners, one exchange each way however
 /// many keys there are. `answer(key)` runs on the owner of each of this rank's `keys` (ranks
 /// pass any number, zero included); the answers come back in the order of `keys`.
 template <class A, class Hash, class K, class Answer>
-std::vector<A> ask_owners(cairn::world& w, const Hash& hash, std::span<const K> keys,
+std::vector<A> ask_owners(container_ranks& w, const Hash& hash, std::span<const K> keys,
                           Answer&& answer) {
   const auto p = static_cast<std::size_t>(w.size());
   std::vector<std::vector<K>> asked(p);
