@@ -80,10 +80,11 @@ std::string cat(const A&... pieces) {
 }
 
 struct settings {
-  int scale;             // n = 2^scale vertices
-  std::uint64_t factor;  // edges per vertex
-  int samples;           // timed runs per figure
-  int rounds;            // the baseline's exchange rounds
+  int scale;                // n = 2^scale vertices
+  std::uint64_t factor;     // edges per vertex
+  int samples;              // timed runs per figure
+  int rounds;               // the baseline's exchange rounds
+  std::size_t cache_slots;  // the map's combining cache (container_options::cache_slots)
   [[nodiscard]] std::uint64_t vertices() const { return std::uint64_t{1} << scale; }
   [[nodiscard]] std::uint64_t edges() const { return factor * vertices(); }
 };
@@ -172,8 +173,10 @@ void verify_queries(degree_map& m, const input& in) {
   }
 }
 
-double cairn_run(cairn::world& w, const input& in) {
-  degree_map m(w);
+double cairn_run(cairn::world& w, const input& in, std::size_t cache_slots) {
+  cairn::containers::container_options opts;
+  opts.cache_slots = cache_slots;
+  degree_map m(w, opts);
   w.barrier();
   const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < in.edges.size(); i += 2) {
@@ -262,6 +265,8 @@ settings settings_for(const options& o) {
   s.scale = static_cast<int>(count_param(o, "scale", o.quick ? 16 : 18, 1, 30));
   s.factor = count_param(o, "edgefactor", 16, 1, 1024);
   s.samples = static_cast<int>(count_param(o, "samples", o.quick ? 1 : 3, 1, 1001));
+  s.cache_slots = static_cast<std::size_t>(count_param(
+      o, "cache-slots", cairn::containers::container_options{}.cache_slots, 0, 1 << 24));
   return s;
 }
 
@@ -306,7 +311,7 @@ int run_degree(const invocation& inv) {
     const int rounds = lo.ranks ? s.rounds : rounds_for(inv.opts, s, w.size());
     std::vector<double> mine, base;
     for (int r = 0; r < s.samples; ++r) {  // alternated, so drifting load hits both alike
-      mine.push_back(cairn_run(w, in));
+      mine.push_back(cairn_run(w, in, s.cache_slots));
 #if CAIRN_BENCH_HAVE_MPI
       if (inline_mpi) base.push_back(mpi_run(w, in, rounds));
 #endif
@@ -338,7 +343,8 @@ const param_registrar params{
       "18, 16 with --quick"},
      {"edgefactor", "edges per vertex (Graph500: 16)", "16"},
      {"samples", "timed runs per figure (the median is reported)", "3, 1 with --quick"},
-     {"rounds", "the baseline's MPI_Alltoallv rounds", "about 64 MiB per rank per round"}}};
+     {"rounds", "the baseline's MPI_Alltoallv rounds", "about 64 MiB per rank per round"},
+     {"cache-slots", "slots of the map's combining cache (0: none)", "the container's default"}}};
 
 const registrar reg{{"degree",
                      "vertex degrees of an R-MAT graph, containers::map async_reduce vs "

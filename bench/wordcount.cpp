@@ -8,8 +8,8 @@
 // cairn (`wordcount`): a fresh cairn::containers::counting_set<std::string> per sample
 // (constructed untimed); timed from a barrier to after w.quiesce(): cs.async_insert(word) for
 // every word of the rank, then w.quiesce(), after which every count is in place at its owner.
-// counting_set combines repeated words at the source (a direct-mapped cache of 4096 slots by
-// default) before they travel; the baseline sends every occurrence, so the ratio grows with s.
+// counting_set combines repeated words at the source (a direct-mapped cache of 32768 slots
+// by default) before they travel; the baseline sends every occurrence, so the ratio grows with s.
 //
 // Baseline (`mpi-alltoallv`, the program a user writes by hand): hash every word to its owner
 // (std::hash<std::string>, then a multiply-shift into [0, P)), pack the words by destination
@@ -145,6 +145,7 @@ struct settings {
   double zipf;               // s
   int samples;               // timed runs per figure
   int rounds;                // the baseline's exchange rounds
+  std::size_t cache_slots;   // the set's combining cache (container_options::cache_slots)
 };
 
 // This rank's words and the exact histogram of all ranks' inputs by word number.
@@ -232,8 +233,10 @@ void verify_queries(counting_set& cs, const vocabulary& voc, const input& in) {
     fail("count(\"x\") of a word never inserted is " + std::to_string(c));
 }
 
-double cairn_run(cairn::world& w, const vocabulary& voc, const input& in) {
-  counting_set cs(w);
+double cairn_run(cairn::world& w, const vocabulary& voc, const input& in, std::size_t cache_slots) {
+  cairn::containers::container_options opts;
+  opts.cache_slots = cache_slots;
+  counting_set cs(w, opts);
   w.barrier();
   const auto t0 = std::chrono::steady_clock::now();
   for (const std::string& word : in.words) cs.async_insert(word);
@@ -341,6 +344,8 @@ settings settings_for(const options& o) {
   }
   record_param("zipf", json_text(std::optional<double>(s.zipf)));
   s.samples = static_cast<int>(count_param(o, "samples", o.quick ? 1 : 3, 1, 1001));
+  s.cache_slots = static_cast<std::size_t>(count_param(
+      o, "cache-slots", cairn::containers::container_options{}.cache_slots, 0, 1 << 24));
   return s;
 }
 
@@ -383,7 +388,7 @@ int run_wordcount(const invocation& inv) {
     const bool inline_mpi = w.engine() == cairn::engine::mpi && inv.opts.baseline;
     std::vector<double> mine, base;
     for (int r = 0; r < s.samples; ++r) {  // alternated, so drifting load hits both alike
-      mine.push_back(cairn_run(w, voc, in));
+      mine.push_back(cairn_run(w, voc, in, s.cache_slots));
 #if CAIRN_BENCH_HAVE_MPI
       if (inline_mpi) base.push_back(mpi_run(w, voc, in, s.rounds));
 #endif
@@ -415,7 +420,8 @@ const param_registrar params{
      {"vocabulary", "V, distinct words of the vocabulary (the rows' size)", "2^20"},
      {"zipf", "the Zipf exponent s (a number >= 0): word j has probability ∝ 1/(j+1)^s", "1.0"},
      {"samples", "timed runs per figure (the median is reported)", "3, 1 with --quick"},
-     {"rounds", "the baseline's MPI_Alltoallv rounds", "about 64 MiB per rank per round"}}};
+     {"rounds", "the baseline's MPI_Alltoallv rounds", "about 64 MiB per rank per round"},
+     {"cache-slots", "slots of the set's combining cache (0: none)", "the container's default"}}};
 
 const registrar reg{{"wordcount",
                      "word count of Zipf-distributed strings, counting_set vs hand-written "

@@ -329,7 +329,7 @@ def _key_name(key: Any, call: str, rank: int) -> str:
 
 
 def _counting_set(self, key: type = int, *, buffer_bytes: int = 0,
-                  cache_slots: int = 4096) -> CountingSet:
+                  cache_slots: int = 32768) -> CountingSet:
     """A counting set of int or str keys on this world's ranks (collective). ``cache_slots``:
     entries of the combining cache at the source (0: none); ``buffer_bytes``: bytes per
     buffer of its calls (0: cairn's default)."""
@@ -351,7 +351,7 @@ def _disjoint_set(self, key: type = int, *, buffer_bytes: int = 0) -> DisjointSe
 
 
 def _map(self, key: type = int, value: type = float, *, buffer_bytes: int = 0,
-         cache_slots: int = 4096) -> Map:
+         cache_slots: int = 32768) -> Map:
     """A map from int or str keys to int (64-bit) or float values on this world's ranks
     (collective). ``cache_slots``: entries of the cache that merges ``reduce`` at the source."""
     name = _key_name(key, "map", self.rank)
