@@ -233,6 +233,60 @@ void check_map(Ranks& w, std::size_t cache_slots, Route route = {}) {
           EXPECT_TRUE(ref.count(k) && ref.at(k) == v) << k;
       }
     }
+
+    // Phase 3: each rank's reductions, assignments, visits and erases of its own keys, in an
+    // order that matters (reductions gathered at the owner must be applied before a later
+    // assignment of the key, and after an earlier one).
+    m.clear();
+    std::map<std::string, value> own_ref;
+    auto sum_into = [](const value& a, const value& b) {
+      value out = a;
+      if (out.size() < b.size()) out.resize(b.size());
+      for (std::size_t j = 0; j < b.size(); ++j) out[j] += b[j];
+      return out;
+    };
+    for (int r = 0; r < w.size(); ++r) {
+      auto g = rank_gen(23, r);
+      for (int i = 0; i < 600; ++i) {
+        const std::string k = "ord" + std::to_string(r) + '.' + std::to_string(g() % 40);
+        const value v{static_cast<std::int64_t>(g() % 100)};
+        const bool mine = r == w.rank();
+        switch (g() % 4) {
+          case 0:
+          case 1: {
+            if (mine) m.async_reduce(k, v, sum_into);
+            auto [it, fresh] = own_ref.try_emplace(k, v);
+            if (!fresh) it->second = sum_into(it->second, v);
+            break;
+          }
+          case 2:
+            if (mine) m.async_insert_or_assign(k, v);
+            own_ref[k] = v;
+            break;
+          default:
+            if (g() % 4 == 0) {
+              if (mine) m.async_erase(k);
+              own_ref.erase(k);
+            } else {
+              if (mine) m.async_visit(k, [](const std::string&, value& val) { val.push_back(7); });
+              own_ref[k].push_back(7);
+            }
+        }
+      }
+    }
+    w.quiesce();
+    const auto ordered = m.gather(0);
+    if (w.rank() == 0) {
+      EXPECT_EQ(ordered.size(), own_ref.size());
+      int shown = 0;  // the first keys that differ
+      for (const auto& [k, v] : own_ref) {
+        const auto it = ordered.find(k);
+        if ((it == ordered.end() || it->second != v) && shown++ < 3)
+          ADD_FAILURE() << "cache " << cache_slots << ": key " << k
+                        << (it == ordered.end() ? " is missing" : " has a wrong value") << " ("
+                        << v.size() << " numbers expected)";
+      }
+    }
   }
 }
 

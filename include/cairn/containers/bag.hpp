@@ -107,8 +107,7 @@ class bag {
   }
   /// Collective: ends the phase (quiesce on its ranks) and empties the bag.
   void clear() {
-    ranks_.quiesce();
-    local_.clear();
+    ranks_.quiesce_and_empty([this] { local_.clear(); });
   }
 
  private:

@@ -91,6 +91,7 @@ class counting_set {
 
   /// Collective (every rank passes the same key): the count of `key`, on every rank.
   [[nodiscard]] std::uint64_t count(const K& key) {
+    settle();
     std::uint64_t mine = 0;
     if (owner(key) == ranks_.rank())
       if (auto it = local_.find(key); it != local_.end()) mine = it->second;
@@ -99,6 +100,7 @@ class counting_set {
   /// Collective: the count of each of this rank's `keys` (ranks pass any number, zero
   /// included), in order: one exchange each way for the whole batch.
   [[nodiscard]] std::vector<std::uint64_t> counts_of(std::span<const K> keys) {
+    settle();
     return detail::ask_owners<std::uint64_t>(ranks_, hash_, keys, [this](const K& k) {
       auto it = local_.find(k);
       return it != local_.end() ? it->second : std::uint64_t{0};
@@ -106,6 +108,7 @@ class counting_set {
   }
   /// Collective: the number of distinct keys over all ranks.
   [[nodiscard]] std::uint64_t size() {
+    settle();
     return ranks_.allreduce(static_cast<std::uint64_t>(local_.size()), cairn::plus{});
   }
   /// Collective: the `k` keys with the largest counts (ties: smaller key first), largest
@@ -114,6 +117,7 @@ class counting_set {
     auto better = [](const std::pair<K, std::uint64_t>& a, const std::pair<K, std::uint64_t>& b) {
       return a.second != b.second ? a.second > b.second : a.first < b.first;
     };
+    settle();
     std::vector<std::pair<K, std::uint64_t>> mine(local_.begin(), local_.end());
     const std::size_t keep = std::min(k, mine.size());
     std::partial_sort(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(keep), mine.end(),
@@ -130,8 +134,10 @@ class counting_set {
   }
   /// Collective: ends the phase (quiesce on its ranks) and empties the set.
   void clear() {
-    ranks_.quiesce();
-    local_.clear();
+    ranks_.quiesce_and_empty([this] {
+      settle();
+      local_.clear();
+    });
   }
   /// Sends the counts cached at the source now.
   void flush() { calls_.records().flush(); }
@@ -140,16 +146,21 @@ class counting_set {
     return calls_.records().core().stats();
   }
 
-  /// Internal (called when the calls' buffers are flushed): empties the cache into them.
+  /// Internal (called when the calls' buffers are flushed): empties the cache into them and
+  /// applies the counts gathered here.
   void before_flush() {
-    if (cached_ == 0) return;
-    for (slot& s : cache_)
-      if (s.used) {
-        s.used = false;  // before sending: a delivery meanwhile may insert again
-        --cached_;
-        send(s.key, s.count, s.hash);
-      }
+    if (cached_ != 0)
+      for (slot& s : cache_)
+        if (s.used) {
+          s.used = false;  // before sending: a delivery meanwhile may insert again
+          --cached_;
+          send(s.key, s.count, s.hash);
+        }
+    settle();
   }
+  /// Internal (called after each arrived message of the calls): applies the counts gathered
+  /// here.
+  void after_deliver() { settle(); }
 
  private:
   struct slot {
@@ -163,18 +174,25 @@ class counting_set {
   void send(const K& key, std::uint64_t n, std::uint64_t h) {
     calls_.template call<add>(detail::owner_of_hash(h, ranks_.size()), key, n);
   }
-  // Runs at the owner: adds to the key's count.
+  // Runs at the owner: gathers the count (owner_batch), added with others at once.
   struct add {
-    void operator()(counting_set& self, K&& key, std::uint64_t n) const {
-      self.local_[std::move(key)] += n;
+    void operator()(counting_set& self, K&& key, std::uint64_t&& n) const {
+      self.batch_.add(&self, &apply_counts, std::move(key), std::move(n));
     }
   };
+  static void apply_counts(void* self,
+                           typename detail::owner_batch<K, std::uint64_t>::items& items) {
+    local_map& local = static_cast<counting_set*>(self)->local_;
+    for (auto& [key, n] : items) local[std::move(key)] += n;
+  }
+  void settle() { batch_.settle(this); }
 
   detail::container_ranks ranks_;
   Hash hash_;
   local_map local_;
   std::vector<slot> cache_;
   std::uint64_t cached_ = 0;
+  detail::owner_batch<K, std::uint64_t> batch_;  // counts arrived here, not yet added
   // Last: deliveries may start in its constructor.
   detail::container_calls<counting_set, Route> calls_;
 };

@@ -114,8 +114,7 @@ class disjoint_set {
   }
   /// Collective: ends the phase and removes every item.
   void clear() {
-    ranks_.quiesce();
-    parent_.clear();
+    ranks_.quiesce_and_empty([this] { parent_.clear(); });
   }
 
  private:

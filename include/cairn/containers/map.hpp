@@ -121,16 +121,21 @@ class map {
     ++cached_;
   }
 
-  /// Internal (called when the calls' buffers are flushed): empties the cache into them.
+  /// Internal (called when the calls' buffers are flushed): empties the cache into them and
+  /// applies the reductions gathered here.
   void before_flush() {
-    if (cached_ == 0) return;
-    for (slot& s : cache_)
-      if (s.used) {
-        s.used = false;  // before sending: a delivery meanwhile may reduce again
-        --cached_;
-        send_cached_(*this, s.key, s.value, s.hash);
-      }
+    if (cached_ != 0)
+      for (slot& s : cache_)
+        if (s.used) {
+          s.used = false;  // before sending: a delivery meanwhile may reduce again
+          --cached_;
+          send_cached_(*this, s.key, s.value, s.hash);
+        }
+    settle();
   }
+  /// Internal (called after each arrived message of the calls): applies the reductions
+  /// gathered here.
+  void after_deliver() { settle(); }
 
   /// The owner rank of `key`.
   [[nodiscard]] int owner(const K& key) const {
@@ -139,14 +144,19 @@ class map {
   /// This rank's part (complete after world::quiesce()).
   [[nodiscard]] const local_map& local() const noexcept { return local_; }
   /// This rank's part, to change locally.
-  [[nodiscard]] local_map& local() noexcept { return local_; }
+  [[nodiscard]] local_map& local() {
+    settle();
+    return local_;
+  }
   /// Calls `f(key, value)` for every key of this rank.
   template <class F>
   void for_all(F&& f) {
+    settle();
     for (auto& [k, v] : local_) f(k, v);
   }
   /// Collective (every rank passes the same key): the key's value, on every rank.
   [[nodiscard]] std::optional<V> value_of(const K& key) {
+    settle();
     std::optional<V> mine;
     const int o = owner(key);
     if (o == ranks_.rank())
@@ -156,6 +166,7 @@ class map {
   /// Collective: the value of each of this rank's `keys` (ranks pass any number, zero
   /// included), in order, empty for a key not in the map: one exchange each way for the batch.
   [[nodiscard]] std::vector<std::optional<V>> values_of(std::span<const K> keys) {
+    settle();
     return detail::ask_owners<std::optional<V>>(ranks_, hash_, keys, [this](const K& k) {
       auto it = local_.find(k);
       return it != local_.end() ? std::optional<V>(it->second) : std::nullopt;
@@ -163,10 +174,12 @@ class map {
   }
   /// Collective: the number of keys over all ranks.
   [[nodiscard]] std::uint64_t size() {
+    settle();
     return ranks_.allreduce(static_cast<std::uint64_t>(local_.size()), cairn::plus{});
   }
   /// Collective: every (key, value) on rank `root`, sorted by key (empty on other ranks).
   [[nodiscard]] std::map<K, V> gather(int root) {
+    settle();
     std::vector<std::pair<K, V>> mine(local_.begin(), local_.end());
     std::map<K, V> out;
     for (auto& part : ranks_.gather(mine, root))
@@ -175,8 +188,10 @@ class map {
   }
   /// Collective: ends the phase (quiesce on its ranks) and empties the map.
   void clear() {
-    ranks_.quiesce();
-    local_.clear();
+    ranks_.quiesce_and_empty([this] {
+      settle();
+      local_.clear();
+    });
   }
   /// Counters of the map's calls on this rank.
   [[nodiscard]] const cairn::msg::channel_stats& stats() const noexcept {
@@ -186,20 +201,26 @@ class map {
  private:
   struct insert_op {
     void operator()(map& self, K&& key, V&& value) const {
+      self.settle();
       self.local_.try_emplace(std::move(key), std::move(value));
     }
   };
   struct assign_op {
     void operator()(map& self, K&& key, V&& value) const {
+      self.settle();
       self.local_.insert_or_assign(std::move(key), std::move(value));
     }
   };
   struct erase_op {
-    void operator()(map& self, K&& key) const { self.local_.erase(key); }
+    void operator()(map& self, K&& key) const {
+      self.settle();
+      self.local_.erase(key);
+    }
   };
   template <class F, bool Make, class... A>
   struct visit_op {
     void operator()(map& self, K&& key, A&&... args) const {
+      self.settle();
       auto it = self.local_.find(key);
       if (it == self.local_.end()) {
         if constexpr (!Make) return;
@@ -241,13 +262,22 @@ class map {
     return detail::owner_of_hash(h, ranks_.size());
   }
 
+  // Runs at the owner: gathers the reduction (owner_batch), applied with others at once.
   template <class Merge>
   struct reduce_op {
     void operator()(map& self, K&& key, V&& value) const {
-      auto [it, fresh] = self.local_.try_emplace(std::move(key), value);
-      if (!fresh) it->second = Merge{}(it->second, value);
+      self.batch_.add(&self, &apply_reductions<Merge>, std::move(key), std::move(value));
     }
   };
+  template <class Merge>
+  static void apply_reductions(void* self, typename detail::owner_batch<K, V>::items& items) {
+    local_map& local = static_cast<map*>(self)->local_;
+    for (auto& [key, value] : items) {
+      auto [it, fresh] = local.try_emplace(std::move(key), value);
+      if (!fresh) it->second = Merge{}(it->second, value);
+    }
+  }
+  void settle() { batch_.settle(this); }
 
   detail::container_ranks ranks_;
   Hash hash_;
@@ -256,6 +286,7 @@ class map {
   std::uint64_t cached_ = 0;
   const char* cache_merge_ = nullptr;  // the merge the cached values wait for
   void (*send_cached_)(map&, const K&, const V&, std::uint64_t) = nullptr;
+  detail::owner_batch<K, V> batch_;            // reductions arrived here, not yet applied
   detail::container_calls<map, Route> calls_;  // last: deliveries may start in its constructor
 };
 

@@ -81,8 +81,7 @@ class set {
   }
   /// Collective: ends the phase (quiesce on its ranks) and empties the set.
   void clear() {
-    ranks_.quiesce();
-    local_.clear();
+    ranks_.quiesce_and_empty([this] { local_.clear(); });
   }
 
  private:

@@ -102,6 +102,10 @@ class call_channel {
     void before_flush() const {
       if constexpr (requires(Target & t) { t.before_flush(); }) self->target_.before_flush();
     }
+    // A target that gathers arriving calls (a container's batch at the owner) applies them.
+    void after_deliver() const {
+      if constexpr (requires(Target & t) { t.after_deliver(); }) self->target_.after_deliver();
+    }
   };
 
  public:

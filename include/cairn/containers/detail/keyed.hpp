@@ -12,6 +12,7 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cairn/msg/async.hpp"
@@ -113,6 +114,44 @@ int owner_of(const Hash& hash, const K& k, int ranks) {
   return owner_of_hash(hash(k), ranks);
 }
 
+/// Updates of a rank's part gathered as they arrive at the owner, then applied in one tight
+/// loop: independent hash-table lookups in a loop overlap their cache misses, where one
+/// lookup per delivered call waits for each miss in turn. The container applies the batch
+/// (`settle`) after each arrived message, when it is full, before any other operation on its
+/// part, and when its buffers are flushed, so a rank's operations on a key keep their order
+/// and every update is in place when a phase ends.
+template <class K, class V>
+class owner_batch {
+ public:
+  /// The gathered (key, value) pairs.
+  using items = std::vector<std::pair<K, V>>;
+  /// Applies `items` to the part at `part`.
+  using apply_fn = void (*)(void* part, items&);
+
+  owner_batch() { items_.reserve(capacity); }
+  /// Gathers (key, value), to be applied by `apply` (the batch waiting for another `apply`
+  /// is applied first).
+  void add(void* part, apply_fn apply, K&& key, V&& value) {
+    if (apply != apply_) {
+      settle(part);
+      apply_ = apply;
+    }
+    items_.emplace_back(std::move(key), std::move(value));
+    if (items_.size() == capacity) settle(part);
+  }
+  /// Applies the gathered pairs to the part at `part`.
+  void settle(void* part) {
+    if (items_.empty()) return;
+    apply_(part, items_);
+    items_.clear();
+  }
+
+ private:
+  static constexpr std::size_t capacity = 64;
+  items items_;
+  apply_fn apply_ = nullptr;
+};
+
 /// The calls of a container: a call channel on `Route` whose target is `Self`.
 template <class Self, class Route>
 using container_calls = cairn::msg::detail::call_channel<Route, Self>;
@@ -142,6 +181,16 @@ class container_ranks {
       g_->quiesce();
     else
       w_.quiesce();
+  }
+  /// Collective: ends the phase, runs `empty()` (which drops this rank's part), then waits
+  /// until every rank has. A rank may send items of the next phase as soon as its quiesce
+  /// returns; without the wait they could reach a rank before it empties its part, and be
+  /// dropped with it.
+  template <class F>
+  void quiesce_and_empty(F&& empty) {
+    quiesce();
+    empty();
+    run([](auto& c) { c.barrier(); });
   }
   /// A collective on the container's ranks: `f(world&)` or `f(group&)`.
   template <class F>

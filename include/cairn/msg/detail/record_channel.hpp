@@ -53,7 +53,10 @@ struct written_payload {
 
 /// Records of bytes routed by `Route` to ranks of a world or group, each handed on arrival to
 /// `Sink`: `sink(std::span<const std::byte> payload, int origin)`. The sink must be done with
-/// the payload before it returns (the bytes belong to a receive buffer).
+/// the payload before it returns (the bytes belong to a receive buffer). A sink may also have
+/// `before_flush()` (called when the buffers are flushed) and `after_deliver()` (called after
+/// the records of each arrived message, and of each batch of queued local ones, were handed
+/// over: a sink that gathers records applies them there).
 template <class Route, class Sink>
 class record_channel {
   using router_type = decltype(std::declval<const Route&>().make(std::declval<const world&>()));
@@ -292,6 +295,7 @@ class record_channel {
         handle(std::span<const std::byte>(draining_.data() + at + 8, n), static_cast<int>(o));
         at += 8 + n;
       }
+      after_deliver();
       any = true;
     }
     return any;
@@ -346,6 +350,14 @@ class record_channel {
       handle(payload, origin);
     }
     if (at != bytes) malformed(bytes, from, h);
+    after_deliver();
+  }
+
+  void after_deliver() {
+    if constexpr (requires(Sink & s) { s.after_deliver(); }) {
+      typename channel_core::handler_scope guard(core_);
+      sink_.after_deliver();
+    }
   }
 
   static void deliver_thunk(void* self, const std::byte* msg, std::size_t bytes, int from) {
