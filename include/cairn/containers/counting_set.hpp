@@ -45,36 +45,24 @@ class counting_set {
       : ranks_(on),
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
-        cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0),
+        cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0, hash),
         calls_(on, *this, std::move(route), detail::call_options(opts, "counting_set")) {}
   /// Counts still cached at the source are reported as never sent (call world::quiesce()
   /// before the set goes out of scope).
-  ~counting_set() { calls_.records().note_unsent(cached_); }
+  ~counting_set() { calls_.records().note_unsent(cache_.size()); }
   counting_set(const counting_set&) = delete;
   counting_set& operator=(const counting_set&) = delete;
 
   /// Adds `n` to the count of `key` at its owner.
   void async_insert(const K& key, std::uint64_t n = 1) {
     const std::uint64_t h = hash_(key);
-    if (cache_.empty()) {
+    if (!cache_.enabled()) {
       send(key, n, h);
       return;
     }
-    slot& s = cache_[static_cast<std::size_t>(h) & (cache_.size() - 1)];
-    if (s.used && s.hash == h && s.key == key) {
-      s.count += n;
-      return;
-    }
-    if (s.used) {  // evict: the old key travels now
-      s.used = false;
-      --cached_;
-      send(s.key, s.count, s.hash);
-    }
-    s.key = key;
-    s.hash = h;
-    s.count = n;
-    s.used = true;
-    ++cached_;
+    cache_.put(
+        h, key, n, [](std::uint64_t a, std::uint64_t b) { return a + b; },
+        [this](const K& k, std::uint64_t c, std::uint64_t kh) { send(k, c, kh); });
   }
 
   /// The owner rank of `key`.
@@ -149,13 +137,7 @@ class counting_set {
   /// Internal (called when the calls' buffers are flushed): empties the cache into them and
   /// applies the counts gathered here.
   void before_flush() {
-    if (cached_ != 0)
-      for (slot& s : cache_)
-        if (s.used) {
-          s.used = false;  // before sending: a delivery meanwhile may insert again
-          --cached_;
-          send(s.key, s.count, s.hash);
-        }
+    cache_.drain([this](const K& k, std::uint64_t c, std::uint64_t h) { send(k, c, h); });
     settle();
   }
   /// Internal (called after each arrived message of the calls): applies the counts gathered
@@ -163,13 +145,6 @@ class counting_set {
   void after_deliver() { settle(); }
 
  private:
-  struct slot {
-    K key{};
-    std::uint64_t hash = 0;
-    std::uint64_t count = 0;
-    bool used = false;
-  };
-
   // `h` is the key's hash (computed once for the cache slot and the owner).
   void send(const K& key, std::uint64_t n, std::uint64_t h) {
     calls_.template call<add>(detail::owner_of_hash(h, ranks_.size()), key, n);
@@ -190,9 +165,8 @@ class counting_set {
   detail::container_ranks ranks_;
   Hash hash_;
   local_map local_;
-  std::vector<slot> cache_;
-  std::uint64_t cached_ = 0;
-  detail::owner_batch<K, std::uint64_t> batch_;  // counts arrived here, not yet added
+  detail::source_cache<K, std::uint64_t, Hash> cache_;  // counts waiting at the source
+  detail::owner_batch<K, std::uint64_t> batch_;         // counts arrived here, not yet added
   // Last: deliveries may start in its constructor.
   detail::container_calls<counting_set, Route> calls_;
 };

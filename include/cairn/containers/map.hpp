@@ -52,11 +52,11 @@ class map {
       : ranks_(on),
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
-        cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0),
+        cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0, hash),
         calls_(on, *this, std::move(route), detail::call_options(opts, "map")) {}
   /// Reductions still cached at the source are reported as never sent (call world::quiesce()
   /// before the map goes out of scope).
-  ~map() { calls_.records().note_unsent(cached_); }
+  ~map() { calls_.records().note_unsent(cache_.size()); }
   map(const map&) = delete;
   map& operator=(const map&) = delete;
 
@@ -95,7 +95,7 @@ class map {
     static_assert(std::is_invocable_r_v<V, Merge&, const V&, const V&>,
                   "merge must be callable as V merge(const V&, const V&)");
     const std::uint64_t h = hash_(key);
-    if (cache_.empty()) {
+    if (!cache_.enabled()) {
       send_reduce<Merge>(*this, key, value, h);
       return;
     }
@@ -104,33 +104,15 @@ class map {
       cache_merge_ = &merge_tag<Merge>;
       send_cached_ = &send_reduce<Merge>;
     }
-    slot& s = cache_[static_cast<std::size_t>(h) & (cache_.size() - 1)];
-    if (s.used && s.hash == h && s.key == key) {
-      s.value = Merge{}(std::as_const(s.value), value);
-      return;
-    }
-    if (s.used) {  // evict: the old key's value travels now
-      s.used = false;
-      --cached_;
-      send_cached_(*this, s.key, s.value, s.hash);
-    }
-    s.key = key;
-    s.value = value;
-    s.hash = h;
-    s.used = true;
-    ++cached_;
+    cache_.put(h, key, value, Merge{}, [this](const K& k, const V& v, std::uint64_t kh) {
+      send_reduce<Merge>(*this, k, v, kh);
+    });
   }
 
   /// Internal (called when the calls' buffers are flushed): empties the cache into them and
   /// applies the reductions gathered here.
   void before_flush() {
-    if (cached_ != 0)
-      for (slot& s : cache_)
-        if (s.used) {
-          s.used = false;  // before sending: a delivery meanwhile may reduce again
-          --cached_;
-          send_cached_(*this, s.key, s.value, s.hash);
-        }
+    cache_.drain([this](const K& k, const V& v, std::uint64_t h) { send_cached_(*this, k, v, h); });
     settle();
   }
   /// Internal (called after each arrived message of the calls): applies the reductions
@@ -233,12 +215,6 @@ class map {
         f(it->first, it->second, args...);
     }
   };
-  struct slot {
-    K key{};
-    V value{};
-    std::uint64_t hash = 0;
-    bool used = false;
-  };
   template <class Merge>
   static constexpr char merge_tag = 0;  // its address names the merge type
 
@@ -251,14 +227,9 @@ class map {
   // on the key keep their order).
   int release(const K& key) {
     const std::uint64_t h = hash_(key);
-    if (cached_ != 0) {
-      slot& s = cache_[static_cast<std::size_t>(h) & (cache_.size() - 1)];
-      if (s.used && s.hash == h && s.key == key) {
-        s.used = false;
-        --cached_;
-        send_cached_(*this, s.key, s.value, s.hash);
-      }
-    }
+    cache_.take(h, key, [this](const K& k, const V& v, std::uint64_t kh) {
+      send_cached_(*this, k, v, kh);
+    });
     return detail::owner_of_hash(h, ranks_.size());
   }
 
@@ -282,9 +253,8 @@ class map {
   detail::container_ranks ranks_;
   Hash hash_;
   local_map local_;
-  std::vector<slot> cache_;  // reductions waiting at the source
-  std::uint64_t cached_ = 0;
-  const char* cache_merge_ = nullptr;  // the merge the cached values wait for
+  detail::source_cache<K, V, Hash> cache_;  // reductions waiting at the source
+  const char* cache_merge_ = nullptr;       // the merge the cached values wait for
   void (*send_cached_)(map&, const K&, const V&, std::uint64_t) = nullptr;
   detail::owner_batch<K, V> batch_;            // reductions arrived here, not yet applied
   detail::container_calls<map, Route> calls_;  // last: deliveries may start in its constructor

@@ -98,14 +98,13 @@ class call_channel {
     void operator()(std::span<const std::byte> payload, int origin) const {
       self->dispatch(payload, origin);
     }
+    // The hooks exist only where the target has them, so the record channel skips the rest.
     // A target with a combining cache empties it into the buffers before they are sent.
-    void before_flush() const {
-      if constexpr (requires(Target & t) { t.before_flush(); }) self->target_.before_flush();
-    }
+    void before_flush() const requires requires(Target& t) { t.before_flush(); }
+    { self->target_.before_flush(); }
     // A target that gathers arriving calls (a container's batch at the owner) applies them.
-    void after_deliver() const {
-      if constexpr (requires(Target & t) { t.after_deliver(); }) self->target_.after_deliver();
-    }
+    void after_deliver() const requires requires(Target& t) { t.after_deliver(); }
+    { self->target_.after_deliver(); }
   };
 
  public:

@@ -4,6 +4,7 @@
 /// key's owner rank (the same in every process of a run), and the calls between ranks (an
 /// async call channel whose target is the container's part on each rank).
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -27,9 +28,10 @@ struct container_options {
   std::size_t buffer_bytes = 0;
   /// Entries of the combining cache at the source (counting_set, map::async_reduce): repeated
   /// keys are counted or merged there and travel once per flush. 0 turns combining off. Each
-  /// entry holds a key, a value and 16 bytes (1 MiB for 32-bit keys and 64-bit values). The
-  /// default was 4096; 32768 measured 0.26 -> 0.38x the hand-written exchange on `cairn-bench
-  /// degree` (2^18 vertices, 2 MPI ranks), 0.49 -> 0.87x at 2^16.
+  /// entry holds a key and a value (and the key's hash unless the key is an integer or enum):
+  /// 512 KiB for 32-bit keys and 64-bit values. The default was 4096; 32768 measured 0.26 -> 0.38x
+  /// the hand-written exchange on `cairn-bench degree` (2^18 vertices, 2 MPI ranks), 0.49 -> 0.87x
+  /// at 2^16.
   std::size_t cache_slots = 32768;
   /// Name in statistics and errors (nullptr: the container's kind, e.g. "counting_set").
   const char* name = nullptr;
@@ -150,6 +152,104 @@ class owner_batch {
   static constexpr std::size_t capacity = 64;
   items items_;
   apply_fn apply_ = nullptr;
+};
+
+/// The direct-mapped combining cache at the source (counting_set, map::async_reduce): a
+/// key's slot is picked by its 64-bit hash; a repeated key merges into its slot, another key
+/// evicts it (the evicted pair travels to its owner). Slots are plain (key, value) pairs with
+/// a bitmap of the used ones; keys whose hash is a few instructions (integers, enums) recompute
+/// it on eviction instead of keeping it, so a slot of a 32-bit key and a 64-bit value is 16
+/// bytes and the default 32768 slots fit a 512 KiB L2.
+template <class K, class V, class Hash>
+class source_cache {
+ public:
+  /// A cache of `slots` entries (a power of two; 0: combining off, `enabled()` is false).
+  source_cache(std::size_t slots, const Hash& hash)
+      : hash_(hash), slots_(slots), used_((slots + 63) / 64, 0) {}
+
+  /// True if the cache has slots.
+  [[nodiscard]] bool enabled() const noexcept { return !slots_.empty(); }
+  /// The number of pairs cached.
+  [[nodiscard]] std::uint64_t size() const noexcept { return cached_; }
+
+  /// Merges `value` into the slot of `key` (hash `h`) by `merge(old, value)`, or stores it
+  /// there after `evict(key, value, hash)` of the pair the slot held.
+  template <class Merge, class Evict>
+  void put(std::uint64_t h, const K& key, const V& value, Merge&& merge, Evict&& evict) {
+    const std::size_t i = index(h);
+    entry& e = slots_[i];
+    while (used(i)) {
+      if (same(e, h, key)) {
+        e.value = merge(std::as_const(e.value), value);
+        return;
+      }
+      send_out(i, evict);  // a delivery meanwhile may fill the slot again: look again
+    }
+    mark(i);
+    e.key = key;
+    e.value = value;
+    if constexpr (keeps_hash) e.hash = h;
+  }
+  /// Sends the pair cached for `key` (hash `h`), if any, by `evict(key, value, hash)` (so an
+  /// operation that follows on the key keeps this rank's order).
+  template <class Evict>
+  void take(std::uint64_t h, const K& key, Evict&& evict) {
+    const std::size_t i = index(h);
+    if (cached_ != 0 && used(i) && same(slots_[i], h, key)) send_out(i, evict);
+  }
+  /// Sends every cached pair by `evict(key, value, hash)` and empties the cache.
+  template <class Evict>
+  void drain(Evict&& evict) {
+    for (std::size_t w = 0; w < used_.size() && cached_ != 0; ++w)
+      while (used_[w] != 0)
+        send_out(w * 64 + static_cast<std::size_t>(std::countr_zero(used_[w])), evict);
+  }
+
+ private:
+  static constexpr bool keeps_hash = !(std::is_integral_v<K> || std::is_enum_v<K>);
+  struct no_hash {};
+  struct entry {
+    K key{};
+    V value{};
+    [[no_unique_address]] std::conditional_t<keeps_hash, std::uint64_t, no_hash> hash{};
+  };
+
+  std::size_t index(std::uint64_t h) const noexcept {
+    return static_cast<std::size_t>(h) & (slots_.size() - 1);
+  }
+  bool used(std::size_t i) const noexcept { return (used_[i / 64] >> (i % 64)) & 1U; }
+  void mark(std::size_t i) noexcept {
+    used_[i / 64] |= std::uint64_t{1} << (i % 64);
+    ++cached_;
+  }
+  // Empties slot i, then sends its pair: the slot is free first, because sending may flush
+  // (which drains the cache) or deliver calls that put into it.
+  template <class Evict>
+  void send_out(std::size_t i, Evict& evict) {
+    const std::uint64_t h = hash_of(slots_[i]);
+    K key = std::move(slots_[i].key);
+    V value = std::move(slots_[i].value);
+    used_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
+    --cached_;
+    evict(std::as_const(key), std::as_const(value), h);
+  }
+  bool same(const entry& e, std::uint64_t h, const K& key) const {
+    if constexpr (keeps_hash)
+      return e.hash == h && e.key == key;
+    else
+      return e.key == key;
+  }
+  std::uint64_t hash_of(const entry& e) const {
+    if constexpr (keeps_hash)
+      return e.hash;
+    else
+      return hash_(e.key);
+  }
+
+  Hash hash_;
+  std::vector<entry> slots_;
+  std::vector<std::uint64_t> used_;  // bit i: slot i holds a pair
+  std::uint64_t cached_ = 0;
 };
 
 /// The calls of a container: a call channel on `Route` whose target is `Self`.
