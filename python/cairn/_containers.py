@@ -2,9 +2,10 @@
 and bag).
 
 A container is made collectively on a World (``w.counting_set()``, in the same order as
-channels on every rank) and spreads its keys over the ranks by a hash that is the same in
-every process (the array: blocks of consecutive indices; the bag: round-robin or chosen
-ranks). Keys are ``int`` (64-bit) or ``str``. Operations take *batches*: a numpy array
+channels on every rank), or on a Group by its members (its ranks are then the group's, and
+``g.quiesce()`` on the members completes its updates), and spreads its keys over the ranks by
+a hash that is the same in every process (the array: blocks of consecutive indices; the bag:
+round-robin or chosen ranks). Keys are ``int`` (64-bit) or ``str``. Operations take *batches*: a numpy array
 (or any sequence) of int keys, or a sequence of str; each key's work runs in C++ at its owner,
 never as a Python call per key. Updates (``insert``, ``union``, ``reduce``, ...) are
 asynchronous: their effects are complete everywhere after ``w.quiesce()`` on every rank.
@@ -22,7 +23,7 @@ from typing import Any, Optional, Sequence
 import numpy
 
 from . import _cairn
-from ._cairn import Error, Op, World
+from ._cairn import Error, Group, Op, World
 
 _INT64_MAX = numpy.iinfo(numpy.int64).max
 
@@ -236,10 +237,11 @@ class Array(_Container):
 
     _kind = "Array"
 
-    def __init__(self, impl, n: int, value: type, rank: int) -> None:
+    def __init__(self, impl, n: int, value: type, rank: int, member: int) -> None:
         super().__init__(impl, int, rank)
         self._n = n
         self._value = value
+        self._member = member  # this rank among the array's ranks
 
     def _indices(self, indices: Any, call: str):
         i = _ints(indices, numpy.uint64, f"Array.{call}", self._rank, "indices")
@@ -277,7 +279,7 @@ class Array(_Container):
     def gather(self, root: int = 0) -> Optional[numpy.ndarray]:
         """Collective: every value in order on ``root``, None elsewhere."""
         out = self._c.gather(root)
-        return out if self._rank == root else None
+        return out if self._member == root else None
 
 
 class Bag(_Clearable):
@@ -286,9 +288,10 @@ class Bag(_Clearable):
 
     _kind = "Bag"
 
-    def __init__(self, impl, item: type, size: int, rank: int) -> None:
+    def __init__(self, impl, item: type, size: int, rank: int, where: str) -> None:
         super().__init__(impl, item, rank)
         self._ranks = size
+        self._where = where  # "world" or "group"
 
     def insert(self, items: Any, ranks: Any = None) -> None:
         """Places each item on the next rank in turn, or ``items[i]`` on ``ranks[i]``."""
@@ -303,7 +306,7 @@ class Bag(_Clearable):
             if to.size and (int(to.min()) < 0 or int(to.max()) >= self._ranks):
                 bad = int(to.min()) if int(to.min()) < 0 else int(to.max())
                 raise Error(f"cairn.Bag.insert: rank {self._rank}: target rank {bad} is outside "
-                            f"the world of {self._ranks} ranks")
+                            f"the {self._where} of {self._ranks} ranks")
         self._c.insert(x, to)
 
     def rebalance(self) -> None:
@@ -320,71 +323,95 @@ class Bag(_Clearable):
         return self._c.local()
 
 
-def _key_name(key: Any, call: str, rank: int) -> str:
+def _made_on(on, call: str) -> int:
+    """This rank's world rank (errors name it), making a container on a World or a Group;
+    refuses a rank that is not a member of the Group."""
+    if isinstance(on, World):
+        return on.rank
+    rank = on._world_rank_here
+    if on.rank < 0:
+        raise Error(f"cairn.Group.{call}: rank {rank}: this rank is not a member of the group "
+                    f"({on.size} ranks)")
+    return rank
+
+
+def _key_name(on, key: Any, call: str, rank: int) -> str:
     if key is int:
         return "int"
     if key is str:
         return "str"
-    raise Error(f"cairn.World.{call}: rank {rank}: key must be int or str, not {key!r}")
+    raise Error(f"cairn.{type(on).__name__}.{call}: rank {rank}: key must be int or str, not "
+                f"{key!r}")
 
 
 def _counting_set(self, key: type = int, *, buffer_bytes: int = 0,
                   cache_slots: int = 32768) -> CountingSet:
-    """A counting set of int or str keys on this world's ranks (collective). ``cache_slots``:
-    entries of the combining cache at the source (0: none); ``buffer_bytes``: bytes per
-    buffer of its calls (0: cairn's default)."""
-    name = _key_name(key, "counting_set", self.rank)
+    """A counting set of int or str keys on the ranks of this world or group (collective on
+    them). ``cache_slots``: entries of the combining cache at the source (0: none);
+    ``buffer_bytes``: bytes per buffer of its calls (0: cairn's default)."""
+    rank = _made_on(self, "counting_set")
+    name = _key_name(self, key, "counting_set", rank)
     return CountingSet(getattr(self, f"_counting_set_{name}")(buffer_bytes, cache_slots), key,
-                       self.rank)
+                       rank)
 
 
 def _set(self, key: type = int, *, buffer_bytes: int = 0) -> Set:
-    """A set of int or str keys on this world's ranks (collective)."""
-    name = _key_name(key, "set", self.rank)
-    return Set(getattr(self, f"_set_{name}")(buffer_bytes), key, self.rank)
+    """A set of int or str keys on the ranks of this world or group (collective on them)."""
+    rank = _made_on(self, "set")
+    name = _key_name(self, key, "set", rank)
+    return Set(getattr(self, f"_set_{name}")(buffer_bytes), key, rank)
 
 
 def _disjoint_set(self, key: type = int, *, buffer_bytes: int = 0) -> DisjointSet:
-    """A disjoint set of int or str keys on this world's ranks (collective)."""
-    name = _key_name(key, "disjoint_set", self.rank)
-    return DisjointSet(getattr(self, f"_disjoint_set_{name}")(buffer_bytes), key, self.rank)
+    """A disjoint set of int or str keys on the ranks of this world or group (collective on
+    them)."""
+    rank = _made_on(self, "disjoint_set")
+    name = _key_name(self, key, "disjoint_set", rank)
+    return DisjointSet(getattr(self, f"_disjoint_set_{name}")(buffer_bytes), key, rank)
 
 
 def _map(self, key: type = int, value: type = float, *, buffer_bytes: int = 0,
          cache_slots: int = 32768) -> Map:
-    """A map from int or str keys to int (64-bit) or float values on this world's ranks
-    (collective). ``cache_slots``: entries of the cache that merges ``reduce`` at the source."""
-    name = _key_name(key, "map", self.rank)
+    """A map from int or str keys to int (64-bit) or float values on the ranks of this world or
+    group (collective on them). ``cache_slots``: entries of the cache that merges ``reduce`` at
+    the source."""
+    rank = _made_on(self, "map")
+    name = _key_name(self, key, "map", rank)
     if value not in (int, float):
-        raise Error(f"cairn.World.map: rank {self.rank}: value must be int or float, not "
-                    f"{value!r}")
+        raise Error(f"cairn.{type(self).__name__}.map: rank {rank}: value must be int or float, "
+                    f"not {value!r}")
     make = getattr(self, f"_map_{name}_{value.__name__}")
-    return Map(make(buffer_bytes, cache_slots), key, value, self.rank)
+    return Map(make(buffer_bytes, cache_slots), key, value, rank)
 
 
 def _array(self, n: int, value: type = float, init: Any = 0, *, buffer_bytes: int = 0) -> Array:
-    """``n`` int or float values equal to ``init``, in blocks over this world's ranks
-    (collective)."""
+    """``n`` int or float values equal to ``init``, in blocks over the ranks of this world or
+    group (collective on them)."""
+    rank = _made_on(self, "array")
+    call = f"cairn.{type(self).__name__}.array"
     if value not in (int, float):
-        raise Error(f"cairn.World.array: rank {self.rank}: value must be int or float, not "
-                    f"{value!r}")
+        raise Error(f"{call}: rank {rank}: value must be int or float, not {value!r}")
     if operator.index(n) < 0:
-        raise Error(f"cairn.World.array: rank {self.rank}: n is {n}, below 0")
+        raise Error(f"{call}: rank {rank}: n is {n}, below 0")
     make = getattr(self, f"_array_{value.__name__}")
-    return Array(make(n, value(init), buffer_bytes), n, value, self.rank)
+    return Array(make(n, value(init), buffer_bytes), n, value, rank, self.rank)
 
 
 def _bag(self, item: type = float, *, buffer_bytes: int = 0) -> Bag:
-    """An empty bag of int, float or str items on this world's ranks (collective)."""
+    """An empty bag of int, float or str items on the ranks of this world or group (collective
+    on them)."""
+    rank = _made_on(self, "bag")
     if item not in (int, float, str):
-        raise Error(f"cairn.World.bag: rank {self.rank}: item must be int, float or str, not "
-                    f"{item!r}")
-    return Bag(getattr(self, f"_bag_{item.__name__}")(buffer_bytes), item, self.size, self.rank)
+        raise Error(f"cairn.{type(self).__name__}.bag: rank {rank}: item must be int, float or "
+                    f"str, not {item!r}")
+    where = "world" if isinstance(self, World) else "group"
+    return Bag(getattr(self, f"_bag_{item.__name__}")(buffer_bytes), item, self.size, rank, where)
 
 
-World.counting_set = _counting_set
-World.set = _set
-World.disjoint_set = _disjoint_set
-World.map = _map
-World.array = _array
-World.bag = _bag
+for _on in (World, Group):
+    _on.counting_set = _counting_set
+    _on.set = _set
+    _on.disjoint_set = _disjoint_set
+    _on.map = _map
+    _on.array = _array
+    _on.bag = _bag

@@ -154,6 +154,25 @@ std::unique_ptr<held<C>> create(const cairn::world& w, Make&& make) {
   return std::make_unique<held<C>>(w, std::move(c));
 }
 
+// The classes a container factory is defined on: World, and Group (a container on a group's
+// members, its ranks the group's).
+struct factories {
+  nb::class_<cairn::world>& world;
+  nb::class_<cairn::group>& group;
+};
+
+// Defines `name(args...)` on World and on Group: `make(on, args...)` makes the container on the
+// ranks of either (collectively on them). Errors name the world rank.
+template <class C, class... A, class Make>
+void def_factory(const factories& f, const char* name, Make make) {
+  f.world.def(name, [make](const cairn::world& w, A... a) {
+    return create<C>(w, [&] { return make(w, a...); });
+  });
+  f.group.def(name, [make](const cairn::group& g, A... a) {
+    return create<C>(g.world(), [&] { return make(g, a...); });
+  });
+}
+
 cc::container_options options_of(std::size_t buffer_bytes, std::size_t cache_slots) {
   cc::container_options o;
   o.buffer_bytes = buffer_bytes;
@@ -182,8 +201,7 @@ void with_merge(op_kind op, const char* call, int rank, F&& f) {
 }
 
 template <class K>
-void bind_counting_set(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
-                       const char* factory) {
+void bind_counting_set(nb::module_& m, const factories& on, const char* name, const char* factory) {
   using C = cc::counting_set<K>;
   auto cls = bind_held<C>(m, name, "CountingSet", "A counting set (cairn.CountingSet's engine)");
   cls.def(
@@ -210,15 +228,14 @@ void bind_counting_set(nb::module_& m, nb::class_<cairn::world>& world, const ch
     return self.run("CountingSet.topk", [&](C& c) { return c.topk(k); });
   });
   cls.def("local", [](held<C>& self) { return dict_of(self.part("CountingSet.local").local()); });
-  world.def(factory, [](const cairn::world& w, std::size_t buffer_bytes, std::size_t cache_slots) {
-    return create<C>(w,
-                     [&] { return std::make_unique<C>(w, options_of(buffer_bytes, cache_slots)); });
-  });
+  def_factory<C, std::size_t, std::size_t>(
+      on, factory, [](const auto& ranks, std::size_t buffer_bytes, std::size_t cache_slots) {
+        return std::make_unique<C>(ranks, options_of(buffer_bytes, cache_slots));
+      });
 }
 
 template <class K>
-void bind_set(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
-              const char* factory) {
+void bind_set(nb::module_& m, const factories& on, const char* name, const char* factory) {
   using C = cc::set<K>;
   auto cls = bind_held<C>(m, name, "Set", "A set (cairn.Set's engine)");
   cls.def("insert", [](held<C>& self, nb::handle keys) {
@@ -243,14 +260,13 @@ void bind_set(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
     const auto& mine = self.part("Set.local").local();
     return keys_out(std::vector<K>(mine.begin(), mine.end()));
   });
-  world.def(factory, [](const cairn::world& w, std::size_t buffer_bytes) {
-    return create<C>(w, [&] { return std::make_unique<C>(w, options_of(buffer_bytes, 0)); });
+  def_factory<C, std::size_t>(on, factory, [](const auto& ranks, std::size_t buffer_bytes) {
+    return std::make_unique<C>(ranks, options_of(buffer_bytes, 0));
   });
 }
 
 template <class K>
-void bind_disjoint_set(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
-                       const char* factory) {
+void bind_disjoint_set(nb::module_& m, const factories& on, const char* name, const char* factory) {
   using C = cc::disjoint_set<K>;
   auto cls = bind_held<C>(m, name, "DisjointSet", "A disjoint set (cairn.DisjointSet's engine)");
   cls.def("union", [](held<C>& self, nb::handle a, nb::handle b) {
@@ -283,14 +299,13 @@ void bind_disjoint_set(nb::module_& m, nb::class_<cairn::world>& world, const ch
     return self.run("DisjointSet.num_sets", [](C& c) { return c.num_sets(); });
   });
   cls.def("local", [](held<C>& self) { return dict_of(self.part("DisjointSet.local").local()); });
-  world.def(factory, [](const cairn::world& w, std::size_t buffer_bytes) {
-    return create<C>(w, [&] { return std::make_unique<C>(w, options_of(buffer_bytes, 0)); });
+  def_factory<C, std::size_t>(on, factory, [](const auto& ranks, std::size_t buffer_bytes) {
+    return std::make_unique<C>(ranks, options_of(buffer_bytes, 0));
   });
 }
 
 template <class K, class V>
-void bind_map(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
-              const char* factory) {
+void bind_map(nb::module_& m, const factories& on, const char* name, const char* factory) {
   using C = cc::map<K, V>;
   auto cls = bind_held<C>(m, name, "Map", "A map (cairn.Map's engine)");
   // f(container, key, value) for each (keys[i], values[i]) of a batch, as `call`.
@@ -337,10 +352,10 @@ void bind_map(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
     return nb::make_tuple(numpy_of(std::move(values)), numpy_of(std::move(found)));
   });
   cls.def("local", [](held<C>& self) { return dict_of(self.part("Map.local").local()); });
-  world.def(factory, [](const cairn::world& w, std::size_t buffer_bytes, std::size_t cache_slots) {
-    return create<C>(w,
-                     [&] { return std::make_unique<C>(w, options_of(buffer_bytes, cache_slots)); });
-  });
+  def_factory<C, std::size_t, std::size_t>(
+      on, factory, [](const auto& ranks, std::size_t buffer_bytes, std::size_t cache_slots) {
+        return std::make_unique<C>(ranks, options_of(buffer_bytes, cache_slots));
+      });
 }
 
 // Indices (uint64, checked below n by the Python side) and their values, one each.
@@ -358,8 +373,7 @@ void each_index(held<C>& self, const char* call, nb::handle indices, nb::handle 
 }
 
 template <class T>
-void bind_array(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
-                const char* factory) {
+void bind_array(nb::module_& m, const factories& on, const char* name, const char* factory) {
   using C = cc::array<T>;
   auto cls = bind_held<C>(m, name, "Array", "An array (cairn.Array's engine)");
   cls.def("set", [](held<C>& self, nb::handle indices, nb::handle values) {
@@ -381,10 +395,10 @@ void bind_array(nb::module_& m, nb::class_<cairn::world>& world, const char* nam
   cls.def("gather", [](held<C>& self, int root) {
     return numpy_of(self.run("Array.gather", [&](C& c) { return c.gather(root); }));
   });
-  world.def(factory, [](const cairn::world& w, std::uint64_t n, T init, std::size_t buffer_bytes) {
-    return create<C>(w,
-                     [&] { return std::make_unique<C>(w, n, init, options_of(buffer_bytes, 0)); });
-  });
+  def_factory<C, std::uint64_t, T, std::size_t>(
+      on, factory, [](const auto& ranks, std::uint64_t n, T init, std::size_t buffer_bytes) {
+        return std::make_unique<C>(ranks, n, init, options_of(buffer_bytes, 0));
+      });
 }
 
 // A bag's items handed back: numpy for numbers, a list of str.
@@ -397,8 +411,7 @@ nb::object items_out(std::vector<T>&& v) {
 }
 
 template <class T>
-void bind_bag(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
-              const char* factory) {
+void bind_bag(nb::module_& m, const factories& on, const char* name, const char* factory) {
   using C = cc::bag<T>;
   auto cls = bind_held<C>(m, name, "Bag", "A bag (cairn.Bag's engine)");
   // items to round-robin ranks, or items[i] to rank ranks[i] (int32, checked by the Python side).
@@ -443,29 +456,31 @@ void bind_bag(nb::module_& m, nb::class_<cairn::world>& world, const char* name,
     const auto& mine = self.part("Bag.local").local();
     return items_out(std::vector<T>(mine.begin(), mine.end()));
   });
-  world.def(factory, [](const cairn::world& w, std::size_t buffer_bytes) {
-    return create<C>(w, [&] { return std::make_unique<C>(w, options_of(buffer_bytes, 0)); });
+  def_factory<C, std::size_t>(on, factory, [](const auto& ranks, std::size_t buffer_bytes) {
+    return std::make_unique<C>(ranks, options_of(buffer_bytes, 0));
   });
 }
 
 }  // namespace
 
-void bind_containers(nb::module_& m, nb::class_<cairn::world>& world) {
-  bind_counting_set<std::int64_t>(m, world, "_CountingSet_int", "_counting_set_int");
-  bind_counting_set<std::string>(m, world, "_CountingSet_str", "_counting_set_str");
-  bind_set<std::int64_t>(m, world, "_Set_int", "_set_int");
-  bind_set<std::string>(m, world, "_Set_str", "_set_str");
-  bind_disjoint_set<std::int64_t>(m, world, "_DisjointSet_int", "_disjoint_set_int");
-  bind_disjoint_set<std::string>(m, world, "_DisjointSet_str", "_disjoint_set_str");
-  bind_map<std::int64_t, std::int64_t>(m, world, "_Map_int_int", "_map_int_int");
-  bind_map<std::int64_t, double>(m, world, "_Map_int_float", "_map_int_float");
-  bind_map<std::string, std::int64_t>(m, world, "_Map_str_int", "_map_str_int");
-  bind_map<std::string, double>(m, world, "_Map_str_float", "_map_str_float");
-  bind_array<std::int64_t>(m, world, "_Array_int", "_array_int");
-  bind_array<double>(m, world, "_Array_float", "_array_float");
-  bind_bag<std::int64_t>(m, world, "_Bag_int", "_bag_int");
-  bind_bag<double>(m, world, "_Bag_float", "_bag_float");
-  bind_bag<std::string>(m, world, "_Bag_str", "_bag_str");
+void bind_containers(nb::module_& m, nb::class_<cairn::world>& world,
+                     nb::class_<cairn::group>& group) {
+  const factories on{world, group};
+  bind_counting_set<std::int64_t>(m, on, "_CountingSet_int", "_counting_set_int");
+  bind_counting_set<std::string>(m, on, "_CountingSet_str", "_counting_set_str");
+  bind_set<std::int64_t>(m, on, "_Set_int", "_set_int");
+  bind_set<std::string>(m, on, "_Set_str", "_set_str");
+  bind_disjoint_set<std::int64_t>(m, on, "_DisjointSet_int", "_disjoint_set_int");
+  bind_disjoint_set<std::string>(m, on, "_DisjointSet_str", "_disjoint_set_str");
+  bind_map<std::int64_t, std::int64_t>(m, on, "_Map_int_int", "_map_int_int");
+  bind_map<std::int64_t, double>(m, on, "_Map_int_float", "_map_int_float");
+  bind_map<std::string, std::int64_t>(m, on, "_Map_str_int", "_map_str_int");
+  bind_map<std::string, double>(m, on, "_Map_str_float", "_map_str_float");
+  bind_array<std::int64_t>(m, on, "_Array_int", "_array_int");
+  bind_array<double>(m, on, "_Array_float", "_array_float");
+  bind_bag<std::int64_t>(m, on, "_Bag_int", "_bag_int");
+  bind_bag<double>(m, on, "_Bag_float", "_bag_float");
+  bind_bag<std::string>(m, on, "_Bag_str", "_bag_str");
 }
 
 }  // namespace cairn_python

@@ -3,14 +3,17 @@
 // with int64 or str keys, operated on by batches of keys (numpy arrays, lists of str).
 #include <nanobind/nanobind.h>
 
+#include "cairn/runtime/group.hpp"
 #include "cairn/runtime/world.hpp"
 
 namespace cairn_python {
 
 namespace nb = nanobind;
 
-/// Binds the containers' classes (_CountingSet_int, ..., _Map_str_float) and World._container
-/// factories to module `m`, whose World class is `world`.
-void bind_containers(nb::module_& m, nb::class_<cairn::world>& world);
+/// Binds the containers' classes (_CountingSet_int, ..., _Map_str_float) and their factories
+/// (World._counting_set_int, ..., and the same on Group) to module `m`, whose World and Group
+/// classes are `world` and `group`.
+void bind_containers(nb::module_& m, nb::class_<cairn::world>& world,
+                     nb::class_<cairn::group>& group);
 
 }  // namespace cairn_python

@@ -225,7 +225,14 @@ NB_MODULE(_cairn, m) {
   group.def_prop_ro("rank", &cairn::group::rank)
       .def_prop_ro("size", &cairn::group::size)
       .def_prop_ro("members", &cairn::group::members)
-      .def("world_rank", &cairn::group::world_rank);
+      .def("world_rank", &cairn::group::world_rank)
+      .def_prop_ro("_world_rank_here", [](const cairn::group& g) { return g.world().rank(); })
+      // Collective over the members: until every item and call of the group's containers is
+      // delivered.
+      .def("quiesce", [](cairn::group& g) {
+        unlocked gil_free;
+        g.quiesce();
+      });
 #if CAIRN_PYTHON_HAVE_MPI
   group.def("_mpi_comm_f", [](const cairn::group& g) {
     unlocked gil_free;  // collective over the members
@@ -301,7 +308,7 @@ NB_MODULE(_cairn, m) {
     return std::make_unique<py_channel>(
         w, make_channel(w, n, std::move(handler), value, c, op, route, batch, buffer_items));
   });
-  bind_containers(m, world);
+  bind_containers(m, world, group);
   nb::class_<py_darray>(m, "_DArray")
       .def_prop_ro("ndim", [](const py_darray& d) { return d.a->ndim(); })
       .def_prop_ro("itemsize", [](const py_darray& d) { return d.a->itemsize(); })

@@ -296,6 +296,55 @@ def test_bag_keeps_every_item(run, item):
     run(main)
 
 
+def test_containers_on_a_group(run):
+    """A counting set, a map, an array and a bag on a group whose ranks run opposite to the
+    world's and leave every other rank out: made and updated by the members only, completed by
+    g.quiesce(), owners and roots numbered by group rank."""
+    def batch(r):
+        return np.random.default_rng(3000 + r).integers(0, 40, 300)
+
+    def main(w):
+        g = w.group(list(range(w.size - 1, -1, -2)))  # every other rank, the last first
+        if g.rank < 0:
+            with pytest.raises(cairn.Error, match=rf"cairn.Group.map: rank {w.rank}: this rank "
+                                                  rf"is not a member of the group \({g.size} ranks\)"):
+                g.map(str, int)
+            return
+        n, me = g.size, g.rank
+        cs = g.counting_set(int, cache_slots=64, buffer_bytes=512)
+        m = g.map(str, int, cache_slots=64)
+        a = g.array(50, int)
+        b = g.bag(int)
+        keys = batch(me)
+        cs.insert(keys)
+        m.reduce([f"k{k}" for k in keys], keys.astype(np.int64), cairn.Op.SUM)
+        a.reduce(keys.astype(np.uint64), np.ones(len(keys), np.int64))
+        b.insert(keys, np.full(len(keys), n - 1, np.int32))  # all to the group's last rank
+        g.quiesce()
+        ref = collections.Counter()
+        for r in range(n):
+            ref.update(batch(r).tolist())
+        every = sorted(ref)
+        assert cs.size() == len(ref) and m.size() == len(ref)
+        assert list(cs.counts_of(np.array(every, np.int64))) == [ref[k] for k in every]
+        values, found = m.values_of([f"k{k}" for k in every])
+        assert found.all() and list(values) == [k * ref[k] for k in every]
+        parts = g.allgather(sorted(cs.local()))
+        assert sorted(k for part in parts for k in part) == every  # each key on one rank
+        full = a.gather(n - 1)
+        if me == n - 1:
+            assert list(full) == [ref.get(i, 0) for i in range(50)]
+        else:
+            assert full is None
+        assert len(b.local()) == (300 * n if me == n - 1 else 0)
+        with pytest.raises(cairn.Error, match=rf"cairn.Bag.insert: rank {w.rank}: target rank "
+                                              rf"{n} is outside the group of {n} ranks"):
+            b.insert([1], ranks=[n])
+        cs.clear()
+        assert cs.size() == 0
+    run(main)
+
+
 def test_a_container_ends_with_the_rank_that_made_it(run):
     kept = []
 
