@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <span>
 #include <string>
@@ -104,22 +105,60 @@ void pack_all(std::vector<std::byte>& out, const T&... xs) {
   (pack(w, xs), ...);
 }
 
+/// Reads `x` (packed by pack_to) at `at`, before `end`, and advances `at`: nullptr once read,
+/// or what is wrong when the bytes end first.
+template <sized_packable T>
+const char* unpack_from(const std::byte*& at, const std::byte* end, T& x) {
+  if constexpr (cairn::detail::transferable<T>) {
+    if (static_cast<std::size_t>(end - at) < sizeof(T)) return "read past the end of the message";
+    std::memcpy(&x, at, sizeof(T));
+    at += sizeof(T);
+  } else {
+    std::uint32_t n;
+    if (end - at < 4) return "read past the end of the message";
+    std::memcpy(&n, at, 4);
+    at += 4;
+    const std::size_t bytes = std::size_t{n} * sizeof(typename T::value_type);
+    if (bytes > static_cast<std::size_t>(end - at)) return "a count past the end of the record";
+    x.resize(n);
+    if (bytes) std::memcpy(x.data(), at, bytes);
+    at += bytes;
+  }
+  return nullptr;
+}
+
 /// Reads values into `xs` from exactly `in`; throws cairn::error naming `call`, `rank` and
-/// the types when the bytes do not hold them (ranks that disagree on the types).
+/// the types when the bytes do not hold them (ranks that disagree on the types). Values of
+/// known packed size are read straight from the bytes: a cereal archive costs more to make and
+/// end than a few small arguments take to copy (measured on the containers' calls).
 template <class... T>
 void unpack_all(std::span<const std::byte> in, const char* call, int rank, T&... xs) {
   std::size_t left = 0;
-  try {
-    cairn::detail::byte_reader r(in);
-    (unpack(r, xs), ...);
-    left = r.remaining();
-  } catch (const std::exception& e) {
+  std::string wrong;
+  if constexpr ((sized_packable<T> && ...)) {
+    const std::byte* at = in.data();
+    const std::byte* const end = at + in.size();
+    const char* bad = nullptr;
+    ((bad = bad ? bad : unpack_from(at, end, xs)), ...);
+    if (bad) [[unlikely]]
+      wrong = bad;
+    left = static_cast<std::size_t>(end - at);
+  } else {
+    try {
+      cairn::detail::byte_reader r(in);
+      (unpack(r, xs), ...);
+      left = r.remaining();
+    } catch (const std::exception& e) {
+      wrong = e.what();
+    }
+  }
+  if (!wrong.empty()) [[unlikely]] {
     std::string types;
     ((types += (types.empty() ? "" : ", "), types += typeid(T).name()), ...);
     cairn::detail::fail(call, rank, "a record of ", in.size(), " bytes does not hold (", types,
-                        "): ", e.what());
+                        "): ", wrong);
   }
-  if (left != 0)
+  if (left != 0) [[unlikely]]
     cairn::detail::fail(call, rank, "a record of ", in.size(), " bytes has ", left,
                         " bytes more than its values");
 }
