@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -15,6 +16,8 @@
 #include "cairn/msg/serial_channel.hpp"
 #include "harness.hpp"
 
+using cairn::test::has_text;
+using cairn::test::message_of;
 using cairn::test::run;
 
 namespace {
@@ -311,3 +314,45 @@ TEST(Async, StatelessCallsWithoutContext) {
 }
 
 }  // namespace
+
+// unpack_all reads arguments of known packed size straight from the bytes and the rest through
+// cereal: on both paths a record too short, one with bytes to spare and a count past its end
+// are refused with the same cairn::error, never read beyond the record.
+TEST(Packing, RecordsThatDoNotHoldTheirValuesAreRefused) {
+  namespace md = cairn::msg::detail;
+  std::vector<std::byte> b(4 + 8 + 4 + 3);
+  std::byte* at = b.data();
+  md::pack_to(at, std::uint32_t{7});
+  md::pack_to(at, std::uint64_t{1} << 40);
+  md::pack_to(at, std::string("abc"));
+  ASSERT_EQ(at, b.data() + b.size());
+  std::uint32_t u = 0;
+  std::uint64_t v = 0;
+  std::string s;
+  md::unpack_all(b, "async", 3, u, v, s);
+  EXPECT_EQ(u, 7u);
+  EXPECT_EQ(v, std::uint64_t{1} << 40);
+  EXPECT_EQ(s, "abc");
+  const std::span<const std::byte> all(b);
+  EXPECT_TRUE(has_text(message_of([&] { md::unpack_all(all.first(18), "async", 3, u, v, s); }),
+                       "async: rank 3: a record of 18 bytes does not hold (") &&
+              has_text(message_of([&] { md::unpack_all(all.first(18), "async", 3, u, v, s); }),
+                       "a count past the end of the record"));
+  EXPECT_TRUE(has_text(message_of([&] { md::unpack_all(all.first(10), "async", 3, u, v); }),
+                       "read past the end of the message"));
+  EXPECT_TRUE(has_text(message_of([&] { md::unpack_all(all, "async", 3, u, v); }),
+                       "async: rank 3: a record of 19 bytes has 7 bytes more than its values"));
+  // The cereal path: a struct with a string and a vector.
+  std::vector<std::byte> c;
+  md::pack_all(c, labelled{"x", {1, 2}, 5});
+  labelled got;
+  md::unpack_all(c, "channel", 1, got);
+  EXPECT_EQ(got, (labelled{"x", {1, 2}, 5}));
+  const std::span<const std::byte> some(c.data(), c.size() - 1);
+  EXPECT_TRUE(has_text(
+      message_of([&] { md::unpack_all(some, "channel", 1, got); }),
+      "channel: rank 1: a record of " + std::to_string(some.size()) + " bytes does not hold ("));
+  c.push_back(std::byte{0});
+  EXPECT_TRUE(has_text(message_of([&] { md::unpack_all(c, "channel", 1, got); }),
+                       "bytes has 1 bytes more than its values"));
+}
