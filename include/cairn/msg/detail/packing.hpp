@@ -127,23 +127,38 @@ const char* unpack_from(const std::byte*& at, const std::byte* end, T& x) {
   return nullptr;
 }
 
+/// Throws the cairn::error of a record of `bytes` bytes that does not hold values of types T
+/// (`wrong` says why) or has `left` bytes more than them.
+template <class... T>
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_record(std::size_t bytes, const char* call,
+                                                          int rank, const std::string& wrong,
+                                                          std::size_t left) {
+  if (wrong.empty())
+    cairn::detail::fail(call, rank, "a record of ", bytes, " bytes has ", left,
+                        " bytes more than its values");
+  std::string types;
+  ((types += (types.empty() ? "" : ", "), types += typeid(T).name()), ...);
+  cairn::detail::fail(call, rank, "a record of ", bytes, " bytes does not hold (", types,
+                      "): ", wrong);
+}
+
 /// Reads values into `xs` from exactly `in`; throws cairn::error naming `call`, `rank` and
 /// the types when the bytes do not hold them (ranks that disagree on the types). Values of
 /// known packed size are read straight from the bytes: a cereal archive costs more to make and
 /// end than a few small arguments take to copy (measured on the containers' calls).
 template <class... T>
 void unpack_all(std::span<const std::byte> in, const char* call, int rank, T&... xs) {
-  std::size_t left = 0;
-  std::string wrong;
   if constexpr ((sized_packable<T> && ...)) {
     const std::byte* at = in.data();
     const std::byte* const end = at + in.size();
     const char* bad = nullptr;
     ((bad = bad ? bad : unpack_from(at, end, xs)), ...);
-    if (bad) [[unlikely]]
-      wrong = bad;
-    left = static_cast<std::size_t>(end - at);
+    if (bad || at != end) [[unlikely]]
+      refuse_record<T...>(in.size(), call, rank, bad ? bad : "",
+                          static_cast<std::size_t>(end - at));
   } else {
+    std::size_t left = 0;
+    std::string wrong;
     try {
       cairn::detail::byte_reader r(in);
       (unpack(r, xs), ...);
@@ -151,16 +166,9 @@ void unpack_all(std::span<const std::byte> in, const char* call, int rank, T&...
     } catch (const std::exception& e) {
       wrong = e.what();
     }
+    if (!wrong.empty() || left != 0) [[unlikely]]
+      refuse_record<T...>(in.size(), call, rank, wrong, left);
   }
-  if (!wrong.empty()) [[unlikely]] {
-    std::string types;
-    ((types += (types.empty() ? "" : ", "), types += typeid(T).name()), ...);
-    cairn::detail::fail(call, rank, "a record of ", in.size(), " bytes does not hold (", types,
-                        "): ", wrong);
-  }
-  if (left != 0) [[unlikely]]
-    cairn::detail::fail(call, rank, "a record of ", in.size(), " bytes has ", left,
-                        " bytes more than its values");
 }
 
 /// Reusable byte vectors for payloads, one per nesting level: a send may deliver items whose
