@@ -5,14 +5,14 @@ A container is made collectively on a World (``w.counting_set()``, in the same o
 channels on every rank), or on a Group by its members (its ranks are then the group's, and
 ``g.quiesce()`` on the members completes its updates), and spreads its keys over the ranks by
 a hash that is the same in every process (the array: blocks of consecutive indices; the bag:
-round-robin or chosen ranks). Keys are ``int`` (64-bit) or ``str``. Operations take *batches*: a numpy array
-(or any sequence) of int keys, or a sequence of str; each key's work runs in C++ at its owner,
-never as a Python call per key. Updates (``insert``, ``union``, ``reduce``, ...) are
-asynchronous: their effects are complete everywhere after ``w.quiesce()`` on every rank.
-Queries (``count``, ``counts_of``, ``size``, ...) are collectives: every rank calls them, in the
-same order. A container ends (its calls never sent then fail the run) at ``close()``, or when
-the function of the rank that made it returns, or when the ``MPISession`` it was made in
-closes, whichever comes first.
+round-robin or chosen ranks). Keys are ``int`` (64-bit) or ``str``. Operations take
+*batches*: a numpy array (or any sequence) of int keys, or a sequence of str; each key's work
+runs in C++ at its owner, never as a Python call per key. Updates (``insert``, ``union``,
+``reduce``, ...) are asynchronous: their effects are complete everywhere after ``w.quiesce()``
+on every rank. Queries (``count``, ``counts_of``, ``size``, ...) are collectives: every rank
+calls them, in the same order. A container ends (its calls never sent then fail the run) at
+``close()``, or when the function of the rank that made it returns, or when the
+``MPISession`` it was made in closes, whichever comes first.
 """
 
 from __future__ import annotations
