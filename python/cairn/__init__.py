@@ -406,16 +406,17 @@ def _channel(self, n: int, handler: Callable[[Any, Any], Any], *, values: Any = 
              combine: Any = None, route: str = "direct", batch: int = 1 << 16,
              buffer_items: int = 0) -> Channel:
     """A channel of items (key, value) to the owners of keys in [0, n), block-distributed over
-    the ranks (rank r owns keys [r b, (r + 1) b), b = ceil(n / size)). Every rank makes its
-    channels in the same order.
+    the ranks of this world or group (rank r owns keys [r b, (r + 1) b), b = ceil(n / size);
+    on a group, r is the group rank). Every rank (a group's members) makes its channels in the
+    same order.
 
     ``ch.send_many(keys, values)`` sends from numpy arrays (integer keys; ``values`` of the
     channel's type, one per key, or none for a channel without values); items travel
     aggregated in buffers (``buffer_items`` per buffer, 0: cairn's default), on the ``route``
     "direct" or "grid". Where they arrive, ``handler(local, values)`` gets numpy arrays: the
     items' indices in this rank's part (``0 .. ch.local_size - 1``) and their values (None
-    without values), ``batch`` items at most at a time. ``ch.quiesce()``, on every rank,
-    returns once every item sent (also by handlers) has been handed to its handler.
+    without values), ``batch`` items at most at a time. ``ch.quiesce()``, on every rank of the
+    channel, returns once every item sent (also by handlers) has been handed to its handler.
 
     ``values``: None, numpy.int64 or numpy.float64. ``combine``: None; cairn.SUM, MIN or MAX to
     merge the items of one key that meet in a buffer, at the source and on every hop; or
@@ -423,14 +424,16 @@ def _channel(self, n: int, handler: Callable[[Any, Any], Any], *, values: Any = 
     """
     import numpy
 
+    call = f"cairn.{type(self).__name__}.channel"
+    rank = self.rank if isinstance(self, World) else self._world_rank_here  # errors name it
     kinds = {None: _cairn._ItemValue.none}
     value = None if values is None else numpy.dtype(values)
     if value is not None:
         kinds[value] = {numpy.dtype(numpy.int64): _cairn._ItemValue.int64,
                         numpy.dtype(numpy.float64): _cairn._ItemValue.float64}.get(value)
     if kinds.get(value) is None:
-        raise Error(f"cairn.World.channel: rank {self.rank}: values must be None, numpy.int64 "
-                    f"or numpy.float64, not {values!r}")
+        raise Error(f"{call}: rank {rank}: values must be None, numpy.int64 or numpy.float64, "
+                    f"not {values!r}")
     if combine is None:
         combining, op = _cairn._Combining.none, Op.SUM
     elif combine == "dedup":
@@ -438,12 +441,11 @@ def _channel(self, n: int, handler: Callable[[Any, Any], Any], *, values: Any = 
     elif isinstance(combine, Op):
         combining, op = _cairn._Combining.merge, combine
     else:
-        raise Error(f"cairn.World.channel: rank {self.rank}: combine must be None, 'dedup', "
-                    f"cairn.SUM, MIN or MAX, not {combine!r}")
+        raise Error(f"{call}: rank {rank}: combine must be None, 'dedup', cairn.SUM, MIN or "
+                    f"MAX, not {combine!r}")
     routes = {"direct": _cairn._Route.direct, "grid": _cairn._Route.grid}
     if route not in routes:
-        raise Error(f"cairn.World.channel: rank {self.rank}: route must be 'direct' or 'grid', "
-                    f"not {route!r}")
+        raise Error(f"{call}: rank {rank}: route must be 'direct' or 'grid', not {route!r}")
     return self._channel(n, handler, kinds[value], combining, op, routes[route], batch,
                          buffer_items)
 
@@ -574,6 +576,7 @@ World.recv = _recv
 World.isend = _isend
 World.irecv = _irecv
 World.channel = _channel
+Group.channel = _channel
 World.ireduce = _ireduce
 del _cls
 

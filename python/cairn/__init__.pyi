@@ -363,6 +363,9 @@ class Group(_Collectives):
     def array(self, n: int, value: type = float, init: Any = 0, *,
               buffer_bytes: int = 0) -> Array: ...
     def bag(self, item: type = float, *, buffer_bytes: int = 0) -> Bag: ...
+    def channel(self, n: int, handler: Callable[[Any, Any], Any], *, values: Any = None,
+                combine: Op | str | None = None, route: str = "direct", batch: int = 65536,
+                buffer_items: int = 0) -> Channel: ...
 
 class World(_Collectives):
     """One rank's view of the run."""

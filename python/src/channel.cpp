@@ -90,12 +90,12 @@ class channel_impl final : public channel_base {
     void operator()(const T& x) const { self->arrive(x); }
   };
 
-  channel_impl(const cairn::world& w, std::uint64_t n, nb::object handler, std::size_t batch,
-               Route route, Combine combine, cairn::channel_options options)
-      : dist_(n, w.size()),
-        handler_(std::move(handler)),
+  template <class Ranks>
+  channel_impl(const Ranks& on, std::uint64_t n, std::size_t batch, Route route, Combine combine,
+               cairn::channel_options options)
+      : dist_(n, on.size()),
         batch_(std::max<std::size_t>(1, batch)),
-        channel_(w, distribution_of<T>(dist_), collect{this}, std::move(route), std::move(combine),
+        channel_(on, distribution_of<T>(dist_), collect{this}, std::move(route), std::move(combine),
                  options) {}
 
   void send_many(int rank, const buffer& keys, const buffer* values) override {
@@ -145,7 +145,7 @@ class channel_impl final : public channel_base {
 
   std::uint64_t deliver() override {
     std::uint64_t handed = 0;
-    while (!local_.empty()) {
+    while (handler_ && !local_.empty()) {
       handed += local_.size();
       nb::object local = numpy_of(std::exchange(local_, {}));
       nb::object values = nb::none();
@@ -157,6 +157,7 @@ class channel_impl final : public channel_base {
 
   [[nodiscard]] std::uint64_t sent() const override { return sent_; }
   [[nodiscard]] std::uint64_t local_size(int r) const override { return dist_.local_size(r); }
+  void set_handler(nb::object h) override { handler_ = std::move(h); }
   nb::object release_handler() override { return std::move(handler_); }
 
  private:
@@ -178,66 +179,68 @@ class channel_impl final : public channel_base {
   cairn::msg::channel<T, distribution_t<T>, collect, Route, Combine> channel_;
 };
 
-template <class T, class Route, class Combine>
-std::unique_ptr<channel_base> make_with(const cairn::world& w, std::uint64_t n, nb::object h,
-                                        std::size_t batch, Route route, Combine combine,
+template <class T, class Ranks, class Route, class Combine>
+std::unique_ptr<channel_base> make_with(const Ranks& w, std::uint64_t n, std::size_t batch,
+                                        Route route, Combine combine,
                                         const cairn::channel_options& o) {
-  return std::make_unique<channel_impl<T, Route, Combine>>(w, n, std::move(h), batch, route,
-                                                           std::move(combine), o);
+  return std::make_unique<channel_impl<T, Route, Combine>>(w, n, batch, route, std::move(combine),
+                                                           o);
 }
 
-template <class Route>
-std::unique_ptr<channel_base> make_routed(const cairn::world& w, std::uint64_t n, nb::object h,
-                                          item_value value, combining c, op_kind merge_op,
-                                          Route route, std::size_t batch,
-                                          const cairn::channel_options& o) {
+template <class Ranks, class Route>
+std::unique_ptr<channel_base> make_routed(const Ranks& w, std::uint64_t n, item_value value,
+                                          combining c, op_kind merge_op, Route route,
+                                          std::size_t batch, const cairn::channel_options& o) {
   const auto merge = cairn::combine::merge(key_field{}, value_merge{merge_op});
   switch (value) {
     case item_value::none:
       if (c == combining::dedup)
-        return make_with<std::uint64_t>(w, n, std::move(h), batch, route, cairn::combine::dedup{},
-                                        o);
-      return make_with<std::uint64_t>(w, n, std::move(h), batch, route, cairn::combine::none{}, o);
+        return make_with<std::uint64_t>(w, n, batch, route, cairn::combine::dedup{}, o);
+      return make_with<std::uint64_t>(w, n, batch, route, cairn::combine::none{}, o);
     case item_value::int64:
       if (c == combining::merge)
-        return make_with<keyed<std::int64_t>>(w, n, std::move(h), batch, route, merge, o);
-      return make_with<keyed<std::int64_t>>(w, n, std::move(h), batch, route,
-                                            cairn::combine::none{}, o);
+        return make_with<keyed<std::int64_t>>(w, n, batch, route, merge, o);
+      return make_with<keyed<std::int64_t>>(w, n, batch, route, cairn::combine::none{}, o);
     case item_value::float64:
-      if (c == combining::merge)
-        return make_with<keyed<double>>(w, n, std::move(h), batch, route, merge, o);
-      return make_with<keyed<double>>(w, n, std::move(h), batch, route, cairn::combine::none{}, o);
+      if (c == combining::merge) return make_with<keyed<double>>(w, n, batch, route, merge, o);
+      return make_with<keyed<double>>(w, n, batch, route, cairn::combine::none{}, o);
   }
   return nullptr;
 }
 
 }  // namespace
 
-std::unique_ptr<channel_base> make_channel(const cairn::world& w, std::uint64_t n,
-                                           nb::object handler, item_value value, combining c,
-                                           op_kind merge_op, route_kind route, std::size_t batch,
-                                           std::size_t buffer_items) {
-  const int rank = w.rank();
+template <class Ranks>
+std::unique_ptr<channel_base> make_channel(const Ranks& w, std::uint64_t n, item_value value,
+                                           combining c, op_kind merge_op, route_kind route,
+                                           std::size_t batch, std::size_t buffer_items) {
+  const int rank = cairn::msg::detail::world_of(w).rank();
+  const char* call = std::is_same_v<Ranks, cairn::group> ? "Group.channel" : "World.channel";
   if (value == item_value::none && c == combining::merge)
-    refuse("World.channel", rank,
+    refuse(call, rank,
            "combine=" + std::string(to_string(merge_op)) +
                " merges values, and this channel's items have none");
   if (value != item_value::none && c == combining::dedup)
-    refuse("World.channel", rank,
+    refuse(call, rank,
            "combine='dedup' drops repeated keys; items with values merge "
            "(combine=SUM, MIN or MAX)");
   if (c == combining::merge && merge_op != op_kind::sum && merge_op != op_kind::min &&
       merge_op != op_kind::max)
-    refuse("World.channel", rank,
+    refuse(call, rank,
            "combine=" + std::string(to_string(merge_op)) + ": SUM, MIN, MAX or 'dedup'");
   cairn::channel_options o;
   o.buffer_items = buffer_items;
   o.name = "Channel";
   if (route == route_kind::grid)
-    return make_routed(w, n, std::move(handler), value, c, merge_op, cairn::route::grid{}, batch,
-                       o);
-  return make_routed(w, n, std::move(handler), value, c, merge_op, cairn::route::direct{}, batch,
-                     o);
+    return make_routed(w, n, value, c, merge_op, cairn::route::grid{}, batch, o);
+  return make_routed(w, n, value, c, merge_op, cairn::route::direct{}, batch, o);
 }
+
+template std::unique_ptr<channel_base> make_channel(const cairn::world&, std::uint64_t, item_value,
+                                                    combining, op_kind, route_kind, std::size_t,
+                                                    std::size_t);
+template std::unique_ptr<channel_base> make_channel(const cairn::group&, std::uint64_t, item_value,
+                                                    combining, op_kind, route_kind, std::size_t,
+                                                    std::size_t);
 
 }  // namespace cairn_python

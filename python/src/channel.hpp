@@ -30,6 +30,9 @@ class channel_base {
   [[nodiscard]] virtual std::uint64_t sent() const = 0;
   /// Keys rank r owns.
   [[nodiscard]] virtual std::uint64_t local_size(int r) const = 0;
+  /// Sets the Python handler (with the GIL held, once the channel is made: making it is
+  /// collective, so it runs with the GIL released). Arrivals wait for it.
+  virtual void set_handler(nb::object h) = 0;
   /// Gives up the Python handler (to drop it with the GIL held before the channel goes).
   virtual nb::object release_handler() = 0;
 };
@@ -41,12 +44,14 @@ enum class combining { none, dedup, merge };
 /// The channel's route.
 enum class route_kind { direct, grid };
 
-/// Makes this rank's end of a channel (collective: every rank makes its channels in the same
-/// order). Throws cairn::error for a combination that does not exist (a merge without values,
+/// Makes this rank's end of a channel on the ranks of `on`, a cairn::world or cairn::group
+/// (collective on them: they make their channels in the same order; call it with the GIL
+/// released, then set_handler). Throws cairn::error,
+/// naming the world rank, for a combination that does not exist (a merge without values,
 /// dedup with values).
-std::unique_ptr<channel_base> make_channel(const cairn::world& w, std::uint64_t n,
-                                           nb::object handler, item_value value, combining c,
-                                           op_kind merge_op, route_kind route, std::size_t batch,
-                                           std::size_t buffer_items);
+template <class Ranks>
+std::unique_ptr<channel_base> make_channel(const Ranks& on, std::uint64_t n, item_value value,
+                                           combining c, op_kind merge_op, route_kind route,
+                                           std::size_t batch, std::size_t buffer_items);
 
 }  // namespace cairn_python

@@ -105,12 +105,13 @@ py_request ireduce_generalized(cairn::world& w, std::vector<int> participants,
   return {std::move(req), std::move(held)};
 }
 
-// A channel as Python holds it: the rank's end and its world (for quiesce). It ends with the
+// A channel as Python holds it: the rank's end, its world (errors name the world rank) and,
+// for a channel on a group, the group (its phases and agreements run there). It ends with the
 // function of the rank that made it, as a container does (rank_scope).
 class py_channel : public ends_with_scope<py_channel> {
  public:
-  py_channel(cairn::world w, std::unique_ptr<channel_base> c)
-      : w_(std::move(w)), c_(std::move(c)) {}
+  py_channel(cairn::world w, std::optional<cairn::group> g, std::unique_ptr<channel_base> c)
+      : w_(std::move(w)), g_(std::move(g)), c_(std::move(c)) {}
   ~py_channel() { close(); }
 
   void send_many(nb::handle keys, nb::handle values) {
@@ -127,7 +128,10 @@ class py_channel : public ends_with_scope<py_channel> {
     for (;;) {
       {
         unlocked gil_free;
-        w_.quiesce();
+        if (g_)
+          g_->quiesce();
+        else
+          w_.quiesce();
       }
       const std::uint64_t before = c.sent();
       c.deliver();
@@ -135,12 +139,14 @@ class py_channel : public ends_with_scope<py_channel> {
       int again = 0;
       {
         unlocked gil_free;
-        again = w_.allreduce(more, cairn::max{});
+        again = g_ ? g_->allreduce(more, cairn::max{}) : w_.allreduce(more, cairn::max{});
       }
       if (again == 0) return;
     }
   }
-  [[nodiscard]] std::uint64_t local_size() { return live("local_size").local_size(w_.rank()); }
+  [[nodiscard]] std::uint64_t local_size() {
+    return live("local_size").local_size(g_ ? g_->rank() : w_.rank());
+  }
   // The channel's end: a channel with items still buffered ends the run (cairn's rule).
   void close() {
     leave_scope();
@@ -156,8 +162,26 @@ class py_channel : public ends_with_scope<py_channel> {
     return *c_;
   }
   cairn::world w_;
+  std::optional<cairn::group> g_;
   std::unique_ptr<channel_base> c_;
 };
+
+// A channel on `on` (the world, or the group `g`): made with the GIL released, since making it
+// is collective and the other ranks (threads of this process) may need the GIL to get there;
+// then given its handler.
+template <class Ranks>
+std::unique_ptr<py_channel> new_channel(const cairn::world& w, std::optional<cairn::group> g,
+                                        const Ranks& on, std::uint64_t n, nb::object handler,
+                                        item_value value, combining c, op_kind op, route_kind route,
+                                        std::size_t batch, std::size_t buffer_items) {
+  std::unique_ptr<channel_base> ch;
+  {
+    unlocked gil_free;
+    ch = make_channel(on, n, value, c, op, route, batch, buffer_items);
+  }
+  ch->set_handler(std::move(handler));
+  return std::make_unique<py_channel>(w, std::move(g), std::move(ch));
+}
 
 #if CAIRN_PYTHON_HAVE_MPI
 long fortran_handle(MPI_Comm c) { return static_cast<long>(MPI_Comm_c2f(c)); }
@@ -305,8 +329,14 @@ NB_MODULE(_cairn, m) {
   world.def("_channel", [](const cairn::world& w, std::uint64_t n, nb::object handler,
                            item_value value, combining c, op_kind op, route_kind route,
                            std::size_t batch, std::size_t buffer_items) {
-    return std::make_unique<py_channel>(
-        w, make_channel(w, n, std::move(handler), value, c, op, route, batch, buffer_items));
+    return new_channel(w, std::nullopt, w, n, std::move(handler), value, c, op, route, batch,
+                       buffer_items);
+  });
+  group.def("_channel", [](const cairn::group& g, std::uint64_t n, nb::object handler,
+                           item_value value, combining c, op_kind op, route_kind route,
+                           std::size_t batch, std::size_t buffer_items) {
+    return new_channel(g.world(), g, g, n, std::move(handler), value, c, op, route, batch,
+                       buffer_items);
   });
   bind_containers(m, world, group);
   nb::class_<py_darray>(m, "_DArray")

@@ -42,6 +42,53 @@ def test_histogram(run, route, combine):
     run(main)
 
 
+@pytest.mark.parametrize("route", ["direct", "grid"])
+def test_channels_on_overlapping_groups(run, route):
+    """Two channels at once on overlapping groups (the first half of the ranks, and every rank
+    in reverse order): keys owned by group ranks, handlers that send on, g.quiesce() on the
+    members; a non-member is refused."""
+    def main(w):
+        p = w.size
+        half = w.group(list(range(0, (p + 1) // 2)))
+        back = w.group(list(range(p - 1, -1, -1)))  # group rank = p - 1 - world rank
+        chans = []
+        for g, seed in ((half, 1), (back, 2)):
+            if g.rank < 0:
+                with pytest.raises(cairn.Error, match=rf"cairn::channel: rank {w.rank}: this "
+                                                      rf"rank is not a member of the group"):
+                    g.channel(10, lambda local, values: None)
+                continue
+            n = 31 * g.size + 5
+            table = np.zeros(-(-n // g.size), np.int64)
+            box = {"table": table}
+
+            def handler(local, values, box=box, n=n):
+                np.add.at(box["table"], local, values)
+                again = values > 1  # halve and send on to the key one past, until 1
+                if again.any():
+                    lo = box["lo"]
+                    box["ch"].send_many((lo + local[again] + 1) % n, values[again] // 2)
+
+            ch = g.channel(n, handler, values=np.int64, route=route, batch=101)
+            box["ch"], box["lo"] = ch, block(n, g.size, g.rank)[0]
+            box["table"] = table[:ch.local_size]
+            mine = keys_of(g.rank, n, 3000, seed)
+            ch.send_many(mine, np.full(len(mine), 8, np.int64))
+            chans.append((g, ch, box, n, seed))
+        for g, ch, box, n, seed in chans:
+            ch.quiesce()
+            want = np.zeros(n, np.int64)
+            for r in range(g.size):
+                k = keys_of(r, n, 3000, seed)
+                for step, v in enumerate((8, 4, 2, 1)):
+                    np.add.at(want, (k + step) % n, v)
+            lo, hi = block(n, g.size, g.rank)
+            np.testing.assert_array_equal(box["table"], want[lo:hi])
+            ch.close()
+
+    run(main)
+
+
 def test_keys_only_and_min_merge(run):
     def main(w):
         n = 50 * w.size + 1
