@@ -425,7 +425,7 @@ def _channel(self, n: int, handler: Callable[[Any, Any], Any], *, values: Any = 
     import numpy
 
     call = f"cairn.{type(self).__name__}.channel"
-    rank = self.rank if isinstance(self, World) else self._world_rank_here  # errors name it
+    rank = self._world_rank_here  # errors name it
     kinds = {None: _cairn._ItemValue.none}
     value = None if values is None else numpy.dtype(values)
     if value is not None:

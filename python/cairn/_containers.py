@@ -326,10 +326,8 @@ class Bag(_Clearable):
 def _made_on(on, call: str) -> int:
     """This rank's world rank (errors name it), making a container on a World or a Group;
     refuses a rank that is not a member of the Group."""
-    if isinstance(on, World):
-        return on.rank
     rank = on._world_rank_here
-    if on.rank < 0:
+    if on.rank < 0:  # only off a Group
         raise Error(f"cairn.Group.{call}: rank {rank}: this rank is not a member of the group "
                     f"({on.size} ranks)")
     return rank

@@ -11,7 +11,7 @@ def rank_and_group(on: Any) -> tuple:
     ranks."""
     if isinstance(on, World):
         return on.rank, on.group(list(range(on.size)))
-    return (on.world_rank(on.rank) if on.rank >= 0 else -1), on
+    return (on._world_rank_here if on.rank >= 0 else -1), on
 
 
 class Distributed:

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "buffer.hpp"
@@ -170,8 +171,7 @@ class py_channel : public ends_with_scope<py_channel> {
 // is collective and the other ranks (threads of this process) may need the GIL to get there;
 // then given its handler.
 template <class Ranks>
-std::unique_ptr<py_channel> new_channel(const cairn::world& w, std::optional<cairn::group> g,
-                                        const Ranks& on, std::uint64_t n, nb::object handler,
+std::unique_ptr<py_channel> new_channel(const Ranks& on, std::uint64_t n, nb::object handler,
                                         item_value value, combining c, op_kind op, route_kind route,
                                         std::size_t batch, std::size_t buffer_items) {
   std::unique_ptr<channel_base> ch;
@@ -180,7 +180,10 @@ std::unique_ptr<py_channel> new_channel(const cairn::world& w, std::optional<cai
     ch = make_channel(on, n, value, c, op, route, batch, buffer_items);
   }
   ch->set_handler(std::move(handler));
-  return std::make_unique<py_channel>(w, std::move(g), std::move(ch));
+  if constexpr (std::is_same_v<Ranks, cairn::group>)
+    return std::make_unique<py_channel>(on.world(), on, std::move(ch));
+  else
+    return std::make_unique<py_channel>(on, std::nullopt, std::move(ch));
 }
 
 #if CAIRN_PYTHON_HAVE_MPI
@@ -267,6 +270,7 @@ NB_MODULE(_cairn, m) {
 
   nb::class_<cairn::world> world(m, "World", "One rank's view of the run");
   world.def_prop_ro("rank", &cairn::world::rank)
+      .def_prop_ro("_world_rank_here", &cairn::world::rank)  // as on Group: errors name it
       .def_prop_ro("size", &cairn::world::size)
       .def_prop_ro("engine",
                    [](const cairn::world& w) { return std::string(cairn::to_string(w.engine())); })
@@ -329,14 +333,12 @@ NB_MODULE(_cairn, m) {
   world.def("_channel", [](const cairn::world& w, std::uint64_t n, nb::object handler,
                            item_value value, combining c, op_kind op, route_kind route,
                            std::size_t batch, std::size_t buffer_items) {
-    return new_channel(w, std::nullopt, w, n, std::move(handler), value, c, op, route, batch,
-                       buffer_items);
+    return new_channel(w, n, std::move(handler), value, c, op, route, batch, buffer_items);
   });
   group.def("_channel", [](const cairn::group& g, std::uint64_t n, nb::object handler,
                            item_value value, combining c, op_kind op, route_kind route,
                            std::size_t batch, std::size_t buffer_items) {
-    return new_channel(g.world(), g, g, n, std::move(handler), value, c, op, route, batch,
-                       buffer_items);
+    return new_channel(g, n, std::move(handler), value, c, op, route, batch, buffer_items);
   });
   bind_containers(m, world, group);
   nb::class_<py_darray>(m, "_DArray")
