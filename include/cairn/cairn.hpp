@@ -12,6 +12,7 @@
 #include "cairn/msg/async.hpp"
 #include "cairn/msg/channel.hpp"
 #include "cairn/msg/grid_model.hpp"
+#include "cairn/msg/prefetch.hpp"
 #include "cairn/msg/serial_channel.hpp"
 #include "cairn/runtime/error.hpp"
 #include "cairn/runtime/group.hpp"

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <functional>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,7 +52,8 @@ struct config {
   bool queue_local = false;
   bool combine_sum = false;  // sum-combining of payloads (preserves the checksum)
   std::uint32_t spin = 0;
-  int terminate = 0;  // 0 world::quiesce, 1 channel::wait(max_depth), 2 channel::done() phase
+  int terminate = 0;   // 0 world::quiesce, 1 channel::wait(max_depth), 2 channel::done() phase
+  bool batch = false;  // the handler takes a std::span of items
 };
 
 config random_config(std::mt19937_64& g, int size) {
@@ -66,6 +68,7 @@ config random_config(std::mt19937_64& g, int size) {
   if (c.combine_sum) c.max_depth = 0;  // merged payloads would change the children
   c.spin = g() % 8 == 0 ? 2000 : 0;
   c.terminate = static_cast<int>(g() % 3);
+  c.batch = g() % 2 == 0;
   return c;
 }
 
@@ -81,7 +84,7 @@ void run_config(cairn::world& w, const config& c, Route route, Combine combine,
   o.queue_local = c.queue_local;
   // The channel is referenced by its own handler (chains send from handlers).
   std::function<void(const chain_item&)> resend;
-  auto handler = [&](const chain_item& it) {
+  auto on_item = [&](const chain_item& it) {
     ++delivered;
     checksum += it.payload;
     if (dist.owner(it.key) != w.rank()) ++misplaced;
@@ -89,31 +92,38 @@ void run_config(cairn::world& w, const config& c, Route route, Combine combine,
     if (it.hops_left > 0) resend(child_of(it, keys));
   };
   auto keyed = dist.of([](const chain_item& it) { return it.key; });
-  using channel_t =
-      cairn::msg::channel<chain_item, decltype(keyed), decltype(handler), Route, Combine>;
-  channel_t ch(w, keyed, handler, route, combine, o);
-  resend = [&](const chain_item& it) { ch.send(it); };
-
-  std::mt19937_64 g(seed * 977 + static_cast<std::uint64_t>(w.rank()));
   std::uint64_t expect_count = 0, expect_sum = 0;
-  for (int i = 0; i < c.items; ++i) {
-    chain_item it{g() % keys, g() & 0xffffffffu,
-                  static_cast<std::uint32_t>(g() % (c.max_depth + 1)), c.spin};
-    for (chain_item x = it;; x = child_of(x, keys)) {  // the whole chain, predicted here
-      ++expect_count;
-      expect_sum += x.payload;
-      if (x.hops_left == 0) break;
+  const auto send_and_terminate = [&](auto handler) {
+    using channel_t =
+        cairn::msg::channel<chain_item, decltype(keyed), decltype(handler), Route, Combine>;
+    channel_t ch(w, keyed, handler, route, combine, o);
+    resend = [&](const chain_item& it) { ch.send(it); };
+    std::mt19937_64 g(seed * 977 + static_cast<std::uint64_t>(w.rank()));
+    for (int i = 0; i < c.items; ++i) {
+      chain_item it{g() % keys, g() & 0xffffffffu,
+                    static_cast<std::uint32_t>(g() % (c.max_depth + 1)), c.spin};
+      for (chain_item x = it;; x = child_of(x, keys)) {  // the whole chain, predicted here
+        ++expect_count;
+        expect_sum += x.payload;
+        if (x.hops_left == 0) break;
+      }
+      ch.send(it);
     }
-    ch.send(it);
-  }
-  switch (c.terminate) {
-    case 0: w.quiesce(); break;
-    case 1: ch.wait(c.max_depth); break;
-    default: {
-      auto phase = ch.done();
-      while (!phase.test()) std::this_thread::yield();  // oversubscribed runs: let others run
+    switch (c.terminate) {
+      case 0: w.quiesce(); break;
+      case 1: ch.wait(c.max_depth); break;
+      default: {
+        auto phase = ch.done();
+        while (!phase.test()) std::this_thread::yield();  // oversubscribed runs: let others run
+      }
     }
-  }
+  };
+  if (c.batch)
+    send_and_terminate([&](std::span<const chain_item> items) {
+      for (const chain_item& it : items) on_item(it);
+    });
+  else
+    send_and_terminate(on_item);
   // Sum-combining merges items: counts shrink but the payload sum is exact.
   std::array<std::uint64_t, 5> mine{delivered, checksum, misplaced, expect_count, expect_sum},
       all{};
@@ -409,6 +419,101 @@ TEST(Channel, ContextGivesTheOrigin) {
     EXPECT_EQ(wrong, 0);
     EXPECT_EQ(got, 10 * w.size());
   });
+}
+
+// Batch handlers: a message's items for this rank in one call, in the order one source sent
+// them; on routes, runs of one origin (the context's source); items a rank sends itself (also
+// from inside its handler) in batches of at most a buffer's worth.
+TEST(Channel, BatchHandlersSeeRunsInOrder) {
+  struct item {
+    int origin;
+    int target;
+    std::uint32_t seq;  // per (origin, target), in the order sent
+  };
+  const auto check = [](cairn::world& w, auto route, std::size_t cap) {
+    constexpr bool direct = std::is_same_v<decltype(route), cairn::route::direct>;
+    const int p = w.size();
+    std::vector<std::uint32_t> next(static_cast<std::size_t>(p), 0);  // per origin
+    std::uint64_t got = 0, wrong_origin = 0, wrong_target = 0, out_of_order = 0, too_big = 0;
+    std::uint64_t calls = 0, echoes = 0;
+    std::function<void(const item&)> echo;
+    auto ch = cairn::make_channel<item>(
+        w, cairn::msg::distribution([](const item& x) { return x.target; }),
+        [&](std::span<const item> xs, cairn::channel_context& c) {
+          ++calls;
+          too_big += xs.empty() || xs.size() > cap;
+          for (const item& x : xs) {
+            if (x.origin == -1) {  // sent by this rank's handler to itself
+              ++echoes;
+              continue;
+            }
+            ++got;
+            wrong_origin += c.source() != x.origin;
+            wrong_target += x.target != w.rank();
+            auto& n = next[static_cast<std::size_t>(x.origin)];
+            out_of_order += x.seq != n;
+            n = x.seq + 1;
+            if (x.seq % 97 == 0) echo(item{-1, w.rank(), 0});
+          }
+        },
+        route, cairn::channel_options{.buffer_items = cap});
+    echo = [&](const item& x) { ch.send(x); };
+    std::mt19937_64 g(20261128 + static_cast<std::uint64_t>(w.rank()));
+    const int per_target = 300;
+    std::vector<std::uint32_t> sent(static_cast<std::size_t>(p), 0);
+    for (int k = 0; k < per_target * p; ++k) {
+      // Random interleaving over the targets, in order per target.
+      int t = static_cast<int>(g() % static_cast<std::uint64_t>(p));
+      while (sent[static_cast<std::size_t>(t)] == per_target) t = (t + 1) % p;
+      ch.send(item{w.rank(), t, sent[static_cast<std::size_t>(t)]++});
+    }
+    w.quiesce();
+    std::array<std::uint64_t, 7> mine{got,     wrong_origin, wrong_target, out_of_order,
+                                      too_big, calls,        echoes},
+        all{};
+    w.allreduce(mine, all, cairn::plus{});
+    const auto total = static_cast<std::uint64_t>(per_target) * static_cast<std::uint64_t>(p) *
+                       static_cast<std::uint64_t>(p);
+    EXPECT_EQ(all[0], total);
+    EXPECT_EQ(all[1], 0u) << "items whose origin is not the context's source";
+    EXPECT_EQ(all[2], 0u) << "items delivered at a rank that does not own them";
+    EXPECT_EQ(all[3], 0u) << "items of one origin out of the order sent";
+    EXPECT_EQ(all[4], 0u) << "empty batches or batches above " << cap << " items";
+    EXPECT_EQ(all[6], static_cast<std::uint64_t>(p) * static_cast<std::uint64_t>(p) * 4)
+        << "items a handler sent to its own rank (seq 0, 97, 194, 291 of each pair)";
+    // Direct messages hold one origin: a message's items arrive in one call.
+    if constexpr (direct) {
+      EXPECT_LT(all[5] * 4, total) << "batches of 4 items or fewer on average";
+    }
+  };
+  run([&](cairn::world& w) {
+    check(w, cairn::route::direct{}, 64);
+    check(w, cairn::route::grid{}, 7);
+    check(w, cairn::route::hypercube{}, 1);
+  });
+}
+
+// for_each_prefetched visits every item once, in order, whatever the distance, and asks for
+// the place of every item (the first `distance` up front, the rest `distance` ahead).
+TEST(Channel, ForEachPrefetchedVisitsInOrder) {
+  std::vector<std::uint64_t> items(37);
+  for (std::size_t k = 0; k < items.size(); ++k) items[k] = k * 3 + 1;
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, items.size()})
+    for (const std::size_t distance : {0, 1, 4, 16, 40}) {
+      const std::span<const std::uint64_t> some(items.data(), n);
+      std::vector<std::uint64_t> used, placed;
+      cairn::for_each_prefetched(
+          some,
+          [&](std::uint64_t x) {
+            placed.push_back(x);
+            return &items[0];
+          },
+          [&](std::uint64_t x) { used.push_back(x); }, distance);
+      EXPECT_EQ(used, std::vector<std::uint64_t>(some.begin(), some.end()));
+      std::sort(placed.begin(), placed.end());
+      EXPECT_EQ(placed, std::vector<std::uint64_t>(some.begin(), some.end()))
+          << n << " items, distance " << distance;
+    }
 }
 
 TEST(Channel, BadInputIsReportedBeforeSending) {

@@ -33,6 +33,7 @@
 #include <exception>
 #include <functional>
 #include <optional>
+#include <span>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -79,10 +80,11 @@ struct handler_place {
   const cairn::group* g;
   int rank;
 };
-/// Calls a channel's handler with the item, and with its context if it takes one.
-template <class Handler, class T>
-void call_handler(Handler& h, const T& x, const handler_place& at, int origin) {
-  if constexpr (std::is_invocable_v<Handler&, const T&, channel_context&>) {
+/// Calls a channel's handler with the item (or the items of a batch handler, all from
+/// `origin`), and with its context if it takes one.
+template <class Handler, class X>
+void call_handler(Handler& h, const X& x, const handler_place& at, int origin) {
+  if constexpr (std::is_invocable_v<Handler&, const X&, channel_context&>) {
     channel_context c(at.w, at.g, at.rank, origin);
     h(x, c);
   } else {
@@ -92,6 +94,18 @@ void call_handler(Handler& h, const T& x, const handler_place& at, int origin) {
   }
 }
 }  // namespace detail
+
+/// True if `Handler` takes one item of a channel of T: `h(const T&)` or
+/// `h(const T&, channel_context&)`.
+template <class Handler, class T>
+concept item_handler = std::is_invocable_v<Handler&, const T&> ||
+    std::is_invocable_v<Handler&, const T&, channel_context&>;
+/// True if `Handler` takes the items of a channel of T a batch at a time and not one by one:
+/// `h(std::span<const T>)` or `h(std::span<const T>, channel_context&)`.
+template <class Handler, class T>
+concept batch_handler = !item_handler<Handler, T> &&
+                        (std::is_invocable_v<Handler&, std::span<const T>> ||
+                         std::is_invocable_v<Handler&, std::span<const T>, channel_context&>);
 
 /// A termination phase of a channel (TRAM's init/insert/done cycle), from its done(): after
 /// done(), this rank inserts nothing more; test() advances detection without blocking and is
@@ -115,10 +129,20 @@ class channel_phase {
   std::uint64_t phase_;
 };
 
-/// A channel of items of type T owned by `Dist`, handled by `Handler` (`void(const T&)` or
-/// `void(const T&, channel_context&)`), routed by `Route` and combined by `Combine`. Created
-/// collectively: every rank creates its channels in the same order. Not copyable or movable
-/// (make it in place with make_channel). Use from the rank's thread only.
+/// A channel of items of type T owned by `Dist`, handled by `Handler`, routed by `Route` and
+/// combined by `Combine`. Created collectively: every rank creates its channels in the same
+/// order. Not copyable or movable (make it in place with make_channel). Use from the rank's
+/// thread only.
+///
+/// The handler takes one item (`void(const T&)`, `void(const T&, channel_context&)`) or a batch
+/// (`void(std::span<const T>)`, `void(std::span<const T>, channel_context&)`). A batch handler
+/// is called once per arrived message with the items it carries for this rank, in the order
+/// they were sent, and all from one source (a routed message whose items have several origins
+/// is handed over in runs of one origin). A loop over a batch may look ahead (prefetch the
+/// next items' targets), which hides the cache misses a per-item handler takes one by one.
+/// Items a rank sends to itself are collected into batches of their own, handed to the handler
+/// when a buffer's worth is queued or when the rank polls (as with queue_local). No batch holds
+/// more than buffer_items() items; the span is valid only during the call.
 template <class T, class Dist, class Handler, class Route = route::direct,
           class Combine = combine::none>
 class channel {
@@ -127,9 +151,13 @@ class channel {
   static_assert(router<router_type>, "Route::make(world) must return a cairn::msg::router");
 
   static constexpr bool routed = !router_type::is_direct;
-  static constexpr bool wants_context = std::is_invocable_v<Handler&, const T&, channel_context&>;
-  static_assert(wants_context || std::is_invocable_v<Handler&, const T&>,
-                "the handler must be callable as h(const T&) or h(const T&, channel_context&)");
+  static constexpr bool batched = batch_handler<Handler, T>;
+  static_assert(item_handler<Handler, T> || batched,
+                "the handler must be callable as h(const T&), h(const T&, channel_context&), "
+                "h(std::span<const T>) or h(std::span<const T>, channel_context&)");
+  static constexpr bool wants_context =
+      batched ? std::is_invocable_v<Handler&, std::span<const T>, channel_context&>
+              : std::is_invocable_v<Handler&, const T&, channel_context&>;
   // Routed messages carry each item's origin only for handlers that ask for it.
   static constexpr bool carry_origin = routed && wants_context;
   // Items start at a multiple of their alignment after the header.
@@ -164,7 +192,7 @@ class channel {
   /// A channel destroyed with items still buffered is a program error (call w.quiesce() or
   /// flush() first): it ends the run with a message naming the count; nothing is dropped silently.
   ~channel() {
-    std::uint64_t unsent = local_queue_.size();
+    std::uint64_t unsent = local_queue_.size() + local_batch_.size();
     for (const auto& b : final_) unsent += b.n;
     for (const auto& b : transit_) unsent += b.n;
     core_.retire(unsent);
@@ -313,6 +341,13 @@ class channel {
   void route_item(int dest, const T& x, int origin) {
     if (dest == me_) {
       ++core_.stats().local;
+      if constexpr (batched) {
+        // Handed over when a buffer's worth is queued, unless a handler runs: its batch may be
+        // the very vector being drained.
+        local_batch_.push_back(x);
+        if (local_batch_.size() >= cap_ && !core_.in_handler()) drain_local();
+        return;
+      }
       if (queue_local_) {
         local_queue_.push_back({x, origin});
         return;
@@ -403,14 +438,42 @@ class channel {
   }
 
   void handle(const T& x, int origin) {
-    ++core_.stats().delivered;
+    if constexpr (batched) {
+      handle_batch(std::span<const T>(&x, 1), origin);
+    } else {
+      ++core_.stats().delivered;
+      typename detail::channel_core::handler_scope guard(core_);
+      detail::call_handler(handler_, x,
+                           detail::handler_place{&w_, group_ ? &*group_ : nullptr, me_}, origin);
+    }
+  }
+  // A batch handler's call: `items` all from `origin`.
+  void handle_batch(std::span<const T> items, int origin) {
+    core_.stats().delivered += items.size();
     typename detail::channel_core::handler_scope guard(core_);
-    detail::call_handler(handler_, x, detail::handler_place{&w_, group_ ? &*group_ : nullptr, me_},
-                         origin);
+    detail::call_handler(handler_, items,
+                         detail::handler_place{&w_, group_ ? &*group_ : nullptr, me_}, origin);
   }
 
-  // Delivers the items this rank queued for itself (queue_local); called by the layer's poll.
+  // Delivers the items this rank queued for itself (queue_local, or a batch handler's); called
+  // by the layer's poll.
   bool drain_local() {
+    if constexpr (batched) {
+      bool any = false;
+      // Handlers may queue more local items meanwhile: they go to the emptied local_batch_.
+      while (!local_batch_.empty()) {
+        draining_.swap(local_batch_);
+        struct clear_on_exit {
+          std::vector<T>& v;
+          ~clear_on_exit() { v.clear(); }
+        } clear{draining_};
+        const std::span<const T> all(draining_);
+        for (std::size_t i = 0; i < all.size(); i += cap_)
+          handle_batch(all.subspan(i, std::min(cap_, all.size() - i)), me_);
+        any = true;
+      }
+      return any;
+    }
     bool any = false;
     // Handlers may queue more local items while we drain: index, don't iterate.
     for (std::size_t i = 0; i < local_queue_.size(); ++i) {
@@ -438,6 +501,10 @@ class channel {
     const std::byte* items = msg + header_bytes;
     const std::byte* dests = items + n * sizeof(T);
     const std::byte* orig = dests + (transit ? n * 4 : 0);
+    if constexpr (batched) {
+      deliver_batches(items, dests, orig, n, transit, from);
+      return;
+    }
     for (std::size_t i = 0; i < n; ++i) {
       T x;
       std::memcpy(&x, items + i * sizeof(T), sizeof(T));
@@ -459,6 +526,51 @@ class channel {
         }
       }
       handle(x, origin);
+    }
+  }
+
+  // A batch handler's share of a message: its runs of consecutive items for this rank (of one
+  // origin, for a handler that asks for it), each in one call; the others are routed on.
+  void deliver_batches(const std::byte* items, const std::byte* dests, const std::byte* orig,
+                       std::size_t n, bool transit, int from) {
+    // Receive buffers are 64-byte aligned; a message that arrived early was copied into one
+    // aligned for any fundamental type only.
+    const T* all = reinterpret_cast<const T*>(items);
+    if (reinterpret_cast<std::uintptr_t>(items) % alignof(T) != 0) [[unlikely]] {
+      unaligned_.resize(n);
+      std::memcpy(unaligned_.data(), items, n * sizeof(T));
+      all = unaligned_.data();
+    }
+    if constexpr (!routed) {
+      (void)dests;
+      (void)orig;
+      (void)transit;
+      handle_batch(std::span<const T>(all, n), from);
+    } else {
+      std::size_t first = 0;  // the current run: [first, i)
+      int run_origin = from;
+      for (std::size_t i = 0; i < n; ++i) {
+        int origin = from;
+        if constexpr (carry_origin) {
+          std::uint32_t o;
+          std::memcpy(&o, orig + i * 4, 4);
+          origin = static_cast<int>(o);
+        }
+        std::uint32_t d = static_cast<std::uint32_t>(me_);
+        if (transit) std::memcpy(&d, dests + i * 4, 4);
+        const bool mine = static_cast<int>(d) == me_;
+        if (i > first && (!mine || origin != run_origin)) {
+          handle_batch(std::span<const T>(all + first, i - first), run_origin);
+          first = i;
+        }
+        if (!mine) {
+          ++core_.stats().forwarded;
+          route_item<true>(static_cast<int>(d), all[i], origin);
+          first = i + 1;
+        }
+        run_origin = origin;
+      }
+      if (n > first) handle_batch(std::span<const T>(all + first, n - first), run_origin);
     }
   }
 
@@ -488,6 +600,9 @@ class channel {
   detail::channel_core core_;
   bool queue_local_;
   std::vector<queued> local_queue_;
+  std::vector<T> local_batch_;  // a batch handler's items from this rank, not yet handed over
+  std::vector<T> draining_;     // the local batch being handed over
+  std::vector<T> unaligned_;    // an early message's items, copied to T's alignment
 };
 
 /// Makes a channel of items of type T in place, on the world or on a group:

@@ -21,7 +21,8 @@ struct channel_options {
   /// than risking deadlock; stats().over_cap counts those allocations.
   std::size_t memory_cap_bytes = std::size_t{64} << 20;
   /// Items a rank sends to itself: false calls the handler at once (AP 3.2: no copy); true
-  /// queues them and delivers them at the next poll, which bounds recursion depth.
+  /// queues them and delivers them at the next poll, which bounds recursion depth. A batch
+  /// handler's channel always queues them (in batches of at most buffer_items).
   bool queue_local = false;
   /// Receives kept posted per channel.
   int posted_receives = 4;
@@ -40,7 +41,7 @@ struct channel_options {
 struct channel_stats {
   std::uint64_t sent = 0;                ///< items given to send() on this rank
   std::uint64_t local = 0;               ///< of those, owned by this rank (handler called here)
-  std::uint64_t delivered = 0;           ///< handler calls on this rank
+  std::uint64_t delivered = 0;           ///< items handed to the handler on this rank
   std::uint64_t forwarded = 0;           ///< items that arrived here and were routed on
   std::uint64_t combined_source = 0;     ///< items dropped or merged by combining at their source
   std::uint64_t combined_hops = 0;       ///< ... at an intermediate hop

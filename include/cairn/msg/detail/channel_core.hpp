@@ -136,6 +136,8 @@ class channel_core {
   [[nodiscard]] std::uint64_t messages_sent() const noexcept { return messages_sent_; }
   /// The channel's flush interval.
   [[nodiscard]] double flush_interval_s() const noexcept { return opts_.flush_interval_s; }
+  /// True while a handler of any channel runs on this rank.
+  [[nodiscard]] bool in_handler() const noexcept { return *depth_ > 0; }
   /// Raises the layer's handler depth for the lifetime of the guard.
   class handler_scope {
    public:
