@@ -6,7 +6,8 @@
 //
 // cairn, two formulations on a channel of small items, direct route:
 //   `bfs-<graph>`: level-synchronous — the handler of (vertex, parent) claims unvisited
-//     vertices into the next frontier; one w.quiesce() per level.
+//     vertices into the next frontier; one w.quiesce() per level. A batch handler: it takes a
+//     message's items at once and prefetches the parent slots of the items ahead.
 //   `bfs-<graph>-async`: AP's label-correcting search — the handler of (vertex, parent,
 //     distance) keeps a better distance and sends its neighbours distance + 1; combine::keep_min
 //     on (vertex, distance) drops items that cannot improve at the source and at every hop;
@@ -28,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -75,14 +77,19 @@ double levelsync_run(cairn::world& w, const csr& g, vertex root) {
   vertex cur = 0;
   double seconds = 0;
   {
+    const auto on_visit = [&](const visit& x) {
+      const std::uint64_t i = g.index(x.v);
+      if (t.parent[i] != none) return;
+      t.parent[i] = x.parent;
+      t.level[i] = x.level;
+      (x.level == cur + 1 ? next : later).push_back(i);
+    };
+    // A batch handler: a message's visits at once, the parent of the visits ahead prefetched.
     auto ch = cairn::make_channel<visit>(
         w, g.dist.of([](const visit& x) { return x.v; }),
-        [&](const visit& x) {
-          const std::uint64_t i = g.index(x.v);
-          if (t.parent[i] != none) return;
-          t.parent[i] = x.parent;
-          t.level[i] = x.level;
-          (x.level == cur + 1 ? next : later).push_back(i);
+        [&](std::span<const visit> xs) {
+          cairn::for_each_prefetched(
+              xs, [&](const visit& x) { return &t.parent[g.index(x.v)]; }, on_visit);
         },
         cairn::channel_options{.name = "bfs-levelsync"});
     w.barrier();

@@ -4,11 +4,14 @@
 // afterwards data_perm[perm[data[i]]] = i for every i. The figure is elements permuted per
 // second over all ranks (N / slowest rank's seconds; higher is better).
 //
-// cairn (`permutation`, and `permutation-grid` from 4 ranks): AP's depth-two formulation, one
-// phase — a `permute` channel carries (data[i], i) to the owner of perm[data[i]], whose
-// handler looks perm up and sends (perm[data[i]], i) on a `put` channel to the owner of that
-// slot of data_perm, whose handler stores i. One w.quiesce() ends both levels (the layer has
-// no depth-limited wait, so the general termination detection is used).
+// cairn (`permutation`): AP's depth-two formulation, one phase — a `permute` channel carries
+// (data[i], i) to the owner of perm[data[i]], whose handler looks perm up and sends
+// (perm[data[i]], i) on a `put` channel to the owner of that slot of data_perm, whose handler
+// stores i. One w.quiesce() ends both levels (the layer has no depth-limited wait, so the
+// general termination detection is used). `permutation-batched` (and `permutation-grid` from 4
+// ranks, on the grid route) gives both channels batch handlers, which take a message's items
+// at once and prefetch the random reads of perm and writes of data_perm a few items ahead, as
+// the baseline's loops let the processor do by itself.
 //
 // Baseline (`mpi-alltoallv`, AP 4.3's MPI version): two bulk rounds — bucket (data[i], i) by
 // the owner of perm[data[i]], MPI_Alltoall counts, MPI_Alltoallv; look perm up, bucket by the
@@ -23,6 +26,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -85,29 +89,57 @@ void verify(cairn::world& w, const problem& p, const std::vector<std::uint64_t>&
                              std::to_string(all[1]) + " times, second " + std::to_string(all[2]));
 }
 
-template <class Route>
+// Batched: the handlers take a message's items at once and prefetch their random reads
+// (perm) and writes (data_perm) a few items ahead.
+template <bool Batched, class Route>
 double cairn_run(cairn::world& w, const problem& p, Route route, const std::string& who) {
   std::vector<std::uint64_t> out(p.l, empty);
   std::uint64_t puts = 0, permutes = 0;
   const auto dist = p.dist.of([](const pair& x) { return x.key; });
+  const auto store = [&](const pair& x) { out[dist.local_index(x)] = x.value; };
+  const auto store_batch = [&](std::span<const pair> xs) {
+    puts += xs.size();
+    cairn::for_each_prefetched(
+        xs, [&](const pair& x) { return &out[dist.local_index(x)]; }, store);
+  };
+  const auto store_one = [&](const pair& x) {
+    ++puts;
+    store(x);
+  };
   double seconds = 0;
   {
     // `put` first: the permute handler sends on it (channels are created in the same order
     // on every rank).
-    auto put = cairn::make_channel<pair>(
-        w, dist,
-        [&](const pair& x) {
-          out[dist.local_index(x)] = x.value;
-          ++puts;
-        },
-        route, cairn::channel_options{.name = "permutation-put"});
-    auto permute = cairn::make_channel<pair>(
-        w, dist,
-        [&](const pair& x) {
-          ++permutes;
-          put.send(pair{p.perm[dist.local_index(x)], x.value});
-        },
-        route, cairn::channel_options{.name = "permutation-permute"});
+    auto put = [&] {
+      if constexpr (Batched)
+        return cairn::make_channel<pair>(w, dist, store_batch, route,
+                                         cairn::channel_options{.name = "permutation-put"});
+      else
+        return cairn::make_channel<pair>(w, dist, store_one, route,
+                                         cairn::channel_options{.name = "permutation-put"});
+    }();
+    const auto permute_one = [&](const pair& x) {
+      put.send(pair{p.perm[dist.local_index(x)], x.value});
+    };
+    auto permute = [&] {
+      if constexpr (Batched)
+        return cairn::make_channel<pair>(
+            w, dist,
+            [&](std::span<const pair> xs) {
+              permutes += xs.size();
+              cairn::for_each_prefetched(
+                  xs, [&](const pair& x) { return &p.perm[dist.local_index(x)]; }, permute_one);
+            },
+            route, cairn::channel_options{.name = "permutation-permute"});
+      else
+        return cairn::make_channel<pair>(
+            w, dist,
+            [&](const pair& x) {
+              ++permutes;
+              permute_one(x);
+            },
+            route, cairn::channel_options{.name = "permutation-permute"});
+    }();
     w.barrier();
     const auto t0 = std::chrono::steady_clock::now();
     for (std::uint64_t k = 0; k < p.l; ++k) {
@@ -208,10 +240,11 @@ int run_permutation(const invocation& inv) {
   return cairn::launch(inv.argc, inv.argv, lo, [&](cairn::world& w) {
     const problem p(s.per_rank, w.rank(), w.size());
     const bool inline_mpi = w.engine() == cairn::engine::mpi && inv.opts.baseline;
-    std::vector<double> direct, grid, base;
+    std::vector<double> direct, batched, grid, base;
     for (int r = 0; r < s.rounds; ++r) {  // alternated, so drifting load hits all alike
-      direct.push_back(cairn_run(w, p, cairn::route::direct{}, "cairn direct"));
-      if (w.size() >= 4) grid.push_back(cairn_run(w, p, cairn::route::grid{}, "cairn grid"));
+      direct.push_back(cairn_run<false>(w, p, cairn::route::direct{}, "cairn direct"));
+      batched.push_back(cairn_run<true>(w, p, cairn::route::direct{}, "cairn batched"));
+      if (w.size() >= 4) grid.push_back(cairn_run<true>(w, p, cairn::route::grid{}, "cairn grid"));
 #if CAIRN_BENCH_HAVE_MPI
       if (inline_mpi) base.push_back(mpi_run(w, p));
 #endif
@@ -231,6 +264,7 @@ int run_permutation(const invocation& inv) {
                   static_cast<double>(p.n) / median(runs), std::string(baseline_name), base_rate});
     };
     emit("permutation", direct);
+    emit("permutation-batched", batched);
     emit("permutation-grid", grid);
   });
 }
