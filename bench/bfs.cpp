@@ -11,7 +11,8 @@
 //   `bfs-<graph>-async`: AP's label-correcting search — the handler of (vertex, parent,
 //     distance) keeps a better distance and sends its neighbours distance + 1; combine::keep_min
 //     on (vertex, distance) drops items that cannot improve at the source and at every hop;
-//     local items are queued (bounded recursion); a single w.quiesce().
+//     local items are queued (bounded recursion); a single w.quiesce(). A batch handler too,
+//     prefetching the level slots of the items ahead.
 //
 // Baseline (`mpi-levelsync`, AP 4.4's MPI algorithm): level-synchronous, per level the
 // frontier's edges bucketed by owner, MPI_Alltoall of counts, MPI_Alltoallv of (vertex,
@@ -127,15 +128,19 @@ double async_run(cairn::world& w, const csr& g, vertex root) {
   double seconds = 0;
   {
     std::function<void(const label&)> relay;  // the handler sends on its own channel
+    const auto on_label = [&](const label& x) {
+      const std::uint64_t i = g.index(x.v);
+      if (x.dist >= t.level[i]) return;  // `none` is the largest distance
+      t.level[i] = x.dist;
+      t.parent[i] = x.parent;
+      for (std::uint64_t e = g.offsets[i]; e < g.offsets[i + 1]; ++e)
+        relay(label{g.adj[e], x.v, x.dist + 1});
+    };
     auto ch = cairn::make_channel<label>(
         w, g.dist.of([](const label& x) { return x.v; }),
-        [&](const label& x) {
-          const std::uint64_t i = g.index(x.v);
-          if (x.dist >= t.level[i]) return;  // `none` is the largest distance
-          t.level[i] = x.dist;
-          t.parent[i] = x.parent;
-          for (std::uint64_t e = g.offsets[i]; e < g.offsets[i + 1]; ++e)
-            relay(label{g.adj[e], x.v, x.dist + 1});
+        [&](std::span<const label> xs) {
+          cairn::for_each_prefetched(
+              xs, [&](const label& x) { return &t.level[g.index(x.v)]; }, on_label);
         },
         cairn::route::direct{},
         cairn::combine::keep_min{[](const label& x) { return x.v; },
