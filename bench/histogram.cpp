@@ -16,13 +16,13 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "baseline.hpp"
 #include "cairn/cairn.hpp"
+#include "handlers.hpp"
 #include "random.hpp"
 #include "registry.hpp"
 
@@ -50,19 +50,10 @@ double cairn_seconds(cairn::world& w, std::uint64_t t, std::uint64_t updates, Ro
   const std::uint64_t n = t * static_cast<std::uint64_t>(w.size());
   const cairn::block_distribution dist(n, w.size());
   std::vector<std::uint64_t> table(t, 0);
-  const auto count = [&](std::uint64_t k) { ++table[dist.local_index(k)]; };
-  const auto handler = [&] {
-    if constexpr (Batched)
-      return [&](std::span<const std::uint64_t> keys) {
-        cairn::for_each_prefetched(
-            keys, [&](std::uint64_t k) { return &table[dist.local_index(k)]; }, count);
-      };
-    else
-      return count;
-  }();
+  const auto counter = [&](std::uint64_t k) { return &table[dist.local_index(k)]; };
   auto ch = cairn::make_channel<std::uint64_t>(
-      w, dist, handler, route,
-      cairn::channel_options{.buffer_items = buffer_items, .name = "histogram"});
+      w, dist, handler_of<std::uint64_t, Batched>(counter, [&](std::uint64_t k) { ++*counter(k); }),
+      route, cairn::channel_options{.buffer_items = buffer_items, .name = "histogram"});
   keygen g{0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(w.rank() + 1)};
   w.barrier();
   const auto t0 = std::chrono::steady_clock::now();

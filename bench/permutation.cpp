@@ -33,6 +33,7 @@
 
 #include "baseline.hpp"
 #include "cairn/cairn.hpp"
+#include "handlers.hpp"
 #include "random.hpp"
 #include "registry.hpp"
 
@@ -96,50 +97,25 @@ double cairn_run(cairn::world& w, const problem& p, Route route, const std::stri
   std::vector<std::uint64_t> out(p.l, empty);
   std::uint64_t puts = 0, permutes = 0;
   const auto dist = p.dist.of([](const pair& x) { return x.key; });
-  const auto store = [&](const pair& x) { out[dist.local_index(x)] = x.value; };
-  const auto store_batch = [&](std::span<const pair> xs) {
-    puts += xs.size();
-    cairn::for_each_prefetched(
-        xs, [&](const pair& x) { return &out[dist.local_index(x)]; }, store);
-  };
-  const auto store_one = [&](const pair& x) {
-    ++puts;
-    store(x);
-  };
+  const auto slot = [&](const pair& x) { return &out[dist.local_index(x)]; };
+  const auto image = [&](const pair& x) { return &p.perm[dist.local_index(x)]; };
   double seconds = 0;
   {
     // `put` first: the permute handler sends on it (channels are created in the same order
     // on every rank).
-    auto put = [&] {
-      if constexpr (Batched)
-        return cairn::make_channel<pair>(w, dist, store_batch, route,
-                                         cairn::channel_options{.name = "permutation-put"});
-      else
-        return cairn::make_channel<pair>(w, dist, store_one, route,
-                                         cairn::channel_options{.name = "permutation-put"});
-    }();
-    const auto permute_one = [&](const pair& x) {
-      put.send(pair{p.perm[dist.local_index(x)], x.value});
+    const auto store = [&](const pair& x) {
+      *slot(x) = x.value;
+      ++puts;
     };
-    auto permute = [&] {
-      if constexpr (Batched)
-        return cairn::make_channel<pair>(
-            w, dist,
-            [&](std::span<const pair> xs) {
-              permutes += xs.size();
-              cairn::for_each_prefetched(
-                  xs, [&](const pair& x) { return &p.perm[dist.local_index(x)]; }, permute_one);
-            },
-            route, cairn::channel_options{.name = "permutation-permute"});
-      else
-        return cairn::make_channel<pair>(
-            w, dist,
-            [&](const pair& x) {
-              ++permutes;
-              permute_one(x);
-            },
-            route, cairn::channel_options{.name = "permutation-permute"});
-    }();
+    auto put = cairn::make_channel<pair>(w, dist, handler_of<pair, Batched>(slot, store), route,
+                                         cairn::channel_options{.name = "permutation-put"});
+    const auto look_up = [&](const pair& x) {
+      ++permutes;
+      put.send(pair{*image(x), x.value});
+    };
+    auto permute =
+        cairn::make_channel<pair>(w, dist, handler_of<pair, Batched>(image, look_up), route,
+                                  cairn::channel_options{.name = "permutation-permute"});
     w.barrier();
     const auto t0 = std::chrono::steady_clock::now();
     for (std::uint64_t k = 0; k < p.l; ++k) {

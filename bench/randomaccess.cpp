@@ -207,9 +207,8 @@ double cairn_run(cairn::world& w, const problem& p, Route route, const std::stri
     auto ch = cairn::make_channel<std::uint64_t>(
         w, dist,
         [&](std::span<const std::uint64_t> rans) {
-          cairn::for_each_prefetched(
-              rans, [&](std::uint64_t ran) { return &table[dist.local_index(ran)]; },
-              [&](std::uint64_t ran) { table[dist.local_index(ran)] ^= ran; });
+          const auto word = [&](std::uint64_t ran) { return &table[dist.local_index(ran)]; };
+          cairn::for_each_prefetched(rans, word, [&](std::uint64_t ran) { *word(ran) ^= ran; });
         },
         route, cairn::channel_options{.buffer_items = items, .name = "randomaccess"});
     std::uint64_t ran = p.start();

@@ -11,7 +11,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "buffer.hpp"
@@ -180,10 +179,8 @@ std::unique_ptr<py_channel> new_channel(const Ranks& on, std::uint64_t n, nb::ob
     ch = make_channel(on, n, value, c, op, route, batch, buffer_items);
   }
   ch->set_handler(std::move(handler));
-  if constexpr (std::is_same_v<Ranks, cairn::group>)
-    return std::make_unique<py_channel>(on.world(), on, std::move(ch));
-  else
-    return std::make_unique<py_channel>(on, std::nullopt, std::move(ch));
+  return std::make_unique<py_channel>(cairn::msg::detail::world_of(on),
+                                      cairn::msg::detail::group_of(on), std::move(ch));
 }
 
 #if CAIRN_PYTHON_HAVE_MPI

@@ -20,7 +20,7 @@ using cairn::detail::msg_context;
 using cairn::detail::request_state;
 
 namespace {
-constexpr std::align_val_t buffer_align{64};
+constexpr std::align_val_t buffer_align{message_align};
 }
 
 channel_core::channel_core(const world& w, std::size_t buffer_bytes, const channel_options& opts,
@@ -374,7 +374,10 @@ void channel_core::receive(const std::byte* buf, std::size_t bytes, int source) 
   // earlier one (a transport may complete them out of order) waits for it, copied aside.
   auto& next = recv_seq_[static_cast<std::size_t>(source)];
   if ((h.flags >> wire_seq_shift) != next) {
-    early_.push_back({source, h.flags >> wire_seq_shift, std::vector<std::byte>(buf, buf + bytes)});
+    early_message m{source, h.flags >> wire_seq_shift, bytes, {}};
+    m.lines.resize(std::max<std::size_t>(1, (bytes + message_align - 1) / message_align));
+    std::memcpy(static_cast<void*>(m.lines.data()), buf, bytes);
+    early_.push_back(std::move(m));
     return;
   }
   handle(buf, bytes, source);
@@ -386,7 +389,7 @@ void channel_core::receive(const std::byte* buf, std::size_t bytes, int source) 
     }
     const early_message m = std::move(early_[i]);
     early_.erase(early_.begin() + static_cast<std::ptrdiff_t>(i));
-    handle(m.bytes.data(), m.bytes.size(), source);
+    handle(m.data(), m.bytes, source);
     next = (next + 1) & wire_seq_mask;
     i = 0;
   }

@@ -155,6 +155,8 @@ class channel {
   static_assert(item_handler<Handler, T> || batched,
                 "the handler must be callable as h(const T&), h(const T&, channel_context&), "
                 "h(std::span<const T>) or h(std::span<const T>, channel_context&)");
+  static_assert(!batched || alignof(T) <= detail::message_align,
+                "a batch handler reads items in place: their alignment is at most 64 bytes");
   static constexpr bool wants_context =
       batched ? std::is_invocable_v<Handler&, std::span<const T>, channel_context&>
               : std::is_invocable_v<Handler&, const T&, channel_context&>;
@@ -438,21 +440,22 @@ class channel {
   }
 
   void handle(const T& x, int origin) {
-    if constexpr (batched) {
+    if constexpr (batched)
       handle_batch(std::span<const T>(&x, 1), origin);
-    } else {
-      ++core_.stats().delivered;
-      typename detail::channel_core::handler_scope guard(core_);
-      detail::call_handler(handler_, x,
-                           detail::handler_place{&w_, group_ ? &*group_ : nullptr, me_}, origin);
-    }
+    else
+      hand_over(x, 1, origin);
   }
   // A batch handler's call: `items` all from `origin`.
   void handle_batch(std::span<const T> items, int origin) {
-    core_.stats().delivered += items.size();
+    hand_over(items, items.size(), origin);
+  }
+  // Calls the handler with `x` (an item, or a batch handler's span of `items`).
+  template <class X>
+  void hand_over(const X& x, std::size_t items, int origin) {
+    core_.stats().delivered += items;
     typename detail::channel_core::handler_scope guard(core_);
-    detail::call_handler(handler_, items,
-                         detail::handler_place{&w_, group_ ? &*group_ : nullptr, me_}, origin);
+    detail::call_handler(handler_, x, detail::handler_place{&w_, group_ ? &*group_ : nullptr, me_},
+                         origin);
   }
 
   // Delivers the items this rank queued for itself (queue_local, or a batch handler's); called
@@ -533,14 +536,9 @@ class channel {
   // origin, for a handler that asks for it), each in one call; the others are routed on.
   void deliver_batches(const std::byte* items, const std::byte* dests, const std::byte* orig,
                        std::size_t n, bool transit, int from) {
-    // Receive buffers are 64-byte aligned; a message that arrived early was copied into one
-    // aligned for any fundamental type only.
+    // The core delivers messages message_align-aligned, and items start at a multiple of
+    // their alignment after the header: they are read in place.
     const T* all = reinterpret_cast<const T*>(items);
-    if (reinterpret_cast<std::uintptr_t>(items) % alignof(T) != 0) [[unlikely]] {
-      unaligned_.resize(n);
-      std::memcpy(unaligned_.data(), items, n * sizeof(T));
-      all = unaligned_.data();
-    }
     if constexpr (!routed) {
       (void)dests;
       (void)orig;
@@ -602,7 +600,6 @@ class channel {
   std::vector<queued> local_queue_;
   std::vector<T> local_batch_;  // a batch handler's items from this rank, not yet handed over
   std::vector<T> draining_;     // the local batch being handed over
-  std::vector<T> unaligned_;    // an early message's items, copied to T's alignment
 };
 
 /// Makes a channel of items of type T in place, on the world or on a group:

@@ -72,6 +72,9 @@ inline constexpr std::uint32_t wire_epoch_shift = 4;
 inline constexpr std::uint32_t wire_seq_shift = 8;
 /// The sequence numbers' range.
 inline constexpr std::uint32_t wire_seq_mask = (1u << 24) - 1;
+/// Every message a channel core delivers (and every send buffer) starts on a boundary of this
+/// many bytes, so items at a multiple of their alignment after the header can be read in place.
+inline constexpr std::size_t message_align = 64;
 
 class msg_layer;
 
@@ -249,9 +252,17 @@ class channel_core {
   std::vector<std::uint32_t> send_seq_;  // per peer: sequence number of the next message
   std::vector<std::uint32_t> recv_seq_;  // per peer: sequence number handled next
   struct early_message {
+    // Storage of the message's bytes, message_align-aligned like a receive buffer.
+    struct alignas(message_align) line {
+      std::byte b[message_align];
+    };
     int source;
     std::uint32_t seq;
-    std::vector<std::byte> bytes;
+    std::size_t bytes;
+    std::vector<line> lines;
+    [[nodiscard]] const std::byte* data() const noexcept {
+      return reinterpret_cast<const std::byte*>(lines.data());
+    }
   };
   std::vector<early_message> early_;  // messages that overtook an earlier one of their sender
   std::vector<in_flight> in_flight_;
