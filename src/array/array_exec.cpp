@@ -204,34 +204,21 @@ const std::size_t offers_part =
     node_regions::reserve(offer_words::count * sizeof(std::uint64_t), &offer_words::format);
 std::size_t offer_words::part_offset() noexcept { return offers_part; }
 
-int array_tag(int tag_ub, std::uint64_t key, int kind) {
-  const int bits = tag_bits(tag_ub);
-  key ^= key >> 31;  // fold the high bits in (splitmix-style finalizer)
-  key *= 0x94D049BB133111EBull;
-  key ^= key >> 29;
-  const std::uint64_t mask = (std::uint64_t{1} << (bits - 2)) - 1;
-  return static_cast<int>(((key & mask) << 2) | static_cast<std::uint64_t>(kind));
-}
-
 request array_isend(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
-                    int dest, int tag, bool exact) {
+                    int dest, array_match m) {
   if (bytes == 0) data = &empty_payload;
-  transport& tp = ctx.tp();
-  if (request_state* s = exact
-                             ? tp.isend_exact(ctx, call, data, bytes, dest, tag, msg_context::array)
-                             : tp.isend(ctx, call, data, bytes, dest, tag, msg_context::array))
+  if (request_state* s =
+          ctx.tp().isend(ctx, call, data, bytes, dest, m.kind, m.key, msg_context::array))
     return request(&ctx, s);
-  return request::completed(status{dest, tag, bytes});
+  return request::completed(status{dest, m.kind, bytes});
 }
 
 request array_irecv(rank_context& ctx, const char* call, void* data, std::size_t bytes, int source,
-                    int tag, bool exact) {
+                    array_match m) {
   request_state* s =
-      ctx.acquire(request_state::kind::recv, call, source, tag, msg_context::array, data, bytes);
-  if (exact)
-    ctx.tp().irecv_exact(ctx, s);
-  else
-    ctx.tp().irecv(ctx, s);
+      ctx.acquire(request_state::kind::recv, call, source, m.kind, msg_context::array, data, bytes);
+  s->space = m.key;
+  ctx.tp().irecv(ctx, s);
   return request(&ctx, s);
 }
 
@@ -322,7 +309,7 @@ void array_exec::start_stage() {
   stage_direct = direct && (ctx->engine() == cairn::engine::threads ||
                             (st.cross_memory && cross_memory_pays(p)));
   if (stage_direct) board = array_state(*ctx).offers();  // senders' and receivers' words
-  const int data_tag = stage_direct || !st.message_tag ? st.data_tag : st.message_tag;
+  const array_match data_tag = stage_direct || !st.message_tag ? st.data_tag : *st.message_tag;
 
   // Staging: packed receives first, then packed sends (message path only).
   std::size_t need = 0;
@@ -360,8 +347,7 @@ void array_exec::start_stage() {
     for (std::int64_t j = 0; j < n; ++j) {
       const std::int64_t b = p.slab_begin(pe, j), e = p.slab_begin(pe, j + 1);
       recvs.push_back(array_irecv(*ctx, call, base + static_cast<std::size_t>(b) * es,
-                                  static_cast<std::size_t>(e - b) * es, pe.world_rank, data_tag,
-                                  true));
+                                  static_cast<std::size_t>(e - b) * es, pe.world_rank, data_tag));
     }
   }
   recv_first[p.recvs.size()] = recvs.size();
@@ -393,7 +379,7 @@ void array_exec::start_stage() {
       if (pe.src_contiguous) {
         sends.push_back(array_isend(*ctx, call,
                                     st.src + static_cast<std::size_t>(pe.src_first + b) * es, bytes,
-                                    pe.world_rank, data_tag, true));
+                                    pe.world_rank, data_tag));
         continue;
       }
       std::byte* buf = staging.get() + send_offset[k] + static_cast<std::size_t>(b) * es;
@@ -405,7 +391,7 @@ void array_exec::start_stage() {
           out += n;
         });
       });
-      sends.push_back(array_isend(*ctx, call, buf, bytes, pe.world_rank, data_tag, true));
+      sends.push_back(array_isend(*ctx, call, buf, bytes, pe.world_rank, data_tag));
     }
   }
   // This rank's own part last: the peers' data is already on its way.
@@ -655,10 +641,10 @@ request start_plan(rank_context& ctx, const char* call,
   e->steps = opts.steps;
   e->on_slab = opts.on_slab;
   const std::uint64_t key = plan->groups_id ^ (tag_key * 0x9E3779B97F4A7C15ull);
-  const int message_tag = array_tag(ctx.tag_ub(), key ^ plan->agreement, 3);
+  const array_match message_tag{key ^ plan->agreement, 3};
   e->stages.push_back(stage{std::move(plan), static_cast<const std::byte*>(src),
-                            static_cast<std::byte*>(dst), array_tag(ctx.tag_ub(), key, 0),
-                            array_tag(ctx.tag_ub(), key, 1), true, message_tag});
+                            static_cast<std::byte*>(dst), array_match{key, 0}, array_match{key, 1},
+                            true, message_tag});
   return start_request(std::move(e));
 }
 

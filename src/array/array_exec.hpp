@@ -9,6 +9,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "cairn/array/transfer.hpp"
@@ -18,19 +19,28 @@ namespace cairn::detail {
 
 class offer_words;
 
+/// What a message of the array context is matched by besides its peer (a keyed context of the
+/// transport): a transfer's 64-bit key, whole, and the message's kind (0 data or offers, 1 ack,
+/// 2 descriptor, 3 data under the plan's agreement).
+struct array_match {
+  std::uint64_t key = 0;
+  int kind = 0;
+};
+
 /// One plan to run: this rank's sends and receives between `src` and `dst`.
 struct stage {
   std::shared_ptr<const redistribution_plan> plan;
   const std::byte* src = nullptr;  ///< this rank's local part of the stage's source
   std::byte* dst = nullptr;        ///< this rank's local part of the stage's destination
-  int data_tag = 0;                ///< tag of data (or address) messages
-  int ack_tag = 0;                 ///< tag of the receivers' acknowledgements (direct copies)
+  array_match data_tag{};          ///< match key of data (or address) messages
+  array_match ack_tag{};           ///< of the receivers' acknowledgements (direct copies)
   bool cross_memory = true;        ///< MPI engine: may copy straight where runs are long
-  /// Tag of data messages where the stage sends data rather than offers (0: data_tag). It
-  /// hashes the plan's agreement in, so ranks that planned different transfers never take each
-  /// other's data: their receives stay unmatched, and the wait fails as deadlocked or on an
-  /// ended rank (offers carry the agreement instead, and the receiver names the disagreement).
-  int message_tag = 0;
+  /// Match key of data messages where the stage sends data rather than offers (none:
+  /// data_tag). Its key holds the plan's agreement, so ranks that planned different transfers
+  /// never take each other's data: their receives stay unmatched, and the wait fails as
+  /// deadlocked or on an ended rank (offers carry the agreement instead, and the receiver names
+  /// the disagreement).
+  std::optional<array_match> message_tag{};
 };
 
 /// Direct copies: what a sender sends each receiver instead of the data. The receiver claims
@@ -128,16 +138,10 @@ request start_request(std::unique_ptr<array_exec> e);
 /// reaches its peers' memory); the same on every rank of a run.
 bool copies_straight(rank_context& ctx, const transfer_options& opts);
 
-/// A message tag in the array context: `kind` in the low two bits (0 data or offers, 1 ack,
-/// 2 descriptor, 3 data under the plan's agreement), a hash of `key` above, within the engine's
-/// tag range.
-int array_tag(int tag_ub, std::uint64_t key, int kind);
-
-/// Non-blocking send/receive of raw bytes in the array message context. `exact`: a data
-/// message whose size both sides computed from one plan (transport::isend_exact).
+/// Non-blocking send/receive of raw bytes in the array message context.
 request array_isend(rank_context& ctx, const char* call, const void* data, std::size_t bytes,
-                    int dest, int tag, bool exact = false);
+                    int dest, array_match m);
 request array_irecv(rank_context& ctx, const char* call, void* data, std::size_t bytes, int source,
-                    int tag, bool exact = false);
+                    array_match m);
 
 }  // namespace cairn::detail

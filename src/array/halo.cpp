@@ -285,8 +285,7 @@ std::unique_ptr<array_exec> prepare(rank_context& ctx, const char* call,
   for (const halo_plan::phase& ph : plan->phases) {
     const std::uint64_t key =
         mix(mix(group_id ^ 0x4A105EEDull, seq), static_cast<std::uint64_t>(ph.dim + 2));
-    stage st{ph.plan, bytes, bytes, array_tag(ctx.tag_ub(), key, 0),
-             array_tag(ctx.tag_ub(), key, 1)};
+    stage st{ph.plan, bytes, bytes, array_match{key, 0}, array_match{key, 1}};
     // Cross-memory reads walk the sender's pages per run, and faces are short runs (or rows of
     // one phase's mixed lengths, on which ranks might decide differently): messages.
     st.cross_memory = false;

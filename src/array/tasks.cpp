@@ -77,7 +77,7 @@ void post_descriptors(array_exec& e, const std::shared_ptr<exchange_state>& x) {
   const int other = static_cast<int>(a.peer_members.size());
   const int i = static_cast<int>(std::find(a.my_members.begin(), a.my_members.end(), me) -
                                  a.my_members.begin());
-  const int tag = array_tag(e.ctx->tag_ub(), x->key, 2);
+  const array_match tag{x->key, 2};
   e.pre.push_back(array_irecv(*e.ctx, a.call, &x->peer, sizeof x->peer,
                               a.peer_members[static_cast<std::size_t>(i % other)], tag));
   for (int k = i; k < other; k += mine)
@@ -124,8 +124,8 @@ void build_stages(array_exec& e, const std::shared_ptr<exchange_state>& x) {
   const std::vector<int>& rm = a.sending ? a.peer_members : a.my_members;
   auto tags = [&](int stage_no, stage s) {
     const std::uint64_t k = mix(x->key, static_cast<std::uint64_t>(stage_no) + 1);
-    s.data_tag = array_tag(e.ctx->tag_ub(), k, 0);
-    s.ack_tag = array_tag(e.ctx->tag_ub(), k, 1);
+    s.data_tag = array_match{k, 0};
+    s.ack_tag = array_match{k, 1};
     return s;
   };
   // Either side may ask for pipelining: the larger slab count wins.

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <bit>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -246,12 +245,6 @@ class rank_entry {
  private:
   rank_context& c_;
 };
-
-/// Bits a tag may use when tags run up to `tag_ub` (the layers hash their keys into them).
-inline int tag_bits(int tag_ub) noexcept {
-  const auto values = static_cast<std::uint64_t>(tag_ub < 0 ? 0 : tag_ub) + 1;
-  return std::min(31, static_cast<int>(std::bit_width(values)) - 1);
-}
 
 /// Monotonic clock in seconds.
 double now_s() noexcept;

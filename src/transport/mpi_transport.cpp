@@ -178,8 +178,6 @@ mpi_transport::mpi_transport(transport_rank& ctx, bool oversubscribed, MPI_Comm 
     MPI_Comm_set_errhandler(small_[c], MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(large_[c], MPI_ERRORS_RETURN);
   }
-  MPI_Comm_dup(base_, &exact_);
-  MPI_Comm_set_errhandler(exact_, MPI_ERRORS_RETURN);
   MPI_Comm_dup(base_, &ends_);
   // Made now, collectively over every process: user_group_comm then needs only the members.
   MPI_Comm_dup(base_, &user_);
@@ -187,6 +185,12 @@ mpi_transport::mpi_transport(transport_rank& ctx, bool oversubscribed, MPI_Comm 
   int flag = 0;
   MPI_Comm_get_attr(base_, MPI_TAG_UB, &ub, &flag);
   if (flag && ub) tag_ub_ = *ub;
+  int bits = 0;
+  while (bits < 30 && (std::int64_t{2} << bits) - 1 <= tag_ub_) ++bits;
+  // The same on every process (the environment of one launch).
+  if (const char* env = std::getenv("CAIRN_MPI_WIRE_TAG_BITS"))
+    bits = std::clamp(std::atoi(env), 1, bits);
+  wire_mask_ = (std::uint64_t{1} << bits) - 1;
   if (one_node) make_regions();  // the same choice on every process (one topology)
   probe_cross_memory();
 }
@@ -269,7 +273,6 @@ mpi_transport::~mpi_transport() {
     MPI_Win_unlock_all(region_win_);
     MPI_Win_free(&region_win_);
   }
-  MPI_Comm_free(&exact_);
   // Announcements finish() did not wait for (the run failed): MPI completes them alone.
   for (MPI_Request& r : end_sends_)
     if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
@@ -318,14 +321,25 @@ void mpi_transport::give_buffer(void* b) noexcept {
   if (b) free_buffers_.push_back(static_cast<std::byte*>(b));
 }
 
-std::byte* mpi_transport::make_header(int dest, std::size_t bytes, std::uint64_t& seq) {
+std::byte* mpi_transport::make_header(int dest, std::size_t bytes, int tag, std::uint64_t space,
+                                      std::uint64_t& seq) {
   std::byte* hbuf = take_buffer();
   std::uint64_t& next = next_seq_[static_cast<std::size_t>(dest)];
   seq = next;
   next = (next + 1) % (static_cast<std::uint64_t>(tag_ub_) + 1);
-  const header h{bytes, seq};
+  const header h{bytes, seq, space, tag};
   std::memcpy(hbuf, &h, sizeof h);
   return hbuf;
+}
+
+int mpi_transport::wire_tag(int tag, std::uint64_t space, msg_context c) const noexcept {
+  if (!keyed(c)) return tag;
+  std::uint64_t h =
+      space ^ (static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag)) * 0x9E3779B97F4A7C15ull);
+  h ^= h >> 31;  // splitmix64's finalizer
+  h *= 0x94D049BB133111EBull;
+  h ^= h >> 29;
+  return static_cast<int>(h & wire_mask_);
 }
 
 int mpi_transport::post_chunks(bool send, void* data, std::size_t bytes, int peer, int tag,
@@ -370,13 +384,21 @@ void mpi_transport::drop_send(request_state* s) noexcept {
 }
 
 request_state* mpi_transport::isend(transport_rank& ctx, const char* call, const void* data,
-                                    std::size_t bytes, int dest, int tag, msg_context c) {
-  if (c == msg_context::coll && bytes <= direct_limit) {
-    const int n = static_cast<int>(bytes);
-    // A collective's short message: every MPI sends it eagerly, so MPI_Send returns once it is
-    // copied out, and no request is left to test (the executor posts a round's receives
-    // before its sends, and never depends on a short send's completion to progress).
-    const int rc = MPI_Send(data, n, MPI_BYTE, dest, tag, small(c));
+                                    std::size_t bytes, int dest, int tag, std::uint64_t space,
+                                    msg_context c) {
+  const int wtag = wire_tag(tag, space, c);
+  if (keyed(c) && bytes <= direct_limit - key_bytes) {
+    // A short message of a collective or an array transfer, its key before it. Every MPI sends
+    // it eagerly, so MPI_Send returns once it is copied out and no request is left to test
+    // (collectives post a round's receives before its sends and never depend on a short send's
+    // completion to progress; array transfers wait for their sends only to reuse buffers).
+    std::byte* buf = take_buffer();
+    const wire_key k{space, tag};
+    std::memcpy(buf, &k, key_bytes);
+    if (bytes) std::memcpy(buf + key_bytes, data, bytes);
+    const int rc =
+        MPI_Send(buf, static_cast<int>(key_bytes + bytes), MPI_BYTE, dest, wtag, small(c));
+    give_buffer(buf);
     if (rc != MPI_SUCCESS) mpi_fail(call, ctx.rank(), rc);
     return nullptr;
   }
@@ -385,24 +407,24 @@ request_state* mpi_transport::isend(transport_rank& ctx, const char* call, const
   s->st = status{dest, tag, bytes};
   MPI_Request* reqs = mpi_reqs(s);
   int rc = MPI_SUCCESS;
-  if (bytes <= direct_limit) {
+  if (!keyed(c) && bytes <= direct_limit) {
     rc = MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, small(c), &reqs[0]);
   } else if (bytes <= chunk_bytes) {
     std::uint64_t seq = 0;
-    std::byte* hbuf = make_header(dest, bytes, seq);
+    std::byte* hbuf = make_header(dest, bytes, tag, space, seq);
     s->engine_ptr = hbuf;
     s->phase = 1;  // two requests: header and payload
-    rc = MPI_Isend(hbuf, static_cast<int>(header_bytes), MPI_BYTE, dest, tag, small(c), &reqs[0]);
+    rc = MPI_Isend(hbuf, static_cast<int>(header_bytes), MPI_BYTE, dest, wtag, small(c), &reqs[0]);
     if (rc == MPI_SUCCESS)
       rc = MPI_Isend(data, int_count(bytes), MPI_BYTE, dest, static_cast<int>(seq), large(c),
                      &reqs[1]);
   } else {
     std::uint64_t seq = 0;
-    auto* ch = new chunked{make_header(dest, bytes, seq), nullptr, false, {}};
+    auto* ch = new chunked{make_header(dest, bytes, tag, space, seq), nullptr, {}};
     s->engine_ptr = ch;
     s->phase = chunked_phase;
     ch->reqs.push_back(MPI_REQUEST_NULL);
-    rc = MPI_Isend(ch->header, static_cast<int>(header_bytes), MPI_BYTE, dest, tag, small(c),
+    rc = MPI_Isend(ch->header, static_cast<int>(header_bytes), MPI_BYTE, dest, wtag, small(c),
                    &ch->reqs[0]);
     if (rc == MPI_SUCCESS)
       rc = post_chunks(true, const_cast<void*>(data), bytes, dest, static_cast<int>(seq), large(c),
@@ -416,95 +438,107 @@ request_state* mpi_transport::isend(transport_rank& ctx, const char* call, const
   return s;
 }
 
-request_state* mpi_transport::isend_exact(transport_rank& ctx, const char* call, const void* data,
-                                          std::size_t bytes, int dest, int tag, msg_context c) {
-  if (c != msg_context::array || bytes <= direct_limit)
-    return isend(ctx, call, data, bytes, dest, tag, c);
-  request_state* s =
-      ctx.acquire(request_state::kind::send, call, dest, tag, c, const_cast<void*>(data), bytes);
-  s->st = status{dest, tag, bytes};
-  int rc = MPI_SUCCESS;
-  if (bytes <= chunk_bytes) {
-    rc = MPI_Isend(data, int_count(bytes), MPI_BYTE, dest, tag, exact_, &mpi_reqs(s)[0]);
-  } else {
-    auto* ch = new chunked{};
-    s->engine_ptr = ch;
-    s->phase = chunked_phase;
-    rc = post_chunks(true, const_cast<void*>(data), bytes, dest, tag, exact_, ch->reqs);
-  }
-  if (rc != MPI_SUCCESS) {
-    drop_send(s);
-    ctx.release(s);
-    mpi_fail(call, ctx.rank(), rc);
-  }
-  return s;
-}
-
-void mpi_transport::irecv_exact(transport_rank& ctx, request_state* s) {
-  if (s->ctx != msg_context::array || s->capacity <= direct_limit) return irecv(ctx, s);
-  s->st = status{s->peer, s->tag, s->capacity};
-  int rc = MPI_SUCCESS;
-  if (s->capacity <= chunk_bytes) {
-    s->phase = exact_phase;  // tested as a posted payload; cancelled like a posted receive
-    rc = MPI_Irecv(s->buf, int_count(s->capacity), MPI_BYTE, s->peer, s->tag, exact_,
-                   &mpi_reqs(s)[0]);
-  } else {
-    auto* ch = new chunked{nullptr, nullptr, true, {}};
-    s->engine_ptr = ch;
-    s->phase = chunked_phase;
-    rc = post_chunks(false, s->buf, s->capacity, s->peer, s->tag, exact_, ch->reqs);
-  }
-  if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx.rank(), rc);
-}
-
 request_state* mpi_transport::send(transport_rank& ctx, const char* call, const void* data,
-                                   std::size_t bytes, int dest, int tag, msg_context c) {
+                                   std::size_t bytes, int dest, int tag, std::uint64_t space,
+                                   msg_context c) {
   // Direct messages go eagerly, so a blocking MPI_Send returns at once and saves a request;
   // longer ones are waited for in cairn's loop, which keeps the watchdog and abort working.
-  if (bytes <= direct_limit) {
+  if (!keyed(c) && bytes <= direct_limit) {
     const int rc = MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, small(c));
     if (rc != MPI_SUCCESS) mpi_fail(call, ctx.rank(), rc);
     return nullptr;
   }
-  return isend(ctx, call, data, bytes, dest, tag, c);
+  return isend(ctx, call, data, bytes, dest, tag, space, c);
 }
 
 void mpi_transport::irecv(transport_rank& ctx, request_state* s) {
+  const bool key = keyed(s->ctx);
+  // Keyed receives name their source and tag: slots of one wire tag must be interchangeable.
+  assert(!key || (s->peer != any_source && s->tag != any_tag));
   for (auto it = stash_.begin(); it != stash_.end(); ++it)
     if (it->ctx == s->ctx && (s->peer == any_source || s->peer == it->source) &&
-        (s->tag == any_tag || s->tag == it->tag)) {
+        (s->tag == any_tag || s->tag == it->tag) && s->space == it->space) {
       take_stashed(s, *it);
       stash_.erase(it);
       return;
     }
   void* target = s->buf;
-  if (s->capacity < header_bytes) target = s->engine_ptr = take_buffer();
-  s->slot = static_cast<std::uint32_t>(posted_.size());
+  if (key || s->capacity < header_bytes) target = s->engine_ptr = take_buffer();
+  const auto slot = static_cast<std::uint32_t>(posted_.size());
   posted_.push_back(s);
   posted_reqs_.push_back(MPI_REQUEST_NULL);
-  const int rc =
-      MPI_Irecv(target, static_cast<int>(header_bytes), MPI_BYTE,
-                s->peer == any_source ? MPI_ANY_SOURCE : s->peer,
-                s->tag == any_tag ? MPI_ANY_TAG : s->tag, small(s->ctx), &posted_reqs_.back());
+  posted_ticket_.push_back(0);
+  if (key) {
+    s->prev = keyed_tail_;
+    s->next = nullptr;
+    (keyed_tail_ ? keyed_tail_->next : keyed_head_) = s;
+    keyed_tail_ = s;
+  }
+  const int rc = post_slot(slot, s, target,
+                           s->tag == any_tag ? MPI_ANY_TAG : wire_tag(s->tag, s->space, s->ctx));
   if (rc != MPI_SUCCESS) {
     const char* call = s->call;
     remove_posted(s);
+    if (key) unlink_keyed(s);
     give_buffer(s->engine_ptr);
     ctx.release(s);
     mpi_fail(call, ctx.rank(), rc);
   }
 }
 
+void mpi_transport::unlink_keyed(request_state* r) noexcept {
+  (r->prev ? r->prev->next : keyed_head_) = r->next;
+  (r->next ? r->next->prev : keyed_tail_) = r->prev;
+  r->prev = r->next = nullptr;
+  if (!keyed_head_) keyed_moved_ = false;  // no slot is left to be out of order
+}
+
+request_state* mpi_transport::keyed_waiting(int source, int tag, std::uint64_t space,
+                                            msg_context c) const noexcept {
+  for (request_state* r = keyed_head_; r; r = r->next)
+    if (r->peer == source && r->tag == tag && r->space == space && r->ctx == c) return r;
+  return nullptr;
+}
+
+int mpi_transport::post_slot(std::uint32_t slot, request_state* s, void* target, int wtag) {
+  s->slot = slot;
+  posted_ticket_[slot] = next_ticket_++;
+  return MPI_Irecv(target, static_cast<int>(header_bytes), MPI_BYTE,
+                   s->peer == any_source ? MPI_ANY_SOURCE : s->peer, wtag, small(s->ctx),
+                   &posted_reqs_[slot]);
+}
+
+void mpi_transport::compact_posted() noexcept {
+  std::size_t live = 0;
+  for (std::size_t i = 0; i < posted_.size(); ++i) {
+    if (!posted_[i]) continue;
+    posted_[live] = posted_[i];
+    posted_reqs_[live] = posted_reqs_[i];
+    posted_ticket_[live] = posted_ticket_[i];
+    posted_[live]->slot = static_cast<std::uint32_t>(live);
+    ++live;
+  }
+  posted_.resize(live);
+  posted_reqs_.resize(live);
+  posted_ticket_.resize(live);
+}
+
 void mpi_transport::remove_posted(request_state* s) noexcept {
+  if (in_advance_) {
+    posted_[s->slot] = nullptr;  // its request is complete (null): Testsome skips it
+    return;
+  }
   const std::uint32_t i = s->slot;
   const std::uint32_t last = static_cast<std::uint32_t>(posted_.size() - 1);
   if (i != last) {
     posted_[i] = posted_[last];
     posted_reqs_[i] = posted_reqs_[last];
+    posted_ticket_[i] = posted_ticket_[last];
     posted_[i]->slot = i;
   }
   posted_.pop_back();
   posted_reqs_.pop_back();
+  posted_ticket_.pop_back();
 }
 
 void mpi_transport::post_payload(request_state* s, int source, std::uint64_t seq,
@@ -524,7 +558,7 @@ void mpi_transport::post_payload(request_state* s, int source, std::uint64_t seq
     rc = MPI_Irecv(target, int_count(bytes), MPI_BYTE, source, static_cast<int>(seq), large(s->ctx),
                    &mpi_reqs(s)[0]);
   } else {
-    auto* ch = new chunked{nullptr, scratch, false, {}};
+    auto* ch = new chunked{nullptr, scratch, {}};
     s->engine_ptr = ch;
     s->phase = chunked_phase;
     rc = post_chunks(false, target, bytes, source, static_cast<int>(seq), large(s->ctx), ch->reqs);
@@ -575,26 +609,129 @@ void mpi_transport::take_stashed(request_state* s, stashed& m) {
   s->done.store(1, std::memory_order_relaxed);
 }
 
-bool mpi_transport::advance_posted() {
+void mpi_transport::slot_arrived(std::uint32_t slot, const MPI_Status& st) {
+  request_state* s = posted_[slot];
+  if (keyed(s->ctx)) return keyed_arrived(s, st);
+  remove_posted(s);
+  first_part_arrived(s, st);
+}
+
+void mpi_transport::keyed_arrived(request_state* r, const MPI_Status& st) {
+  int count = 0;
+  MPI_Get_count(&st, MPI_BYTE, &count);
+  const auto n = static_cast<std::size_t>(count);
+  auto* staging = static_cast<std::byte*>(r->engine_ptr);
+  const bool is_header = n == header_bytes;
+  header h{};
+  if (is_header) {
+    std::memcpy(&h, staging, sizeof h);
+  } else {
+    wire_key k{};
+    std::memcpy(&k, staging, sizeof k);
+    h.space = k.space;
+    h.tag = k.tag;
+  }
+  const int tag = static_cast<int>(h.tag);
+  request_state* to = r;
+  if (keyed_moved_ || tag != r->tag || h.space != r->space)
+    to = keyed_waiting(st.MPI_SOURCE, tag, h.space, r->ctx);
+  if (!to) {
+    // Another key's message, and no receive waits for it yet: stash it; r posts again.
+    keyed_moved_ = true;
+    stash_.push_back(parse_arrived(st.MPI_SOURCE, st.MPI_TAG, r->ctx, staging, n));
+    const int rc = post_slot(r->slot, r, staging, st.MPI_TAG);
+    if (rc != MPI_SUCCESS) mpi_fail(r->call, ctx_.rank(), rc);
+    ctx_.note_progress();
+    return;
+  }
+  if (to != r) {
+    // `to` (same source and wire tag) takes the message; r takes over to's posted slot and
+    // its staging buffer.
+    keyed_moved_ = true;
+    const std::uint32_t mine = r->slot, theirs = to->slot;
+    posted_[mine] = to;
+    to->slot = mine;
+    posted_[theirs] = r;
+    r->slot = theirs;
+    std::swap(r->engine_ptr, to->engine_ptr);
+  }
+  remove_posted(to);
+  unlink_keyed(to);
+  to->engine_ptr = nullptr;
+  to->st = status{st.MPI_SOURCE, tag, n - key_bytes};
+  if (is_header) {
+    give_buffer(staging);
+    to->st.bytes = static_cast<std::size_t>(h.bytes);
+    post_payload(to, st.MPI_SOURCE, h.seq, static_cast<std::size_t>(h.bytes));
+    return;
+  }
+  if (n - key_bytes > to->capacity) {
+    to->failed = true;
+    to->incoming = n - key_bytes;
+  } else if (n > key_bytes) {
+    copy_bytes(to->buf, staging + key_bytes, n - key_bytes);
+  }
+  give_buffer(staging);
+  to->done.store(1, std::memory_order_relaxed);
+  ctx_.note_progress();
+}
+
+mpi_transport::stashed mpi_transport::parse_arrived(int source, int tag, msg_context c,
+                                                    const std::byte* data,
+                                                    std::size_t count) const {
+  stashed m{source, tag, 0, c, false, count, 0, {}};
+  if (count == header_bytes) {
+    header h;
+    std::memcpy(&h, data, sizeof h);
+    m.is_header = true;
+    m.bytes = static_cast<std::size_t>(h.bytes);
+    m.seq = h.seq;
+    if (keyed(c)) {
+      m.tag = static_cast<int>(h.tag);
+      m.space = h.space;
+    }
+  } else if (keyed(c)) {
+    wire_key k;
+    std::memcpy(&k, data, sizeof k);
+    m.tag = static_cast<int>(k.tag);
+    m.space = k.space;
+    m.bytes = count - key_bytes;
+    m.data.assign(data + key_bytes, data + count);
+  } else {
+    m.data.assign(data, data + count);
+  }
+  return m;
+}
+
+bool mpi_transport::advance_posted(const std::pair<std::uint32_t, MPI_Status>* taken) {
   if (posted_.empty()) return false;
-  scratch_index_.resize(posted_.size());
-  scratch_status_.resize(posted_.size());
+  const std::size_t n = posted_.size();
+  scratch_index_.resize(n);
+  scratch_status_.resize(n + 1);
   int outcount = 0;
-  const int rc = MPI_Testsome(static_cast<int>(posted_reqs_.size()), posted_reqs_.data(), &outcount,
+  const int rc = MPI_Testsome(static_cast<int>(n), posted_reqs_.data(), &outcount,
                               scratch_index_.data(), scratch_status_.data());
   if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) mpi_fail("progress", ctx_.rank(), rc);
-  if (outcount <= 0) return false;
-  // Highest slot first: removing a slot moves the last one into it, which is then already
-  // handled. Testsome reports indices in increasing order in practice; sort to be sure.
+  if (outcount == MPI_UNDEFINED) outcount = 0;
   scratch_done_.clear();
-  for (int k = 0; k < outcount; ++k)
-    scratch_done_.emplace_back(scratch_index_[static_cast<std::size_t>(k)], k);
-  std::sort(scratch_done_.begin(), scratch_done_.end(), std::greater<>());
-  for (const auto& [slot, k] : scratch_done_) {
-    request_state* s = posted_[static_cast<std::size_t>(slot)];
-    remove_posted(s);
-    first_part_arrived(s, scratch_status_[static_cast<std::size_t>(k)]);
+  for (int k = 0; k < outcount; ++k) {
+    const auto slot = static_cast<std::uint32_t>(scratch_index_[static_cast<std::size_t>(k)]);
+    scratch_done_.push_back({posted_ticket_[slot], slot, k});
   }
+  if (taken) {
+    scratch_status_[static_cast<std::size_t>(outcount)] = taken->second;
+    scratch_done_.push_back({posted_ticket_[taken->first], taken->first, outcount});
+  }
+  if (scratch_done_.empty()) return false;
+  std::sort(scratch_done_.begin(), scratch_done_.end(),
+            [](const slot_done& a, const slot_done& b) { return a.ticket < b.ticket; });
+  // Slots keep their index until all are handled (a keyed arrival may move receives between
+  // them, or post one again).
+  in_advance_ = true;
+  for (const slot_done& d : scratch_done_)
+    slot_arrived(d.slot, scratch_status_[static_cast<std::size_t>(d.k)]);
+  in_advance_ = false;
+  compact_posted();
   return true;
 }
 
@@ -630,12 +767,16 @@ bool mpi_transport::test(request_state* s) {
       ctx_.note_progress();
       return true;
     }
+  } else if (s->phase == 0 && keyed(s->ctx)) {
+    // Its message may arrive in another slot: test them all, in order.
+    advance_posted();
+    return s->done.load(std::memory_order_relaxed) != 0;
   } else if (s->phase == 0) {
     const int rc = MPI_Test(&posted_reqs_[s->slot], &flag, &st);
     if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx_.rank(), rc);
     if (flag) {
-      remove_posted(s);
-      if (first_part_arrived(s, st)) return true;
+      slot_arrived(s->slot, st);
+      if (s->done.load(std::memory_order_relaxed)) return true;
     }
   } else {
     const int rc = MPI_Test(&mpi_reqs(s)[0], &flag, MPI_STATUS_IGNORE);
@@ -666,17 +807,8 @@ void mpi_transport::stash_arrived(msg_context c) {
     int count = 0;
     MPI_Get_count(&st, MPI_BYTE, &count);
     MPI_Mrecv(buf.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-    stashed m{st.MPI_SOURCE, st.MPI_TAG, c, false, static_cast<std::size_t>(count), 0, {}};
-    if (m.bytes == header_bytes) {
-      header h;
-      std::memcpy(&h, buf.data(), sizeof h);
-      m.is_header = true;
-      m.bytes = static_cast<std::size_t>(h.bytes);
-      m.seq = h.seq;
-    } else {
-      m.data.assign(buf.begin(), buf.begin() + count);
-    }
-    stash_.push_back(std::move(m));
+    stash_.push_back(
+        parse_arrived(st.MPI_SOURCE, st.MPI_TAG, c, buf.data(), static_cast<std::size_t>(count)));
     ctx_.note_progress();
   }
 }
@@ -705,8 +837,6 @@ void mpi_transport::cancel(request_state* s) {
     if (s->k == request_state::kind::send) {  // as below
       for (MPI_Request& r : ch->reqs) MPI_Request_free(&r);
       ch->header = nullptr;
-    } else if (ch->exact) {  // as below
-      for (MPI_Request& r : ch->reqs) MPI_Cancel(&r);
     }
     finish_chunked(s, true);  // freed requests are null: Waitall skips them
     return;
@@ -718,23 +848,33 @@ void mpi_transport::cancel(request_state* s) {
     if (s->phase == 1) MPI_Request_free(&mpi_reqs(s)[1]);
     return;
   }
-  if (s->phase == 0) {
+  // Waiting for its first message: withdraw the posted slot. A keyed receive whose slot took
+  // another key's message moved it on and waits in a slot again: withdraw that one.
+  while (s->phase == 0 && !s->done.load(std::memory_order_relaxed)) {
     MPI_Request& r = posted_reqs_[s->slot];
     MPI_Cancel(&r);
     MPI_Status st;
     MPI_Wait(&r, &st);
     int cancelled = 0;
     MPI_Test_cancelled(&st, &cancelled);
-    remove_posted(s);
     if (cancelled) {
+      remove_posted(s);
+      if (keyed(s->ctx)) unlink_keyed(s);
       give_buffer(s->engine_ptr);
+      s->engine_ptr = nullptr;
       return;
     }
-    if (first_part_arrived(s, st)) return;
+    if (keyed(s->ctx)) {
+      // Slots posted before this one may hold earlier messages of its key: in order.
+      const std::pair<std::uint32_t, MPI_Status> taken{s->slot, st};
+      advance_posted(&taken);
+    } else {
+      slot_arrived(s->slot, st);
+    }
   }
-  if (s->phase == exact_phase) {  // nothing may have matched it yet
-    MPI_Cancel(&mpi_reqs(s)[0]);
-    MPI_Wait(&mpi_reqs(s)[0], MPI_STATUS_IGNORE);
+  if (s->done.load(std::memory_order_relaxed)) return;
+  if (s->phase == chunked_phase) {
+    finish_chunked(s, true);
     return;
   }
   // The payload of a long message is committed: it completes without peers' help.

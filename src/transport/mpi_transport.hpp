@@ -5,19 +5,29 @@
 // Never truncate: MPI would truncate a message larger than the posted buffer (and Open MPI 4.1
 // even overruns the buffer on its single-copy path for long messages). So a message reaching
 // a posted receive is never larger than what was posted:
-//  - messages of at most `direct_limit` bytes travel as they are, on the context's `small`
-//    communicator; a receive posts its own buffer if it holds `header_bytes`, else a pooled
-//    staging buffer of that size (the copy out is at most a few hundred bytes);
+//  - messages of at most `direct_limit` bytes travel as they are (keyed: with their key, in
+//    direct_limit bytes), on the context's `small` communicator; a receive posts its own
+//    buffer if it holds `header_bytes`, else a pooled staging buffer of that size (the copy out
+//    is at most a few hundred bytes);
 //  - longer messages send a header of exactly `header_bytes` bytes (size and sequence number)
 //    on `small`, in the same (source, tag) stream, so MPI's ordering rule holds; the payload
 //    follows on the context's `large` communicator with the sequence number as tag, and the
 //    receiver posts it with the exact size once the header is in (or fails naming both sizes).
 //
+// Keyed contexts (collectives, arrays) match on a 64-bit space beside the tag, and MPI's tags
+// hold 31 bits at most: their messages go under a *wire tag*, a hash of (tag, space), and carry
+// the whole key (a prefix of `key_bytes` before a direct payload; in the header of a long one).
+// Their receives always land in staging buffers, so a message whose key is not the receive's
+// (two keys whose wire tags met) moves on: to the earliest waiting receive of its key, which
+// hands its own posted slot over (slots of one wire tag are interchangeable), or to the stash
+// until one is posted, while the receive posts again. Each key's messages thus keep MPI's
+// order, and a receive never takes another key's message.
+//
 // Any size: MPI counts are ints (and this MPI, 3.1, has no large-count calls), so a payload
 // longer than `chunk_bytes` travels as consecutive messages of chunk_bytes (the last shorter)
 // on the same (peer, tag, communicator), all posted at once on both sides; MPI's
-// non-overtaking rule keeps them in order. Both sides know the size (the header, or the plan
-// for exact messages), so both cut it the same way. Shorter messages are untouched.
+// non-overtaking rule keeps them in order. Both sides know the size (the header), so both cut
+// it the same way. Shorter messages are untouched.
 
 #include <mpi.h>
 
@@ -43,26 +53,23 @@ class mpi_transport final : public transport {
   static constexpr std::size_t header_bytes = direct_limit + 16;
   /// Payloads longer than this go as chunks of this size (fits an int count).
   static constexpr std::size_t chunk_bytes = std::size_t{1} << 30;
+  /// The key before a direct payload in a keyed context.
+  static constexpr std::size_t key_bytes = 16;
 
   /// Duplicates `comm` (the run's processes: MPI_COMM_WORLD, or the communicator given to
-  /// launch) twice per context, once for exact messages and once for the application
-  /// (user_comm), and makes the node regions (collective over comm).
+  /// launch) twice per context and once for the application (user_comm), and makes the node
+  /// regions (collective over comm). CAIRN_MPI_WIRE_TAG_BITS (1..30, for tests) narrows keyed
+  /// contexts' wire tags so that keys meet on them often.
   /// `one_node`: the run treats all processes as one node (false with emulated nodes, or
   /// where they span real nodes): only then are there node regions and cross-memory reads.
   mpi_transport(transport_rank& ctx, bool oversubscribed, MPI_Comm comm, bool one_node);
   ~mpi_transport() override;
 
   request_state* isend(transport_rank& ctx, const char* call, const void* data, std::size_t bytes,
-                       int dest, int tag, msg_context c) override;
+                       int dest, int tag, std::uint64_t space, msg_context c) override;
   request_state* send(transport_rank& ctx, const char* call, const void* data, std::size_t bytes,
-                      int dest, int tag, msg_context c) override;
+                      int dest, int tag, std::uint64_t space, msg_context c) override;
   void irecv(transport_rank& ctx, request_state* s) override;
-  /// Messages of the array context longer than direct_limit go without a header, on their
-  /// own communicator, posted at their exact size (both sides hold the same plan); others as
-  /// isend/irecv.
-  request_state* isend_exact(transport_rank& ctx, const char* call, const void* data,
-                             std::size_t bytes, int dest, int tag, msg_context c) override;
-  void irecv_exact(transport_rank& ctx, request_state* s) override;
   bool poll() override;
   bool advance_pending(request_state* pending) override;
   bool test(request_state* s) override;
@@ -100,8 +107,6 @@ class mpi_transport final : public transport {
   MPI_Comm user_group_comm(const char* call, const std::vector<int>& members);
 
  private:
-  /// request_state::phase of a receive posted by irecv_exact.
-  static constexpr std::uint8_t exact_phase = 2;
   /// request_state::phase of a send or receive whose payload goes in chunks (engine_ptr: its
   /// `chunked`).
   static constexpr std::uint8_t chunked_phase = 3;
@@ -109,17 +114,25 @@ class mpi_transport final : public transport {
   struct chunked {
     std::byte* header = nullptr;    // send: its header buffer (exact sends: none)
     std::byte* scratch = nullptr;   // receive of a message larger than its buffer
-    bool exact = false;             // receive posted by irecv_exact: nothing matched yet
-    std::vector<MPI_Request> reqs;  // send: header (if any), then the chunks
+    std::vector<MPI_Request> reqs;  // send: the header, then the chunks
   };
   struct header {
     std::uint64_t bytes;
     std::uint64_t seq;
+    std::uint64_t space;  // keyed contexts: the message's key
+    std::int64_t tag;
   };
+  /// A direct message's key in a keyed context (its first key_bytes).
+  struct wire_key {
+    std::uint64_t space;
+    std::int64_t tag;
+  };
+  static_assert(sizeof(wire_key) == key_bytes);
   /// A message taken out of MPI by a probe, kept in arrival order until a receive takes it.
   struct stashed {
     int source;
-    int tag;
+    int tag;  // keyed contexts: the message's tag (not its wire tag)
+    std::uint64_t space;
     msg_context ctx;
     bool is_header;
     std::size_t bytes;            // payload size (from the header for long messages)
@@ -140,21 +153,46 @@ class mpi_transport final : public transport {
   bool first_part_arrived(request_state* s, const MPI_Status& st);
   /// Completes a receive from a stashed message.
   void take_stashed(request_state* s, stashed& m);
+  /// The MPI tag of (tag, space) in context c.
+  int wire_tag(int tag, std::uint64_t space, msg_context c) const noexcept;
+  /// The posted receive in `slot` got its first message (status `st`): moves it on, or for a
+  /// keyed context, the receive the message's key belongs to.
+  void slot_arrived(std::uint32_t slot, const MPI_Status& st);
+  /// slot_arrived for a keyed receive `r`: delivers the message in its staging buffer.
+  void keyed_arrived(request_state* r, const MPI_Status& st);
+  /// The earliest waiting keyed receive (post order) that takes a message of this key.
+  request_state* keyed_waiting(int source, int tag, std::uint64_t space,
+                               msg_context c) const noexcept;
+  void unlink_keyed(request_state* r) noexcept;
+  /// A stash entry for a message of `count` bytes at `data` from `source` (wire tag `tag`).
+  stashed parse_arrived(int source, int tag, msg_context c, const std::byte* data,
+                        std::size_t count) const;
   void post_payload(request_state* s, int source, std::uint64_t seq, std::size_t bytes);
   /// Sends (or receives) `bytes` at `data` as chunks on (peer, tag, comm), appending their
   /// requests to `reqs`; MPI's return code.
   static int post_chunks(bool send, void* data, std::size_t bytes, int peer, int tag, MPI_Comm comm,
                          std::vector<MPI_Request>& reqs);
-  /// A header buffer for a long message of `bytes` to `dest`, with its sequence number.
-  std::byte* make_header(int dest, std::size_t bytes, std::uint64_t& seq);
+  /// A header buffer for a long message of `bytes` to `dest` with key (tag, space), and its
+  /// sequence number.
+  std::byte* make_header(int dest, std::size_t bytes, int tag, std::uint64_t space,
+                         std::uint64_t& seq);
   /// Tests (or, with `wait`, waits for) a chunked operation's requests; on completion frees
   /// its `chunked` and marks it done. True when complete.
   bool finish_chunked(request_state* s, bool wait);
   /// Frees what a send that MPI refused holds (its header buffer, its `chunked`).
   void drop_send(request_state* s) noexcept;
-  /// Tests all receives still waiting for their first message (cheap when there are none).
-  bool advance_posted();
+  /// Tests all receives still waiting for their first message (cheap when there are none) and
+  /// moves on those whose slot got it, in the order their slots were posted: MPI fills the
+  /// slots of one (source, tag, communicator) in that order, so messages that move between
+  /// keyed receives keep their order. `taken` (may be null): a slot whose completion the
+  /// caller took from MPI itself, with its status, handled in the same order.
+  bool advance_posted(const std::pair<std::uint32_t, MPI_Status>* taken = nullptr);
+  /// Posts slot `slot`'s receive into `target` (its ticket: the order of posting).
+  int post_slot(std::uint32_t slot, request_state* s, void* target, int wtag);
+  /// Frees s's slot (while advance_posted runs, only marks it: slots keep their index there).
   void remove_posted(request_state* s) noexcept;
+  /// Closes the slots remove_posted marked.
+  void compact_posted() noexcept;
   /// Receives rank r's announcement of its end (blocking) and records it.
   void receive_end(int r);
   /// Takes every arrived, unmatched message of context c out of MPI into the stash.
@@ -166,18 +204,33 @@ class mpi_transport final : public transport {
   int tag_ub_ = 32767;
   bool oversubscribed_;
   std::vector<std::uint64_t> next_seq_;  // per destination: sequence of long messages
-  // Receives waiting for their first message: MPI requests and their owners, same index.
+  // Receives waiting for their first message: MPI requests, their owners and when each was
+  // posted (tickets), same index.
   std::vector<MPI_Request> posted_reqs_;
   std::vector<request_state*> posted_;
+  std::vector<std::uint64_t> posted_ticket_;
+  std::uint64_t next_ticket_ = 0;
+  bool in_advance_ = false;         // advance_posted is handling slots: removal only marks
   std::vector<int> scratch_index_;  // MPI_Testsome output, reused
   std::vector<MPI_Status> scratch_status_;
-  std::vector<std::pair<int, int>> scratch_done_;  // (slot, Testsome index), reused
+  struct slot_done {
+    std::uint64_t ticket;
+    std::uint32_t slot;
+    int k;  // its status in scratch_status_
+  };
+  std::vector<slot_done> scratch_done_;  // reused
   std::deque<stashed> stash_;
+  // Keyed receives waiting for their first message, in post order (request_state::prev/next).
+  request_state* keyed_head_ = nullptr;
+  request_state* keyed_tail_ = nullptr;
+  // Since the keyed list was last empty, a message went to another receive than the one whose
+  // slot took it (or to the stash): slots and post order may differ, so arrivals search it.
+  bool keyed_moved_ = false;
+  std::uint64_t wire_mask_ = 0;  // keyed contexts' wire tags: a hash's low bits
   std::vector<std::unique_ptr<std::byte[]>> buffers_;  // every staging buffer
   std::vector<std::byte*> free_buffers_;
-  MPI_Comm exact_ = MPI_COMM_NULL;  // isend_exact / irecv_exact (array context)
-  MPI_Comm ends_ = MPI_COMM_NULL;   // announce_end's empty messages (tag 0), notices (1, 2)
-  std::vector<char> ended_;         // by world rank: its end was received
+  MPI_Comm ends_ = MPI_COMM_NULL;  // announce_end's empty messages (tag 0), notices (1, 2)
+  std::vector<char> ended_;        // by world rank: its end was received
   int ended_count_ = 0;
   std::vector<MPI_Request> end_sends_;  // this rank's announcements
   struct notice_send {

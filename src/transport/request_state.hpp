@@ -14,6 +14,13 @@ namespace cairn::detail {
 enum class msg_context : std::uint8_t { user = 0, coll = 1, msg = 2, array = 3 };
 inline constexpr int msg_context_count = 4;
 
+/// Contexts whose messages also match on a 64-bit `space` (a group's identity, an array
+/// transfer's key) beside their tag, so that traffic of two groups or transfers never meets
+/// however their identities hash. Others always use space 0.
+inline constexpr bool keyed(msg_context c) noexcept {
+  return c == msg_context::coll || c == msg_context::array;
+}
+
 const char* to_string(msg_context c) noexcept;
 
 struct layer_operation_ops;  // defined by the runtime (runtime/layers.hpp); opaque here
@@ -34,6 +41,7 @@ struct request_state {
   const char* call = "";     // user-facing call, for errors and the watchdog
   int peer = 0;              // destination, or source / any_source as posted
   int tag = 0;               // as posted (any_tag allowed for receives)
+  std::uint64_t space = 0;   // keyed contexts: the rest of the match key (never a wildcard)
   void* buf = nullptr;       // receive buffer (or send buffer, const-cast)
   std::size_t capacity = 0;  // bytes of buf
   std::size_t incoming = 0;  // size of the matched message when it did not fit

@@ -15,13 +15,15 @@
 namespace cairn::detail {
 
 namespace {
-inline bool matches(const request_state* r, int src, int tag, msg_context c) noexcept {
+inline bool matches(const request_state* r, int src, int tag, std::uint64_t space,
+                    msg_context c) noexcept {
   return r->ctx == c && (r->peer == any_source || r->peer == src) &&
-         (r->tag == any_tag || r->tag == tag);
+         (r->tag == any_tag || r->tag == tag) && r->space == space;
 }
-inline bool matches(int source, int tag, msg_context c, const envelope* e) noexcept {
+inline bool matches(int source, int tag, std::uint64_t space, msg_context c,
+                    const envelope* e) noexcept {
   return c == e->ctx && (source == any_source || source == e->src) &&
-         (tag == any_tag || tag == e->tag);
+         (tag == any_tag || tag == e->tag) && space == e->space;
 }
 constexpr std::size_t offsetof_payload = 32;  // header bytes before a record's payload
 // Payload of the record starting at ring index `idx` (runs on into the following cells).
@@ -180,8 +182,8 @@ lane* threads_transport::out_lane(int dest) {
   return l;
 }
 
-bool threads_transport::ring_put(lane& l, std::uint64_t seq, int tag, msg_context c,
-                                 const void* data, std::size_t bytes) noexcept {
+bool threads_transport::ring_put(lane& l, std::uint64_t seq, int tag, std::uint64_t space,
+                                 msg_context c, const void* data, std::size_t bytes) noexcept {
   const std::uint64_t need = 1 + (bytes > 32 ? (bytes - 32 + sizeof(cell) - 1) / sizeof(cell) : 0);
   std::uint64_t pos = l.tail;
   std::uint64_t idx = pos & (l.ncells - 1);
@@ -199,8 +201,9 @@ bool threads_transport::ring_put(lane& l, std::uint64_t seq, int tag, msg_contex
     idx = 0;
   }
   cell& k = l.ring[idx];
-  k.seq = seq;
-  k.size = bytes;
+  k.seq = static_cast<std::uint32_t>(seq);
+  k.size = static_cast<std::uint32_t>(bytes);
+  k.space = space;
   k.tag = tag;
   k.cells = static_cast<std::uint16_t>(need);
   k.ctx = static_cast<std::uint8_t>(c);
@@ -213,10 +216,11 @@ bool threads_transport::ring_put(lane& l, std::uint64_t seq, int tag, msg_contex
 }
 
 request_state* threads_transport::isend(transport_rank& ctx, const char* call, const void* data,
-                                        std::size_t bytes, int dest, int tag, msg_context c) {
+                                        std::size_t bytes, int dest, int tag, std::uint64_t space,
+                                        msg_context c) {
   lane* l = out_lane(dest);
   const std::uint64_t seq = l->next_seq++;
-  if (bytes <= fabric_->ring_payload_limit() && ring_put(*l, seq, tag, c, data, bytes)) {
+  if (bytes <= fabric_->ring_payload_limit() && ring_put(*l, seq, tag, space, c, data, bytes)) {
     fabric_->box(dest).park.wake();
     fabric_->help(dest);
     return nullptr;
@@ -224,6 +228,7 @@ request_state* threads_transport::isend(transport_rank& ctx, const char* call, c
   envelope* e = alloc_envelope(bytes <= threads_eager_limit ? bytes : 0);
   e->src = me_;
   e->tag = tag;
+  e->space = space;
   e->ctx = c;
   e->size = bytes;
   e->seq = seq;
@@ -247,13 +252,14 @@ request_state* threads_transport::isend(transport_rank& ctx, const char* call, c
 }
 
 request_state* threads_transport::send(transport_rank& ctx, const char* call, const void* data,
-                                       std::size_t bytes, int dest, int tag, msg_context c) {
-  return isend(ctx, call, data, bytes, dest, tag, c);
+                                       std::size_t bytes, int dest, int tag, std::uint64_t space,
+                                       msg_context c) {
+  return isend(ctx, call, data, bytes, dest, tag, space, c);
 }
 
 void threads_transport::irecv(transport_rank&, request_state* r) {
   poll();
-  if (const unexpected_match m = find_unexpected(r->peer, r->tag, r->ctx); m.e) {
+  if (const unexpected_match m = find_unexpected(r->peer, r->tag, r->space, r->ctx); m.e) {
     take_unexpected(m);
     deliver(m.e, r);
     return;
@@ -298,9 +304,10 @@ bool threads_transport::drain_inbox() {
   return true;
 }
 
-request_state* threads_transport::match_posted(int src, int tag, msg_context c) noexcept {
+request_state* threads_transport::match_posted(int src, int tag, std::uint64_t space,
+                                               msg_context c) noexcept {
   request_state* r = posted_head_;
-  while (r && !matches(r, src, tag, c)) r = r->next;
+  while (r && !matches(r, src, tag, space, c)) r = r->next;
   if (!r) return nullptr;
   if (r->prev)
     r->prev->next = r->next;
@@ -326,10 +333,10 @@ bool threads_transport::advance(in_lane& in) {
       in.head += k.cells;
       continue;
     }
-    if (ready && k.seq == in.expect) {
+    if (ready && k.seq == static_cast<std::uint32_t>(in.expect)) {
       const auto c = static_cast<msg_context>(k.ctx);
       const std::byte* payload = record_payload(l, idx);
-      if (request_state* r = match_posted(l.src, k.tag, c)) {
+      if (request_state* r = match_posted(l.src, k.tag, k.space, c)) {
         if (k.size > r->capacity) {
           r->failed = true;
           r->incoming = k.size;
@@ -342,6 +349,7 @@ bool threads_transport::advance(in_lane& in) {
         envelope* e = alloc_envelope(k.size);
         e->src = l.src;
         e->tag = k.tag;
+        e->space = k.space;
         e->ctx = c;
         e->size = k.size;
         if (k.size) copy_bytes(e->payload(), payload, k.size);
@@ -410,14 +418,14 @@ void threads_transport::keep_unexpected(envelope* e) noexcept {
 }
 
 threads_transport::unexpected_match threads_transport::find_unexpected(
-    int source, int tag, msg_context c) const noexcept {
+    int source, int tag, std::uint64_t space, msg_context c) const noexcept {
   unexpected_match best;
   if (!unexpected_count_) return best;
   if (tag != any_tag && !unexpected_tags_.contains(tag_key(c, tag))) return best;
   const auto scan = [&](const envelope_queue& q) {
     envelope* prev = nullptr;
     for (envelope* e = q.head; e; prev = e, e = e->next)
-      if (matches(source, tag, c, e)) {
+      if (matches(source, tag, space, c, e)) {
         if (!best.e || e->arrival < best.e->arrival) best = {e, prev};
         return;
       }
@@ -444,7 +452,7 @@ void threads_transport::take_unexpected(const unexpected_match& m) noexcept {
 }
 
 void threads_transport::deliver_envelope(envelope* e) {
-  if (request_state* r = match_posted(e->src, e->tag, e->ctx))
+  if (request_state* r = match_posted(e->src, e->tag, e->space, e->ctx))
     deliver(e, r);
   else
     keep_unexpected(e);
@@ -480,7 +488,7 @@ void threads_transport::deliver(envelope* e, request_state* r) noexcept {
 
 bool threads_transport::iprobe(int source, int tag, msg_context c, status* st) {
   poll();
-  const envelope* e = find_unexpected(source, tag, c).e;
+  const envelope* e = find_unexpected(source, tag, 0, c).e;
   if (e) *st = status{e->src, e->tag, e->size};
   return e != nullptr;
 }

@@ -37,8 +37,9 @@ inline constexpr std::size_t threads_eager_limit = 4096;
 /// and runs on into the following cells.
 struct alignas(64) cell {
   std::atomic<std::uint64_t> stamp{0};  // record start: its ring position + 1, once published
-  std::uint64_t seq = 0;                // the message's sequence number in its lane
-  std::uint64_t size = 0;               // payload bytes
+  std::uint32_t seq = 0;                // the low bits of the message's sequence number in its lane
+  std::uint32_t size = 0;               // payload bytes (a record holds at most ring_payload_limit)
+  std::uint64_t space = 0;              // the rest of the match key in keyed contexts
   std::int32_t tag = 0;
   std::uint16_t cells = 0;  // cells taken by the record
   std::uint8_t ctx = 0;
@@ -61,6 +62,7 @@ struct alignas(64) envelope {
   int src = 0;
   int owner = 0;  // rank whose pool it belongs to
   int tag = 0;
+  std::uint64_t space = 0;    // the rest of the match key in keyed contexts
   std::uint64_t seq = 0;      // sequence number in the (src, dst) lane
   std::uint64_t arrival = 0;  // unexpected: the receiver's arrival count (any-source order)
   std::size_t size = 0;
@@ -168,9 +170,9 @@ class threads_transport final : public transport {
   ~threads_transport() override;
 
   request_state* isend(transport_rank& ctx, const char* call, const void* data, std::size_t bytes,
-                       int dest, int tag, msg_context c) override;
+                       int dest, int tag, std::uint64_t space, msg_context c) override;
   request_state* send(transport_rank& ctx, const char* call, const void* data, std::size_t bytes,
-                      int dest, int tag, msg_context c) override;
+                      int dest, int tag, std::uint64_t space, msg_context c) override;
   void irecv(transport_rank& ctx, request_state* s) override;
   bool poll() override;
   /// Polling completes everything here: receivers complete long sends as they copy.
@@ -207,8 +209,8 @@ class threads_transport final : public transport {
   };
 
   lane* out_lane(int dest);
-  bool ring_put(lane& l, std::uint64_t seq, int tag, msg_context c, const void* data,
-                std::size_t bytes) noexcept;
+  bool ring_put(lane& l, std::uint64_t seq, int tag, std::uint64_t space, msg_context c,
+                const void* data, std::size_t bytes) noexcept;
   /// An envelope with room for `bytes` of payload, from this rank's pool of its class.
   envelope* alloc_envelope(std::size_t bytes);
   void give_back(envelope* e) noexcept;
@@ -219,16 +221,18 @@ class threads_transport final : public transport {
   bool advance(in_lane& in);
   /// Does any incoming lane have a published record at its head?
   bool ring_ready() const noexcept;
-  request_state* match_posted(int src, int tag, msg_context c) noexcept;
+  request_state* match_posted(int src, int tag, std::uint64_t space, msg_context c) noexcept;
   void deliver_envelope(envelope* e);
   void deliver(envelope* e, request_state* r) noexcept;
   void keep_unexpected(envelope* e) noexcept;
-  /// The earliest arrived unexpected message that a receive of (source, tag, c) matches.
+  /// The earliest arrived unexpected message that a receive of (source, tag, space, c)
+  /// matches.
   struct unexpected_match {
     envelope* e = nullptr;
     envelope* prev = nullptr;  // its predecessor in its source's queue
   };
-  unexpected_match find_unexpected(int source, int tag, msg_context c) const noexcept;
+  unexpected_match find_unexpected(int source, int tag, std::uint64_t space,
+                                   msg_context c) const noexcept;
   void take_unexpected(const unexpected_match& m) noexcept;
 
   std::shared_ptr<threads_fabric> fabric_;

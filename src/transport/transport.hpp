@@ -23,24 +23,20 @@ class transport {
   virtual ~transport() = default;
 
   /// Starts a send. Returns nullptr when the send completed at once (buffer reusable), else a
-  /// pending state from ctx.acquire(). Arguments are already validated.
+  /// pending state from ctx.acquire(). Arguments are already validated. A receive matches it
+  /// by (source, tag, context) and, in keyed contexts, `space` (0 in the others).
   virtual request_state* isend(transport_rank& ctx, const char* call, const void* data,
-                               std::size_t bytes, int dest, int tag, msg_context c) = 0;
+                               std::size_t bytes, int dest, int tag, std::uint64_t space,
+                               msg_context c) = 0;
   /// Starts a send the caller then waits for: as isend, but may complete short messages at
   /// once in a cheaper way (a blocking send of the engine). Returns the state to wait for, or
   /// nullptr.
   virtual request_state* send(transport_rank& ctx, const char* call, const void* data,
-                              std::size_t bytes, int dest, int tag, msg_context c) = 0;
-  /// Starts a receive into a state from ctx.acquire() (buf, capacity, peer, tag, ctx filled).
+                              std::size_t bytes, int dest, int tag, std::uint64_t space,
+                              msg_context c) = 0;
+  /// Starts a receive into a state from ctx.acquire() (buf, capacity, peer, tag, space, ctx
+  /// filled). A receive of a keyed context names its source and tag (no wildcards).
   virtual void irecv(transport_rank& ctx, request_state* s) = 0;
-  /// As isend, for a message whose exact size the receiver computed from the same plan and
-  /// posts with irecv_exact: an engine may skip its size protocol (the MPI engine's header).
-  virtual request_state* isend_exact(transport_rank& ctx, const char* call, const void* data,
-                                     std::size_t bytes, int dest, int tag, msg_context c) {
-    return isend(ctx, call, data, bytes, dest, tag, c);
-  }
-  /// As irecv, for a message of exactly s->capacity bytes from s->peer sent with isend_exact.
-  virtual void irecv_exact(transport_rank& ctx, request_state* s) { irecv(ctx, s); }
   /// Advances communication; true if anything arrived or completed.
   virtual bool poll() = 0;
   /// Advances communication and every operation of the rank's pending list (`pending`, linked
@@ -49,7 +45,8 @@ class transport {
   virtual bool advance_pending(request_state* pending) = 0;
   /// Advances communication and reports whether `s` is complete.
   virtual bool test(request_state* s) = 0;
-  /// Looks for an arrived message matching (source, tag) in context c without receiving it.
+  /// Looks for an arrived message matching (source, tag) in context c (not a keyed one)
+  /// without receiving it.
   virtual bool iprobe(int source, int tag, msg_context c, status* st) = 0;
   /// Blocks for at most `max_s` seconds or until something may have happened for this rank.
   /// `s` (may be null) is the operation being waited for; `round` counts the parks of the

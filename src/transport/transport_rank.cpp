@@ -35,6 +35,7 @@ request_state* transport_rank::acquire(request_state::kind k, const char* call, 
   s->call = call;
   s->peer = peer;
   s->tag = tag;
+  s->space = 0;
   s->buf = buf;
   s->capacity = capacity;
   s->incoming = 0;

@@ -25,7 +25,8 @@ class transport_rank {
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
 
-  /// A fresh pending state, linked into the rank's list of pending operations.
+  /// A fresh pending state, linked into the rank's list of pending operations (space 0: set
+  /// `space` after it for a receive of a keyed context).
   request_state* acquire(request_state::kind k, const char* call, int peer, int tag, msg_context c,
                          void* buf, std::size_t capacity);
   /// Returns a state to the pool.

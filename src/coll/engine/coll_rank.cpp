@@ -87,7 +87,7 @@ void coll_rank::add(request_state* s) {
 void coll_rank::find_numbers(std::uint64_t id) {
   group_numbers& n = seq_[id];
   if (n.held.empty()) {
-    n.mask = (1u << coll_seq_bits(ctx_.tag_ub())) - 1;
+    n.mask = (1u << group_numbers::window_bits) - 1;
     n.held.assign((std::size_t{n.mask} + 64) / 64, 0);
   }
   last_seq_ = &n;

@@ -112,20 +112,6 @@ bool signature_step(coll_exec& e, const coll::step& st) {
 
 }  // namespace
 
-int coll_seq_bits(int tag_ub) noexcept {
-  // Up to 4096 collectives of one group in flight (group_numbers); the rest of the tag tells
-  // groups apart. With MPI's guaranteed minimum (tag_ub 32767: 15 bits) that is 128 in
-  // flight and 8 bits of group identity, so distinct groups may share tags there.
-  return std::min(12, tag_bits(tag_ub) / 2);
-}
-
-int coll_tag(int tag_ub, std::uint64_t group_id, std::uint32_t seq) {
-  const int seq_bits = coll_seq_bits(tag_ub);
-  const int id_bits = tag_bits(tag_ub) - seq_bits;
-  const std::uint64_t id = (group_id ^ (group_id >> 32)) & ((std::uint64_t{1} << id_bits) - 1);
-  return static_cast<int>((id << seq_bits) | (seq & ((1u << seq_bits) - 1)));
-}
-
 std::uint64_t plan_fingerprint(const std::string& name) noexcept {  // FNV-1a
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
@@ -147,7 +133,7 @@ coll_exec* bind_exec(rank_context& ctx, std::shared_ptr<const group_members> mem
     e->temp_capacity = e->plan->temp_bytes;
   }
   e->op = std::move(op);
-  e->tag = coll_tag(ctx.tag_ub(), e->members->id, number.seq);
+  e->tag = coll_tag(number.seq);
   e->number = number;
   return e;
 }
@@ -247,6 +233,7 @@ bool coll_advance(rank_context& ctx, request_state* s) {
       if (st.kind != coll::step_kind::recv) continue;
       request_state* p = ctx.acquire(request_state::kind::recv, s->call, peer_of(st), e.tag,
                                      msg_context::coll, e.at(st.to), st.bytes);
+      p->space = e.members->id;
       tp.irecv(ctx, p);
       e.pending.push_back(p);
       e.pending_step.push_back(static_cast<std::uint32_t>(i));
@@ -255,7 +242,7 @@ bool coll_advance(rank_context& ctx, request_state* s) {
       const coll::step& st = e.plan->steps[i];
       if (st.kind != coll::step_kind::send) continue;
       if (request_state* p = tp.isend(ctx, s->call, e.at(st.from), st.bytes, peer_of(st), e.tag,
-                                      msg_context::coll)) {
+                                      e.members->id, msg_context::coll)) {
         e.pending.push_back(p);
         e.pending_step.push_back(static_cast<std::uint32_t>(i));
       }

@@ -46,11 +46,9 @@ request_state* coll_holding(const std::vector<request_state*>& running, const nu
 /// One line for the watchdog: schedule name, round, pending messages.
 std::string coll_describe(const request_state* s);
 
-/// How many low bits of a collective's tag number it on its group (the rest tell groups
-/// apart): collectives `1 << coll_seq_bits` numbers apart share a tag.
-int coll_seq_bits(int tag_ub) noexcept;
-/// The tag of a collective: group identity and sequence number packed under the engine's
-/// largest tag (collectives use their own message context, so user tags never collide).
-int coll_tag(int tag_ub, std::uint64_t group_id, std::uint32_t seq);
+/// The tag of a collective's messages: its number on the group (31 bits). The group's
+/// identity is the rest of their match key (the transport's space), and collectives use a
+/// message context of their own, so neither another group's nor the user's messages match.
+inline int coll_tag(std::uint32_t seq) noexcept { return static_cast<int>(seq & 0x7FFFFFFFu); }
 
 }  // namespace cairn::detail

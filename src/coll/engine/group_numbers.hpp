@@ -1,6 +1,6 @@
 #pragma once
 // The numbers a rank gives each group's collectives (their tags: coll_tag), and the window
-// that keeps two running collectives of a group from sharing a tag.
+// that bounds how many of a group's collectives run by messages at once.
 
 #include <cstdint>
 #include <vector>
@@ -8,10 +8,13 @@
 namespace cairn::detail {
 
 /// The numbers a rank gives a group's collectives, and which of the last `window` of them still
-/// run by messages (a bit each, by number modulo the window: coll_tag tells no more apart).
-/// A number's tag is given again only once the collective that had it completed here:
-/// otherwise a receive it still has posted could take a later collective's message.
+/// run by messages (a bit each, by number modulo the window). Number n + window is given only
+/// once the collective numbered n completed here, so at most `window` of a group's collectives
+/// by messages are in flight on a rank (their tags, 31 bits of the number, never repeat among
+/// them).
 struct group_numbers {
+  /// The window: 4096 numbers.
+  static constexpr std::uint32_t window_bits = 12;
   std::uint32_t next = 0;
   std::uint32_t mask = 0;  // the window minus one (a power of two)
   std::vector<std::uint64_t> held;
