@@ -170,6 +170,8 @@ mpi_transport::mpi_transport(transport_rank& ctx, bool oversubscribed, MPI_Comm 
     : ctx_(ctx),
       oversubscribed_(oversubscribed),
       next_seq_(static_cast<std::size_t>(ctx.size())),
+      keyed_head_(static_cast<std::size_t>(ctx.size()), nullptr),
+      keyed_tail_(static_cast<std::size_t>(ctx.size()), nullptr),
       ended_(static_cast<std::size_t>(ctx.size()), 0),
       base_(comm) {
   for (std::size_t c = 0; c < small_.size(); ++c) {
@@ -387,18 +389,17 @@ request_state* mpi_transport::isend(transport_rank& ctx, const char* call, const
                                     std::size_t bytes, int dest, int tag, std::uint64_t space,
                                     msg_context c) {
   const int wtag = wire_tag(tag, space, c);
-  if (keyed(c) && bytes <= direct_limit - key_bytes) {
+  if (keyed(c) && bytes <= direct_limit) {
     // A short message of a collective or an array transfer, its key before it. Every MPI sends
     // it eagerly, so MPI_Send returns once it is copied out and no request is left to test
     // (collectives post a round's receives before its sends and never depend on a short send's
     // completion to progress; array transfers wait for their sends only to reuse buffers).
-    std::byte* buf = take_buffer();
+    std::byte* buf = keyed_send_.get();
     const wire_key k{space, tag};
     std::memcpy(buf, &k, key_bytes);
     if (bytes) std::memcpy(buf + key_bytes, data, bytes);
     const int rc =
         MPI_Send(buf, static_cast<int>(key_bytes + bytes), MPI_BYTE, dest, wtag, small(c));
-    give_buffer(buf);
     if (rc != MPI_SUCCESS) mpi_fail(call, ctx.rank(), rc);
     return nullptr;
   }
@@ -468,12 +469,7 @@ void mpi_transport::irecv(transport_rank& ctx, request_state* s) {
   posted_.push_back(s);
   posted_reqs_.push_back(MPI_REQUEST_NULL);
   posted_ticket_.push_back(0);
-  if (key) {
-    s->prev = keyed_tail_;
-    s->next = nullptr;
-    (keyed_tail_ ? keyed_tail_->next : keyed_head_) = s;
-    keyed_tail_ = s;
-  }
+  if (key) link_keyed(s);
   const int rc = post_slot(slot, s, target,
                            s->tag == any_tag ? MPI_ANY_TAG : wire_tag(s->tag, s->space, s->ctx));
   if (rc != MPI_SUCCESS) {
@@ -486,17 +482,25 @@ void mpi_transport::irecv(transport_rank& ctx, request_state* s) {
   }
 }
 
+void mpi_transport::link_keyed(request_state* r) {
+  const auto src = static_cast<std::size_t>(r->peer);
+  r->prev = keyed_tail_[src];
+  r->next = nullptr;
+  (r->prev ? r->prev->next : keyed_head_[src]) = r;
+  keyed_tail_[src] = r;
+}
+
 void mpi_transport::unlink_keyed(request_state* r) noexcept {
-  (r->prev ? r->prev->next : keyed_head_) = r->next;
-  (r->next ? r->next->prev : keyed_tail_) = r->prev;
+  const auto src = static_cast<std::size_t>(r->peer);
+  (r->prev ? r->prev->next : keyed_head_[src]) = r->next;
+  (r->next ? r->next->prev : keyed_tail_[src]) = r->prev;
   r->prev = r->next = nullptr;
-  if (!keyed_head_) keyed_moved_ = false;  // no slot is left to be out of order
 }
 
 request_state* mpi_transport::keyed_waiting(int source, int tag, std::uint64_t space,
                                             msg_context c) const noexcept {
-  for (request_state* r = keyed_head_; r; r = r->next)
-    if (r->peer == source && r->tag == tag && r->space == space && r->ctx == c) return r;
+  for (request_state* r = keyed_head_[static_cast<std::size_t>(source)]; r; r = r->next)
+    if (r->tag == tag && r->space == space && r->ctx == c) return r;
   return nullptr;
 }
 
@@ -524,8 +528,9 @@ void mpi_transport::compact_posted() noexcept {
 }
 
 void mpi_transport::remove_posted(request_state* s) noexcept {
-  if (in_advance_) {
+  if (handling_) {
     posted_[s->slot] = nullptr;  // its request is complete (null): Testsome skips it
+    marked_ = true;
     return;
   }
   const std::uint32_t i = s->slot;
@@ -611,12 +616,39 @@ void mpi_transport::take_stashed(request_state* s, stashed& m) {
 
 void mpi_transport::slot_arrived(std::uint32_t slot, const MPI_Status& st) {
   request_state* s = posted_[slot];
-  if (keyed(s->ctx)) return keyed_arrived(s, st);
-  remove_posted(s);
-  first_part_arrived(s, st);
+  ++handling_;
+  if (keyed(s->ctx)) {
+    keyed_arrived(slot, st);
+  } else {
+    remove_posted(s);
+    first_part_arrived(s, st);
+  }
+  if (--handling_ == 0 && marked_) {
+    compact_posted();
+    marked_ = false;
+  }
 }
 
-void mpi_transport::keyed_arrived(request_state* r, const MPI_Status& st) {
+void mpi_transport::keyed_arrived(std::uint32_t slot, const MPI_Status& st) {
+  const int source = st.MPI_SOURCE, wtag = st.MPI_TAG;
+  const msg_context c = posted_[slot]->ctx;
+  // MPI fills the slots of one (source, wire tag) in the order they were posted: any posted
+  // before this one holds an earlier message, which goes first (a test of one receive, or
+  // a Testsome that saw this slot complete but not an earlier one, may come here first).
+  for (;;) {
+    request_state* q = keyed_head_[static_cast<std::size_t>(source)];
+    while (q && !(posted_ticket_[q->slot] < posted_ticket_[slot] && q->ctx == c &&
+                  posted_reqs_[q->slot] != MPI_REQUEST_NULL &&
+                  wire_tag(q->tag, q->space, q->ctx) == wtag))
+      q = q->next;
+    if (!q) break;
+    const std::uint32_t earlier = q->slot;
+    MPI_Status qs;
+    const int rc = MPI_Wait(&posted_reqs_[earlier], &qs);  // matched already: completes now
+    if (rc != MPI_SUCCESS) mpi_fail(q->call, ctx_.rank(), rc);
+    keyed_arrived(earlier, qs);
+  }
+  request_state* r = posted_[slot];  // the slot's owner now
   int count = 0;
   MPI_Get_count(&st, MPI_BYTE, &count);
   const auto n = static_cast<std::size_t>(count);
@@ -632,14 +664,12 @@ void mpi_transport::keyed_arrived(request_state* r, const MPI_Status& st) {
     h.tag = k.tag;
   }
   const int tag = static_cast<int>(h.tag);
-  request_state* to = r;
-  if (keyed_moved_ || tag != r->tag || h.space != r->space)
-    to = keyed_waiting(st.MPI_SOURCE, tag, h.space, r->ctx);
+  request_state* to = keyed_waiting(source, tag, h.space, c);
   if (!to) {
-    // Another key's message, and no receive waits for it yet: stash it; r posts again.
-    keyed_moved_ = true;
-    stash_.push_back(parse_arrived(st.MPI_SOURCE, st.MPI_TAG, r->ctx, staging, n));
-    const int rc = post_slot(r->slot, r, staging, st.MPI_TAG);
+    // Another key's message (their wire tags met), and no receive waits for it yet: stash
+    // it; r posts its slot again.
+    stash_.push_back(parse_arrived(source, wtag, c, staging, n));
+    const int rc = post_slot(slot, r, staging, wtag);
     if (rc != MPI_SUCCESS) mpi_fail(r->call, ctx_.rank(), rc);
     ctx_.note_progress();
     return;
@@ -647,10 +677,9 @@ void mpi_transport::keyed_arrived(request_state* r, const MPI_Status& st) {
   if (to != r) {
     // `to` (same source and wire tag) takes the message; r takes over to's posted slot and
     // its staging buffer.
-    keyed_moved_ = true;
-    const std::uint32_t mine = r->slot, theirs = to->slot;
-    posted_[mine] = to;
-    to->slot = mine;
+    const std::uint32_t theirs = to->slot;
+    posted_[slot] = to;
+    to->slot = slot;
     posted_[theirs] = r;
     r->slot = theirs;
     std::swap(r->engine_ptr, to->engine_ptr);
@@ -658,11 +687,11 @@ void mpi_transport::keyed_arrived(request_state* r, const MPI_Status& st) {
   remove_posted(to);
   unlink_keyed(to);
   to->engine_ptr = nullptr;
-  to->st = status{st.MPI_SOURCE, tag, n - key_bytes};
+  to->st = status{source, tag, n - key_bytes};
   if (is_header) {
     give_buffer(staging);
     to->st.bytes = static_cast<std::size_t>(h.bytes);
-    post_payload(to, st.MPI_SOURCE, h.seq, static_cast<std::size_t>(h.bytes));
+    post_payload(to, source, h.seq, static_cast<std::size_t>(h.bytes));
     return;
   }
   if (n - key_bytes > to->capacity) {
@@ -703,35 +732,33 @@ mpi_transport::stashed mpi_transport::parse_arrived(int source, int tag, msg_con
   return m;
 }
 
-bool mpi_transport::advance_posted(const std::pair<std::uint32_t, MPI_Status>* taken) {
+bool mpi_transport::advance_posted() {
   if (posted_.empty()) return false;
   const std::size_t n = posted_.size();
   scratch_index_.resize(n);
-  scratch_status_.resize(n + 1);
+  scratch_status_.resize(n);
   int outcount = 0;
   const int rc = MPI_Testsome(static_cast<int>(n), posted_reqs_.data(), &outcount,
                               scratch_index_.data(), scratch_status_.data());
   if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) mpi_fail("progress", ctx_.rank(), rc);
-  if (outcount == MPI_UNDEFINED) outcount = 0;
+  if (outcount == MPI_UNDEFINED || outcount <= 0) return false;
   scratch_done_.clear();
   for (int k = 0; k < outcount; ++k) {
     const auto slot = static_cast<std::uint32_t>(scratch_index_[static_cast<std::size_t>(k)]);
     scratch_done_.push_back({posted_ticket_[slot], slot, k});
   }
-  if (taken) {
-    scratch_status_[static_cast<std::size_t>(outcount)] = taken->second;
-    scratch_done_.push_back({posted_ticket_[taken->first], taken->first, outcount});
-  }
-  if (scratch_done_.empty()) return false;
-  std::sort(scratch_done_.begin(), scratch_done_.end(),
-            [](const slot_done& a, const slot_done& b) { return a.ticket < b.ticket; });
+  if (scratch_done_.size() > 1)
+    std::sort(scratch_done_.begin(), scratch_done_.end(),
+              [](const slot_done& a, const slot_done& b) { return a.ticket < b.ticket; });
   // Slots keep their index until all are handled (a keyed arrival may move receives between
   // them, or post one again).
-  in_advance_ = true;
+  ++handling_;
   for (const slot_done& d : scratch_done_)
     slot_arrived(d.slot, scratch_status_[static_cast<std::size_t>(d.k)]);
-  in_advance_ = false;
-  compact_posted();
+  if (--handling_ == 0 && marked_) {
+    compact_posted();
+    marked_ = false;
+  }
   return true;
 }
 
@@ -767,10 +794,6 @@ bool mpi_transport::test(request_state* s) {
       ctx_.note_progress();
       return true;
     }
-  } else if (s->phase == 0 && keyed(s->ctx)) {
-    // Its message may arrive in another slot: test them all, in order.
-    advance_posted();
-    return s->done.load(std::memory_order_relaxed) != 0;
   } else if (s->phase == 0) {
     const int rc = MPI_Test(&posted_reqs_[s->slot], &flag, &st);
     if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx_.rank(), rc);
@@ -864,13 +887,7 @@ void mpi_transport::cancel(request_state* s) {
       s->engine_ptr = nullptr;
       return;
     }
-    if (keyed(s->ctx)) {
-      // Slots posted before this one may hold earlier messages of its key: in order.
-      const std::pair<std::uint32_t, MPI_Status> taken{s->slot, st};
-      advance_posted(&taken);
-    } else {
-      slot_arrived(s->slot, st);
-    }
+    slot_arrived(s->slot, st);
   }
   if (s->done.load(std::memory_order_relaxed)) return;
   if (s->phase == chunked_phase) {

@@ -5,8 +5,8 @@
 // Never truncate: MPI would truncate a message larger than the posted buffer (and Open MPI 4.1
 // even overruns the buffer on its single-copy path for long messages). So a message reaching
 // a posted receive is never larger than what was posted:
-//  - messages of at most `direct_limit` bytes travel as they are (keyed: with their key, in
-//    direct_limit bytes), on the context's `small` communicator; a receive posts its own
+//  - messages of at most `direct_limit` bytes travel as they are (keyed: after their key), on
+//    the context's `small` communicator; a receive posts its own
 //    buffer if it holds `header_bytes`, else a pooled staging buffer of that size (the copy out
 //    is at most a few hundred bytes);
 //  - longer messages send a header of exactly `header_bytes` bytes (size and sequence number)
@@ -17,11 +17,13 @@
 // Keyed contexts (collectives, arrays) match on a 64-bit space beside the tag, and MPI's tags
 // hold 31 bits at most: their messages go under a *wire tag*, a hash of (tag, space), and carry
 // the whole key (a prefix of `key_bytes` before a direct payload; in the header of a long one).
-// Their receives always land in staging buffers, so a message whose key is not the receive's
-// (two keys whose wire tags met) moves on: to the earliest waiting receive of its key, which
-// hands its own posted slot over (slots of one wire tag are interchangeable), or to the stash
-// until one is posted, while the receive posts again. Each key's messages thus keep MPI's
-// order, and a receive never takes another key's message.
+// Their receives always land in staging buffers, and a message goes to the earliest waiting
+// receive of its key, whichever slot took it: if that is another receive (two keys whose wire
+// tags met), that one hands its own posted slot over (slots of one source and wire tag are
+// interchangeable); if none waits, the message is stashed until one is posted, and the slot
+// posted again. Slots of one source and wire tag are handled in the order they were posted,
+// the order in which MPI filled them, so each key's messages keep MPI's order, and a receive
+// never takes another key's message.
 //
 // Any size: MPI counts are ints (and this MPI, 3.1, has no large-count calls), so a payload
 // longer than `chunk_bytes` travels as consecutive messages of chunk_bytes (the last shorter)
@@ -49,12 +51,13 @@ class mpi_transport final : public transport {
  public:
   /// Messages up to this size go without a header; MPI sends them eagerly on every network.
   static constexpr std::size_t direct_limit = 2048;
-  /// Size of a header message; no direct message has it, which tells the two apart.
-  static constexpr std::size_t header_bytes = direct_limit + 16;
-  /// Payloads longer than this go as chunks of this size (fits an int count).
-  static constexpr std::size_t chunk_bytes = std::size_t{1} << 30;
   /// The key before a direct payload in a keyed context.
   static constexpr std::size_t key_bytes = 16;
+  /// Size of a header message; no direct message has it (keyed ones included), which tells
+  /// the two apart.
+  static constexpr std::size_t header_bytes = direct_limit + key_bytes + 16;
+  /// Payloads longer than this go as chunks of this size (fits an int count).
+  static constexpr std::size_t chunk_bytes = std::size_t{1} << 30;
 
   /// Duplicates `comm` (the run's processes: MPI_COMM_WORLD, or the communicator given to
   /// launch) twice per context and once for the application (user_comm), and makes the node
@@ -156,13 +159,17 @@ class mpi_transport final : public transport {
   /// The MPI tag of (tag, space) in context c.
   int wire_tag(int tag, std::uint64_t space, msg_context c) const noexcept;
   /// The posted receive in `slot` got its first message (status `st`): moves it on, or for a
-  /// keyed context, the receive the message's key belongs to.
+  /// keyed context, the receive the message's key belongs to. Slots keep their index until
+  /// the outermost call returns.
   void slot_arrived(std::uint32_t slot, const MPI_Status& st);
-  /// slot_arrived for a keyed receive `r`: delivers the message in its staging buffer.
-  void keyed_arrived(request_state* r, const MPI_Status& st);
+  /// slot_arrived for a keyed slot: first the slots of the same source and wire tag posted
+  /// before it (MPI filled them with earlier messages), then its message, to the earliest
+  /// waiting receive of its key.
+  void keyed_arrived(std::uint32_t slot, const MPI_Status& st);
   /// The earliest waiting keyed receive (post order) that takes a message of this key.
   request_state* keyed_waiting(int source, int tag, std::uint64_t space,
                                msg_context c) const noexcept;
+  void link_keyed(request_state* r);
   void unlink_keyed(request_state* r) noexcept;
   /// A stash entry for a message of `count` bytes at `data` from `source` (wire tag `tag`).
   stashed parse_arrived(int source, int tag, msg_context c, const std::byte* data,
@@ -182,11 +189,9 @@ class mpi_transport final : public transport {
   /// Frees what a send that MPI refused holds (its header buffer, its `chunked`).
   void drop_send(request_state* s) noexcept;
   /// Tests all receives still waiting for their first message (cheap when there are none) and
-  /// moves on those whose slot got it, in the order their slots were posted: MPI fills the
-  /// slots of one (source, tag, communicator) in that order, so messages that move between
-  /// keyed receives keep their order. `taken` (may be null): a slot whose completion the
-  /// caller took from MPI itself, with its status, handled in the same order.
-  bool advance_posted(const std::pair<std::uint32_t, MPI_Status>* taken = nullptr);
+  /// moves on those whose slot got it, in the order their slots were posted (as MPI filled
+  /// them).
+  bool advance_posted();
   /// Posts slot `slot`'s receive into `target` (its ticket: the order of posting).
   int post_slot(std::uint32_t slot, request_state* s, void* target, int wtag);
   /// Frees s's slot (while advance_posted runs, only marks it: slots keep their index there).
@@ -210,7 +215,11 @@ class mpi_transport final : public transport {
   std::vector<request_state*> posted_;
   std::vector<std::uint64_t> posted_ticket_;
   std::uint64_t next_ticket_ = 0;
-  bool in_advance_ = false;         // advance_posted is handling slots: removal only marks
+  int handling_ = 0;     // slot_arrived calls under way: removal only marks
+  bool marked_ = false;  // ... and it marked one
+  // A keyed direct message: its key and payload (MPI_Send is done with it on return).
+  std::unique_ptr<std::byte[]> keyed_send_ =
+      std::make_unique<std::byte[]>(direct_limit + key_bytes);
   std::vector<int> scratch_index_;  // MPI_Testsome output, reused
   std::vector<MPI_Status> scratch_status_;
   struct slot_done {
@@ -220,12 +229,10 @@ class mpi_transport final : public transport {
   };
   std::vector<slot_done> scratch_done_;  // reused
   std::deque<stashed> stash_;
-  // Keyed receives waiting for their first message, in post order (request_state::prev/next).
-  request_state* keyed_head_ = nullptr;
-  request_state* keyed_tail_ = nullptr;
-  // Since the keyed list was last empty, a message went to another receive than the one whose
-  // slot took it (or to the stash): slots and post order may differ, so arrivals search it.
-  bool keyed_moved_ = false;
+  // Keyed receives waiting for their first message, by source, in post order
+  // (request_state::prev/next).
+  std::vector<request_state*> keyed_head_;
+  std::vector<request_state*> keyed_tail_;
   std::uint64_t wire_mask_ = 0;  // keyed contexts' wire tags: a hash's low bits
   std::vector<std::unique_ptr<std::byte[]>> buffers_;  // every staging buffer
   std::vector<std::byte*> free_buffers_;
