@@ -194,7 +194,7 @@ class mpi_transport final : public transport {
   bool advance_posted();
   /// Posts slot `slot`'s receive into `target` (its ticket: the order of posting).
   int post_slot(std::uint32_t slot, request_state* s, void* target, int wtag);
-  /// Frees s's slot (while advance_posted runs, only marks it: slots keep their index there).
+  /// Frees s's slot (while arrivals are handled, only marks it: slots keep their index).
   void remove_posted(request_state* s) noexcept;
   /// Closes the slots remove_posted marked.
   void compact_posted() noexcept;
