@@ -571,32 +571,51 @@ void mpi_transport::post_payload(request_state* s, int source, std::uint64_t seq
   if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx_.rank(), rc);
 }
 
-bool mpi_transport::first_part_arrived(request_state* s, const MPI_Status& st) {
-  int count = 0;
-  MPI_Get_count(&st, MPI_BYTE, &count);
-  const auto n = static_cast<std::size_t>(count);
-  std::byte* staging = static_cast<std::byte*>(s->engine_ptr);
-  const std::byte* got = staging ? staging : static_cast<const std::byte*>(s->buf);
+mpi_transport::first_part mpi_transport::read_first_part(const std::byte* data, std::size_t n,
+                                                         msg_context c) const noexcept {
+  first_part m{n == header_bytes, {}, data, n};
+  if (m.is_header) {
+    std::memcpy(&m.h, data, sizeof m.h);
+    m.bytes = static_cast<std::size_t>(m.h.bytes);
+  } else if (keyed(c)) {
+    wire_key k;
+    std::memcpy(&k, data, sizeof k);
+    m.h.space = k.space;
+    m.h.tag = k.tag;
+    m.payload = data + key_bytes;
+    m.bytes = n - key_bytes;
+  }
+  return m;
+}
+
+bool mpi_transport::deliver_first(request_state* s, int source, int tag, const first_part& m,
+                                  std::byte* staging) {
   s->engine_ptr = nullptr;
-  s->st = status{st.MPI_SOURCE, st.MPI_TAG, n};
-  if (n == header_bytes) {
-    header h;
-    std::memcpy(&h, got, sizeof h);
+  s->st = status{source, tag, m.bytes};
+  if (m.is_header) {
     give_buffer(staging);
-    s->st.bytes = static_cast<std::size_t>(h.bytes);
-    post_payload(s, st.MPI_SOURCE, h.seq, static_cast<std::size_t>(h.bytes));
+    post_payload(s, source, m.h.seq, m.bytes);
     return false;
   }
-  if (n > s->capacity) {  // only possible with staging: the user's buffer was untouched
+  if (m.bytes > s->capacity) {  // only possible with staging: the user's buffer was untouched
     s->failed = true;
-    s->incoming = n;
-  } else if (staging && n) {
-    copy_bytes(s->buf, staging, n);
+    s->incoming = m.bytes;
+  } else if (staging && m.bytes) {
+    copy_bytes(s->buf, m.payload, m.bytes);
   }
   give_buffer(staging);
   s->done.store(1, std::memory_order_relaxed);
   ctx_.note_progress();
   return true;
+}
+
+bool mpi_transport::first_part_arrived(request_state* s, const MPI_Status& st) {
+  int count = 0;
+  MPI_Get_count(&st, MPI_BYTE, &count);
+  auto* staging = static_cast<std::byte*>(s->engine_ptr);
+  const std::byte* got = staging ? staging : static_cast<const std::byte*>(s->buf);
+  return deliver_first(s, st.MPI_SOURCE, st.MPI_TAG,
+                       read_first_part(got, static_cast<std::size_t>(count), s->ctx), staging);
 }
 
 void mpi_transport::take_stashed(request_state* s, stashed& m) {
@@ -651,24 +670,14 @@ void mpi_transport::keyed_arrived(std::uint32_t slot, const MPI_Status& st) {
   request_state* r = posted_[slot];  // the slot's owner now
   int count = 0;
   MPI_Get_count(&st, MPI_BYTE, &count);
-  const auto n = static_cast<std::size_t>(count);
   auto* staging = static_cast<std::byte*>(r->engine_ptr);
-  const bool is_header = n == header_bytes;
-  header h{};
-  if (is_header) {
-    std::memcpy(&h, staging, sizeof h);
-  } else {
-    wire_key k{};
-    std::memcpy(&k, staging, sizeof k);
-    h.space = k.space;
-    h.tag = k.tag;
-  }
-  const int tag = static_cast<int>(h.tag);
-  request_state* to = keyed_waiting(source, tag, h.space, c);
+  const first_part m = read_first_part(staging, static_cast<std::size_t>(count), c);
+  const int tag = static_cast<int>(m.h.tag);
+  request_state* to = keyed_waiting(source, tag, m.h.space, c);
   if (!to) {
     // Another key's message (their wire tags met), and no receive waits for it yet: stash
     // it; r posts its slot again.
-    stash_.push_back(parse_arrived(source, wtag, c, staging, n));
+    stash_.push_back(parse_arrived(source, wtag, c, staging, static_cast<std::size_t>(count)));
     const int rc = post_slot(slot, r, staging, wtag);
     if (rc != MPI_SUCCESS) mpi_fail(r->call, ctx_.rank(), rc);
     ctx_.note_progress();
@@ -686,50 +695,19 @@ void mpi_transport::keyed_arrived(std::uint32_t slot, const MPI_Status& st) {
   }
   remove_posted(to);
   unlink_keyed(to);
-  to->engine_ptr = nullptr;
-  to->st = status{source, tag, n - key_bytes};
-  if (is_header) {
-    give_buffer(staging);
-    to->st.bytes = static_cast<std::size_t>(h.bytes);
-    post_payload(to, source, h.seq, static_cast<std::size_t>(h.bytes));
-    return;
-  }
-  if (n - key_bytes > to->capacity) {
-    to->failed = true;
-    to->incoming = n - key_bytes;
-  } else if (n > key_bytes) {
-    copy_bytes(to->buf, staging + key_bytes, n - key_bytes);
-  }
-  give_buffer(staging);
-  to->done.store(1, std::memory_order_relaxed);
-  ctx_.note_progress();
+  deliver_first(to, source, tag, m, staging);
 }
 
 mpi_transport::stashed mpi_transport::parse_arrived(int source, int tag, msg_context c,
                                                     const std::byte* data,
                                                     std::size_t count) const {
-  stashed m{source, tag, 0, c, false, count, 0, {}};
-  if (count == header_bytes) {
-    header h;
-    std::memcpy(&h, data, sizeof h);
-    m.is_header = true;
-    m.bytes = static_cast<std::size_t>(h.bytes);
-    m.seq = h.seq;
-    if (keyed(c)) {
-      m.tag = static_cast<int>(h.tag);
-      m.space = h.space;
-    }
-  } else if (keyed(c)) {
-    wire_key k;
-    std::memcpy(&k, data, sizeof k);
-    m.tag = static_cast<int>(k.tag);
-    m.space = k.space;
-    m.bytes = count - key_bytes;
-    m.data.assign(data + key_bytes, data + count);
-  } else {
-    m.data.assign(data, data + count);
-  }
-  return m;
+  const first_part m = read_first_part(data, count, c);
+  stashed out{source,      keyed(c) ? static_cast<int>(m.h.tag) : tag,
+              m.h.space,   c,
+              m.is_header, m.bytes,
+              m.h.seq,     {}};
+  if (!m.is_header) out.data.assign(m.payload, m.payload + m.bytes);
+  return out;
 }
 
 bool mpi_transport::advance_posted() {

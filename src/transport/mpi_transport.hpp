@@ -151,8 +151,21 @@ class mpi_transport final : public transport {
   MPI_Comm large(msg_context c) const noexcept { return large_[static_cast<std::size_t>(c)]; }
   std::byte* take_buffer();
   void give_buffer(void* b) noexcept;
-  /// Moves a receive on once its first message is in: copies out of staging, or posts the
-  /// payload of a long message. True when the receive is complete.
+  /// What a first message holds: a header (a long message's size, sequence number and key),
+  /// or a direct payload (after its key in a keyed context).
+  struct first_part {
+    bool is_header;
+    header h;                  // the header, or the direct message's key (keyed contexts)
+    const std::byte* payload;  // direct messages: the payload
+    std::size_t bytes;         // its size (headers: the long message's)
+  };
+  first_part read_first_part(const std::byte* data, std::size_t n, msg_context c) const noexcept;
+  /// Moves receive s on with its first message `m` from `source`: copies the payload out of
+  /// `staging` (null: it landed in s's buffer) or posts the payload of a long message, and
+  /// gives `staging` back. True when s is complete.
+  bool deliver_first(request_state* s, int source, int tag, const first_part& m,
+                     std::byte* staging);
+  /// deliver_first for a receive whose slot took its first message.
   bool first_part_arrived(request_state* s, const MPI_Status& st);
   /// Completes a receive from a stashed message.
   void take_stashed(request_state* s, stashed& m);
