@@ -597,10 +597,10 @@ bool mpi_transport::deliver_first(request_state* s, int source, int tag, const f
     post_payload(s, source, m.h.seq, m.bytes);
     return false;
   }
-  if (m.bytes > s->capacity) {  // only possible with staging: the user's buffer was untouched
+  if (m.bytes > s->capacity) {  // then it is not in s's buffer: that stays untouched
     s->failed = true;
     s->incoming = m.bytes;
-  } else if (staging && m.bytes) {
+  } else if (m.payload != s->buf && m.bytes) {
     copy_bytes(s->buf, m.payload, m.bytes);
   }
   give_buffer(staging);
@@ -618,33 +618,29 @@ bool mpi_transport::first_part_arrived(request_state* s, const MPI_Status& st) {
                        read_first_part(got, static_cast<std::size_t>(count), s->ctx), staging);
 }
 
-void mpi_transport::take_stashed(request_state* s, stashed& m) {
-  s->st = status{m.source, m.tag, m.bytes};
-  if (m.is_header) {
-    post_payload(s, m.source, m.seq, m.bytes);
-    return;
+void mpi_transport::take_stashed(request_state* s, const stashed& m) {
+  header h{};
+  h.seq = m.seq;
+  deliver_first(s, m.source, m.tag, first_part{m.is_header, h, m.data.data(), m.bytes}, nullptr);
+}
+
+mpi_transport::handling_scope::handling_scope(mpi_transport& t) noexcept : t_(t) { ++t_.handling_; }
+
+mpi_transport::handling_scope::~handling_scope() {
+  if (--t_.handling_ == 0 && t_.marked_) {
+    t_.compact_posted();
+    t_.marked_ = false;
   }
-  if (m.bytes > s->capacity) {
-    s->failed = true;
-    s->incoming = m.bytes;
-  } else if (m.bytes) {
-    copy_bytes(s->buf, m.data.data(), m.bytes);
-  }
-  s->done.store(1, std::memory_order_relaxed);
 }
 
 void mpi_transport::slot_arrived(std::uint32_t slot, const MPI_Status& st) {
+  const handling_scope scope(*this);
   request_state* s = posted_[slot];
-  ++handling_;
   if (keyed(s->ctx)) {
     keyed_arrived(slot, st);
   } else {
     remove_posted(s);
     first_part_arrived(s, st);
-  }
-  if (--handling_ == 0 && marked_) {
-    compact_posted();
-    marked_ = false;
   }
 }
 
@@ -730,13 +726,9 @@ bool mpi_transport::advance_posted() {
               [](const slot_done& a, const slot_done& b) { return a.ticket < b.ticket; });
   // Slots keep their index until all are handled (a keyed arrival may move receives between
   // them, or post one again).
-  ++handling_;
+  const handling_scope scope(*this);
   for (const slot_done& d : scratch_done_)
     slot_arrived(d.slot, scratch_status_[static_cast<std::size_t>(d.k)]);
-  if (--handling_ == 0 && marked_) {
-    compact_posted();
-    marked_ = false;
-  }
   return true;
 }
 

@@ -160,15 +160,15 @@ class mpi_transport final : public transport {
     std::size_t bytes;         // its size (headers: the long message's)
   };
   first_part read_first_part(const std::byte* data, std::size_t n, msg_context c) const noexcept;
-  /// Moves receive s on with its first message `m` from `source`: copies the payload out of
-  /// `staging` (null: it landed in s's buffer) or posts the payload of a long message, and
-  /// gives `staging` back. True when s is complete.
+  /// Moves receive s on with its first message `m` from `source`: copies the payload into s's
+  /// buffer (unless it landed there) or posts the payload of a long message, and gives
+  /// `staging` (may be null) back. True when s is complete.
   bool deliver_first(request_state* s, int source, int tag, const first_part& m,
                      std::byte* staging);
   /// deliver_first for a receive whose slot took its first message.
   bool first_part_arrived(request_state* s, const MPI_Status& st);
-  /// Completes a receive from a stashed message.
-  void take_stashed(request_state* s, stashed& m);
+  /// Moves a receive on with a stashed message (deliver_first).
+  void take_stashed(request_state* s, const stashed& m);
   /// The MPI tag of (tag, space) in context c.
   int wire_tag(int tag, std::uint64_t space, msg_context c) const noexcept;
   /// The posted receive in `slot` got its first message (status `st`): moves it on, or for a
@@ -207,7 +207,16 @@ class mpi_transport final : public transport {
   bool advance_posted();
   /// Posts slot `slot`'s receive into `target` (its ticket: the order of posting).
   int post_slot(std::uint32_t slot, request_state* s, void* target, int wtag);
-  /// Frees s's slot (while arrivals are handled, only marks it: slots keep their index).
+  /// While arrivals are handled (one scope or more), slots keep their index: remove_posted
+  /// only marks a slot, and the outermost scope closes the marked ones as it ends.
+  struct handling_scope {
+    explicit handling_scope(mpi_transport& t) noexcept;
+    ~handling_scope();
+    handling_scope(const handling_scope&) = delete;
+    handling_scope& operator=(const handling_scope&) = delete;
+    mpi_transport& t_;
+  };
+  /// Frees s's slot (inside a handling_scope, only marks it).
   void remove_posted(request_state* s) noexcept;
   /// Closes the slots remove_posted marked.
   void compact_posted() noexcept;
@@ -228,7 +237,7 @@ class mpi_transport final : public transport {
   std::vector<request_state*> posted_;
   std::vector<std::uint64_t> posted_ticket_;
   std::uint64_t next_ticket_ = 0;
-  int handling_ = 0;     // slot_arrived calls under way: removal only marks
+  int handling_ = 0;     // handling_scopes open: removal only marks
   bool marked_ = false;  // ... and it marked one
   // A keyed direct message: its key and payload (MPI_Send is done with it on return).
   std::unique_ptr<std::byte[]> keyed_send_ =
