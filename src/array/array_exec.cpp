@@ -208,7 +208,7 @@ request array_isend(rank_context& ctx, const char* call, const void* data, std::
                     int dest, array_match m) {
   if (bytes == 0) data = &empty_payload;
   if (request_state* s =
-          ctx.tp().isend(ctx, call, data, bytes, dest, m.kind, m.key, msg_context::array))
+          ctx.tp().isend(ctx, call, data, bytes, dest, m.kind, m.key, 0, msg_context::array))
     return request(&ctx, s);
   return request::completed(status{dest, m.kind, bytes});
 }

@@ -261,7 +261,7 @@ void channel_core::ship(int peer, std::byte* data, std::size_t bytes) {
   ctx_->check_alive("channel send");
   mark(data, peer);
   request_state* s = ctx_->tp().isend(*ctx_, "channel send", data, bytes, to_world(peer), tag_, 0,
-                                      msg_context::msg);
+                                      0, msg_context::msg);
   if (s)
     in_flight_.push_back({s, data});
   else
@@ -296,7 +296,7 @@ void channel_core::ship_oversize(int peer, std::byte* data, std::size_t bytes) {
   ctx_->check_alive("channel send");
   mark(data, peer);
   request_state* s = ctx_->tp().isend(*ctx_, "channel send", data, bytes, to_world(peer),
-                                      oversize_tag_, 0, msg_context::msg);
+                                      oversize_tag_, 0, 0, msg_context::msg);
   if (s)
     in_flight_.push_back({s, data, true});
   else

@@ -493,7 +493,8 @@ int run_threads(const run_settings& s, std::vector<std::string> args,
   binding.restore();  // the caller's thread was rank 0
   // Only now can nothing arrive any more: report what was sent but never received.
   if (!run->aborting.load())
-    for (auto& c : contexts) c->tp().finish(*c);
+    for (auto& c : contexts)
+      if (std::string error = c->tp().finish(*c); !error.empty()) run->fail(c->rank(), error);
   // Handles the user kept now refuse every call.
   for (auto& c : contexts) c->end();
   if (run->failed_rank >= 0) {
@@ -579,7 +580,8 @@ class mpi_rank_run {
     progress_thread_.reset();
     stop_running();
     ctx_->tp().announce_end();
-    ctx_->tp().finish(*ctx_);
+    if (std::string error = ctx_->tp().finish(*ctx_); !error.empty())
+      throw std::runtime_error(error);
   }
 
   /// Something escaped the rank's work: records it and ends the job (MPI_Abort).

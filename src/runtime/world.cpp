@@ -76,7 +76,7 @@ request post_isend(detail::rank_context& c, const char* call, const void* data, 
                    int dest, int tag) {
   if (!check_dest(c, call, dest, tag)) [[unlikely]]
     return request::completed(status{proc_null, tag, 0});
-  if (request_state* s = c.tp().isend(c, call, data, bytes, dest, tag, 0, msg_context::user))
+  if (request_state* s = c.tp().isend(c, call, data, bytes, dest, tag, 0, 0, msg_context::user))
     return request(&c, s);
   return request::completed(status{dest, tag, bytes});
 }
@@ -153,7 +153,7 @@ void world::send_bytes(const char* call, const void* data, std::size_t bytes, in
   detail::rank_entry guard(c);
   if (!check_dest(c, call, dest, tag)) [[unlikely]]
     return;
-  if (request_state* s = c.tp().send(c, call, data, bytes, dest, tag, 0, msg_context::user))
+  if (request_state* s = c.tp().send(c, call, data, bytes, dest, tag, 0, 0, msg_context::user))
     c.wait(s);
 }
 
@@ -200,7 +200,7 @@ status world::sendrecv_bytes(const char* call, const void* send_data, std::size_
   request_state* s = nullptr;
   if (to_peer) {
     try {
-      s = c.tp().isend(c, call, send_data, send_bytes, dest, send_tag, 0, msg_context::user);
+      s = c.tp().isend(c, call, send_data, send_bytes, dest, send_tag, 0, 0, msg_context::user);
     } catch (...) {
       if (r) c.cancel(r);
       throw;
@@ -217,7 +217,8 @@ status world::sendrecv_replace_bytes(const char* call, void* buf, std::size_t by
   const bool from_peer = check_source(c, call, source, recv_tag);
   if (!from_peer) {  // a plain send (or nothing)
     if (to_peer)
-      if (request_state* s = c.tp().send(c, call, buf, bytes, dest, send_tag, 0, msg_context::user))
+      if (request_state* s =
+              c.tp().send(c, call, buf, bytes, dest, send_tag, 0, 0, msg_context::user))
         c.wait(s);
     return null_status;
   }
@@ -242,7 +243,7 @@ status world::sendrecv_replace_bytes(const char* call, void* buf, std::size_t by
   request_state* s = nullptr;
   if (to_peer) {
     try {
-      s = c.tp().isend(c, call, out, bytes, dest, send_tag, 0, msg_context::user);
+      s = c.tp().isend(c, call, out, bytes, dest, send_tag, 0, 0, msg_context::user);
     } catch (...) {
       c.cancel(r);
       throw;

@@ -324,12 +324,12 @@ void mpi_transport::give_buffer(void* b) noexcept {
 }
 
 std::byte* mpi_transport::make_header(int dest, std::size_t bytes, int tag, std::uint64_t space,
-                                      std::uint64_t& seq) {
+                                      std::uint32_t check_word, std::uint64_t& seq) {
   std::byte* hbuf = take_buffer();
   std::uint64_t& next = next_seq_[static_cast<std::size_t>(dest)];
   seq = next;
   next = (next + 1) % (static_cast<std::uint64_t>(tag_ub_) + 1);
-  const header h{bytes, seq, space, tag};
+  const header h{bytes, seq, space, tag, check_word};
   std::memcpy(hbuf, &h, sizeof h);
   return hbuf;
 }
@@ -387,7 +387,7 @@ void mpi_transport::drop_send(request_state* s) noexcept {
 
 request_state* mpi_transport::isend(transport_rank& ctx, const char* call, const void* data,
                                     std::size_t bytes, int dest, int tag, std::uint64_t space,
-                                    msg_context c) {
+                                    std::uint32_t check_word, msg_context c) {
   const int wtag = wire_tag(tag, space, c);
   if (keyed(c) && bytes <= direct_limit) {
     // A short message of a collective or an array transfer, its key before it. Every MPI sends
@@ -395,7 +395,7 @@ request_state* mpi_transport::isend(transport_rank& ctx, const char* call, const
     // (collectives post a round's receives before its sends and never depend on a short send's
     // completion to progress; array transfers wait for their sends only to reuse buffers).
     std::byte* buf = keyed_send_.get();
-    const wire_key k{space, tag};
+    const wire_key k{space, tag, check_word};
     std::memcpy(buf, &k, key_bytes);
     if (bytes) std::memcpy(buf + key_bytes, data, bytes);
     const int rc =
@@ -412,7 +412,7 @@ request_state* mpi_transport::isend(transport_rank& ctx, const char* call, const
     rc = MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, dest, tag, small(c), &reqs[0]);
   } else if (bytes <= chunk_bytes) {
     std::uint64_t seq = 0;
-    std::byte* hbuf = make_header(dest, bytes, tag, space, seq);
+    std::byte* hbuf = make_header(dest, bytes, tag, space, check_word, seq);
     s->engine_ptr = hbuf;
     s->phase = 1;  // two requests: header and payload
     rc = MPI_Isend(hbuf, static_cast<int>(header_bytes), MPI_BYTE, dest, wtag, small(c), &reqs[0]);
@@ -421,7 +421,7 @@ request_state* mpi_transport::isend(transport_rank& ctx, const char* call, const
                      &reqs[1]);
   } else {
     std::uint64_t seq = 0;
-    auto* ch = new chunked{make_header(dest, bytes, tag, space, seq), nullptr, {}};
+    auto* ch = new chunked{make_header(dest, bytes, tag, space, check_word, seq), nullptr, {}};
     s->engine_ptr = ch;
     s->phase = chunked_phase;
     ch->reqs.push_back(MPI_REQUEST_NULL);
@@ -441,7 +441,7 @@ request_state* mpi_transport::isend(transport_rank& ctx, const char* call, const
 
 request_state* mpi_transport::send(transport_rank& ctx, const char* call, const void* data,
                                    std::size_t bytes, int dest, int tag, std::uint64_t space,
-                                   msg_context c) {
+                                   std::uint32_t check_word, msg_context c) {
   // Direct messages go eagerly, so a blocking MPI_Send returns at once and saves a request;
   // longer ones are waited for in cairn's loop, which keeps the watchdog and abort working.
   if (!keyed(c) && bytes <= direct_limit) {
@@ -449,7 +449,7 @@ request_state* mpi_transport::send(transport_rank& ctx, const char* call, const 
     if (rc != MPI_SUCCESS) mpi_fail(call, ctx.rank(), rc);
     return nullptr;
   }
-  return isend(ctx, call, data, bytes, dest, tag, space, c);
+  return isend(ctx, call, data, bytes, dest, tag, space, check_word, c);
 }
 
 void mpi_transport::irecv(transport_rank& ctx, request_state* s) {
@@ -582,6 +582,7 @@ mpi_transport::first_part mpi_transport::read_first_part(const std::byte* data, 
     std::memcpy(&k, data, sizeof k);
     m.h.space = k.space;
     m.h.tag = k.tag;
+    m.h.check_word = k.check_word;
     m.payload = data + key_bytes;
     m.bytes = n - key_bytes;
   }
@@ -592,6 +593,7 @@ bool mpi_transport::deliver_first(request_state* s, int source, int tag, const f
                                   std::byte* staging) {
   s->engine_ptr = nullptr;
   s->st = status{source, tag, m.bytes};
+  s->check_word = m.h.check_word;
   if (m.is_header) {
     give_buffer(staging);
     post_payload(s, source, m.h.seq, m.bytes);
@@ -621,6 +623,7 @@ bool mpi_transport::first_part_arrived(request_state* s, const MPI_Status& st) {
 void mpi_transport::take_stashed(request_state* s, const stashed& m) {
   header h{};
   h.seq = m.seq;
+  h.check_word = m.check_word;
   deliver_first(s, m.source, m.tag, first_part{m.is_header, h, m.data.data(), m.bytes}, nullptr);
 }
 
@@ -668,7 +671,7 @@ void mpi_transport::keyed_arrived(std::uint32_t slot, const MPI_Status& st) {
   MPI_Get_count(&st, MPI_BYTE, &count);
   auto* staging = static_cast<std::byte*>(r->engine_ptr);
   const first_part m = read_first_part(staging, static_cast<std::size_t>(count), c);
-  const int tag = static_cast<int>(m.h.tag);
+  const int tag = m.h.tag;
   request_state* to = keyed_waiting(source, tag, m.h.space, c);
   if (!to) {
     // Another key's message (their wire tags met), and no receive waits for it yet: stash
@@ -698,10 +701,9 @@ mpi_transport::stashed mpi_transport::parse_arrived(int source, int tag, msg_con
                                                     const std::byte* data,
                                                     std::size_t count) const {
   const first_part m = read_first_part(data, count, c);
-  stashed out{source,      keyed(c) ? static_cast<int>(m.h.tag) : tag,
-              m.h.space,   c,
-              m.is_header, m.bytes,
-              m.h.seq,     {}};
+  stashed out{
+      source, keyed(c) ? m.h.tag : tag, m.h.space, m.h.check_word, c, m.is_header, m.bytes, m.h.seq,
+      {}};
   if (!m.is_header) out.data.assign(m.payload, m.payload + m.bytes);
   return out;
 }
@@ -825,6 +827,7 @@ void mpi_transport::park(request_state*, double, std::uint64_t) {
 
 void mpi_transport::cancel(request_state* s) {
   if (s->done.load(std::memory_order_relaxed)) return;
+  if (keyed(s->ctx)) withdrawn_ = 1;
   if (s->phase == chunked_phase) {
     auto* ch = static_cast<chunked*>(s->engine_ptr);
     if (s->k == request_state::kind::send) {  // as below
@@ -875,7 +878,7 @@ void mpi_transport::announce_end() {
   for (int r = 0; r < ctx_.size(); ++r) {
     if (r == me) continue;
     end_sends_.emplace_back(MPI_REQUEST_NULL);
-    MPI_Isend(nullptr, 0, MPI_BYTE, r, 0, ends_, &end_sends_.back());
+    MPI_Isend(&withdrawn_, 1, MPI_INT, r, 0, ends_, &end_sends_.back());
   }
 }
 
@@ -890,7 +893,9 @@ int mpi_transport::ended_ranks() {
 }
 
 void mpi_transport::receive_end(int r) {
-  MPI_Recv(nullptr, 0, MPI_BYTE, r, 0, ends_, MPI_STATUS_IGNORE);
+  int withdrawn = 0;
+  MPI_Recv(&withdrawn, 1, MPI_INT, r, 0, ends_, MPI_STATUS_IGNORE);
+  if (withdrawn) peer_withdrew_ = true;
   ended_[static_cast<std::size_t>(r)] = 1;
   ++ended_count_;
 }
@@ -921,7 +926,7 @@ bool mpi_transport::poll_notice(notice_kind kind, int* from, void* data) {
   return true;
 }
 
-void mpi_transport::finish(transport_rank& ctx) {
+std::string mpi_transport::finish(transport_rank& ctx) {
   // Every rank's announcement, in place of a barrier: a rank still waiting for this one sees
   // this one's and fails, rather than meeting it in a barrier it would never leave.
   for (int r = 0; r < ctx.size(); ++r)
@@ -929,14 +934,16 @@ void mpi_transport::finish(transport_rank& ctx) {
   MPI_Waitall(static_cast<int>(end_sends_.size()), end_sends_.data(), MPI_STATUSES_IGNORE);
   // Every rank reached the end: whatever is still unmatched was never received.
   for (int c = 0; c < msg_context_count; ++c) stash_arrived(static_cast<msg_context>(c));
-  if (stash_.empty()) return;
-  const stashed& m = stash_.front();
-  std::ostringstream os;
-  os << "cairn: rank " << ctx.rank() << ": warning: " << stash_.size()
-     << " message(s) sent to this rank were never received (first: from rank " << m.source
-     << ", tag " << m.tag << ", " << m.bytes << " bytes, context " << to_string(m.ctx) << ")\n";
-  std::fputs(os.str().c_str(), stderr);
+  if (stash_.empty()) return {};
+  auto seen = [](const stashed& m) { return unreceived_message{m.source, m.tag, m.bytes, m.ctx}; };
+  const auto k =
+      std::find_if(stash_.begin(), stash_.end(), [](const stashed& m) { return keyed(m.ctx); });
+  const unreceived_message keyed_one = k != stash_.end() ? seen(*k) : unreceived_message{};
+  std::string error =
+      report_unreceived(ctx.rank(), stash_.size(), seen(stash_.front()),
+                        k != stash_.end() ? &keyed_one : nullptr, withdrawn_ || peer_withdrew_);
   stash_.clear();
+  return error;
 }
 
 void mpi_transport::describe(std::ostream& os) const {

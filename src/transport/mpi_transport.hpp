@@ -69,9 +69,11 @@ class mpi_transport final : public transport {
   ~mpi_transport() override;
 
   request_state* isend(transport_rank& ctx, const char* call, const void* data, std::size_t bytes,
-                       int dest, int tag, std::uint64_t space, msg_context c) override;
+                       int dest, int tag, std::uint64_t space, std::uint32_t check_word,
+                       msg_context c) override;
   request_state* send(transport_rank& ctx, const char* call, const void* data, std::size_t bytes,
-                      int dest, int tag, std::uint64_t space, msg_context c) override;
+                      int dest, int tag, std::uint64_t space, std::uint32_t check_word,
+                      msg_context c) override;
   void irecv(transport_rank& ctx, request_state* s) override;
   bool poll() override;
   bool advance_pending(request_state* pending) override;
@@ -89,7 +91,7 @@ class mpi_transport final : public transport {
   /// Notices go on the communicator of the end announcements, tagged by kind.
   bool send_notice(int r, notice_kind kind, const void* data, std::size_t bytes) override;
   bool poll_notice(notice_kind kind, int* from, void* data) override;
-  void finish(transport_rank& ctx) override;
+  std::string finish(transport_rank& ctx) override;
   void describe(std::ostream& os) const override;
   /// The node regions are a shared-memory window (MPI_Win_allocate_shared) when every process of
   /// the run is on one node. Processes poll, so wake() has nothing to do.
@@ -123,12 +125,14 @@ class mpi_transport final : public transport {
     std::uint64_t bytes;
     std::uint64_t seq;
     std::uint64_t space;  // keyed contexts: the message's key
-    std::int64_t tag;
+    std::int32_t tag;
+    std::uint32_t check_word;  // keyed contexts: handed to the receive
   };
   /// A direct message's key in a keyed context (its first key_bytes).
   struct wire_key {
     std::uint64_t space;
-    std::int64_t tag;
+    std::int32_t tag;
+    std::uint32_t check_word;
   };
   static_assert(sizeof(wire_key) == key_bytes);
   /// A message taken out of MPI by a probe, kept in arrival order until a receive takes it.
@@ -136,6 +140,7 @@ class mpi_transport final : public transport {
     int source;
     int tag;  // keyed contexts: the message's tag (not its wire tag)
     std::uint64_t space;
+    std::uint32_t check_word;
     msg_context ctx;
     bool is_header;
     std::size_t bytes;            // payload size (from the header for long messages)
@@ -192,10 +197,10 @@ class mpi_transport final : public transport {
   /// requests to `reqs`; MPI's return code.
   static int post_chunks(bool send, void* data, std::size_t bytes, int peer, int tag, MPI_Comm comm,
                          std::vector<MPI_Request>& reqs);
-  /// A header buffer for a long message of `bytes` to `dest` with key (tag, space), and its
-  /// sequence number.
+  /// A header buffer for a long message of `bytes` to `dest` with key (tag, space) and
+  /// `check_word`, and its sequence number.
   std::byte* make_header(int dest, std::size_t bytes, int tag, std::uint64_t space,
-                         std::uint64_t& seq);
+                         std::uint32_t check_word, std::uint64_t& seq);
   /// Tests (or, with `wait`, waits for) a chunked operation's requests; on completion frees
   /// its `chunked` and marks it done. True when complete.
   bool finish_chunked(request_state* s, bool wait);
@@ -261,7 +266,11 @@ class mpi_transport final : public transport {
   MPI_Comm ends_ = MPI_COMM_NULL;  // announce_end's empty messages (tag 0), notices (1, 2)
   std::vector<char> ended_;        // by world rank: its end was received
   int ended_count_ = 0;
-  std::vector<MPI_Request> end_sends_;  // this rank's announcements
+  std::vector<MPI_Request> end_sends_;
+  // This rank withdrew a keyed operation (cancel): sent with its end, which stays in flight until
+  // finish (an int for MPI to read from). Some rank's end said it withdrew one.
+  int withdrawn_ = 0;
+  bool peer_withdrew_ = false;  // this rank's announcements
   struct notice_send {
     MPI_Request req = MPI_REQUEST_NULL;
     std::array<std::byte, notice_bytes> bytes;

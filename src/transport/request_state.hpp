@@ -16,7 +16,10 @@ inline constexpr int msg_context_count = 4;
 
 /// Contexts whose messages also match on a 64-bit `space` (a group's identity, an array
 /// transfer's key) beside their tag, so that traffic of two groups or transfers never meets
-/// however their identities hash. Others always use space 0.
+/// however their identities hash. Others always use space 0. A keyed message also carries a
+/// 32-bit check word that takes no part in matching: its receive gets it (request_state::
+/// check_word), so that the layer above can tell a message of another call (collectives: the
+/// call's signature).
 inline constexpr bool keyed(msg_context c) noexcept {
   return c == msg_context::coll || c == msg_context::array;
 }
@@ -35,17 +38,18 @@ struct request_state {
   std::atomic<std::uint32_t> done{0};
   kind k = kind::send;
   msg_context ctx = msg_context::user;
-  bool failed = false;       // a receive matched a message larger than its buffer
-  std::uint8_t phase = 0;    // engine-defined progress of a multi-step operation
-  std::uint32_t slot = 0;    // engine-defined index (mpi: slot in the pending-receive array)
-  const char* call = "";     // user-facing call, for errors and the watchdog
-  int peer = 0;              // destination, or source / any_source as posted
-  int tag = 0;               // as posted (any_tag allowed for receives)
-  std::uint64_t space = 0;   // keyed contexts: the rest of the match key (never a wildcard)
-  void* buf = nullptr;       // receive buffer (or send buffer, const-cast)
-  std::size_t capacity = 0;  // bytes of buf
-  std::size_t incoming = 0;  // size of the matched message when it did not fit
-  status st{};               // filled on completion
+  bool failed = false;           // a receive matched a message larger than its buffer
+  std::uint8_t phase = 0;        // engine-defined progress of a multi-step operation
+  std::uint32_t slot = 0;        // engine-defined index (mpi: slot in the pending-receive array)
+  std::uint32_t check_word = 0;  // keyed contexts: what the message carried (not matched)
+  const char* call = "";         // user-facing call, for errors and the watchdog
+  int peer = 0;                  // destination, or source / any_source as posted
+  int tag = 0;                   // as posted (any_tag allowed for receives)
+  std::uint64_t space = 0;       // keyed contexts: the rest of the match key (never a wildcard)
+  void* buf = nullptr;           // receive buffer (or send buffer, const-cast)
+  std::size_t capacity = 0;      // bytes of buf
+  std::size_t incoming = 0;      // size of the matched message when it did not fit
+  status st{};                   // filled on completion
 
   request_state* prev = nullptr;  // engine-owned list (threads: posted receives)
   request_state* next = nullptr;

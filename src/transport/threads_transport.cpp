@@ -183,8 +183,9 @@ lane* threads_transport::out_lane(int dest) {
 }
 
 bool threads_transport::ring_put(lane& l, std::uint64_t seq, int tag, std::uint64_t space,
-                                 msg_context c, const void* data, std::size_t bytes) noexcept {
-  const std::uint64_t need = 1 + (bytes > 32 ? (bytes - 32 + sizeof(cell) - 1) / sizeof(cell) : 0);
+                                 std::uint32_t check_word, msg_context c, const void* data,
+                                 std::size_t bytes) noexcept {
+  const std::uint64_t need = record_cells(bytes);
   std::uint64_t pos = l.tail;
   std::uint64_t idx = pos & (l.ncells - 1);
   const std::uint64_t pad = idx + need > l.ncells ? l.ncells - idx : 0;  // records never wrap
@@ -193,8 +194,7 @@ bool threads_transport::ring_put(lane& l, std::uint64_t seq, int tag, std::uint6
     if (pos + pad + need - l.head_seen > l.ncells) return false;
   }
   if (pad) {
-    cell& k = l.ring[idx];
-    k.cells = static_cast<std::uint16_t>(pad);
+    cell& k = l.ring[idx];  // it runs to the ring's end
     k.skip = 1;
     k.stamp.store(pos + 1, std::memory_order_release);
     pos += pad;
@@ -202,10 +202,10 @@ bool threads_transport::ring_put(lane& l, std::uint64_t seq, int tag, std::uint6
   }
   cell& k = l.ring[idx];
   k.seq = static_cast<std::uint32_t>(seq);
-  k.size = static_cast<std::uint32_t>(bytes);
+  k.size = static_cast<std::uint16_t>(bytes);
   k.space = space;
   k.tag = tag;
-  k.cells = static_cast<std::uint16_t>(need);
+  k.check_word = check_word;
   k.ctx = static_cast<std::uint8_t>(c);
   k.skip = 0;
   if (bytes) copy_bytes(record_payload(l, idx), data, bytes);
@@ -217,10 +217,11 @@ bool threads_transport::ring_put(lane& l, std::uint64_t seq, int tag, std::uint6
 
 request_state* threads_transport::isend(transport_rank& ctx, const char* call, const void* data,
                                         std::size_t bytes, int dest, int tag, std::uint64_t space,
-                                        msg_context c) {
+                                        std::uint32_t check_word, msg_context c) {
   lane* l = out_lane(dest);
   const std::uint64_t seq = l->next_seq++;
-  if (bytes <= fabric_->ring_payload_limit() && ring_put(*l, seq, tag, space, c, data, bytes)) {
+  if (bytes <= fabric_->ring_payload_limit() &&
+      ring_put(*l, seq, tag, space, check_word, c, data, bytes)) {
     fabric_->box(dest).park.wake();
     fabric_->help(dest);
     return nullptr;
@@ -229,6 +230,7 @@ request_state* threads_transport::isend(transport_rank& ctx, const char* call, c
   e->src = me_;
   e->tag = tag;
   e->space = space;
+  e->check_word = check_word;
   e->ctx = c;
   e->size = bytes;
   e->seq = seq;
@@ -253,8 +255,8 @@ request_state* threads_transport::isend(transport_rank& ctx, const char* call, c
 
 request_state* threads_transport::send(transport_rank& ctx, const char* call, const void* data,
                                        std::size_t bytes, int dest, int tag, std::uint64_t space,
-                                       msg_context c) {
-  return isend(ctx, call, data, bytes, dest, tag, space, c);
+                                       std::uint32_t check_word, msg_context c) {
+  return isend(ctx, call, data, bytes, dest, tag, space, check_word, c);
 }
 
 void threads_transport::irecv(transport_rank&, request_state* r) {
@@ -330,7 +332,7 @@ bool threads_transport::advance(in_lane& in) {
     cell& k = l.ring[idx];
     const bool ready = k.stamp.load(std::memory_order_acquire) == in.head + 1;
     if (ready && k.skip) {
-      in.head += k.cells;
+      in.head += l.ncells - idx;
       continue;
     }
     if (ready && k.seq == static_cast<std::uint32_t>(in.expect)) {
@@ -344,12 +346,14 @@ bool threads_transport::advance(in_lane& in) {
           copy_bytes(r->buf, payload, k.size);
         }
         r->st = status{l.src, k.tag, k.size};
+        r->check_word = k.check_word;
         r->done.store(1, std::memory_order_release);
       } else {
         envelope* e = alloc_envelope(k.size);
         e->src = l.src;
         e->tag = k.tag;
         e->space = k.space;
+        e->check_word = k.check_word;
         e->ctx = c;
         e->size = k.size;
         if (k.size) copy_bytes(e->payload(), payload, k.size);
@@ -358,9 +362,10 @@ bool threads_transport::advance(in_lane& in) {
       }
       // Continuation cells held payload bytes where a later record's stamp may go: clear them
       // so that stale bytes can never look like a published record.
-      for (std::uint64_t j = 1; j < k.cells; ++j)
+      const std::uint64_t cells = record_cells(k.size);
+      for (std::uint64_t j = 1; j < cells; ++j)
         l.ring[idx + j].stamp.store(0, std::memory_order_relaxed);
-      in.head += k.cells;
+      in.head += cells;
       ++in.expect;
       delivered = true;
       continue;
@@ -481,6 +486,7 @@ void threads_transport::deliver(envelope* e, request_state* r) noexcept {
     r->incoming = e->size;
   }
   r->st = status{e->src, e->tag, e->size};
+  r->check_word = e->check_word;
   r->done.store(1, std::memory_order_release);
   give_back(e);
   ctx_.note_progress();
@@ -511,6 +517,7 @@ void threads_transport::park(request_state* s, double max_s, std::uint64_t round
 
 void threads_transport::cancel(request_state* s) {
   if (s->done.load(std::memory_order_acquire)) return;
+  if (keyed(s->ctx)) fabric_->mark_withdrawn();
   if (s->k == request_state::kind::recv) {
     if (s->prev)
       s->prev->next = s->next;
@@ -537,17 +544,21 @@ void threads_transport::cancel(request_state* s) {
   delete[] copy;
 }
 
-void threads_transport::finish(transport_rank& ctx) {
+std::string threads_transport::finish(transport_rank& ctx) {
   poll();
-  if (!unexpected_count_) return;
-  const envelope* e = nullptr;  // the earliest arrived
-  for (const envelope_queue& q : unexpected_)
-    if (q.head && (!e || q.head->arrival < e->arrival)) e = q.head;
-  std::ostringstream os;
-  os << "cairn: rank " << ctx.rank() << ": warning: " << unexpected_count_
-     << " message(s) sent to this rank were never received (first: from rank " << e->src << ", tag "
-     << e->tag << ", " << e->size << " bytes, context " << to_string(e->ctx) << ")\n";
-  std::fputs(os.str().c_str(), stderr);
+  if (!unexpected_count_) return {};
+  const envelope* first = nullptr;  // the earliest arrived, and the earliest keyed one
+  const envelope* first_keyed = nullptr;
+  for (const envelope_queue& q : unexpected_) {
+    const envelope* e = q.head;
+    if (!e) continue;
+    if (!first || e->arrival < first->arrival) first = e;
+    if (keyed(e->ctx) && (!first_keyed || e->arrival < first_keyed->arrival)) first_keyed = e;
+  }
+  auto seen = [](const envelope* e) { return unreceived_message{e->src, e->tag, e->size, e->ctx}; };
+  const unreceived_message keyed_one = first_keyed ? seen(first_keyed) : unreceived_message{};
+  return report_unreceived(ctx.rank(), unexpected_count_, seen(first),
+                           first_keyed ? &keyed_one : nullptr, fabric_->withdrawn());
 }
 
 void threads_transport::describe(std::ostream& os) const {

@@ -34,19 +34,23 @@ namespace cairn::detail {
 inline constexpr std::size_t threads_eager_limit = 4096;
 
 /// One 64-byte ring cell. A record starts with this header; its payload begins at `payload`
-/// and runs on into the following cells.
+/// and runs on into the following cells (record_cells).
 struct alignas(64) cell {
   std::atomic<std::uint64_t> stamp{0};  // record start: its ring position + 1, once published
   std::uint32_t seq = 0;                // the low bits of the message's sequence number in its lane
-  std::uint32_t size = 0;               // payload bytes (a record holds at most ring_payload_limit)
-  std::uint64_t space = 0;              // the rest of the match key in keyed contexts
-  std::int32_t tag = 0;
-  std::uint16_t cells = 0;  // cells taken by the record
+  std::uint16_t size = 0;               // payload bytes (a record holds at most ring_payload_limit)
   std::uint8_t ctx = 0;
-  std::uint8_t skip = 0;  // padding record up to the ring's end
+  std::uint8_t skip = 0;    // padding record up to the ring's end
+  std::uint64_t space = 0;  // the rest of the match key in keyed contexts
+  std::int32_t tag = 0;
+  std::uint32_t check_word = 0;  // keyed contexts: handed to the receive, not matched
   std::byte payload[32];
 };
 static_assert(sizeof(cell) == 64);
+/// Cells a record of `bytes` payload bytes takes.
+inline std::uint64_t record_cells(std::size_t bytes) noexcept {
+  return 1 + (bytes > 32 ? (bytes - 32 + sizeof(cell) - 1) / sizeof(cell) : 0);
+}
 
 struct lane;
 
@@ -62,9 +66,10 @@ struct alignas(64) envelope {
   int src = 0;
   int owner = 0;  // rank whose pool it belongs to
   int tag = 0;
-  std::uint64_t space = 0;    // the rest of the match key in keyed contexts
-  std::uint64_t seq = 0;      // sequence number in the (src, dst) lane
-  std::uint64_t arrival = 0;  // unexpected: the receiver's arrival count (any-source order)
+  std::uint64_t space = 0;       // the rest of the match key in keyed contexts
+  std::uint32_t check_word = 0;  // keyed contexts: handed to the receive, not matched
+  std::uint64_t seq = 0;         // sequence number in the (src, dst) lane
+  std::uint64_t arrival = 0;     // unexpected: the receiver's arrival count (any-source order)
   std::size_t size = 0;
   const std::byte* data = nullptr;    // payload (inline, or the sender's buffer)
   request_state* send_req = nullptr;  // long messages: the sender's pending request
@@ -143,12 +148,17 @@ class threads_fabric {
   bool ended(int r) const noexcept {
     return ended_[static_cast<std::size_t>(r)].load(std::memory_order_seq_cst);
   }
+  /// A rank withdrew a keyed operation (transport::cancel): its messages, or those sent to
+  /// it, may be left unreceived.
+  void mark_withdrawn() noexcept { withdrawn_.store(true, std::memory_order_relaxed); }
+  bool withdrawn() const noexcept { return withdrawn_.load(std::memory_order_relaxed); }
 
  private:
   int ranks_;
   bool one_node_;
   std::unique_ptr<std::atomic<bool>[]> ended_;
   std::atomic<int> ended_count_{0};
+  std::atomic<bool> withdrawn_{false};
   std::size_t lane_cells_;
   std::size_t ring_payload_limit_;
   std::unique_ptr<mailbox[]> boxes_;
@@ -170,9 +180,11 @@ class threads_transport final : public transport {
   ~threads_transport() override;
 
   request_state* isend(transport_rank& ctx, const char* call, const void* data, std::size_t bytes,
-                       int dest, int tag, std::uint64_t space, msg_context c) override;
+                       int dest, int tag, std::uint64_t space, std::uint32_t check_word,
+                       msg_context c) override;
   request_state* send(transport_rank& ctx, const char* call, const void* data, std::size_t bytes,
-                      int dest, int tag, std::uint64_t space, msg_context c) override;
+                      int dest, int tag, std::uint64_t space, std::uint32_t check_word,
+                      msg_context c) override;
   void irecv(transport_rank& ctx, request_state* s) override;
   bool poll() override;
   /// Polling completes everything here: receivers complete long sends as they copy.
@@ -190,7 +202,7 @@ class threads_transport final : public transport {
   void announce_end() override { fabric_->mark_ended(me_); }
   int ended_ranks() override { return fabric_->ended_count(); }
   bool has_ended(int r) const override { return fabric_->ended(r); }
-  void finish(transport_rank& ctx) override;
+  std::string finish(transport_rank& ctx) override;
   void describe(std::ostream& os) const override;
   const node_regions* node_memory() const noexcept override { return fabric_->node_memory(); }
   void wake(int r) noexcept override {
@@ -209,8 +221,8 @@ class threads_transport final : public transport {
   };
 
   lane* out_lane(int dest);
-  bool ring_put(lane& l, std::uint64_t seq, int tag, std::uint64_t space, msg_context c,
-                const void* data, std::size_t bytes) noexcept;
+  bool ring_put(lane& l, std::uint64_t seq, int tag, std::uint64_t space, std::uint32_t check_word,
+                msg_context c, const void* data, std::size_t bytes) noexcept;
   /// An envelope with room for `bytes` of payload, from this rank's pool of its class.
   envelope* alloc_envelope(std::size_t bytes);
   void give_back(envelope* e) noexcept;

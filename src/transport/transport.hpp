@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <string>
 
 #include "transport/request_state.hpp"
 #include "transport/transport_rank.hpp"
@@ -18,22 +19,41 @@ enum class notice_kind : int { query = 1, answer = 2 };
 /// The largest notice.
 inline constexpr std::size_t notice_bytes = 64;
 
+/// A message nobody received, as finish() reports it.
+struct unreceived_message {
+  int source = 0;
+  int tag = 0;
+  std::size_t bytes = 0;
+  msg_context ctx = msg_context::user;
+};
+
+/// What finish() says of `count` messages sent to `rank` that were never received, `first`
+/// the earliest and `first_keyed` the earliest of a keyed context (null: none). A keyed one
+/// comes from a call that found no matching call on this rank (ranks that disagree on a
+/// collective's root or algorithm, on a transfer's plan), even where every rank completed its
+/// own: returned as the run's error, unless some rank `withdrew` an operation (cancel, after
+/// an error its program caught), which may leave messages behind. Otherwise the messages are
+/// a warning on stderr, and the result is an empty string.
+std::string report_unreceived(int rank, std::size_t count, const unreceived_message& first,
+                              const unreceived_message* first_keyed, bool withdrew);
+
 class transport {
  public:
   virtual ~transport() = default;
 
   /// Starts a send. Returns nullptr when the send completed at once (buffer reusable), else a
   /// pending state from ctx.acquire(). Arguments are already validated. A receive matches it
-  /// by (source, tag, context) and, in keyed contexts, `space` (0 in the others).
+  /// by (source, tag, context) and, in keyed contexts, `space` (0 in the others); a keyed
+  /// message also hands `check_word` to its receive (0 in the others).
   virtual request_state* isend(transport_rank& ctx, const char* call, const void* data,
                                std::size_t bytes, int dest, int tag, std::uint64_t space,
-                               msg_context c) = 0;
+                               std::uint32_t check_word, msg_context c) = 0;
   /// Starts a send the caller then waits for: as isend, but may complete short messages at
   /// once in a cheaper way (a blocking send of the engine). Returns the state to wait for, or
   /// nullptr.
   virtual request_state* send(transport_rank& ctx, const char* call, const void* data,
                               std::size_t bytes, int dest, int tag, std::uint64_t space,
-                              msg_context c) = 0;
+                              std::uint32_t check_word, msg_context c) = 0;
   /// Starts a receive into a state from ctx.acquire() (buf, capacity, peer, tag, space, ctx
   /// filled). A receive of a keyed context names its source and tag (no wildcards).
   virtual void irecv(transport_rank& ctx, request_state* s) = 0;
@@ -83,8 +103,9 @@ class transport {
     return false;
   }
   /// Called once when the rank's function returned normally: waits until every rank announced
-  /// its end, then reports messages nobody received.
-  virtual void finish(transport_rank& ctx) = 0;
+  /// its end, then reports messages nobody received (report_unreceived): returns the error
+  /// when one is of a keyed context, else an empty string.
+  virtual std::string finish(transport_rank& ctx) = 0;
   /// Appends engine-side pending state (e.g. unreceived messages) to a watchdog report.
   virtual void describe(std::ostream& os) const = 0;
   /// The memory shared by all ranks of the run, if they share one node (else null).

@@ -1,5 +1,10 @@
 #include "transport/transport_rank.hpp"
 
+#include <cstdio>
+#include <sstream>
+
+#include "transport/transport.hpp"
+
 namespace cairn::detail {
 
 namespace {
@@ -14,6 +19,28 @@ const char* to_string(msg_context c) noexcept {
     case msg_context::array: return "array";
   }
   return "?";
+}
+
+std::string report_unreceived(int rank, std::size_t count, const unreceived_message& first,
+                              const unreceived_message* first_keyed, bool withdrew) {
+  auto describe = [](std::ostream& os, const unreceived_message& m) {
+    os << "from rank " << m.source << ", tag " << m.tag << ", " << m.bytes << " bytes, context "
+       << to_string(m.ctx);
+  };
+  std::ostringstream os;
+  if (first_keyed && !withdrew) {
+    os << count << " message(s) sent to rank " << rank << " were never received (";
+    describe(os, *first_keyed);
+    os << "): the call that sent it found no matching call here (do all ranks pass the same "
+          "root and algorithm to every collective, the same layouts to every transfer?)";
+    return os.str();
+  }
+  os << "cairn: rank " << rank << ": warning: " << count
+     << " message(s) sent to this rank were never received (first: ";
+  describe(os, first);
+  os << ")\n";
+  std::fputs(os.str().c_str(), stderr);
+  return {};
 }
 
 transport_rank::~transport_rank() = default;

@@ -16,6 +16,11 @@
 //                                   by a ring (the world's second collective by messages: no
 //                                   count check before it)
 //   failure_program algorithms-first  the same as the world's first collective by messages
+//   failure_program counts          allreduce by recursive doubling twice; in the second the
+//                                   last rank passes two elements, the others one
+//   failure_program roots           bcast by a binomial tree twice; in the second rank 0
+//                                   passes root 0, the others root 1 (on 2 ranks both send and
+//                                   neither receives)
 //   failure_program layouts         rank 0 redistributes into a cyclic layout, the others into
 //                                   a block-cyclic one
 //   failure_program same-sizes      as layouts with cyclic against block_cyclic(16): on 2 ranks
@@ -89,6 +94,16 @@ int main(int argc, char** argv) {
       w.allgather(mine, all,
                   w.rank() % 2 ? cairn::allgather_algorithm::ring
                                : cairn::allgather_algorithm::recursive_doubling);
+    } else if (mode == "counts") {
+      std::vector<int> in(2, 1), out(2);
+      const auto rd = cairn::allreduce_algorithm::recursive_doubling;
+      w.allreduce(std::span(in).first(1), std::span(out).first(1), cairn::plus{}, rd);
+      const std::size_t n = w.rank() == last ? 2 : 1;
+      w.allreduce(std::span(in).first(n), std::span(out).first(n), cairn::plus{}, rd);
+    } else if (mode == "roots") {
+      int x = w.rank();
+      w.bcast(std::span(&x, 1), 0, cairn::bcast_algorithm::binomial);
+      w.bcast(std::span(&x, 1), w.rank() == 0 ? 0 : 1, cairn::bcast_algorithm::binomial);
     } else if (mode == "layouts" || mode == "same-sizes") {
       const cairn::group all = w.group(cairn::ranks{0, w.size()});
       const cairn::layout<1> src(all, {64}, {cairn::dist::block});

@@ -19,6 +19,9 @@ namespace cairn::detail {
 
 namespace {
 
+// What the count check's messages carry (coll_exec::checking).
+constexpr std::uint32_t count_check_signature = 0x636b6368;  // "chck"
+
 struct coll_exec {
   exec_pool<coll_exec>* home = nullptr;  // the pool of its rank
   std::shared_ptr<const coll::schedule> plan;
@@ -29,6 +32,19 @@ struct coll_exec {
   std::size_t temp_capacity = 0;
   op_binding op;
   int tag = 0;
+  // The call's signature (call_signature), carried by every message and compared on arrival.
+  std::uint32_t signature = 0;
+  call_shape shape;
+  // In the count check before the plan (its first steps, up to its verdict): its messages
+  // carry count_check_signature instead, the same on every rank, so that ranks whose calls
+  // differ still reach the check's verdict, which names both calls.
+  bool checking = false;
+  std::uint32_t message_signature() const noexcept {
+    return checking ? count_check_signature : signature;
+  }
+  // plan_fingerprint of `plan`, which stays held after the collective completes: the next
+  // run of the same plan (the repeated call) skips hashing its name.
+  std::uint64_t fingerprint = 0;
   numbered number;  // on its group, held until it completes
   std::size_t next_round = 0;
   std::vector<request_state*> pending;  // this round's unfinished messages
@@ -52,8 +68,7 @@ coll_exec* exec_of(const request_state* s) { return static_cast<coll_exec*>(s->e
 
 void recycle(coll_exec* e) {
   // pending/pending_step are empty here (a finished or cancelled collective holds none), and
-  // error was cleared or never set.
-  e->plan.reset();
+  // error was cleared or never set. The plan stays (see fingerprint).
   e->members.reset();
   e->op.op.reset();
   e->next_round = 0;
@@ -110,6 +125,28 @@ bool signature_step(coll_exec& e, const coll::step& st) {
   return true;
 }
 
+// The error of a message from world rank `source` that carries another call's signature
+// `theirs`: of another collective, algorithm or root, or else of another count.
+std::string other_call_error(const coll_exec& e, int source, std::uint32_t theirs) {
+  const bool structure = signature_structure(theirs) != signature_structure(e.signature);
+  std::ostringstream os;
+  os << "rank " << source << " sent a message of another call to this rank's " << e.plan->name
+     << " (collective #" << e.number.seq << " on a group of " << e.members->world_ranks.size()
+     << " ranks): ";
+  if (structure)
+    os << "the ranks disagree on the collective, its algorithm or root";
+  else
+    os << "the ranks pass different counts";
+  os << " (this rank ";
+  if (e.shape.bytes)
+    os << "passes " << e.shape.bytes << " bytes per rank";
+  else
+    os << "runs it";
+  if (e.shape.root >= 0) os << " with root " << e.shape.root;
+  os << "; do all ranks pass the same count and root?)";
+  return os.str();
+}
+
 }  // namespace
 
 std::uint64_t plan_fingerprint(const std::string& name) noexcept {  // FNV-1a
@@ -122,9 +159,15 @@ namespace {
 // A running collective's state for `plan` on `members`, numbered `number` there.
 coll_exec* bind_exec(rank_context& ctx, std::shared_ptr<const group_members> members,
                      std::shared_ptr<const coll::schedule> plan, const void* in, void* out,
-                     op_binding op, numbered number) {
+                     op_binding op, numbered number, call_shape shape) {
   coll_exec* e = ctx.layer<exec_pool<coll_exec>>().take();
-  e->plan = std::move(plan);
+  if (e->plan != plan) {
+    e->fingerprint = plan_fingerprint(plan->name);
+    e->plan = std::move(plan);
+  }
+  e->shape = shape;
+  e->signature = call_signature(e->fingerprint, shape);
+  e->checking = !e->plan->steps.empty() && e->plan->steps[0].kind == coll::step_kind::signature;
   e->members = std::move(members);
   e->in = static_cast<const std::byte*>(in);
   e->out = static_cast<std::byte*>(out);
@@ -140,11 +183,12 @@ coll_exec* bind_exec(rank_context& ctx, std::shared_ptr<const group_members> mem
 }  // namespace
 
 request start_schedule(coll_target t, const char* call, std::shared_ptr<const coll::schedule> plan,
-                       const void* in, void* out, op_binding op, numbered number) {
+                       const void* in, void* out, op_binding op, numbered number,
+                       call_shape shape) {
   rank_context& ctx = *t.ctx;
   rank_entry guard(ctx);
   coll_exec* e =
-      bind_exec(ctx, std::move(t.members), std::move(plan), in, out, std::move(op), number);
+      bind_exec(ctx, std::move(t.members), std::move(plan), in, out, std::move(op), number, shape);
   request_state* s =
       ctx.acquire(request_state::kind::layer, call, -1, e->tag, msg_context::coll, nullptr, 0);
   s->engine_ptr = e;
@@ -156,7 +200,7 @@ request start_schedule(coll_target t, const char* call, std::shared_ptr<const co
 bool continue_as_schedule(rank_context& ctx, request_state* s, board_call& gate,
                           std::shared_ptr<const group_members> members, numbered number) {
   coll_exec* e = bind_exec(ctx, std::move(members), std::move(gate.then), gate.in, gate.out,
-                           std::move(gate.op), number);
+                           std::move(gate.op), number, {gate.bytes, gate.root});
   e->after_gate = true;
   s->phase = 0;
   s->tag = e->tag;
@@ -176,7 +220,15 @@ bool coll_advance(rank_context& ctx, request_state* s) {
       request_state* p = e.pending[i];
       const coll::step& st = e.plan->steps[e.pending_step[i]];
       if (e.error.empty() && p->k == request_state::kind::recv &&
-          (p->failed || p->st.bytes != st.bytes)) {
+          p->check_word != e.message_signature()) {
+        e.error = other_call_error(e, p->st.source, p->check_word);
+        // Ranks that run different plans or roots could wait on for messages no peer sends:
+        // the rank ends here, and its peers that wait for it learn that it failed. Counts
+        // alone differ: it runs on (below), as after a message of the wrong size.
+        if (signature_structure(p->check_word) != signature_structure(e.signature))
+          e.next_round = e.plan->rounds();
+      } else if (e.error.empty() && p->k == request_state::kind::recv &&
+                 (p->failed || p->st.bytes != st.bytes)) {
         std::ostringstream os;
         os << "rank " << p->st.source << " sent " << (p->failed ? p->incoming : p->st.bytes)
            << " bytes where this rank expected " << st.bytes << " (" << e.plan->name
@@ -187,8 +239,9 @@ bool coll_advance(rank_context& ctx, request_state* s) {
     }
     e.pending.clear();
     e.pending_step.clear();
-    // After an error the schedule still runs to its end, so that peers waiting for this
-    // rank's later messages are not left hanging; the error is raised by wait().
+    // After an error in a call whose ranks run the same plan (counts that differ), the
+    // schedule still runs to its end, so that peers waiting for this rank's later messages
+    // are not left hanging; the error is raised by wait().
     if (e.next_round == e.plan->rounds()) {
       if (e.after_gate) [[unlikely]]
         board_take_deferred(ctx, e.error);
@@ -204,6 +257,7 @@ bool coll_advance(rank_context& ctx, request_state* s) {
       const coll::step& st = e.plan->steps[i];
       if (st.kind >= coll::step_kind::signature) {  // the count check's kinds come last
         verdict_failed = !signature_step(e, st);
+        if (st.kind == coll::step_kind::signature_verify) e.checking = false;
       } else if (st.kind == coll::step_kind::copy) {
         std::byte* from = e.at(st.from);
         std::byte* to = e.at(st.to);
@@ -242,7 +296,7 @@ bool coll_advance(rank_context& ctx, request_state* s) {
       const coll::step& st = e.plan->steps[i];
       if (st.kind != coll::step_kind::send) continue;
       if (request_state* p = tp.isend(ctx, s->call, e.at(st.from), st.bytes, peer_of(st), e.tag,
-                                      e.members->id, msg_context::coll)) {
+                                      e.members->id, e.message_signature(), msg_context::coll)) {
         e.pending.push_back(p);
         e.pending_step.push_back(static_cast<std::uint32_t>(i));
       }

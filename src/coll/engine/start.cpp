@@ -185,6 +185,9 @@ const plan_ptr& with_count_check(const prepared& p) {
   return e.plan;
 }
 
+// What the call's messages carry of its size and root (call_signature).
+call_shape shape_of(const prepared& p) { return {p.checked ? p.check_bytes : 0, p.check_root}; }
+
 // A collective forced onto the board (shared_memory), or refused with the reason.
 prepared on_board(const coll_target& t, const char* call, board_collective k, const void* in,
                   void* out, const op_binding& op, std::size_t bytes, int root,
@@ -275,8 +278,9 @@ request start_prepared(prepared&& p) {
   rank_entry guard(*p.target.ctx);
   const numbered number = coll_state(*p.target.ctx).next_seq(p.target.members->id);
   if (runs_checked(p, number.seq)) p.plan = with_count_check(p);
+  const call_shape shape = shape_of(p);
   return start_schedule(std::move(p.target), p.call, std::move(p.plan), p.in, p.out,
-                        std::move(p.op), number);
+                        std::move(p.op), number, shape);
 }
 
 request start_prepared(const prepared& p) {
@@ -285,7 +289,7 @@ request start_prepared(const prepared& p) {
   const numbered number = coll_state(*p.target.ctx).next_seq(p.target.members->id);
   return start_schedule(p.target, p.call,
                         runs_checked(p, number.seq) ? with_count_check(p) : p.plan, p.in, p.out,
-                        p.op, number);
+                        p.op, number, shape_of(p));
 }
 
 std::uint32_t reserve_collective(const coll_target& t) {
@@ -306,8 +310,9 @@ request start_reserved(prepared&& p, std::uint32_t seq) {
   rank_entry guard(*p.target.ctx);
   if (runs_checked(p, seq)) p.plan = with_count_check(p);
   const numbered number = coll_state(*p.target.ctx).numbers(p.target.members->id, seq);
+  const call_shape shape = shape_of(p);
   return start_schedule(std::move(p.target), p.call, std::move(p.plan), p.in, p.out,
-                        std::move(p.op), number);
+                        std::move(p.op), number, shape);
 }
 
 void run_blocking(prepared&& p) {
