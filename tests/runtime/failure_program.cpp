@@ -21,6 +21,8 @@
 //   failure_program roots           bcast by a binomial tree twice; in the second rank 0
 //                                   passes root 0, the others root 1 (on 2 ranks both send and
 //                                   neither receives)
+//   failure_program group-collective  allreduce by recursive doubling: rank 0 on a group of
+//                                   every rank in reverse order, the others on the world
 //   failure_program layouts         rank 0 redistributes into a cyclic layout, the others into
 //                                   a block-cyclic one
 //   failure_program same-sizes      as layouts with cyclic against block_cyclic(16): on 2 ranks
@@ -104,6 +106,13 @@ int main(int argc, char** argv) {
       int x = w.rank();
       w.bcast(std::span(&x, 1), 0, cairn::bcast_algorithm::binomial);
       w.bcast(std::span(&x, 1), w.rank() == 0 ? 0 : 1, cairn::bcast_algorithm::binomial);
+    } else if (mode == "group-collective") {
+      std::vector<int> members(static_cast<std::size_t>(w.size()));
+      for (int r = 0; r < w.size(); ++r) members[static_cast<std::size_t>(r)] = w.size() - 1 - r;
+      cairn::group reversed = w.group(members);
+      const auto rd = cairn::allreduce_algorithm::recursive_doubling;
+      v = w.rank() == 0 ? reversed.allreduce(1, cairn::plus{}, rd)
+                        : w.allreduce(1, cairn::plus{}, rd);
     } else if (mode == "layouts" || mode == "same-sizes") {
       const cairn::group all = w.group(cairn::ranks{0, w.size()});
       const cairn::layout<1> src(all, {64}, {cairn::dist::block});
