@@ -154,11 +154,16 @@ inline bool world_order(cairn::world& w, const std::vector<int>& members) {
   return true;
 }
 
-/// Whether board collectives past a slot's 16384 bytes move straight between the ranks' buffers
-/// in this run (not on MPI without cross-memory copies): a long allreduce's plan tells.
+/// Whether board collectives past a slot's 16384 bytes can move straight between the ranks'
+/// buffers in this run (not on MPI without cross-memory copies): the board refuses it else.
 inline bool long_collectives_move_direct(cairn::world& w) {
   std::vector<std::int64_t> a(2049), b(2049);
-  return on_board_plan(w.allreduce_init(a, b).plan().name);
+  try {  // refused on every rank alike, before anything moves
+    (void)w.allreduce_init(a, b, cairn::plus{}, cairn::allreduce_algorithm::shared_memory_direct);
+    return true;
+  } catch (const cairn::error&) {
+    return false;
+  }
 }
 
 /// Where a group's members sit (the hierarchical algorithms' conditions, worked out here from

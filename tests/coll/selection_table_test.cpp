@@ -192,14 +192,14 @@ std::string ref_barrier(const where& w) {
   return on_board(w, 0) ? "barrier/shared_memory" : "barrier/dissemination";
 }
 std::string ref_bcast(const where& w, std::size_t bytes) {
-  if (auto b = board_choice(w, bytes, 4096, 0, 2 << 20); !b.empty()) return "bcast/" + b;
+  if (auto b = board_choice(w, bytes, 4096, 0, 16385); !b.empty()) return "bcast/" + b;
   if (hierarchical(w, true)) return "bcast/hierarchical";
   return w.p > 2 && bytes >= 512 * 1024 ? "bcast/scatter_allgather" : "bcast/binomial";
 }
 std::string ref_reduce(const where& w, std::size_t count, std::size_t elem,
                        bool commutative = true) {
   const std::size_t bytes = count * elem;
-  if (auto b = board_choice(w, bytes, 8192, 0, 4 << 20); !b.empty()) return "reduce/" + b;
+  if (auto b = board_choice(w, bytes, 8192, 0, 16385); !b.empty()) return "reduce/" + b;
   if (hierarchical(w, commutative)) return "reduce/hierarchical";
   return w.p > 2 && bytes >= 512 * 1024 && count >= static_cast<std::size_t>(w.p)
              ? "reduce/reduce_scatter_gather"
@@ -207,7 +207,7 @@ std::string ref_reduce(const where& w, std::size_t count, std::size_t elem,
 }
 std::string ref_allreduce(const where& w, std::size_t count, std::size_t elem, bool commutative) {
   const std::size_t bytes = count * elem;
-  if (auto b = board_choice(w, bytes, 1024, 16384, 4 << 20); !b.empty()) return "allreduce/" + b;
+  if (auto b = board_choice(w, bytes, 1024, 16385, 16385); !b.empty()) return "allreduce/" + b;
   if (hierarchical(w, commutative) && w.equal && bytes >= 64 * 1024 && bytes <= 1024 * 1024 &&
       count >= static_cast<std::size_t>(w.p))
     return "allreduce/hierarchical_slices";

@@ -44,11 +44,18 @@
 //     (allreduce: 0.55 vs 0.77 us), 4 KiB (bcast: 0.46 vs 0.51) and 8 KiB (reduce: 0.83 vs
 //     0.95); at 512 bytes and below the slots win or tie.
 //   - processes: a cross-memory copy costs a system call per peer and direction (about 2 us for
-//     a 1 KiB allreduce), so the slots win up to 8 KiB; straight copies win the allreduce from
-//     16 KiB (2.8-3.6 vs 4.3-4.6 us). bcast and reduce keep the slots to their 16 KiB (1.0 vs
-//     1.5 us, 1.75 vs 2.8). Staging through node memory loses to straight copies up to 1 MiB
-//     (allreduce 160-180 vs 100-115 us), ties at 2 MiB and wins from 4 MiB (bcast from 2 MiB:
-//     151 vs 191 us; allreduce at 16 MiB: 3000-3500 vs 3600-3760 us).
+//     a 1 KiB allreduce), so the slots win up to their 16 KiB (allreduce at 16 KiB: 1.41-1.45
+//     vs 4.23-4.33 us straight, cores near; 2.84-3.07 vs 5.55-5.68 far). Past the slots,
+//     staging through node memory (chunks of 128 KiB, 4 in flight) beats straight copies at
+//     every size, 2026-11-29 (it lost below 2-4 MiB when first measured): allreduce 32 KiB
+//     1.58-1.61 vs 5.48-5.62 us near, 4.22-4.27 vs 6.31-6.36 far; 256 KiB 10.1-10.5 vs
+//     22.7-23.1 near, 18.1-18.2 vs 22.8-22.9 far; 1 MiB (far) 77-78 vs 91-93; bcast (far)
+//     32 KiB 2.74 vs 3.64, 1 MiB 31.9 vs 67.0; reduce (far) 32 KiB 3.22 vs 5.84, 1 MiB 61.0
+//     vs 78.2. 4 ranks (oversubscribed, --quick) agree: allreduce 1 MiB 276 vs 334 us, bcast
+//     83 vs 323, reduce 151 vs 217. Chunks of 16, 32, 64, 128 and 256 KiB (far, allreduce 32
+//     KiB-4 MiB): 128 and 256 KiB are best and within 5 % of each other (4 MiB: 289-312 vs
+//     280-294 us), 16 KiB the worst (576-599). Straight copies stay for groups that are not
+//     the world (staging runs on the world only).
 //   - allgather (blocks per rank; the table's size is both blocks): the board beats messages at
 //     every size on both engines. Processes: 8 B 0.23-0.29 vs 1.1-1.4 us (recursive doubling),
 //     4 KiB 1.0 vs 11-12, 1 MiB 169-174 vs 437-485 (straight beyond the slots; forced straight
@@ -87,22 +94,22 @@ std::string_view default_selection_table() {
          "barrier=dissemination,"
 
          "bcast=shared_memory_direct@4k- if !count_check and !processes,"
-         "bcast=shared_memory_staged@2m- if !count_check and processes,"
+         "bcast=shared_memory_staged@16385- if !count_check and processes,"
          "bcast=shared_memory if !count_check,"
          "bcast=hierarchical if nodes>1 and nodes<ranks,"
          "bcast=scatter_allgather@512k- if ranks>2,"
          "bcast=binomial,"
 
          "reduce=shared_memory_direct@8k- if !count_check and !processes,"
-         "reduce=shared_memory_staged@4m- if !count_check and processes,"
+         "reduce=shared_memory_staged@16385- if !count_check and processes,"
          "reduce=shared_memory if !count_check,"
          "reduce=hierarchical if nodes>1 and nodes<ranks,"
          "reduce=reduce_scatter_gather@512k- if ranks>2 and count>=ranks,"
          "reduce=binomial,"
 
          "allreduce=shared_memory_direct@1k- if !count_check and !processes,"
-         "allreduce=shared_memory_staged@4m- if !count_check and processes,"
-         "allreduce=shared_memory_direct@16k- if !count_check and processes,"
+         "allreduce=shared_memory_staged@16385- if !count_check and processes,"
+         "allreduce=shared_memory_direct@16385- if !count_check and processes,"
          "allreduce=shared_memory if !count_check,"
          "allreduce=hierarchical_slices@64k-1m if nodes>1 and nodes<ranks and count>=ranks,"
          "allreduce=hierarchical@-1m if nodes>1 and nodes<ranks,"
