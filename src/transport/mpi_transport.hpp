@@ -263,14 +263,14 @@ class mpi_transport final : public transport {
   std::uint64_t wire_mask_ = 0;  // keyed contexts' wire tags: a hash's low bits
   std::vector<std::unique_ptr<std::byte[]>> buffers_;  // every staging buffer
   std::vector<std::byte*> free_buffers_;
-  MPI_Comm ends_ = MPI_COMM_NULL;  // announce_end's empty messages (tag 0), notices (1, 2)
+  MPI_Comm ends_ = MPI_COMM_NULL;  // announce_end's messages (tag 0), notices (1, 2)
   std::vector<char> ended_;        // by world rank: its end was received
   int ended_count_ = 0;
-  std::vector<MPI_Request> end_sends_;
-  // This rank withdrew a keyed operation (cancel): sent with its end, which stays in flight until
-  // finish (an int for MPI to read from). Some rank's end said it withdrew one.
+  std::vector<MPI_Request> end_sends_;  // this rank's announcements
+  // This rank withdrew a keyed operation (cancel): its announcements carry it (an int for MPI
+  // to read from while they are in flight). Some other rank's announcement said it withdrew one.
   int withdrawn_ = 0;
-  bool peer_withdrew_ = false;  // this rank's announcements
+  bool peer_withdrew_ = false;
   struct notice_send {
     MPI_Request req = MPI_REQUEST_NULL;
     std::array<std::byte, notice_bytes> bytes;

@@ -32,7 +32,7 @@ struct call_shape {
 /// in different calls, so a disagreement on the collective, its algorithm, count or root is
 /// found by each rank that receives from one that disagrees, at any call, for the cost of a
 /// compare. Its high half hashes the plan and the root (what decides who sends what to whom),
-/// its low half the count (signature_structure, signature_count).
+/// its low half the count (signature_structure).
 inline std::uint32_t call_signature(std::uint64_t fingerprint, call_shape shape) noexcept {
   auto mix = [](std::uint64_t h) {
     h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull;
