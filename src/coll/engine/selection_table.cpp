@@ -48,7 +48,7 @@
 //     vs 4.23-4.33 us straight, cores near; 2.84-3.07 vs 5.55-5.68 far). Past the slots,
 //     staging through node memory (chunks of 128 KiB, 4 in flight) beats straight copies at
 //     every size, 2026-11-29 (it lost below 2-4 MiB when first measured): allreduce 32 KiB
-//     1.58-1.61 vs 5.48-5.62 us near, 4.22-4.27 vs 6.31-6.36 far; 256 KiB 10.1-10.5 vs
+//     1.58-1.61 vs 5.42-5.62 us near, 4.22-4.27 vs 6.31-6.36 far; 256 KiB 10.1-10.5 vs
 //     22.7-23.1 near, 18.1-18.2 vs 22.8-22.9 far; 1 MiB (far) 77-78 vs 91-93; bcast (far)
 //     32 KiB 2.74 vs 3.64, 1 MiB 31.9 vs 67.0; reduce (far) 32 KiB 3.22 vs 5.84, 1 MiB 61.0
 //     vs 78.2. 4 ranks (oversubscribed, --quick) agree: allreduce 1 MiB 276 vs 334 us, bcast
