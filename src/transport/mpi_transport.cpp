@@ -938,10 +938,9 @@ std::string mpi_transport::finish(transport_rank& ctx) {
   auto seen = [](const stashed& m) { return unreceived_message{m.source, m.tag, m.bytes, m.ctx}; };
   const auto k =
       std::find_if(stash_.begin(), stash_.end(), [](const stashed& m) { return keyed(m.ctx); });
-  const unreceived_message keyed_one = k != stash_.end() ? seen(*k) : unreceived_message{};
-  std::string error =
-      report_unreceived(ctx.rank(), stash_.size(), seen(stash_.front()),
-                        k != stash_.end() ? &keyed_one : nullptr, withdrawn_ || peer_withdrew_);
+  std::string error = report_unreceived(ctx.rank(), stash_.size(), seen(stash_.front()),
+                                        k != stash_.end() ? std::optional(seen(*k)) : std::nullopt,
+                                        withdrawn_ || peer_withdrew_);
   stash_.clear();
   return error;
 }

@@ -556,9 +556,9 @@ std::string threads_transport::finish(transport_rank& ctx) {
     if (keyed(e->ctx) && (!first_keyed || e->arrival < first_keyed->arrival)) first_keyed = e;
   }
   auto seen = [](const envelope* e) { return unreceived_message{e->src, e->tag, e->size, e->ctx}; };
-  const unreceived_message keyed_one = first_keyed ? seen(first_keyed) : unreceived_message{};
   return report_unreceived(ctx.rank(), unexpected_count_, seen(first),
-                           first_keyed ? &keyed_one : nullptr, fabric_->withdrawn());
+                           first_keyed ? std::optional(seen(first_keyed)) : std::nullopt,
+                           fabric_->withdrawn());
 }
 
 void threads_transport::describe(std::ostream& os) const {

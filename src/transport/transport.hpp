@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include "transport/request_state.hpp"
@@ -28,14 +29,14 @@ struct unreceived_message {
 };
 
 /// What finish() says of `count` messages sent to `rank` that were never received, `first`
-/// the earliest and `first_keyed` the earliest of a keyed context (null: none). A keyed one
+/// the earliest and `first_keyed` the earliest of a keyed context (if any). A keyed one
 /// comes from a call that found no matching call on this rank (ranks that disagree on a
 /// collective's root or algorithm, on a transfer's plan), even where every rank completed its
 /// own: returned as the run's error, unless some rank `withdrew` an operation (cancel, after
 /// an error its program caught), which may leave messages behind. Otherwise the messages are
 /// a warning on stderr, and the result is an empty string.
 std::string report_unreceived(int rank, std::size_t count, const unreceived_message& first,
-                              const unreceived_message* first_keyed, bool withdrew);
+                              const std::optional<unreceived_message>& first_keyed, bool withdrew);
 
 class transport {
  public:

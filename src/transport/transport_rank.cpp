@@ -22,7 +22,7 @@ const char* to_string(msg_context c) noexcept {
 }
 
 std::string report_unreceived(int rank, std::size_t count, const unreceived_message& first,
-                              const unreceived_message* first_keyed, bool withdrew) {
+                              const std::optional<unreceived_message>& first_keyed, bool withdrew) {
   auto describe = [](std::ostream& os, const unreceived_message& m) {
     os << "from rank " << m.source << ", tag " << m.tag << ", " << m.bytes << " bytes, context "
        << to_string(m.ctx);

@@ -19,6 +19,27 @@ namespace cairn::detail {
 
 namespace {
 
+// The signature of a call of the plan with fingerprint `fingerprint` (plan_fingerprint) and
+// shape `shape`: the same on every member of a right call. Every message of the call carries
+// it (the transport's check word), and a receiver whose own differs raises that the ranks are
+// in different calls, so a disagreement on the collective, its algorithm, count or root is
+// found by each rank that receives from one that disagrees, at any call, for the cost of a
+// compare. Its high half hashes the plan and the root (what decides who sends what to whom),
+// its low half the count (signature_structure).
+std::uint32_t call_signature(std::uint64_t fingerprint, call_shape shape) noexcept {
+  auto mix = [](std::uint64_t h) {
+    h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 29)) * 0x94D049BB133111EBull;
+    return static_cast<std::uint32_t>(h ^ (h >> 32));
+  };
+  const std::uint32_t structure =
+      mix(fingerprint ^ static_cast<std::uint64_t>(static_cast<std::int64_t>(shape.root)));
+  const std::uint32_t count = mix(shape.bytes + 0x9E3779B97F4A7C15ull);
+  return (structure & 0xFFFF0000u) | (count >> 16);
+}
+// The part of a signature that hashes the plan and the root.
+std::uint32_t signature_structure(std::uint32_t s) noexcept { return s >> 16; }
+
 // What the count check's messages carry (coll_exec::checking).
 constexpr std::uint32_t count_check_signature = 0x636b6368;  // "chck"
 
@@ -219,21 +240,21 @@ bool coll_advance(rank_context& ctx, request_state* s) {
     for (std::size_t i = 0; i < e.pending.size(); ++i) {
       request_state* p = e.pending[i];
       const coll::step& st = e.plan->steps[e.pending_step[i]];
-      if (e.error.empty() && p->k == request_state::kind::recv &&
-          p->check_word != e.message_signature()) {
-        e.error = other_call_error(e, p->st.source, p->check_word);
-        // Ranks that run different plans or roots could wait on for messages no peer sends:
-        // the rank ends here, and its peers that wait for it learn that it failed. Counts
-        // alone differ: it runs on (below), as after a message of the wrong size.
-        if (signature_structure(p->check_word) != signature_structure(e.signature))
-          e.next_round = e.plan->rounds();
-      } else if (e.error.empty() && p->k == request_state::kind::recv &&
-                 (p->failed || p->st.bytes != st.bytes)) {
-        std::ostringstream os;
-        os << "rank " << p->st.source << " sent " << (p->failed ? p->incoming : p->st.bytes)
-           << " bytes where this rank expected " << st.bytes << " (" << e.plan->name
-           << "; do all ranks pass the same count and root?)";
-        e.error = os.str();
+      if (e.error.empty() && p->k == request_state::kind::recv) {
+        if (p->check_word != e.message_signature()) {
+          e.error = other_call_error(e, p->st.source, p->check_word);
+          // Ranks that run different plans or roots could wait on for messages no peer sends:
+          // the rank ends here, and its peers that wait for it learn that it failed. Counts
+          // alone differ: it runs on (below), as after a message of the wrong size.
+          if (signature_structure(p->check_word) != signature_structure(e.signature))
+            e.next_round = e.plan->rounds();
+        } else if (p->failed || p->st.bytes != st.bytes) {
+          std::ostringstream os;
+          os << "rank " << p->st.source << " sent " << (p->failed ? p->incoming : p->st.bytes)
+             << " bytes where this rank expected " << st.bytes << " (" << e.plan->name
+             << "; do all ranks pass the same count and root?)";
+          e.error = os.str();
+        }
       }
       ctx.release(p);
     }

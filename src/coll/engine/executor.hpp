@@ -26,27 +26,6 @@ struct call_shape {
   int root = -1;
 };
 
-/// The signature of a call of the plan with fingerprint `fingerprint` (plan_fingerprint) and
-/// shape `shape`: the same on every member of a right call. Every message of the call carries
-/// it (the transport's check word), and a receiver whose own differs raises that the ranks are
-/// in different calls, so a disagreement on the collective, its algorithm, count or root is
-/// found by each rank that receives from one that disagrees, at any call, for the cost of a
-/// compare. Its high half hashes the plan and the root (what decides who sends what to whom),
-/// its low half the count (signature_structure).
-inline std::uint32_t call_signature(std::uint64_t fingerprint, call_shape shape) noexcept {
-  auto mix = [](std::uint64_t h) {
-    h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull;
-    h = (h ^ (h >> 29)) * 0x94D049BB133111EBull;
-    return static_cast<std::uint32_t>(h ^ (h >> 32));
-  };
-  const std::uint32_t structure =
-      mix(fingerprint ^ static_cast<std::uint64_t>(static_cast<std::int64_t>(shape.root)));
-  const std::uint32_t count = mix(shape.bytes + 0x9E3779B97F4A7C15ull);
-  return (structure & 0xFFFF0000u) | (count >> 16);
-}
-/// The part of a signature that hashes the plan and the root.
-inline std::uint32_t signature_structure(std::uint32_t s) noexcept { return s >> 16; }
-
 /// Starts `plan` on the group of `t` with the given buffers, as the collective numbered
 /// `number` there (coll_rank::next_seq); returns its request. The collective releases the
 /// number when it completes.
