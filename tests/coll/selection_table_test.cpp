@@ -219,10 +219,13 @@ std::string ref_allreduce(const where& w, std::size_t count, std::size_t elem, b
 }
 std::string ref_allgather(const where& w, std::size_t block) {
   const std::size_t gathered = block * static_cast<std::size_t>(w.p);
-  // On the board: straight between the buffers from 8 KiB gathered on threads, else through
-  // the slots up to 16 KiB per rank and straight beyond.
+  // On the board: straight between the buffers from 8 KiB gathered on threads, staged through
+  // node memory from 8 KiB across processes on the world, else through the slots up to 16 KiB
+  // per rank and straight beyond.
   if (!w.checked && w.board && !w.processes && w.direct && gathered >= 8192)
     return "allgather/shared_memory_direct";
+  if (!w.checked && w.board && w.processes && w.world && gathered >= 8192)
+    return "allgather/shared_memory_staged";
   if (on_board(w, block)) return "allgather/shared_memory";
   if (hierarchical(w, true) && gathered <= 256 * 1024) return "allgather/hierarchical";
   if (gathered >= 64 * 1024) return "allgather/ring";
@@ -233,7 +236,10 @@ std::string ref_alltoall(const where& w, std::size_t block) {
 }
 std::string ref_reduce_scatter_block(const where& w, std::size_t block, bool commutative) {
   const std::size_t input = block * static_cast<std::size_t>(w.p);
-  // On the board through the slots while a whole input fits one, straight beyond.
+  // On the board through the slots while a whole input fits one, then staged through node
+  // memory across processes on the world, else straight.
+  if (!w.checked && w.board && w.processes && w.world && input > 16384)
+    return "reduce_scatter_block/shared_memory_staged";
   if (on_board(w, input)) return "reduce_scatter_block/shared_memory";
   return commutative && w.p > 2 && input >= 256 * 1024 ? "reduce_scatter_block/ring"
                                                        : "reduce_scatter_block/recursive_halving";

@@ -118,11 +118,11 @@ TEST(SharedMemory, EveryCollectiveForcedAndAutomatic) {
             ASSERT_EQ(mismatch(buf, block(n, seed, wroot)), "")
                 << "bcast n=" << n << " root=" << root;
           }
-          // allgather (no staged path: the board's slots there), out of place, in place,
-          // non-blocking; blocks of n elements from every member at its group rank's place.
+          // allgather, out of place, in place, non-blocking; blocks of n elements from every
+          // member at its group rank's place.
           using ag_alg = cairn::allgather_algorithm;
-          const auto ag =
-              pick(ag_alg::shared_memory, ag_alg::shared_memory_direct, ag_alg::shared_memory);
+          const auto ag = pick(ag_alg::shared_memory, ag_alg::shared_memory_direct,
+                               ag_alg::shared_memory_staged);
           vec mine = block(n, seed, w.rank()), gathered(n * all.size(), -1), want;
           for (int q : all) {
             const vec b = block(n, seed, q);
@@ -139,11 +139,11 @@ TEST(SharedMemory, EveryCollectiveForcedAndAutomatic) {
           vec nbg(n * all.size(), -1);
           g.iallgather(mine, nbg, ag).wait();
           ASSERT_EQ(mismatch(nbg, want), "") << "iallgather n=" << n;
-          // reduce_scatter_block (no staged path either): a block of n for every member, out
-          // of place blocking and non-blocking, and a non-commutative product of matrices.
+          // reduce_scatter_block: a block of n for every member, out of place blocking and
+          // non-blocking, in place, and a non-commutative product of matrices.
           using rs_alg = cairn::reduce_scatter_block_algorithm;
-          const auto rs =
-              pick(rs_alg::shared_memory, rs_alg::shared_memory_direct, rs_alg::shared_memory);
+          const auto rs = pick(rs_alg::shared_memory, rs_alg::shared_memory_direct,
+                               rs_alg::shared_memory_staged);
           const vec parts = small_blocks_for(n, seed, me, all);
           vec mine_sum(n, -1), nb_sum(n, -1);
           g.reduce_scatter_block(parts, mine_sum, cairn::plus{}, rs);

@@ -79,6 +79,8 @@ enum class allgather_algorithm {
                   ///< through the slots: every rank copies every block, no messages
   shared_memory_direct,  ///< as shared_memory, every rank reading the others' blocks straight
                          ///< from their buffers at every size
+  shared_memory_staged,  ///< as bcast_algorithm::shared_memory_staged: every rank stages its
+                         ///< block, chunk by chunk, and copies the others' out
   hierarchical,          ///< across nodes: gather to one leader per node, ring among the
                          ///< leaders, bcast inside each node
                          ///< (src/coll/algorithms/allgather_hierarchical.cpp)
@@ -103,6 +105,8 @@ enum class reduce_scatter_block_algorithm {
                   ///< order
   shared_memory_direct,  ///< as shared_memory, reading its block of the others' inputs straight
                          ///< from their buffers at every size
+  shared_memory_staged,  ///< as bcast_algorithm::shared_memory_staged: every rank stages the
+                         ///< others' blocks, chunk by chunk, and combines its own in rank order
 };
 
 namespace coll {

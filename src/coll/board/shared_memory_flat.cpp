@@ -448,9 +448,8 @@ const char* board_refusal(const coll_target& t, board_collective kind, std::size
     return nullptr;
   }
   if (path == board_path::staged) {
-    if (kind != board_collective::bcast && kind != board_collective::reduce &&
-        kind != board_collective::allreduce)
-      return "runs bcast, reduce and allreduce only";
+    if (kind == board_collective::barrier || kind == board_collective::reduce_generalized)
+      return "runs bcast, reduce, allreduce, allgather and reduce_scatter_block only";
     if (!board_on_world(t)) return "needs the world (a group of every rank in world order)";
     return nullptr;
   }

@@ -1,18 +1,23 @@
-// The staged board collectives: bcast, reduce and allreduce on the world, copied through node
-// memory in pipelined chunks. Run by the world's board protocol (shared_memory_flat.cpp: slots,
-// signatures, `done` words); this file moves the data once every rank published and agrees.
+// The staged board collectives: bcast, reduce, allreduce, allgather and reduce_scatter_block on
+// the world, copied through node memory in pipelined chunks. Run by the world's board protocol
+// (shared_memory_flat.cpp: slots, signatures, `done` words); this file moves the data once every
+// rank published and agrees.
 //
 // Each rank owns a ring of `depth` chunk slots in its node region (node_staging). Chunk k of a
-// collective uses slot k mod depth of every rank, laid out like the chunk: for a reduction,
-// segment q of the chunk (its elements split evenly over the n ranks) is rank q's to combine.
+// collective uses slot k mod depth of every rank. In a reduction, segment q of chunk k is rank
+// q's to combine: a reduce's or allreduce's chunk is split evenly over the n ranks and laid out
+// in the slot like the buffer; a reduce-scatter's chunk k is chunk k of every rank's block, q's
+// at the q-th place of the slot.
 //
 //   stage    rank p copies the segments q != p of its input's chunk k into its slot
 //   reduce   rank p combines segment p of chunk k in rank order (its own input, the others'
-//            staged copies) into its slot's segment p, and into its output if it receives
+//            staged copies) into its slot's segment p, and into its output if it receives (a
+//            reduce-scatter's: its output only, as nobody else reads it)
 //   copy     a receiving rank copies every other segment of chunk k from its owner's slot
 //
-// and a bcast's root stages whole chunks that the others copy out. Each step publishes a
-// counter (node_staging: staged, reduced, copied) that the other ranks' next steps wait for,
+// A bcast's root stages whole chunks that the others copy out; in an allgather every rank
+// stages chunk k of its block and copies chunk k of every other block out. Each step publishes
+// a counter (node_staging: staged, reduced, copied) that the other ranks' next steps wait for,
 // so ranks work on different chunks at once: while one reduces chunk k, another stages k + 1
 // (the pipeline), and each chunk's bytes stay in the caches between the steps. A rank writes a
 // slot again only once every rank copied out (released) the chunk that used it before, and it
@@ -34,6 +39,7 @@
 #include "cairn/runtime/error.hpp"
 #include "coll/board/board_layout.hpp"
 #include "node/copy_bytes.hpp"
+#include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
 
 namespace cairn::detail {
@@ -54,19 +60,51 @@ struct staged_run {
   int n, me;
   std::size_t elem, count;
 
-  // Elements of chunk k, and where segment q of it starts (in elements within the chunk).
+  bool is(board_collective k) const { return e.kind == k; }
+  // A reduction: ranks combine segments (reduce, allreduce, reduce_scatter_block).
+  bool reduces() const { return !is(board_collective::bcast) && !is(board_collective::allgather); }
+  // True if this rank copies its input's chunks into its ring.
+  bool stages() const { return !is(board_collective::bcast) || me == e.root; }
+  // True if rank q's output takes data from other ranks' slots (or its own reduction).
+  bool receives(int q) const {
+    switch (e.kind) {
+      case board_collective::bcast: return q != e.root;
+      case board_collective::reduce: return q == e.root;
+      case board_collective::reduce_scatter_block: return false;  // its own segment only
+      default: return true;
+    }
+  }
+
+  // Elements of chunk k (of a reduce-scatter: of each block).
   std::size_t chunk_count(std::uint64_t k) const {
     return std::min(p.chunk_elems, count - static_cast<std::size_t>(k) * p.chunk_elems);
   }
   static std::size_t seg_first(std::size_t m, int q, int n) {
     return m * static_cast<std::size_t>(q) / static_cast<std::size_t>(n);
   }
-  // Chunk k's bytes in a buffer and in rank r's ring.
+  // Where chunk k starts in a buffer of the call's count (an allgather's block, a bcast's or
+  // a reduction's buffer, a reduce-scatter's output).
   std::size_t buffer_offset(std::uint64_t k) const {
     return static_cast<std::size_t>(k) * p.chunk_elems * elem;
   }
   std::byte* slot(int r, std::uint64_t k) const {
     return s.ring(r) + static_cast<std::size_t>(k % p.depth) * p.slot_bytes;
+  }
+
+  // Segment q of chunk k, the part rank q combines: where it lies in the input and in a ring
+  // slot, and its bytes. A reduce-scatter's is chunk k of block q, at q's place in the slot;
+  // a reduce's or allreduce's the q-th of n even parts of the chunk, laid out like it.
+  struct segment {
+    std::size_t in_at, ring_at, bytes;
+  };
+  segment segment_of(std::uint64_t k, int q) const {
+    const std::size_t m = chunk_count(k);
+    if (is(board_collective::reduce_scatter_block)) {
+      const auto qs = static_cast<std::size_t>(q);
+      return {qs * e.bytes + buffer_offset(k), qs * p.chunk_elems * elem, m * elem};
+    }
+    const std::size_t first = seg_first(m, q, n) * elem;
+    return {buffer_offset(k) + first, first, seg_first(m, q + 1, n) * elem - first};
   }
 
   void publish(node_staging::counter c, std::uint64_t chunks) {
@@ -87,78 +125,89 @@ struct staged_run {
       if (const int r = below((me + i) % n, c, chunks); r >= 0) return r;
     return -1;
   }
-  // True if rank q's output takes data from other ranks' slots (or its own reduction).
-  bool receives(int q) const {
-    if (e.kind == board_collective::allreduce) return true;
-    return e.kind == board_collective::reduce ? q == e.root : q != e.root;
-  }
   // The counter value at which every rank released slot (k mod depth)'s previous chunk.
   std::uint64_t released_before(std::uint64_t k) const { return k < p.depth ? 0 : k - p.depth + 1; }
 
-  // Copies this rank's input chunk k (all of it for a bcast's root, else every segment but
-  // its own) into its slot.
+  // Copies this rank's input chunk k into its slot: all of it for a bcast's root or an
+  // allgather, else every segment but its own.
   void stage(std::uint64_t k) {
-    const std::size_t m = chunk_count(k), at = buffer_offset(k);
     std::byte* to = slot(me, k);
-    if (e.kind == board_collective::bcast) {
-      copy_bytes(to, e.in + at, m);
-      return;
-    }
-    const std::size_t first = seg_first(m, me, n) * elem, last = seg_first(m, me + 1, n) * elem;
-    copy_bytes(to, e.in + at, first);
-    copy_bytes(to + last, e.in + at + last, m * elem - last);
-  }
-
-  // Combines segment `me` of chunk k, in rank order.
-  void reduce(std::uint64_t k) {
-    const std::size_t m = chunk_count(k);
-    const std::size_t first = seg_first(m, me, n), cnt = seg_first(m, me + 1, n) - first;
-    if (!cnt) return;
-    const std::size_t off = first * elem, at = buffer_offset(k) + off, bytes = cnt * elem;
-    std::byte* ring = slot(me, k) + off;
-    // Combined in the output where this rank receives and the output is not the input (the
-    // input's segment is read as an operand after the first), else in the ring.
-    const bool in_out = receives(me) && e.out != e.in;
-    std::byte* acc = in_out ? e.out + at : ring;
-    for (int q = 0; q < n; ++q) {
-      const std::byte* operand = q == me ? e.in + at : slot(q, k) + off;
-      if (q == 0)
-        copy_bytes(acc, operand, bytes);
-      else
-        e.op.combine(e.op.op.get(), operand, acc, cnt, false);  // acc = acc op operand
-    }
-    const bool others_read = e.kind == board_collective::allreduce || me != e.root;
-    if (others_read && acc != ring) copy_bytes(ring, acc, bytes);
-    if (receives(me) && acc != e.out + at) copy_bytes(e.out + at, acc, bytes);
-  }
-
-  // Copies chunk k's other segments (a bcast: the whole chunk) from their owners' slots.
-  void copy_out(std::uint64_t k) {
-    const std::size_t m = chunk_count(k), at = buffer_offset(k);
-    if (e.kind == board_collective::bcast) {
-      copy_bytes(e.out + at, slot(e.root, k), m);
+    if (!reduces()) {
+      copy_bytes(to, e.in + buffer_offset(k), chunk_count(k));
       return;
     }
     for (int q = 0; q < n; ++q) {
       if (q == me) continue;
-      const std::size_t first = seg_first(m, q, n) * elem, last = seg_first(m, q + 1, n) * elem;
-      copy_bytes(e.out + at + first, slot(q, k) + first, last - first);
+      const segment g = segment_of(k, q);
+      copy_bytes(to + g.ring_at, e.in + g.in_at, g.bytes);
+    }
+  }
+
+  // Combines segment `me` of chunk k, in rank order.
+  void reduce(std::uint64_t k) {
+    const segment g = segment_of(k, me);
+    if (!g.bytes) return;
+    const std::size_t cnt = g.bytes / elem;
+    std::byte* ring = slot(me, k) + g.ring_at;
+    const bool scatter = is(board_collective::reduce_scatter_block);
+    // Where this rank's result goes: a reduce-scatter's output chunk, else the chunk's
+    // segment of the output (if it receives).
+    std::byte* result = scatter ? e.out + buffer_offset(k) : e.out + g.in_at;
+    // Combined in the output where this rank receives one and the output is not the input
+    // (the input's segment is read as an operand after the first), else in the ring. An
+    // in-place reduce-scatter's output is its input's block 0, staged before this (for rank 0,
+    // its first operand: combined where it lies).
+    const bool in_out = scatter || (receives(me) && e.out != e.in);
+    std::byte* acc = in_out ? result : ring;
+    for (int q = 0; q < n; ++q) {
+      const std::byte* operand = q == me ? e.in + g.in_at : slot(q, k) + g.ring_at;
+      if (q != 0)
+        e.op.combine(e.op.op.get(), operand, acc, cnt, false);  // acc = acc op operand
+      else if (operand != acc)
+        copy_bytes(acc, operand, g.bytes);
+    }
+    if (scatter) return;  // nobody reads its segment of the ring
+    const bool others_read = is(board_collective::allreduce) || me != e.root;
+    if (others_read && acc != ring) copy_bytes(ring, acc, g.bytes);
+    if (receives(me) && acc != result) copy_bytes(result, acc, g.bytes);
+  }
+
+  // Copies chunk k's other segments from their owners' slots: a bcast's whole chunk from the
+  // root's, an allgather's chunk of every block from its rank's (and of its own from its
+  // input, unless in place).
+  void copy_out(std::uint64_t k) {
+    const std::size_t at = buffer_offset(k);
+    if (is(board_collective::bcast)) {
+      copy_bytes(e.out + at, slot(e.root, k), chunk_count(k));
+      return;
+    }
+    if (is(board_collective::allgather)) {
+      for (int q = 0; q < n; ++q) {
+        std::byte* to = e.out + static_cast<std::size_t>(q) * e.bytes + at;
+        const std::byte* from = q == me ? e.in + at : slot(q, k);
+        if (to != from) copy_bytes(to, from, chunk_count(k));
+      }
+      return;
+    }
+    for (int q = 0; q < n; ++q) {
+      if (q == me) continue;
+      const segment g = segment_of(k, q);
+      copy_bytes(e.out + g.in_at, slot(q, k) + g.ring_at, g.bytes);
     }
   }
 
   // One pass over the three steps; true if any moved. `wait` receives what the first step
   // that could not move waits for.
   bool pass(board_wait& wait) {
-    const bool bcast = e.kind == board_collective::bcast;
-    const bool stages = !bcast || me == e.root;
+    const bool combines = reduces();
     bool moved = false;
     auto blocked = [&](int r, node_staging::counter c, std::uint64_t chunks) {
       if (!wait.word) wait = {&s.word(r, c), p.base + chunks, r, e.call};
     };
-    // A reduction's rank also writes its own segment of chunk k into slot k mod depth (its
-    // combined result): staging chunk k + depth there waits for that too, as a short last
-    // chunk lays its segments out differently and could overlap it.
-    if (stages && p.staged < p.chunks && (bcast || p.staged < p.reduced + p.depth)) {
+    // A reduce's or allreduce's rank also writes its own segment of chunk k into slot k mod
+    // depth (its combined result): staging chunk k + depth there waits for that too, as a short
+    // last chunk lays its segments out differently and could overlap it.
+    if (stages() && p.staged < p.chunks && (!combines || p.staged < p.reduced + p.depth)) {
       const std::uint64_t need = released_before(p.staged);
       if (const int r = lagging(node_staging::copied, need); r < 0) {
         stage(p.staged);
@@ -168,7 +217,7 @@ struct staged_run {
         blocked(r, node_staging::copied, need);
       }
     }
-    if (!bcast && p.reduced < p.staged) {
+    if (combines && p.reduced < p.staged) {
       if (const int r = lagging(node_staging::staged, p.reduced + 1); r < 0) {
         reduce(p.reduced);
         publish(node_staging::reduced, ++p.reduced);
@@ -179,11 +228,14 @@ struct staged_run {
       }
     }
     if (receives(me) && p.copied < p.chunks) {
-      // A reduction's chunk after this rank reduced its own segment of it; a bcast's once the
-      // root staged it.
-      const bool ready = bcast || p.copied < p.reduced;
-      const auto c = bcast ? node_staging::staged : node_staging::reduced;
-      const int r = !ready ? -2 : bcast ? below(e.root, c, p.copied + 1) : lagging(c, p.copied + 1);
+      // A reduction's chunk after this rank reduced its own segment of it (and every other
+      // rank its); a bcast's once the root staged it, an allgather's once every other rank
+      // did (its own block's chunk comes from its input).
+      const bool ready = !combines || p.copied < p.reduced;
+      const auto c = combines ? node_staging::reduced : node_staging::staged;
+      const int r = !ready                        ? -2
+                    : is(board_collective::bcast) ? below(e.root, c, p.copied + 1)
+                                                  : lagging(c, p.copied + 1);
       if (r == -1) {
         copy_out(p.copied);
         publish(node_staging::copied, ++p.copied);
@@ -196,8 +248,9 @@ struct staged_run {
   }
 
   bool finished() const {
-    const bool bcast = e.kind == board_collective::bcast;
-    if (bcast) return me == e.root ? p.staged == p.chunks : p.copied == p.chunks;
+    if (is(board_collective::bcast))
+      return me == e.root ? p.staged == p.chunks : p.copied == p.chunks;
+    if (is(board_collective::allgather)) return p.staged == p.chunks && p.copied == p.chunks;
     return p.copied == p.chunks && p.reduced == p.chunks;
   }
 };
@@ -220,17 +273,22 @@ coll::staging_shape staging_config(const char* call, int rank) {
 
 staged_progress begin_staged(rank_context& ctx, const board_call& e, std::uint64_t base) {
   const coll::staging_shape shape = staging_config(e.call, ctx.rank());
-  const std::size_t elem = e.kind == board_collective::bcast ? 1 : e.op.elem;
+  const bool bytewise = e.kind == board_collective::bcast || e.kind == board_collective::allgather;
+  const std::size_t elem = bytewise ? 1 : e.op.elem;
+  // A reduce-scatter's slot holds chunk k of every rank's block.
+  const std::size_t blocks =
+      e.kind == board_collective::reduce_scatter_block ? ctx.world_group()->world_ranks.size() : 1;
   staged_progress p;
   p.base = base;
   p.elem = elem;
-  p.chunk_elems = std::max<std::size_t>(1, shape.chunk / elem);
-  p.slot_bytes = p.chunk_elems * elem;
+  p.chunk_elems = std::max<std::size_t>(1, shape.chunk / (elem * blocks));
+  p.slot_bytes = p.chunk_elems * elem * blocks;
   p.depth = std::min(shape.depth, node_staging::ring_bytes / p.slot_bytes);
   if (p.depth < 2)
-    fail(e.call, ctx.rank(), "staged collectives: elements of ", elem,
-         " bytes leave room for fewer than 2 chunks in the staging ring of ",
-         node_staging::ring_bytes, " bytes");
+    fail(e.call, ctx.rank(), "staged collectives: a chunk of ", p.slot_bytes,
+         " bytes (elements of ", elem, " bytes", blocks > 1 ? ", one of each rank's block" : "",
+         ") leaves room for fewer than 2 in the staging ring of ", node_staging::ring_bytes,
+         " bytes");
   const std::size_t count = e.bytes / elem;
   p.chunks = (count + p.chunk_elems - 1) / p.chunk_elems;
   return p;

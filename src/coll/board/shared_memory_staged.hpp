@@ -1,7 +1,7 @@
 #pragma once
-// Staged board collectives (shared_memory_staged.cpp): bcast, reduce and allreduce on the world
-// copied through the ranks' staging rings in node memory, in pipelined chunks, instead of
-// straight between the buffers.
+// Staged board collectives (shared_memory_staged.cpp): bcast, reduce, allreduce, allgather and
+// reduce_scatter_block on the world copied through the ranks' staging rings in node memory, in
+// pipelined chunks, instead of straight between the buffers.
 
 #include <cstddef>
 #include <cstdint>
@@ -23,7 +23,7 @@ coll::staging_shape staging_config(const char* call, int rank);
 struct staged_progress {
   std::uint64_t base = 0;    ///< the chunks of earlier staged collectives (board_progress)
   std::uint64_t chunks = 0;  ///< this collective's chunks
-  std::size_t elem = 1;      ///< bytes per element (a bcast's: 1)
+  std::size_t elem = 1;      ///< bytes per element (a bcast's and an allgather's: 1)
   std::size_t chunk_elems = 0, slot_bytes = 0, depth = 0;
   std::uint64_t staged = 0, reduced = 0, copied = 0;
 };

@@ -71,6 +71,8 @@ constexpr algorithm_entry allgather_algorithms[] = {
     {"shared_memory", allgather_algorithm::shared_memory, bc::allgather},
     {"shared_memory_direct", allgather_algorithm::shared_memory_direct, bc::allgather, false, false,
      direct},
+    {"shared_memory_staged", allgather_algorithm::shared_memory_staged, bc::allgather, false, false,
+     staged},
     {"hierarchical", allgather_algorithm::hierarchical},
 };
 constexpr algorithm_entry alltoall_algorithms[] = {
@@ -83,6 +85,8 @@ constexpr algorithm_entry reduce_scatter_block_algorithms[] = {
     {"shared_memory", reduce_scatter_block_algorithm::shared_memory, bc::reduce_scatter_block},
     {"shared_memory_direct", reduce_scatter_block_algorithm::shared_memory_direct,
      bc::reduce_scatter_block, false, false, direct},
+    {"shared_memory_staged", reduce_scatter_block_algorithm::shared_memory_staged,
+     bc::reduce_scatter_block, false, false, staged},
 };
 constexpr algorithm_entry recursive_doubling_only[] = {
     {"recursive_doubling", sole_algorithm::sole}};

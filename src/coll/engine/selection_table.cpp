@@ -16,8 +16,9 @@
 //   - shared_memory_direct (bcast, reduce, allreduce, allgather, reduce_scatter_block) moves
 //     straight between the buffers at every size: one node and ranks that can copy across
 //     processes;
-//   - shared_memory_staged (bcast, reduce, allreduce) copies through node memory in pipelined
-//     chunks (src/coll/board/shared_memory_staged.cpp): one node and the world only;
+//   - shared_memory_staged (bcast, reduce, allreduce, allgather, reduce_scatter_block) copies
+//     through node memory in pipelined chunks (src/coll/board/shared_memory_staged.cpp): one
+//     node and the world only;
 //   - ring (allreduce, reduce_scatter_block) needs a commutative operation;
 //   - hierarchical (bcast, reduce, allreduce, allgather) and hierarchical_slices (allreduce) need a
 //     commutative operation or a group whose nodes hold consecutive group ranks, and
@@ -61,12 +62,24 @@
 //     4 KiB 1.0 vs 11-12, 1 MiB 169-174 vs 437-485 (straight beyond the slots; forced straight
 //     below them it pays its system calls: 8 B 3.4-4.4 us). Threads: 8 B 0.19-0.36 vs 0.5;
 //     straight from 4 KiB blocks in three rounds of four (4 KiB 0.56-0.74 vs 1.0-3.0 us through
-//     the slots), 1 MiB 69-78 vs 107-128 by messages.
+//     the slots), 1 MiB 69-78 vs 107-128 by messages. Processes on the world, 2026-11-29:
+//     staged through node memory beats the slots from 4 KiB blocks (near: 4 KiB 0.45-0.46 vs
+//     0.54 us, 8 KiB 0.59-0.61 vs 0.75, 16 KiB 0.90-0.91 vs 1.31-1.33; 2 KiB 0.31 vs 0.24-0.25)
+//     and straight copies at every size (far: 16 KiB 2.31 vs 3.55, 1 MiB 74.9 vs 92.7, 4 MiB
+//     299 vs 421). 4 ranks on 2 cores (oversubscribed, --quick) disagree below the slots'
+//     limit (16 KiB blocks: slots 10.4 us, staged 15.5: its one more wait for the others costs
+//     a context switch there, a handoff where each rank has its core) and agree beyond it
+//     (128 KiB: 45.5 vs 117 straight); the rule follows the 2-rank figures.
 //   - reduce_scatter_block (a block per rank): the board beats messages at every size on both
 //     engines, through the slots while the input fits one (2 ranks: blocks up to 8 KiB) and
 //     straight beyond. Processes: 8 B 0.23-0.61 vs 1.1-1.9 us (recursive halving), 4 KiB
 //     1.05-2.75 vs 7.9-12.9, 1 MiB 256 vs 299-1010. Threads: 8 B 0.22 vs 0.56-0.93, 16 KiB
 //     1.9-2.0 vs 3.9-4.5; forced straight it pays more below 8 KiB (8 B 0.29-1.2 us).
+//     Processes on the world, 2026-11-29: past the slots, staged through node memory beats
+//     straight copies at every size (far: 16 KiB blocks 2.81 vs 3.97 us, 64 KiB 6.0 vs 8.7,
+//     1 MiB 92.9 vs 111.4; 4 ranks, --quick: 16 KiB 17.5 vs 30.4, 1 MiB 531 vs 681), and the
+//     slots win while the input fits one (near: 4 KiB blocks 0.44-0.45 vs 0.50, 8 KiB
+//     0.62-0.63 vs 0.67-0.68; 4 ranks, 2 KiB blocks 7.4 vs 11.9).
 //   - across emulated nodes (4 MPI ranks as 2 x 2, CAIRN_NODES=2, `cairn-bench <collective>
 //     --quick` against the table without the hierarchical rules; 4 ranks on 2 cores, so one
 //     round each and noisy): by node leaders bcast 64 KiB 38 vs 81 us, 4 MiB 2.4 vs 3.1 ms;
@@ -121,6 +134,7 @@ std::string_view default_selection_table() {
          "scatter=binomial,"
 
          "allgather=shared_memory_direct@8k- if !count_check and !processes,"
+         "allgather=shared_memory_staged@8k- if !count_check and processes,"
          "allgather=shared_memory if !count_check,"
          "allgather=hierarchical@-256k if nodes>1 and nodes<ranks,"
          "allgather=ring@64k-,"
@@ -130,6 +144,7 @@ std::string_view default_selection_table() {
          "alltoall=bruck@-256 if ranks>4,"
          "alltoall=pairwise,"
 
+         "reduce_scatter_block=shared_memory_staged@16385- if !count_check and processes,"
          "reduce_scatter_block=shared_memory if !count_check,"
          "reduce_scatter_block=ring@256k- if commutative and ranks>2,"
          "reduce_scatter_block=recursive_halving,"

@@ -205,8 +205,7 @@ template <class Alg>
 std::optional<board_path> path_of(Alg a) {
   if (a == Alg::shared_memory) return board_path::automatic;
   if (a == Alg::shared_memory_direct) return board_path::direct;
-  if constexpr (requires { Alg::shared_memory_staged; })  // allgather has no staged path
-    if (a == Alg::shared_memory_staged) return board_path::staged;
+  if (a == Alg::shared_memory_staged) return board_path::staged;
   return std::nullopt;
 }
 
