@@ -220,11 +220,11 @@ std::string ref_allreduce(const where& w, std::size_t count, std::size_t elem, b
 std::string ref_allgather(const where& w, std::size_t block) {
   const std::size_t gathered = block * static_cast<std::size_t>(w.p);
   // On the board: straight between the buffers from 8 KiB gathered on threads, staged through
-  // node memory from 8 KiB across processes on the world, else through the slots up to 16 KiB
+  // node memory from 16 KiB across processes on the world, else through the slots up to 16 KiB
   // per rank and straight beyond.
   if (!w.checked && w.board && !w.processes && w.direct && gathered >= 8192)
     return "allgather/shared_memory_direct";
-  if (!w.checked && w.board && w.processes && w.world && gathered >= 8192)
+  if (!w.checked && w.board && w.processes && w.world && gathered >= 16384)
     return "allgather/shared_memory_staged";
   if (on_board(w, block)) return "allgather/shared_memory";
   if (hierarchical(w, true) && gathered <= 256 * 1024) return "allgather/hierarchical";

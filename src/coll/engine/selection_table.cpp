@@ -63,13 +63,14 @@
 //     below them it pays its system calls: 8 B 3.4-4.4 us). Threads: 8 B 0.19-0.36 vs 0.5;
 //     straight from 4 KiB blocks in three rounds of four (4 KiB 0.56-0.74 vs 1.0-3.0 us through
 //     the slots), 1 MiB 69-78 vs 107-128 by messages. Processes on the world, 2026-11-29:
-//     staged through node memory beats the slots from 4 KiB blocks (near: 4 KiB 0.45-0.46 vs
-//     0.54 us, 8 KiB 0.59-0.61 vs 0.75, 16 KiB 0.90-0.91 vs 1.31-1.33; 2 KiB 0.31 vs 0.24-0.25)
-//     and straight copies at every size (far: 16 KiB 2.31 vs 3.55, 1 MiB 74.9 vs 92.7, 4 MiB
-//     299 vs 421). 4 ranks on 2 cores (oversubscribed, --quick) disagree below the slots'
-//     limit (16 KiB blocks: slots 10.4 us, staged 15.5: its one more wait for the others costs
-//     a context switch there, a handoff where each rank has its core) and agree beyond it
-//     (128 KiB: 45.5 vs 117 straight); the rule follows the 2-rank figures.
+//     staged through node memory beats straight copies at every size (far: 16 KiB 2.31 vs
+//     3.55, 1 MiB 74.9 vs 92.7, 4 MiB 299 vs 421) and the slots from 8 KiB blocks (near: 4 KiB
+//     0.45-0.46 vs 0.54 us, 8 KiB 0.59-0.61 vs 0.75, 16 KiB 0.90-0.91 vs 1.31-1.33; far: 4 KiB
+//     1.46-1.50 vs 1.31-1.35, 8 KiB 1.75-1.96 vs 1.75-1.94, 16 KiB 2.39-2.45 vs 2.64-3.00).
+//     4 ranks on 2 cores (oversubscribed, --quick) disagree below the slots' limit (16 KiB
+//     blocks: slots 10.4 us, staged 15.5: its one more wait for the others costs a context
+//     switch there, a handoff where each rank has its core) and agree beyond it (128 KiB: 45.5
+//     vs 117 straight); the rule follows the 2-rank figures.
 //   - reduce_scatter_block (a block per rank): the board beats messages at every size on both
 //     engines, through the slots while the input fits one (2 ranks: blocks up to 8 KiB) and
 //     straight beyond. Processes: 8 B 0.23-0.61 vs 1.1-1.9 us (recursive halving), 4 KiB
@@ -79,7 +80,10 @@
 //     straight copies at every size (far: 16 KiB blocks 2.81 vs 3.97 us, 64 KiB 6.0 vs 8.7,
 //     1 MiB 92.9 vs 111.4; 4 ranks, --quick: 16 KiB 17.5 vs 30.4, 1 MiB 531 vs 681), and the
 //     slots win while the input fits one (near: 4 KiB blocks 0.44-0.45 vs 0.50, 8 KiB
-//     0.62-0.63 vs 0.67-0.68; 4 ranks, 2 KiB blocks 7.4 vs 11.9).
+//     0.62-0.63 vs 0.67-0.68; far: 4 KiB 1.26-1.27 vs 1.61-1.65, 8 KiB 1.66-1.69 vs 2.11-2.15;
+//     4 ranks, 2 KiB blocks 7.4 vs 11.9). Allreduce through the slots against staged up to 16
+//     KiB depends on the placement (near: 4 KiB 0.60-0.65 vs 0.49-0.51 staged; far: 1.40-1.41
+//     vs 1.98-2.03): the slots stay.
 //   - across emulated nodes (4 MPI ranks as 2 x 2, CAIRN_NODES=2, `cairn-bench <collective>
 //     --quick` against the table without the hierarchical rules; 4 ranks on 2 cores, so one
 //     round each and noisy): by node leaders bcast 64 KiB 38 vs 81 us, 4 MiB 2.4 vs 3.1 ms;
@@ -134,7 +138,7 @@ std::string_view default_selection_table() {
          "scatter=binomial,"
 
          "allgather=shared_memory_direct@8k- if !count_check and !processes,"
-         "allgather=shared_memory_staged@8k- if !count_check and processes,"
+         "allgather=shared_memory_staged@16k- if !count_check and processes,"
          "allgather=shared_memory if !count_check,"
          "allgather=hierarchical@-256k if nodes>1 and nodes<ranks,"
          "allgather=ring@64k-,"
