@@ -108,19 +108,32 @@ inline void timed(double* acc, F&& f) {
 }
 
 // Cross-memory reads cost a walk of the sender's pages per run, so the MPI engine copies
-// straight only when the runs are long: when the last dimension's runs average at least this
-// many bytes. Measured (4 MPI processes, 2 cores, N = 1024 doubles, medians of 40 paired
-// samples): 8 KiB runs 1.8 ms read straight vs 2.8 ms packed through messages, 4 KiB runs
-// 3.2 vs 2.6 ms, 8-byte runs 298 vs 4.3 ms. The plan's dimensions are the same on every rank,
-// so every pair of peers makes the same choice.
+// straight only when the runs are long: when they average at least this many bytes. Measured
+// (4 MPI processes, 2 cores, N = 1024 doubles, medians of 40 paired samples): 8 KiB runs 1.8 ms
+// read straight vs 2.8 ms packed through messages, 4 KiB runs 3.2 vs 2.6 ms, 8-byte runs 298
+// vs 4.3 ms. The plan's dimensions are the same on every rank, so every pair of peers makes
+// the same choice.
 constexpr std::int64_t cross_memory_min_run_bytes = 8192;
+// The bytes of a run a straight copy reads, on average: the last dimension's runs, times the
+// trailing dimensions that neither side distributes (a dimension whole on both sides lays its
+// rows back to back on both, so they merge into the runs of the dimension before it: a slab
+// transpose's runs are a block of rows, not one row).
+std::int64_t mean_run_bytes(const redistribution_plan& p) {
+  auto whole = static_cast<std::int64_t>(p.elem_size);
+  for (auto d = p.dims.rbegin(); d != p.dims.rend(); ++d) {
+    std::int64_t indices = 0;
+    for (const std::int64_t t : d->total) indices += t;
+    const auto runs = static_cast<std::int64_t>(d->runs.size());
+    if (d->gs == 1 && d->gd == 1 && runs == 1) {
+      whole *= indices;
+      continue;
+    }
+    return runs ? whole * indices / runs : 0;
+  }
+  return whole;
+}
 bool cross_memory_pays(const redistribution_plan& p) {
-  if (p.dims.empty()) return false;
-  const dim_plan& last = p.dims.back();
-  std::int64_t indices = 0;
-  for (const std::int64_t t : last.total) indices += t;
-  const auto runs = static_cast<std::int64_t>(last.runs.size());
-  return indices * static_cast<std::int64_t>(p.elem_size) >= cross_memory_min_run_bytes * runs;
+  return !p.dims.empty() && mean_run_bytes(p) >= cross_memory_min_run_bytes;
 }
 // Staging buffers outlive their transfers, a few per rank: a fresh buffer per redistribution
 // costs the page faults of the whole area (and zeroing, with a vector) — measured 2-4 ms of
