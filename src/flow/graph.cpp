@@ -8,6 +8,7 @@
 
 #include "cairn/flow/graph.hpp"
 #include "flow/lowered.hpp"
+#include "flow/round_buffers.hpp"
 
 namespace cairn::flow {
 namespace detail {
@@ -177,7 +178,8 @@ void graph_data::place(const std::vector<int>& instances, const std::vector<int>
 }  // namespace detail
 
 graph::graph(const world& w, graph_options opts)
-    : data_(std::make_unique<detail::graph_data>(w, opts)) {}
+    : data_(std::make_unique<detail::graph_data>(w, opts)),
+      buffers_(std::make_unique<detail::round_buffers>()) {}
 
 graph::~graph() = default;
 
@@ -192,7 +194,7 @@ int graph::rank_of_instance(int instance) {
 
 void graph::run() {
   const detail::lowered& plan = lower();
-  detail::runner r(*data_, plan);
+  detail::runner r(*data_, plan, *buffers_);
   r.run();
 }
 

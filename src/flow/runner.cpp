@@ -15,6 +15,7 @@
 
 #include "cairn/coll/op.hpp"
 #include "flow/lowered.hpp"
+#include "flow/round_buffers.hpp"
 #include "runtime/rank_context.hpp"
 
 namespace cairn::flow::detail {
@@ -38,7 +39,7 @@ struct runner::reduce_state {
   bool participates = false, receives = false, alone = false, announcer = false;
   std::vector<int> r_np;  // receiver ranks that do not participate
   struct round {
-    std::vector<std::byte> in, out;
+    round_buffers::buffer in, out;
     std::size_t n = 0;
     int contributed = 0;
     bool started = false, done = false;
@@ -47,21 +48,6 @@ struct runner::reduce_state {
   std::deque<round> rounds;
   std::uint64_t first = 0;    // number of rounds.front()
   std::uint64_t started = 0;  // rounds started
-  // Buffers of delivered rounds, kept with their size: a steady run allocates and zeroes none.
-  std::vector<std::vector<std::byte>> spare;
-  std::vector<std::byte> take(std::size_t bytes) {
-    for (std::size_t i = spare.size(); i-- > 0;)
-      if (spare[i].size() == bytes) {
-        std::vector<std::byte> b = std::move(spare[i]);
-        spare[i] = std::move(spare.back());
-        spare.pop_back();
-        return b;
-      }
-    return std::vector<std::byte>(bytes);
-  }
-  void give(std::vector<std::byte>&& b) {
-    if (!b.empty() && spare.size() < 8) spare.push_back(std::move(b));
-  }
 };
 
 namespace {
@@ -75,8 +61,8 @@ void record_sink::operator()(std::span<const std::byte> payload, int origin) con
   r->on_record(payload, origin);
 }
 
-runner::runner(const graph_data& g, const lowered& plan)
-    : g_(g), plan_(plan), w_(g.w), me_(g.w.rank()) {
+runner::runner(const graph_data& g, const lowered& plan, round_buffers& buffers)
+    : g_(g), plan_(plan), buffers_(buffers), w_(g.w), me_(g.w.rank()) {
   // This rank's instances, by increasing number.
   std::vector<int> slot_of(plan.rank_of.size(), -1);
   for (std::size_t i = 0; i < plan.rank_of.size(); ++i) {
@@ -202,14 +188,14 @@ void runner::contribute(const out_binding& b, int slot, const std::byte* elems, 
   const std::size_t bytes = n * r.decl->elem;
   if (x.contributed == 0) {
     x.n = n;
-    x.in = r.take(bytes);
-    if (bytes) std::memcpy(x.in.data(), elems, bytes);
+    x.in = buffers_.take(bytes);
+    if (bytes) std::memcpy(x.in.get(), elems, bytes);
   } else {
     if (n != x.n)
       cairn::detail::fail(run_call, me_, instances_[static_cast<std::size_t>(slot)].name, " sends ",
                           n, " elements to reduce '", r.decl->name, "' in round ", k,
                           ", another participant on this rank ", x.n);
-    r.decl->combine(r.decl->op.get(), elems, x.in.data(), n);
+    r.decl->combine(r.decl->op.get(), elems, x.in.get(), n);
   }
   if (++x.contributed == static_cast<int>(r.participant_slots.size())) start_rounds(r);
 }
@@ -233,15 +219,15 @@ void runner::start_round(reduce_state& r, Round& x) {
     for (int dest : r.r_np) channel_->send(dest, std::span<const std::byte>(rec, 20));
     channel_->flush();
   }
-  if (r.receives) x.out = r.take(x.n * d.elem);
+  if (r.receives) x.out = buffers_.take(x.n * d.elem);
   generalized_reduce_options opt = r.plan->opt;
   reduce_balancer history;
   if (opt.load_balance) {  // planned against the graph's earlier reduces, the same everywhere
     history = r.plan->history;
     opt.balancer = &history;
   }
-  x.req = d.start(w_, r.plan->p_ranks, r.plan->r_ranks, x.in.data(), r.participates ? x.n : 0,
-                  x.out.data(), r.receives ? x.n : 0, d.op.get(), opt);
+  x.req = d.start(w_, r.plan->p_ranks, r.plan->r_ranks, x.in.get(), r.participates ? x.n : 0,
+                  x.out.get(), r.receives ? x.n : 0, d.op.get(), opt);
 }
 
 void runner::start_rounds(reduce_state& r) {
@@ -273,10 +259,10 @@ bool runner::advance_reduces() {
     while (!r.rounds.empty() && r.rounds.front().started) {
       reduce_state::round& x = r.rounds.front();
       if (!x.done && !x.req.test()) break;
-      const std::byte* result = r.alone ? x.in.data() : x.out.data();
+      const std::byte* result = r.alone ? x.in.get() : x.out.get();
       for (queue_base* q : r.receivers_here) r.decl->deliver(*q, result, x.n);
-      r.give(std::move(x.in));
-      r.give(std::move(x.out));
+      buffers_.give(std::move(x.in));
+      buffers_.give(std::move(x.out));
       r.rounds.pop_front();
       ++r.first;
       moved = true;

@@ -100,6 +100,7 @@ namespace detail {
 
 class runner;
 struct lowered;
+class round_buffers;
 struct queue_base;
 
 /// What the runtime needs to know about a queue's item type without knowing the type.
@@ -239,9 +240,16 @@ struct reduce_payload<std::vector<E>> {
   static const E* data(const std::vector<E>& q) noexcept { return q.data(); }
   static std::size_t size(const std::vector<E>& q) noexcept { return q.size(); }
   static std::vector<E> make(const std::byte* p, std::size_t n) {
-    std::vector<E> q(n);
-    if (n) std::memcpy(static_cast<void*>(q.data()), p, n * sizeof(E));
-    return q;
+    if constexpr (alignof(E) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
+      // Copied in one pass, not zeroed first: a round's buffer is aligned for E (operator new)
+      // and holds its elements (copied or combined there as E).
+      const E* first = reinterpret_cast<const E*>(p);
+      return std::vector<E>(first, first + n);
+    } else {
+      std::vector<E> q(n);
+      if (n) std::memcpy(static_cast<void*>(q.data()), p, n * sizeof(E));
+      return q;
+    }
   }
 };
 
@@ -353,7 +361,7 @@ class runner {
     std::coroutine_handle<task::promise_type> top;  // its run, while it runs
   };
 
-  runner(const graph_data& g, const lowered& plan);
+  runner(const graph_data& g, const lowered& plan, round_buffers& buffers);
   ~runner();
   runner(const runner&) = delete;
   runner& operator=(const runner&) = delete;
@@ -409,6 +417,7 @@ class runner {
 
   const graph_data& g_;
   const lowered& plan_;
+  round_buffers& buffers_;  // the graph's, kept between runs
   cairn::world w_;
   int me_;
   std::vector<instance_state> instances_;
@@ -871,6 +880,7 @@ class graph {
 
   std::unique_ptr<detail::graph_data> data_;
   std::unique_ptr<detail::lowered> plan_;
+  std::unique_ptr<detail::round_buffers> buffers_;  // the reduces' rounds', between runs
 };
 
 /// A named part of a graph: a function that builds a sub-graph takes a scope, adds its modules
