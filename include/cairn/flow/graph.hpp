@@ -148,26 +148,30 @@ class item_ring {
   [[nodiscard]] std::size_t size() const noexcept { return n_; }
   template <class U>
   void push_back(U&& v) {
-    if (n_ == buf_.size()) grow();
-    buf_[(head_ + n_) & (buf_.size() - 1)] = std::forward<U>(v);
+    if (n_ == cap_) grow();
+    buf_[(head_ + n_) & (cap_ - 1)] = std::forward<U>(v);
     ++n_;
   }
   T pop_front() {
     T v = std::move(buf_[head_]);
-    head_ = (head_ + 1) & (buf_.size() - 1);
+    head_ = (head_ + 1) & (cap_ - 1);
     --n_;
     return v;
   }
 
  private:
   void grow() {
-    std::vector<T> b(buf_.empty() ? 16 : 2 * buf_.size());
-    for (std::size_t i = 0; i < n_; ++i) b[i] = std::move(buf_[(head_ + i) & (buf_.size() - 1)]);
-    buf_.swap(b);
+    // Default-initialized, not value-initialized: a trivial item type's new slots are not
+    // zeroed (a queue a producer runs ahead of grows to megabytes).
+    const std::size_t cap = cap_ ? 2 * cap_ : 16;
+    std::unique_ptr<T[]> b(new T[cap]);
+    for (std::size_t i = 0; i < n_; ++i) b[i] = std::move(buf_[(head_ + i) & (cap_ - 1)]);
+    buf_ = std::move(b);
+    cap_ = cap;
     head_ = 0;
   }
-  std::vector<T> buf_;  // a power of two long
-  std::size_t head_ = 0, n_ = 0;
+  std::unique_ptr<T[]> buf_;  // cap_ slots, a power of two
+  std::size_t cap_ = 0, head_ = 0, n_ = 0;
 };
 
 template <class T>
