@@ -65,7 +65,9 @@ struct staged_run {
   bool reduces() const { return !is(board_collective::bcast) && !is(board_collective::allgather); }
   // True if this rank copies its input's chunks into its ring.
   bool stages() const { return !is(board_collective::bcast) || me == e.root; }
-  // True if rank q's output takes data from other ranks' slots (or its own reduction).
+  // True if rank q has a copy step: its output takes chunks from other ranks' slots (a
+  // reduce's or allreduce's also its own combined segment). A reduce-scatter's output is its
+  // own segment alone, which its reduce step writes.
   bool receives(int q) const {
     switch (e.kind) {
       case board_collective::bcast: return q != e.root;
