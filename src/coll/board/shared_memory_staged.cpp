@@ -138,6 +138,16 @@ struct staged_run {
       copy_bytes(to, e.in + buffer_offset(k), chunk_count(k));
       return;
     }
+    if (!is(board_collective::reduce_scatter_block)) {
+      // The other segments lie before and after this rank's, laid out in the slot as in the
+      // buffer: two copies, whatever the number of ranks.
+      const segment g = segment_of(k, me);
+      const std::size_t at = buffer_offset(k), end = chunk_count(k) * elem;
+      copy_bytes(to, e.in + at, g.ring_at);
+      copy_bytes(to + g.ring_at + g.bytes, e.in + at + g.ring_at + g.bytes,
+                 end - g.ring_at - g.bytes);
+      return;
+    }
     for (int q = 0; q < n; ++q) {
       if (q == me) continue;
       const segment g = segment_of(k, q);
