@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cassert>
 #include <cstdint>
@@ -714,10 +715,16 @@ bool mpi_transport::advance_posted() {
   scratch_index_.resize(n);
   scratch_status_.resize(n);
   int outcount = 0;
-  const int rc = MPI_Testsome(static_cast<int>(n), posted_reqs_.data(), &outcount,
-                              scratch_index_.data(), scratch_status_.data());
-  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) mpi_fail("progress", ctx_.rank(), rc);
-  if (outcount == MPI_UNDEFINED || outcount <= 0) return false;
+  // Open MPI's Testsome progresses only when it found nothing complete, and then returns
+  // without looking again: a second look sees what that progress completed, in this poll
+  // rather than the next.
+  for (int look = 0; look < 2 && outcount <= 0; ++look) {
+    const int rc = MPI_Testsome(static_cast<int>(n), posted_reqs_.data(), &outcount,
+                                scratch_index_.data(), scratch_status_.data());
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) mpi_fail("progress", ctx_.rank(), rc);
+    if (outcount == MPI_UNDEFINED) return false;
+  }
+  if (outcount <= 0) return false;
   scratch_done_.clear();
   for (int k = 0; k < outcount; ++k) {
     const auto slot = static_cast<std::uint32_t>(scratch_index_[static_cast<std::size_t>(k)]);
@@ -751,6 +758,20 @@ bool mpi_transport::advance_pending(request_state* pending) {
 }
 
 bool mpi_transport::test(request_state* s) {
+  if (test_own(s, true)) return true;
+  // Not done: other receives may hold headers whose payloads a peer is waiting to deliver
+  // (and this operation may depend on that peer).
+  const bool self_posted = s->k == request_state::kind::recv && s->phase == 0;
+  if (posted_.size() > (self_posted ? 1u : 0u)) advance_posted();
+  return s->done.load(std::memory_order_relaxed) != 0;
+}
+
+bool mpi_transport::test_polled(request_state* s) {
+  // A receive still in its posted slot was tested by the poll's Testsome.
+  return test_own(s, false);
+}
+
+bool mpi_transport::test_own(request_state* s, bool test_slot) {
   if (s->done.load(std::memory_order_relaxed)) return true;
   int flag = 0;
   MPI_Status st;
@@ -767,6 +788,7 @@ bool mpi_transport::test(request_state* s) {
       return true;
     }
   } else if (s->phase == 0) {
+    if (!test_slot) return false;
     const int rc = MPI_Test(&posted_reqs_[s->slot], &flag, &st);
     if (rc != MPI_SUCCESS) mpi_fail(s->call, ctx_.rank(), rc);
     if (flag) {
@@ -784,15 +806,12 @@ bool mpi_transport::test(request_state* s) {
       return true;
     }
   }
-  // Not done: other receives may hold headers whose payloads a peer is waiting to deliver
-  // (and this operation may depend on that peer).
-  const bool self_posted = s->k == request_state::kind::recv && s->phase == 0;
-  if (posted_.size() > (self_posted ? 1u : 0u)) advance_posted();
-  return s->done.load(std::memory_order_relaxed) != 0;
+  return false;
 }
 
 void mpi_transport::stash_arrived(msg_context c) {
-  std::vector<std::byte> buf(header_bytes);
+  // A small message is at most header_bytes: no allocation per probe.
+  std::array<std::byte, header_bytes> buf;
   for (;;) {
     int flag = 0;
     MPI_Message msg;
@@ -810,6 +829,10 @@ void mpi_transport::stash_arrived(msg_context c) {
 
 bool mpi_transport::iprobe(int source, int tag, msg_context c, status* out) {
   advance_posted();
+  return iprobe_polled(source, tag, c, out);
+}
+
+bool mpi_transport::iprobe_polled(int source, int tag, msg_context c, status* out) {
   stash_arrived(c);
   for (const stashed& m : stash_)
     if (m.ctx == c && (source == any_source || source == m.source) &&

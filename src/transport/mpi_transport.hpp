@@ -78,7 +78,9 @@ class mpi_transport final : public transport {
   bool poll() override;
   bool advance_pending(request_state* pending) override;
   bool test(request_state* s) override;
+  bool test_polled(request_state* s) override;
   bool iprobe(int source, int tag, msg_context c, status* st) override;
+  bool iprobe_polled(int source, int tag, msg_context c, status* st) override;
   void park(request_state* s, double max_s, std::uint64_t round) override;
   void cancel(request_state* s) override;
   /// Polls before a wait parks: with more processes than cores, park (yield) almost at once,
@@ -210,6 +212,9 @@ class mpi_transport final : public transport {
   /// moves on those whose slot got it, in the order their slots were posted (as MPI filled
   /// them).
   bool advance_posted();
+  /// test() of `s` alone: its own MPI requests (its posted slot too if `test_slot`), nothing
+  /// else advanced.
+  bool test_own(request_state* s, bool test_slot);
   /// Posts slot `slot`'s receive into `target` (its ticket: the order of posting).
   int post_slot(std::uint32_t slot, request_state* s, void* target, int wtag);
   /// While arrivals are handled (one scope or more), slots keep their index: remove_posted

@@ -494,6 +494,10 @@ void threads_transport::deliver(envelope* e, request_state* r) noexcept {
 
 bool threads_transport::iprobe(int source, int tag, msg_context c, status* st) {
   poll();
+  return iprobe_polled(source, tag, c, st);
+}
+
+bool threads_transport::iprobe_polled(int source, int tag, msg_context c, status* st) {
   const envelope* e = find_unexpected(source, tag, 0, c).e;
   if (e) *st = status{e->src, e->tag, e->size};
   return e != nullptr;

@@ -194,7 +194,12 @@ class threads_transport final : public transport {
     poll();
     return s->done.load(std::memory_order_acquire) != 0;
   }
+  /// Receivers complete sends and receives as they copy: the flag is the whole answer.
+  bool test_polled(request_state* s) override {
+    return s->done.load(std::memory_order_acquire) != 0;
+  }
   bool iprobe(int source, int tag, msg_context c, status* st) override;
+  bool iprobe_polled(int source, int tag, msg_context c, status* st) override;
   void park(request_state* s, double max_s, std::uint64_t round) override;
   void cancel(request_state* s) override;
   unsigned spin_polls() const override { return spin_polls_; }

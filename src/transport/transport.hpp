@@ -66,9 +66,15 @@ class transport {
   virtual bool advance_pending(request_state* pending) = 0;
   /// Advances communication and reports whether `s` is complete.
   virtual bool test(request_state* s) = 0;
+  /// Reports whether `s` is complete, advancing `s` alone: for a pass over many operations
+  /// that called poll() once first (a test() of each would poll again for every one).
+  virtual bool test_polled(request_state* s) = 0;
   /// Looks for an arrived message matching (source, tag) in context c (not a keyed one)
   /// without receiving it.
   virtual bool iprobe(int source, int tag, msg_context c, status* st) = 0;
+  /// iprobe() in a pass that called poll() once first: looks at what arrived without
+  /// advancing anything else.
+  virtual bool iprobe_polled(int source, int tag, msg_context c, status* st) = 0;
   /// Blocks for at most `max_s` seconds or until something may have happened for this rank.
   /// `s` (may be null) is the operation being waited for; `round` counts the parks of the
   /// current wait (0 for the first), so an engine can yield first and sleep later.
