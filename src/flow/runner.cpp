@@ -327,15 +327,16 @@ void runner::run() {
       resume(e);
       sent_since_flush = true;
     }
+    if (ready_.empty() && sent_since_flush) {
+      // Nothing here runs until something arrives: what is buffered goes now (latency over
+      // batching), before the poll that may bring the answer.
+      channel_->flush();
+      sent_since_flush = false;
+    }
     w_.progress();
     const bool moved = advance_reduces();
     if (!ready_.empty() || moved || running_ == 0) {
       spins = 0;
-      continue;
-    }
-    if (sent_since_flush) {  // going idle: what is buffered goes now (latency over batching)
-      channel_->flush();
-      sent_since_flush = false;
       continue;
     }
     cairn::detail::rank_entry guard(ctx);
