@@ -155,6 +155,17 @@ int runner::rank_of_target(const lowered& plan, const in_port& t) {
   return plan.rank_of[static_cast<std::size_t>(t.instance)];
 }
 
+bool runner::needs_channel(const lowered& plan) {
+  for (const lowered::binding& b : plan.bindings)
+    for (const in_port& t : b.targets)
+      if (rank_of_target(plan, t) != plan.rank_of[static_cast<std::size_t>(b.instance)])
+        return true;
+  for (const lowered::reduce& r : plan.reduces)
+    for (int x : r.r_ranks)
+      if (!std::binary_search(r.p_ranks.begin(), r.p_ranks.end(), x)) return true;
+  return false;
+}
+
 void runner::unbound(int slot, const char* queue, const char* what, const char* verb) const {
   cairn::detail::fail(run_call, me_, instances_[static_cast<std::size_t>(slot)].name, " ", what,
                       " '", queue, "', which no flow statement of the graph ", verb);
@@ -293,7 +304,8 @@ void runner::run() {
   msg::channel_options copts;
   copts.buffer_bytes = g_.opts.buffer_bytes;
   copts.name = "flow";
-  channel_ = std::make_unique<record_channel>(w_, msg::route::direct{}, record_sink{this}, copts);
+  if (needs_channel(plan_))
+    channel_ = std::make_unique<record_channel>(w_, msg::route::direct{}, record_sink{this}, copts);
   std::vector<context> contexts;
   contexts.reserve(instances_.size());
   for (std::size_t s = 0; s < instances_.size(); ++s)
@@ -327,7 +339,7 @@ void runner::run() {
       resume(e);
       sent_since_flush = true;
     }
-    if (ready_.empty() && sent_since_flush) {
+    if (ready_.empty() && sent_since_flush && channel_) {
       // Nothing here runs until something arrives: what is buffered goes now (latency over
       // batching), before the poll that may bring the answer.
       channel_->flush();
@@ -365,15 +377,34 @@ void runner::finish(cairn::detail::rank_context& ctx) {
     }
   }
   // Every item of the graph arrives (a termination phase of its channel).
-  channel_->flush();
-  msg::channel_phase phase(channel_->core());
   std::uint64_t spins = 0;
-  while (true) {
-    const bool moved = advance_reduces();
-    if (phase.test()) break;
-    if (moved) spins = 0;
-    cairn::detail::rank_entry guard(ctx);
-    ctx.idle(nullptr, spins);
+  if (channel_) {
+    channel_->flush();
+    msg::channel_phase phase(channel_->core());
+    while (true) {
+      const bool moved = advance_reduces();
+      if (phase.test()) break;
+      if (moved) spins = 0;
+      cairn::detail::rank_entry guard(ctx);
+      ctx.idle(nullptr, spins);
+    }
+  } else {
+    // No channel, so nothing in flight between instances; but rounds held back by the window
+    // start only here, and the other ranks wait for them before the blocking checks below.
+    const auto held = [&] {
+      for (const auto& rp : reduces_)
+        if (rp && rp->first + rp->rounds.size() > rp->started) return true;
+      return false;
+    };
+    while (held()) {
+      if (advance_reduces()) {
+        spins = 0;
+        continue;
+      }
+      w_.progress();
+      cairn::detail::rank_entry guard(ctx);
+      ctx.idle(nullptr, spins);
+    }
   }
   advance_reduces();
   // Every rank's participants sent as many items to each reduce (else a round never ends).

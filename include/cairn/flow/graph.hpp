@@ -412,6 +412,11 @@ class runner {
     std::coroutine_handle<> h;
   };
   static int rank_of_target(const lowered& plan, const in_port& t);
+  /// True if the graph's channel would carry anything: items between ranks, or reduce starts
+  /// to receivers that do not participate. Channels are made collectively in the same order
+  /// on every rank: each decides from the plan, the same everywhere, and a graph without
+  /// either makes none (nothing to poll while its instances wait for reduces).
+  static bool needs_channel(const lowered& plan);
   void resume(const ready_entry& e);
   bool advance_reduces();
   void start_rounds(reduce_state& r);
@@ -428,7 +433,7 @@ class runner {
   std::vector<std::unique_ptr<reduce_state>> reduces_;
   std::vector<std::vector<queue_base*>> arrivals_;  // per binding: its target queues here
   std::deque<ready_entry> ready_;
-  std::unique_ptr<record_channel> channel_;
+  std::unique_ptr<record_channel> channel_;  // null when needs_channel() is false
   std::vector<std::byte> scratch_;
   struct control {
     std::uint32_t reduce;
