@@ -388,23 +388,6 @@ void runner::finish(cairn::detail::rank_context& ctx) {
       cairn::detail::rank_entry guard(ctx);
       ctx.idle(nullptr, spins);
     }
-  } else {
-    // No channel, so nothing in flight between instances; but rounds held back by the window
-    // start only here, and the other ranks wait for them before the blocking checks below.
-    const auto held = [&] {
-      for (const auto& rp : reduces_)
-        if (rp && rp->first + rp->rounds.size() > rp->started) return true;
-      return false;
-    };
-    while (held()) {
-      if (advance_reduces()) {
-        spins = 0;
-        continue;
-      }
-      w_.progress();
-      cairn::detail::rank_entry guard(ctx);
-      ctx.idle(nullptr, spins);
-    }
   }
   advance_reduces();
   // Every rank's participants sent as many items to each reduce (else a round never ends).
@@ -416,7 +399,19 @@ void runner::finish(cairn::detail::rank_context& ctx) {
         mine[2 * k] = reduces_[k]->sent.front();
         mine[2 * k + 1] = ~reduces_[k]->sent.front();
       }
-    w_.allreduce(mine, all, cairn::max{});
+    // Non-blocking, driving the reduces meanwhile: rounds the window held back start only
+    // here, and other ranks may wait for them before they arrive (without a channel, no
+    // termination phase above kept this rank going until they did).
+    request counted = w_.iallreduce(std::span<const std::uint64_t>(mine),
+                                    std::span<std::uint64_t>(all), cairn::max{});
+    while (!counted.test()) {
+      if (advance_reduces()) {
+        spins = 0;
+        continue;
+      }
+      cairn::detail::rank_entry guard(ctx);
+      ctx.idle(nullptr, spins);
+    }
     for (std::size_t k = 0; k < nr; ++k)
       if (all[2 * k] != ~all[2 * k + 1])
         cairn::detail::fail(run_call, me_, "reduce '",

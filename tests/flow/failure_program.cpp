@@ -4,6 +4,8 @@
 //   flow_failure_program unfed       p[1] dequeues from a queue nothing flows into
 //   flow_failure_program undequeued  q[0] returns with items left in its queue
 //   flow_failure_program rounds      reduce participants send different numbers of items
+//   flow_failure_program rounds_held ... on two ranks, far apart: rounds past the missing ones
+//                                    stay held back by the window of rounds in flight
 #include <cstring>
 #include <stdexcept>
 
@@ -33,6 +35,8 @@ struct worker {
       for (int k = 0; k < 3; ++k) ctx.send(out, k);  // q[0] never dequeues them
     } else if (std::strcmp(mode, "rounds") == 0) {
       for (int k = 0; k < (ctx.index() == 1 ? 2 : 3); ++k) ctx.send(out, k);
+    } else if (std::strcmp(mode, "rounds_held") == 0) {
+      for (int k = 0; k < (ctx.index() == 1 ? 2 : 12); ++k) ctx.send(out, k);
     }
   }
 };
@@ -51,10 +55,12 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(mode, "undequeued") == 0) {
       auto q = g.add<worker>("q", 1);
       g.flow(p, q);  // fan-in; q[0] never dequeues
-    } else if (std::strcmp(mode, "rounds") == 0) {
+    } else if (std::strcmp(mode, "rounds") == 0 || std::strcmp(mode, "rounds_held") == 0) {
       auto q = g.add<worker>("q", 1);
       g.flow(p, g.reduce<int>("r", cairn::plus{}), q);
       g.place(p, {0, w.size() - 1});
+      // Receiver on a participating rank: nothing crosses ranks but the reduce (no channel).
+      if (std::strcmp(mode, "rounds_held") == 0) g.place(q, {0});
     }
     g.run();
   });
