@@ -4,8 +4,9 @@
 //   flow_failure_program unfed       p[1] dequeues from a queue nothing flows into
 //   flow_failure_program undequeued  q[0] returns with items left in its queue
 //   flow_failure_program rounds      reduce participants send different numbers of items
-//   flow_failure_program rounds_held ... on two ranks, far apart: rounds past the missing ones
-//                                    stay held back by the window of rounds in flight
+//   flow_failure_program rounds_held ... 12 against 2, the receiver on a participating rank (no
+//                                    channel): the rounds past the missing ones stay held back
+//                                    by the window of rounds in flight
 #include <cstring>
 #include <stdexcept>
 
