@@ -376,18 +376,25 @@ void runner::finish(cairn::detail::rank_context& ctx) {
                           " (each participant sends one per round)");
     }
   }
-  // Every item of the graph arrives (a termination phase of its channel).
-  std::uint64_t spins = 0;
-  if (channel_) {
-    channel_->flush();
-    msg::channel_phase phase(channel_->core());
-    while (true) {
-      const bool moved = advance_reduces();
-      if (phase.test()) break;
-      if (moved) spins = 0;
+  // Waits until `done()`, advancing the reduces meanwhile (their rounds move on, and rounds
+  // the window held back start, while the rank waits for the others).
+  const auto drive = [&](auto done) {
+    std::uint64_t spins = 0;
+    while (!done()) {
+      if (advance_reduces()) {
+        spins = 0;
+        continue;
+      }
+      w_.progress();
       cairn::detail::rank_entry guard(ctx);
       ctx.idle(nullptr, spins);
     }
+  };
+  // Every item of the graph arrives (a termination phase of its channel).
+  if (channel_) {
+    channel_->flush();
+    msg::channel_phase phase(channel_->core());
+    drive([&] { return phase.test(); });
   }
   advance_reduces();
   // Every rank's participants sent as many items to each reduce (else a round never ends).
@@ -399,19 +406,11 @@ void runner::finish(cairn::detail::rank_context& ctx) {
         mine[2 * k] = reduces_[k]->sent.front();
         mine[2 * k + 1] = ~reduces_[k]->sent.front();
       }
-    // Non-blocking, driving the reduces meanwhile: rounds the window held back start only
-    // here, and other ranks may wait for them before they arrive (without a channel, no
-    // termination phase above kept this rank going until they did).
+    // Non-blocking and driven: without a channel, no termination phase above kept this rank
+    // going until the others arrived, and they may wait for rounds it held back.
     request counted = w_.iallreduce(std::span<const std::uint64_t>(mine),
                                     std::span<std::uint64_t>(all), cairn::max{});
-    while (!counted.test()) {
-      if (advance_reduces()) {
-        spins = 0;
-        continue;
-      }
-      cairn::detail::rank_entry guard(ctx);
-      ctx.idle(nullptr, spins);
-    }
+    drive([&] { return counted.test(); });
     for (std::size_t k = 0; k < nr; ++k)
       if (all[2 * k] != ~all[2 * k + 1])
         cairn::detail::fail(run_call, me_, "reduce '",
@@ -420,21 +419,11 @@ void runner::finish(cairn::detail::rank_context& ctx) {
                             all[2 * k], " items (each sends one per round)");
   }
   // Every round completes.
-  spins = 0;
-  const auto pending = [&] {
+  drive([&] {
     for (const auto& rp : reduces_)
-      if (rp && !rp->rounds.empty()) return true;
-    return false;
-  };
-  while (pending()) {
-    if (advance_reduces()) {
-      spins = 0;
-      continue;
-    }
-    w_.progress();
-    cairn::detail::rank_entry guard(ctx);
-    ctx.idle(nullptr, spins);
-  }
+      if (rp && !rp->rounds.empty()) return false;
+    return true;
+  });
   // Nothing left undequeued, on any rank.
   std::uint64_t left = 0;
   std::string where;

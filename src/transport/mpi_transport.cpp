@@ -833,11 +833,15 @@ void mpi_transport::stash_arrived(msg_context c) {
 
 bool mpi_transport::iprobe(int source, int tag, msg_context c, status* out) {
   advance_posted();
-  return iprobe_polled(source, tag, c, out);
+  return find_arrived(source, tag, c, out);
 }
 
 bool mpi_transport::iprobe_polled(int source, int tag, msg_context c, status* out) {
   if (oversubscribed_) advance_posted();  // as test_polled
+  return find_arrived(source, tag, c, out);
+}
+
+bool mpi_transport::find_arrived(int source, int tag, msg_context c, status* out) {
   stash_arrived(c);
   for (const stashed& m : stash_)
     if (m.ctx == c && (source == any_source || source == m.source) &&

@@ -215,6 +215,8 @@ class mpi_transport final : public transport {
   /// test() of `s` alone: its own MPI requests (its posted slot too if `test_slot`), nothing
   /// else advanced.
   bool test_own(request_state* s, bool test_slot);
+  /// iprobe() past its poll: stashes what arrived on context c, then looks there.
+  bool find_arrived(int source, int tag, msg_context c, status* out);
   /// Posts slot `slot`'s receive into `target` (its ticket: the order of posting).
   int post_slot(std::uint32_t slot, request_state* s, void* target, int wtag);
   /// While arrivals are handled (one scope or more), slots keep their index: remove_posted
