@@ -131,6 +131,8 @@ int run_flow_stream(const invocation& inv) {
       count_param(inv.opts, "items", quick ? 200'000 : 2'000'000, 1, std::uint64_t{1} << 34);
   const int batch = static_cast<int>(count_param(inv.opts, "batch", 256, 1, 1 << 20));
   const int samples = static_cast<int>(count_param(inv.opts, "samples", quick ? 3 : 7, 1, 1001));
+  flow::graph_options gopts;
+  gopts.window_bytes = count_param(inv.opts, "window", gopts.window_bytes, 0, std::size_t{1} << 40);
   return flowb::run_probed(inv, {}, [&](cairn::world& w, std::vector<row>& rows) {
     const int p = w.size(), me = w.rank();
     const int next = (me + 1) % p;
@@ -139,7 +141,7 @@ int run_flow_stream(const invocation& inv) {
 
     // The flow graph.
     tally got_flow;
-    flow::graph g(w);
+    flow::graph g(w, gopts);
     auto prod = g.add<producer>("prod", p, [&](int) { return producer{items, batch}; });
     auto filt = g.add<filter>("filt", p, [&](int) { return filter{items}; });
     auto cons = g.add<consumer>("cons", p, [&](int) { return consumer{want.count, &got_flow}; });
@@ -209,6 +211,7 @@ int run_flow_stream(const invocation& inv) {
     r.set("items_per_rank", std::to_string(items));
     r.set("kept_items_per_rank", std::to_string(want.count));
     r.set("batch", std::to_string(batch));
+    r.set("window_bytes", std::to_string(gopts.window_bytes));
     r.set("samples", std::to_string(samples));
     rows.push_back(std::move(r));
   });
@@ -218,6 +221,8 @@ const param_registrar params{
     "flow-stream",
     {{"items", "items each producer makes", "2000000, 200000 with --quick"},
      {"batch", "items a flow producer sends between yields", "256"},
+     {"window", "bytes of the graph's flow-control window (graph_options::window_bytes; 0: none)",
+      "1 MiB"},
      {"samples", "timed runs per side, alternating (the median is reported)",
       "7, 3 with --quick"}}};
 

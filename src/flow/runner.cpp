@@ -142,6 +142,19 @@ runner::runner(const graph_data& g, const lowered& plan, round_buffers& buffers)
     ob.remote = std::move(remote);
     instances_[static_cast<std::size_t>(slot)].outs.push_back(std::move(ob));
   }
+  // Flow control toward every rank.
+  window_ = g.opts.window_bytes ? g.opts.window_bytes : released;
+  const auto p = static_cast<std::size_t>(w_.size());
+  unacked_.assign(p, 0);
+  owed_.assign(p, 0);
+  released_.assign(p, false);
+  for (const lowered::binding& lb : plan.bindings) {
+    const int from = plan.rank_of[static_cast<std::size_t>(lb.instance)];
+    for (const in_port& t : lb.targets)
+      if (from != me_ && rank_of_target(plan, t) == me_) feeders_.push_back(from);
+  }
+  std::sort(feeders_.begin(), feeders_.end());
+  feeders_.erase(std::unique(feeders_.begin(), feeders_.end()), feeders_.end());
   // Where items of each binding land on this rank.
   arrivals_.resize(plan.bindings.size());
   for (std::size_t b = 0; b < plan.bindings.size(); ++b)
@@ -176,6 +189,14 @@ void runner::on_record(std::span<const std::byte> payload, int origin) {
   if (payload.size() < 4)
     cairn::detail::fail(run_call, me_, "a record of ", payload.size(), " bytes from rank ", origin);
   std::memcpy(&word, payload.data(), 4);
+  if (word == credit_word) {
+    std::uint64_t bytes;
+    if (payload.size() != 12)
+      cairn::detail::fail(run_call, me_, "a credit record of ", payload.size(), " bytes");
+    std::memcpy(&bytes, payload.data() + 4, 8);
+    take_credit(origin, bytes);
+    return;
+  }
   if (word & control_bit) {
     control c{word & ~control_bit, 0, 0};
     if (payload.size() != 20)
@@ -189,6 +210,43 @@ void runner::on_record(std::span<const std::byte> payload, int origin) {
     cairn::detail::fail(run_call, me_, "an item of bound queue ", word, " from rank ", origin,
                         " that no instance of this rank takes (ranks built different graphs?)");
   for (queue_base* q : arrivals_[word]) q->unpack(*q, payload.subspan(4), me_);
+  owed_[static_cast<std::size_t>(origin)] += payload.size();
+  owed_total_ += payload.size();
+}
+
+void runner::take_credit(int origin, std::uint64_t bytes) {
+  std::uint64_t& u = unacked_[static_cast<std::size_t>(origin)];
+  const bool was_over = u >= window_;
+  if (bytes == released) {  // the rank takes no more through its instances: never wait for it
+    released_[static_cast<std::size_t>(origin)] = true;
+    u = 0;
+  } else {
+    if (bytes > u)
+      cairn::detail::fail(run_call, me_, "rank ", origin, " returned credit for ", bytes,
+                          " bytes of items, ", u, " were sent to it");
+    u -= bytes;
+  }
+  if (was_over && u < window_) --over_window_;
+}
+
+void runner::return_credits() {
+  // A sender waits only once a window's worth is owed to it: returning less, a record per
+  // small batch (each ping of a ping-pong), would only add messages.
+  if (owed_total_ < window_ / 4 || owed_total_ == 0) return;
+  for (std::size_t o = 0; o < owed_.size(); ++o)
+    if (owed_[o] > 0) {
+      send_credit(static_cast<int>(o), owed_[o]);
+      owed_[o] = 0;
+    }
+  owed_total_ = 0;
+  channel_->flush();  // a sender may be waiting for it
+}
+
+void runner::send_credit(int dest, std::uint64_t bytes) {
+  std::byte rec[12];
+  std::memcpy(rec, &credit_word, 4);
+  std::memcpy(rec + 4, &bytes, 8);
+  channel_->send(dest, std::span<const std::byte>(rec, 12));
 }
 
 void runner::contribute(const out_binding& b, int slot, const std::byte* elems, std::size_t n) {
@@ -326,20 +384,22 @@ void runner::run() {
   for (std::size_t s = 0; s < instances_.size(); ++s) {
     tasks.push_back(instances_[s].module->run(contexts[s]));
     instances_[s].top = tasks.back().handle();
-    ready_.push_back({static_cast<int>(s), instances_[s].top});
+    yielded_.push_back({static_cast<int>(s), instances_[s].top});
   }
   running_ = static_cast<int>(instances_.size());
   std::uint64_t spins = 0;
   bool sent_since_flush = false;
   while (running_ > 0) {
     // Run what is ready, polling now and then so that a busy rank still takes its items.
-    for (int k = 0; k < 64 && !ready_.empty(); ++k) {
-      const ready_entry e = ready_.front();
-      ready_.pop_front();
+    for (int k = 0; k < 64 && runnable(); ++k) {
+      std::deque<ready_entry>& from = woken_.empty() ? yielded_ : woken_;
+      const ready_entry e = from.front();
+      from.pop_front();
       resume(e);
       sent_since_flush = true;
     }
-    if (ready_.empty() && sent_since_flush && channel_) {
+    if (woken_.empty()) return_credits();
+    if (!runnable() && sent_since_flush && channel_) {
       // Nothing here runs until something arrives: what is buffered goes now (latency over
       // batching), before the poll that may bring the answer.
       channel_->flush();
@@ -347,7 +407,7 @@ void runner::run() {
     }
     w_.progress();
     const bool moved = advance_reduces();
-    if (!ready_.empty() || moved || running_ == 0) {
+    if (runnable() || moved || running_ == 0) {
       spins = 0;
       continue;
     }
@@ -390,8 +450,11 @@ void runner::finish(cairn::detail::rank_context& ctx) {
       ctx.idle(nullptr, spins);
     }
   };
-  // Every item of the graph arrives (a termination phase of its channel).
+  // Every item of the graph arrives (a termination phase of its channel). This rank's
+  // instances take nothing more: the others' yields no longer wait for its credit.
   if (channel_) {
+    if (window_ != released)
+      for (int r : feeders_) send_credit(r, released);
     channel_->flush();
     msg::channel_phase phase(channel_->core());
     drive([&] { return phase.test(); });

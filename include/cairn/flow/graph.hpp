@@ -90,6 +90,12 @@ struct graph_options {
   /// reductions use messages where one node's board would serve (see
   /// generalized_reduce_options::load_balance): worth it across nodes.
   bool balance_reduces = false;
+  /// Flow control: bytes of items a rank may have sent to another rank beyond what that rank
+  /// took in. A rank takes in what arrived once it ran every instance that had items waiting
+  /// (it then returns credit). While a rank is over the window toward any rank, its instances
+  /// that yield wait at their yield; a send never waits. So a producer that yields cannot
+  /// run ahead of its consumers' ranks by more than this. 0: no limit.
+  std::size_t window_bytes = std::size_t{1} << 20;
 };
 
 class context;
@@ -133,6 +139,7 @@ struct queue_base {
   runner* owner = nullptr;
   int slot = -1;  // the instance's slot on this rank
   std::coroutine_handle<> waiter;
+  std::uint32_t streak = 0;  // items dequeued since the instance last suspended on this queue
   void (*unpack)(queue_base&, std::span<const std::byte>, int rank) = nullptr;
   std::size_t (*size)(const queue_base&) noexcept = nullptr;
   virtual ~queue_base() = default;
@@ -331,6 +338,11 @@ struct graph_data {
 /// A wire record's first word with this bit set: a reduce round's start for a receiver that
 /// does not participate (the rest of the word is the reduce module's number).
 inline constexpr std::uint32_t control_bit = 0x80000000u;
+/// A wire record's first word for a credit (graph_options::window_bytes): 8 bytes follow, the
+/// bytes of items the sender took in since its last credit to the receiver.
+inline constexpr std::uint32_t credit_word = 0xFFFFFFFFu;
+/// A credit of this many bytes: the sender takes no more items through its instances.
+inline constexpr std::uint64_t released = ~std::uint64_t{0};
 
 /// Hands arriving records to the runner (src/flow/runner.cpp).
 struct record_sink {
@@ -385,8 +397,20 @@ class runner {
       if (id == q) return *queue;
     unbound(slot, name, "dequeues from input queue", "feeds");
   }
-  /// Queues `h` (of instance `slot`) to be resumed.
-  void make_ready(int slot, std::coroutine_handle<> h) { ready_.push_back({slot, h}); }
+  /// Queues `h` (of instance `slot`), which has items to take, to be resumed.
+  void make_ready(int slot, std::coroutine_handle<> h) { woken_.push_back({slot, h}); }
+  /// Queues `h` (of instance `slot`), which yielded, to be resumed once no instance of the
+  /// rank has items waiting and the rank is within its window toward every rank.
+  void make_yielded(int slot, std::coroutine_handle<> h) { yielded_.push_back({slot, h}); }
+  /// Counts `bytes` of a record sent to rank `dest` against the window.
+  void count_sent(int dest, std::size_t bytes) {
+    const auto d = static_cast<std::size_t>(dest);
+    if (released_[d]) return;
+    std::uint64_t& u = unacked_[d];
+    const bool was_under = u < window_;
+    u += bytes;
+    if (was_under && u >= window_) ++over_window_;
+  }
   /// A reduce contribution of `n` elements from instance `slot`.
   void contribute(const out_binding& b, int slot, const std::byte* elems, std::size_t n);
   /// The record channel of the graph.
@@ -423,6 +447,15 @@ class runner {
   template <class Round>
   void start_round(reduce_state& r, Round& x);
   void finish(cairn::detail::rank_context& ctx);
+  /// True if an instance can run now.
+  [[nodiscard]] bool runnable() const noexcept {
+    return !woken_.empty() || (!yielded_.empty() && over_window_ == 0);
+  }
+  void take_credit(int origin, std::uint64_t bytes);
+  /// Returns the credit owed to other ranks once it reached a quarter of the window (called
+  /// when no instance of the rank has items waiting).
+  void return_credits();
+  void send_credit(int dest, std::uint64_t bytes);
 
   const graph_data& g_;
   const lowered& plan_;
@@ -432,7 +465,10 @@ class runner {
   std::vector<instance_state> instances_;
   std::vector<std::unique_ptr<reduce_state>> reduces_;
   std::vector<std::vector<queue_base*>> arrivals_;  // per binding: its target queues here
-  std::deque<ready_entry> ready_;
+  // Ready instances: those with items waiting run before those that yielded, as a channel's
+  // handler runs when its items arrive. A rank takes in what reached it before it makes more
+  // (producers yield), so its queues stay as short as the work in flight.
+  std::deque<ready_entry> woken_, yielded_;
   std::unique_ptr<record_channel> channel_;  // null when needs_channel() is false
   std::vector<std::byte> scratch_;
   struct control {
@@ -440,6 +476,14 @@ class runner {
     std::uint64_t round, n;
   };
   std::vector<control> controls_;  // reduce starts that arrived, started by the loop
+  // Flow control (graph_options::window_bytes), per rank: bytes sent to it not yet credited,
+  // bytes arrived from it not yet credited back, whether it released this rank.
+  std::uint64_t window_ = 0;
+  std::vector<std::uint64_t> unacked_, owed_;
+  std::vector<bool> released_;
+  std::vector<int> feeders_;  // other ranks with instances that send to this rank's
+  std::uint64_t owed_total_ = 0;
+  int over_window_ = 0;  // ranks with unacked_ at or over the window
   int running_ = 0;
 };
 
@@ -450,12 +494,22 @@ inline void queue_base::wake() {
   }
 }
 
+/// Items an instance dequeues in a row before the rank's other ready instances get a turn.
+/// Without it, an instance whose sends bring it new items (each full buffer polls) could run
+/// indefinitely while the instances it feeds on this rank wait and their queues grow.
+inline constexpr std::uint32_t dequeue_quantum = 256;
+
 template <class T>
 class dequeue_awaiter {
  public:
   dequeue_awaiter(item_queue<T>& q, int slot) : q_(q), slot_(slot) {}
-  bool await_ready() const noexcept { return !q_.items.empty(); }
-  void await_suspend(std::coroutine_handle<> h) noexcept {
+  bool await_ready() const noexcept { return !q_.items.empty() && ++q_.streak < dequeue_quantum; }
+  void await_suspend(std::coroutine_handle<> h) {
+    q_.streak = 0;
+    if (!q_.items.empty()) {  // its turn is over: the rank's other instances run first
+      q_.owner->make_ready(slot_, h);
+      return;
+    }
     q_.waiter = h;
     q_.slot = slot_;
   }
@@ -471,7 +525,7 @@ class yield_awaiter {
  public:
   yield_awaiter(runner& r, int slot) : r_(r), slot_(slot) {}
   bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) { r_.make_ready(slot_, h); }
+  void await_suspend(std::coroutine_handle<> h) { r_.make_yielded(slot_, h); }
   void await_resume() const noexcept {}
 
  private:
@@ -543,12 +597,14 @@ class context {
     detail::record_channel& ch = r_->channel();
     if constexpr (msg::detail::sized_packable<T>) {
       const std::size_t n = 4 + msg::detail::packed_size(value);
-      for (int dest : b.remote)
+      for (int dest : b.remote) {
+        r_->count_sent(dest, n);  // first: the send may poll and bring this record's credit
         ch.send_written(dest, n, [&](std::byte* at) {
           std::memcpy(at, &b.wire, 4);
           at += 4;
           msg::detail::pack_to(at, value);
         });
+      }
     } else {
       std::vector<std::byte>& s = r_->scratch();
       s.resize(4);
@@ -557,7 +613,10 @@ class context {
         cairn::detail::byte_writer out(s);
         msg::detail::pack(out, value);
       }
-      for (int dest : b.remote) ch.send(dest, s);
+      for (int dest : b.remote) {
+        r_->count_sent(dest, s.size());
+        ch.send(dest, s);
+      }
     }
   }
 
