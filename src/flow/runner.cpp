@@ -215,6 +215,7 @@ void runner::on_record(std::span<const std::byte> payload, int origin) {
 }
 
 void runner::take_credit(int origin, std::uint64_t bytes) {
+  if (released_[static_cast<std::size_t>(origin)]) return;  // nothing counted toward it since
   std::uint64_t& u = unacked_[static_cast<std::size_t>(origin)];
   const bool was_over = u >= window_;
   if (bytes == released) {  // the rank takes no more through its instances: never wait for it

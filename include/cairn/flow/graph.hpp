@@ -94,7 +94,8 @@ struct graph_options {
   /// took in. A rank takes in what arrived once it ran every instance that had items waiting
   /// (it then returns credit). While a rank is over the window toward any rank, its instances
   /// that yield wait at their yield; a send never waits. So a producer that yields cannot
-  /// run ahead of its consumers' ranks by more than this. 0: no limit.
+  /// run ahead of its consumers' ranks by more than this. 0: no limit. The same on every rank,
+  /// like the graph itself.
   std::size_t window_bytes = std::size_t{1} << 20;
 };
 
