@@ -385,7 +385,7 @@ void runner::run() {
   for (std::size_t s = 0; s < instances_.size(); ++s) {
     tasks.push_back(instances_[s].module->run(contexts[s]));
     instances_[s].top = tasks.back().handle();
-    yielded_.push_back({static_cast<int>(s), instances_[s].top});
+    yielded_.push_back(ready_entry{static_cast<int>(s), instances_[s].top});
   }
   running_ = static_cast<int>(instances_.size());
   std::uint64_t spins = 0;
@@ -393,10 +393,7 @@ void runner::run() {
   while (running_ > 0) {
     // Run what is ready, polling now and then so that a busy rank still takes its items.
     for (int k = 0; k < 64 && runnable(); ++k) {
-      std::deque<ready_entry>& from = woken_.empty() ? yielded_ : woken_;
-      const ready_entry e = from.front();
-      from.pop_front();
-      resume(e);
+      resume(woken_.empty() ? yielded_.pop_front() : woken_.pop_front());
       sent_since_flush = true;
     }
     if (woken_.empty()) return_credits();

@@ -40,7 +40,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -399,10 +398,12 @@ class runner {
     unbound(slot, name, "dequeues from input queue", "feeds");
   }
   /// Queues `h` (of instance `slot`), which has items to take, to be resumed.
-  void make_ready(int slot, std::coroutine_handle<> h) { woken_.push_back({slot, h}); }
+  void make_ready(int slot, std::coroutine_handle<> h) { woken_.push_back(ready_entry{slot, h}); }
   /// Queues `h` (of instance `slot`), which yielded, to be resumed once no instance of the
   /// rank has items waiting and the rank is within its window toward every rank.
-  void make_yielded(int slot, std::coroutine_handle<> h) { yielded_.push_back({slot, h}); }
+  void make_yielded(int slot, std::coroutine_handle<> h) {
+    yielded_.push_back(ready_entry{slot, h});
+  }
   /// Counts `bytes` of a record sent to rank `dest` against the window.
   void count_sent(int dest, std::size_t bytes) {
     const auto d = static_cast<std::size_t>(dest);
@@ -469,7 +470,7 @@ class runner {
   // Ready instances: those with items waiting run before those that yielded, as a channel's
   // handler runs when its items arrive. A rank takes in what reached it before it makes more
   // (producers yield), so its queues stay as short as the work in flight.
-  std::deque<ready_entry> woken_, yielded_;
+  item_ring<ready_entry> woken_, yielded_;   // rings: a deque allocates a chunk per 32 entries
   std::unique_ptr<record_channel> channel_;  // null when needs_channel() is false
   std::vector<std::byte> scratch_;
   struct control {
