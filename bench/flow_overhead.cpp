@@ -8,7 +8,10 @@
 // p[3] on rank 1). Each round every p[i] sends a value (a double, or a std::vector<double> of
 // size / 8 elements) into reduce r1 (sum), p[1] and p[2] also one into r2 (product); p[0] and
 // p[2] dequeue r1's sum, p[3] r2's product; p[1] dequeues nothing (as in the figure, so it may
-// run ahead of the others by any number of rounds).
+// run ahead of the others by any number of rounds). Receivers dequeue into a value kept across
+// rounds (ctx.dequeue_into), as the baseline keeps its output buffer: a fresh 1 MiB vector per
+// round costs its page faults whenever the allocator returned the memory (glibc trims the heap
+// when freed chunks at its top exceed its trim threshold, 2 MiB once it adapted).
 //   cairn::flow: one g.run() of `rounds` rounds of that module graph, timed whole: it includes
 //   making the instances and the graph's channel and the run's collective end, which the many
 //   rounds amortize (`run_1_round_us` in the rows: one g.run() of one round, the fixed part).
@@ -131,7 +134,7 @@ struct parallel {
   bool lockstep = false;  // p[1] dequeues r1's sum too
   flow::task run(flow::context& ctx) {
     const int me = ctx.index();
-    Q a = initial<Q>(n, me, 1), b = initial<Q>(n, me, 2);
+    Q a = initial<Q>(n, me, 1), b = initial<Q>(n, me, 2), got{};
     const auto r = static_cast<std::size_t>(*rounds);
     for (std::size_t k = 0; k < r; ++k) {
       first(a) = v1(me, k);
@@ -141,12 +144,12 @@ struct parallel {
         ctx.send(out1, b);  // joins r2
       }
       if (me == 0 || me == 2 || (lockstep && me == 1)) {
-        const Q s = co_await ctx.dequeue(in);
-        check(s, n, k, true, k + 1 == r, *t);
+        co_await ctx.dequeue_into(in, got);
+        check(got, n, k, true, k + 1 == r, *t);
       }
       if (me == 3) {
-        const Q p = co_await ctx.dequeue(in);
-        check(p, n, k, false, k + 1 == r, *t);
+        co_await ctx.dequeue_into(in, got);
+        check(got, n, k, false, k + 1 == r, *t);
       }
     }
   }

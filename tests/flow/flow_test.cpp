@@ -401,6 +401,10 @@ struct member {
   flow::task run(flow::context& ctx) {
     const int me = ctx.index();
     std::mt19937_64 order(seed + static_cast<std::uint64_t>(me));
+    // Half the instances dequeue into vectors kept across rounds (their storage is reused
+    // for later results), the others take a new vector each time.
+    const bool into = (seed + static_cast<std::uint64_t>(me)) % 2 == 0;
+    std::vector<vec> kept(max_reduces, vec(3, -1));
     for (int k = 0; k < rounds; ++k) {
       std::vector<int> mine;  // this round's contributions, in a random order
       for (std::size_t r = 0; r < specs->size(); ++r) {
@@ -419,8 +423,13 @@ struct member {
           for (std::size_t e = 0; e < s.len; ++e)
             want[e] = s.use_max ? std::max(want[e], c[e]) : want[e] + c[e];
         }
-        EXPECT_EQ(co_await ctx.dequeue(*ins[r]), want)
-            << ctx.name() << " reduce " << r << " round " << k;
+        if (into) {
+          co_await ctx.dequeue_into(*ins[r], kept[r]);
+          EXPECT_EQ(kept[r], want) << ctx.name() << " reduce " << r << " round " << k;
+        } else {
+          EXPECT_EQ(co_await ctx.dequeue(*ins[r]), want)
+              << ctx.name() << " reduce " << r << " round " << k;
+        }
         ++*results;
       }
     }

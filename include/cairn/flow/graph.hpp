@@ -184,7 +184,12 @@ class item_ring {
 template <class T>
 struct item_queue final : queue_base {
   item_ring<T> items;
+  // Items that dequeue_into took back from its instance: a reduce delivery reuses their
+  // storage (a vector's capacity) instead of allocating. At most spare_items.
+  std::vector<T> spare;
 };
+/// Items a queue keeps for reuse (as many as a reduce has rounds in flight).
+inline constexpr std::size_t spare_items = 4;
 
 template <class T>
 void unpack_item(queue_base& q, std::span<const std::byte> b, int rank) {
@@ -239,7 +244,7 @@ struct reduce_payload {
   using element = Q;
   static const Q* data(const Q& q) noexcept { return &q; }
   static std::size_t size(const Q&) noexcept { return 1; }
-  static Q make(const std::byte* p, std::size_t) {
+  static Q make(const std::byte* p, std::size_t, std::vector<Q>&) {
     Q q;
     std::memcpy(static_cast<void*>(&q), p, sizeof(Q));
     return q;
@@ -250,7 +255,15 @@ struct reduce_payload<std::vector<E>> {
   using element = E;
   static const E* data(const std::vector<E>& q) noexcept { return q.data(); }
   static std::size_t size(const std::vector<E>& q) noexcept { return q.size(); }
-  static std::vector<E> make(const std::byte* p, std::size_t n) {
+  static std::vector<E> make(const std::byte* p, std::size_t n,
+                             std::vector<std::vector<E>>& spare) {
+    if (!spare.empty() && spare.back().capacity() >= n) {  // no allocation, no page to fault in
+      std::vector<E> q = std::move(spare.back());
+      spare.pop_back();
+      q.resize(n);
+      if (n) std::memcpy(static_cast<void*>(q.data()), p, n * sizeof(E));
+      return q;
+    }
     if constexpr (alignof(E) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
       // Copied in one pass, not zeroed first: a round's buffer is aligned for E (operator new)
       // and holds its elements (copied or combined there as E).
@@ -517,9 +530,24 @@ class dequeue_awaiter {
   }
   T await_resume() { return q_.items.pop_front(); }
 
- private:
+ protected:
   item_queue<T>& q_;
   int slot_;
+};
+
+/// co_await ctx.dequeue_into(q, v): the next item into v; v's old value is kept for reuse.
+template <class T>
+class dequeue_into_awaiter : public dequeue_awaiter<T> {
+ public:
+  dequeue_into_awaiter(item_queue<T>& q, int slot, T& to) : dequeue_awaiter<T>(q, slot), to_(to) {}
+  void await_resume() {
+    T next = this->q_.items.pop_front();
+    std::swap(to_, next);
+    if (this->q_.spare.size() < spare_items) this->q_.spare.push_back(std::move(next));
+  }
+
+ private:
+  T& to_;
 };
 
 /// co_await ctx.yield(): back of the rank's ready list.
@@ -558,6 +586,14 @@ class context {
   template <class T>
   [[nodiscard]] detail::dequeue_awaiter<T> dequeue(const input<T>& q) {
     return {static_cast<detail::item_queue<T>&>(r_->in(slot_, &q, q.name)), slot_};
+  }
+  /// Awaitable: the next item of input queue `q` into `v` (`co_await ctx.dequeue_into(q, v);`),
+  /// as dequeue. `v`'s old value goes back to the queue, whose later reduce results reuse its
+  /// storage: a module that dequeues vectors this way every round allocates nothing (a fresh
+  /// vector per round would fault its pages in each time the allocator returned them).
+  template <class T>
+  [[nodiscard]] detail::dequeue_into_awaiter<T> dequeue_into(const input<T>& q, T& v) {
+    return {static_cast<detail::item_queue<T>&>(r_->in(slot_, &q, q.name)), slot_, v};
   }
   /// Items waiting in input queue `q` now.
   template <class T>
@@ -831,7 +867,8 @@ class graph {
                        opt);
     };
     d.deliver = [](detail::queue_base& q, const std::byte* elems, std::size_t n) {
-      static_cast<detail::item_queue<Q>&>(q).items.push_back(P::make(elems, n));
+      auto& tq = static_cast<detail::item_queue<Q>&>(q);
+      tq.items.push_back(P::make(elems, n, tq.spare));
       q.wake();
     };
     return {data_->add_collective(std::move(d))};
