@@ -10,8 +10,9 @@
 //
 // cairn::flow (`flow-chemistry`): a module vector chem[N] and a reduce module `total`
 // (std::vector<double> of 3, plus); chem ||| total ||| chem, so every instance sends its state
-// each iteration and dequeues the sum before its next iteration. Timed: one g.run() of all the
-// iterations, from a barrier to its return (it makes the instances and ends collectively).
+// each iteration and dequeues the sum (into a vector kept across iterations) before its next
+// iteration. Timed: one g.run() of all the iterations, from a barrier to its return (it makes
+// the instances and ends collectively).
 // Baseline `mpi-raw`: a plain MPI program (no cairn state in the process: run_sized's plain
 // child `mpirun -np P cairn-bench flow-chemistry --raw-mpi-only` on the threads engine, or
 // before cairn starts under mpirun): each rank runs the kernel of its instances, sums their
@@ -133,12 +134,12 @@ struct chem {
   std::uint64_t* wrong = nullptr;
   flow::task run(flow::context& ctx) {
     state y{1, 0, 0};
-    std::vector<double> v(3);
+    std::vector<double> v(3), sum;
     for (int it = 0; it < s->iterations; ++it) {
       kernel(y, ctx.index(), s->steps);
       std::copy(y.begin(), y.end(), v.begin());
       ctx.send(out, v);
-      const std::vector<double> sum = co_await ctx.dequeue(in);
+      co_await ctx.dequeue_into(in, sum);  // the last sum's storage takes the next
       *wrong += sum.size() != 3 || !close(sum.data(), (*ref)[static_cast<std::size_t>(it)]);
     }
   }
