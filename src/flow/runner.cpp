@@ -142,24 +142,24 @@ runner::runner(const graph_data& g, const lowered& plan, round_buffers& buffers)
     ob.remote = std::move(remote);
     instances_[static_cast<std::size_t>(slot)].outs.push_back(std::move(ob));
   }
-  // Flow control toward every rank.
-  window_ = g.opts.window_bytes ? g.opts.window_bytes : released;
+  // Flow control toward every rank (no limit: a window no count reaches).
+  window_ = g.opts.window_bytes ? g.opts.window_bytes : ~std::uint64_t{0};
   const auto p = static_cast<std::size_t>(w_.size());
   unacked_.assign(p, 0);
   owed_.assign(p, 0);
   released_.assign(p, false);
-  for (const lowered::binding& lb : plan.bindings) {
-    const int from = plan.rank_of[static_cast<std::size_t>(lb.instance)];
-    for (const in_port& t : lb.targets)
-      if (from != me_ && rank_of_target(plan, t) == me_) feeders_.push_back(from);
+  // Where items of each binding land on this rank, and which other ranks send them.
+  arrivals_.resize(plan.bindings.size());
+  for (std::size_t b = 0; b < plan.bindings.size(); ++b) {
+    const int from = plan.rank_of[static_cast<std::size_t>(plan.bindings[b].instance)];
+    for (const in_port& t : plan.bindings[b].targets)
+      if (rank_of_target(plan, t) == me_) {
+        arrivals_[b].push_back(queue_of(t));
+        if (from != me_) feeders_.push_back(from);
+      }
   }
   std::sort(feeders_.begin(), feeders_.end());
   feeders_.erase(std::unique(feeders_.begin(), feeders_.end()), feeders_.end());
-  // Where items of each binding land on this rank.
-  arrivals_.resize(plan.bindings.size());
-  for (std::size_t b = 0; b < plan.bindings.size(); ++b)
-    for (const in_port& t : plan.bindings[b].targets)
-      if (rank_of_target(plan, t) == me_) arrivals_[b].push_back(queue_of(t));
 }
 
 runner::~runner() = default;
@@ -451,7 +451,7 @@ void runner::finish(cairn::detail::rank_context& ctx) {
   // Every item of the graph arrives (a termination phase of its channel). This rank's
   // instances take nothing more: the others' yields no longer wait for its credit.
   if (channel_) {
-    if (window_ != released)
+    if (g_.opts.window_bytes != 0)
       for (int r : feeders_) send_credit(r, released);
     channel_->flush();
     msg::channel_phase phase(channel_->core());

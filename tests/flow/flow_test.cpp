@@ -276,6 +276,12 @@ struct flooder {
     }
   }
 };
+// What the slow consumer adds per item: slower to compute than the producer's send.
+std::uint64_t slow_term(std::int32_t seq) {
+  std::uint64_t h = static_cast<std::uint64_t>(seq);
+  for (int j = 0; j < 200; ++j) h = mix(h);
+  return static_cast<std::uint64_t>(seq) + (h & 1);
+}
 struct slow_sink {
   static constexpr flow::input<item> in{};
   int items = 0;
@@ -284,10 +290,7 @@ struct slow_sink {
   flow::task run(flow::context& ctx) {
     for (int k = 0; k < items; ++k) {
       *most = std::max(*most, ctx.available(in));
-      const item x = co_await ctx.dequeue(in);
-      std::uint64_t h = static_cast<std::uint64_t>(x.seq);
-      for (int j = 0; j < 200; ++j) h = mix(h);  // slower than the producer
-      *sum += static_cast<std::uint64_t>(x.seq) + (h & 1);
+      *sum += slow_term((co_await ctx.dequeue(in)).seq);
     }
   }
 };
@@ -311,11 +314,7 @@ TEST(Flow, ProducersStayWithinTheWindowOfASlowConsumer) {
     g.flow(prod, sink);
     g.run();
     std::uint64_t want = 0;
-    for (int s = 0; s < items; ++s) {
-      std::uint64_t h = static_cast<std::uint64_t>(s);
-      for (int j = 0; j < 200; ++j) h = mix(h);
-      want += static_cast<std::uint64_t>(s) + (h & 1);
-    }
+    for (int s = 0; s < items; ++s) want += slow_term(s);
     EXPECT_EQ(sum, want);
     // Credit comes back only for items that arrived before the sink's queue last ran empty:
     // what waits in it was sent within the producer's window, plus one batch sent after its
