@@ -4,7 +4,9 @@
 // MPI_Reduce_scatter_block on the same number of ranks. The message size is the byte size of
 // each rank's vector (for allgather and reduce_scatter_block a block: the gathered output and
 // the scattered input hold one per rank). Calls run back to back, as an application's loop would
-// issue them; the figure is the median time per call of the slowest rank.
+// issue them; the figure is the median time per call of the slowest rank. `--reversed=1` runs
+// both on every rank in reverse order: a cairn group (the board's keyed slots) against a
+// communicator from MPI_Comm_split.
 //
 // Threads engine (plain run): all ranks of the run (`--cairn-ranks=N`, CAIRN_RANKS, else the
 // hardware threads); the baseline comes from a child `mpirun -np N` of this program. MPI engine
@@ -187,48 +189,67 @@ double latency_us(collective c, int rank, int ranks, std::size_t size, const pla
   return slowest_of(seconds) * 1e6;
 }
 
-// cairn's latency on the whole world.
-double cairn_latency(cairn::world& w, collective c, std::size_t size, const plan& p) {
-  auto call = [&w, c](const std::vector<double>& in, std::vector<double>& out) {
-    switch (c) {
-      case collective::allreduce: w.allreduce(in, out, cairn::plus{}); break;
-      case collective::bcast: w.bcast(out, root); break;
-      case collective::reduce: w.reduce(in, out, root, cairn::plus{}); break;
-      case collective::allgather: w.allgather(in, out); break;
-      case collective::reduce_scatter_block: w.reduce_scatter_block(in, out, cairn::plus{}); break;
-    }
+// cairn's latency on the whole world, or (`reversed`) on a group of every rank in reverse
+// order, which runs on the board's keyed slots.
+double cairn_latency(cairn::world& w, collective c, std::size_t size, const plan& p,
+                     bool reversed) {
+  auto on = [&](auto& g) {
+    auto call = [&g, c](const std::vector<double>& in, std::vector<double>& out) {
+      switch (c) {
+        case collective::allreduce: g.allreduce(in, out, cairn::plus{}); break;
+        case collective::bcast: g.bcast(out, root); break;
+        case collective::reduce: g.reduce(in, out, root, cairn::plus{}); break;
+        case collective::allgather: g.allgather(in, out); break;
+        case collective::reduce_scatter_block:
+          g.reduce_scatter_block(in, out, cairn::plus{});
+          break;
+      }
+    };
+    return latency_us(
+        c, g.rank(), g.size(), size, p, "cairn", call, [&](double x) { return slowest(w, x); },
+        [&] { g.barrier(); });
   };
-  return latency_us(
-      c, w.rank(), w.size(), size, p, "cairn", call, [&](double x) { return slowest(w, x); },
-      [&] { w.barrier(); });
+  if (!reversed) return on(w);
+  std::vector<int> members(static_cast<std::size_t>(w.size()));
+  for (int r = 0; r < w.size(); ++r) members[static_cast<std::size_t>(r)] = w.size() - 1 - r;
+  cairn::group g = w.group(members);
+  return on(g);
 }
 
 #if CAIRN_BENCH_HAVE_MPI
-// The same with MPI's collective on MPI_COMM_WORLD.
-double raw_mpi_latency(collective c, std::size_t size, const plan& p) {
+// The same with MPI's collective on MPI_COMM_WORLD, or (`reversed`) on a communicator of every
+// rank in reverse order (MPI_Comm_split).
+double raw_mpi_latency(collective c, std::size_t size, const plan& p, bool reversed) {
   int me = 0, ranks = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  if (reversed) {
+    MPI_Comm_split(MPI_COMM_WORLD, 0, ranks - 1 - me, &comm);
+    MPI_Comm_rank(comm, &me);
+  }
   const int n = static_cast<int>(size / sizeof(double));  // sizes are capped at 1 GiB
-  auto call = [c, n](const std::vector<double>& in, std::vector<double>& out) {
+  auto call = [c, n, comm](const std::vector<double>& in, std::vector<double>& out) {
     switch (c) {
       case collective::allreduce:
-        MPI_Allreduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, comm);
         break;
-      case collective::bcast: MPI_Bcast(out.data(), n, MPI_DOUBLE, root, MPI_COMM_WORLD); break;
+      case collective::bcast: MPI_Bcast(out.data(), n, MPI_DOUBLE, root, comm); break;
       case collective::reduce:
-        MPI_Reduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
+        MPI_Reduce(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, root, comm);
         break;
       case collective::allgather:
-        MPI_Allgather(in.data(), n, MPI_DOUBLE, out.data(), n, MPI_DOUBLE, MPI_COMM_WORLD);
+        MPI_Allgather(in.data(), n, MPI_DOUBLE, out.data(), n, MPI_DOUBLE, comm);
         break;
       case collective::reduce_scatter_block:
-        MPI_Reduce_scatter_block(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Reduce_scatter_block(in.data(), out.data(), n, MPI_DOUBLE, MPI_SUM, comm);
         break;
     }
   };
-  return latency_us(c, me, ranks, size, p, "mpi-raw", call, mpi_slowest,
-                    [] { MPI_Barrier(MPI_COMM_WORLD); });
+  const double us = latency_us(c, me, ranks, size, p, "mpi-raw", call, mpi_slowest,
+                               [comm] { MPI_Barrier(comm); });
+  if (reversed) MPI_Comm_free(&comm);
+  return us;
 }
 #endif
 
@@ -247,9 +268,12 @@ int run_collective(const invocation& inv) {
   if (dropped && !inv.opts.raw_mpi_only)
     note(std::string(inv.name) + ": skipping " + std::to_string(dropped) +
          " size(s) that are not a multiple of 8 bytes (a vector of doubles)");
-  s.mine = [&](cairn::world& w, std::size_t size) { return cairn_latency(w, c, size, p); };
+  const bool reversed = count_param(inv.opts, "reversed", 0, 0, 1) != 0;
+  s.mine = [&](cairn::world& w, std::size_t size) {
+    return cairn_latency(w, c, size, p, reversed);
+  };
 #if CAIRN_BENCH_HAVE_MPI
-  s.raw = [&](std::size_t size) { return raw_mpi_latency(c, size, p); };
+  s.raw = [&](std::size_t size) { return raw_mpi_latency(c, size, p, reversed); };
 #endif
   return run_sized(inv, s);
 }
@@ -262,6 +286,10 @@ const registrar bcast_reg{
 const std::vector<param_spec> collective_params{
     {"rounds", "alternating rounds of cairn and the baseline per figure", "3, 1 with --quick"},
     {"samples", "timed samples per round (the median is the round's figure)", "11, 5 with --quick"},
+    {"reversed",
+     "1: on a group of every rank in reverse order (cairn: the board's keyed slots; the "
+     "baseline: MPI_Comm_split with reversed keys)",
+     "0"},
     {"sample-us", "target duration of one timed sample in microseconds",
      "10000, 2000 with --quick"}};
 const param_registrar allreduce_params{"allreduce", collective_params};
@@ -288,7 +316,7 @@ const registrar reduce_scatter_block_reg{
 
 #if CAIRN_BENCH_HAVE_MPI
 double raw_mpi_allreduce_us(std::size_t size, bool quick) {
-  return raw_mpi_latency(collective::allreduce, size, default_plan(quick));
+  return raw_mpi_latency(collective::allreduce, size, default_plan(quick), false);
 }
 #endif
 

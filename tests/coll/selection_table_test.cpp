@@ -156,7 +156,6 @@ struct where {
   bool direct;       // board collectives past 16 KiB move straight between buffers
   bool checked;      // CAIRN_COLL_CHECK=1
   bool processes;    // the MPI engine
-  bool world;        // the collective runs on the world (staged ones run there only)
   int nodes;         // nodes the group's ranks sit on
   bool consecutive;  // each node's ranks are consecutive in the group
   bool equal;        // every node holds as many of the group's ranks
@@ -176,12 +175,12 @@ bool on_board(const where& w, std::size_t bytes) {
 
 // The board algorithm of a bcast, reduce or allreduce of `bytes` ("" off the board): straight
 // between the buffers from `threads_direct` bytes on threads (`mpi_direct` across processes, 0:
-// never by choice), staged through node memory from `staged` bytes across processes on the
-// world, else the slots up to 16 KiB and straight beyond.
+// never by choice), staged through node memory from `staged` bytes across processes, else the
+// slots up to 16 KiB and straight beyond.
 std::string board_choice(const where& w, std::size_t bytes, std::size_t threads_direct,
                          std::size_t mpi_direct, std::size_t staged) {
   if (w.checked || !w.board) return "";
-  if (w.processes && w.world && bytes >= staged) return "shared_memory_staged";
+  if (w.processes && bytes >= staged) return "shared_memory_staged";
   const std::size_t direct_from = w.processes ? mpi_direct : threads_direct;
   if (w.direct && direct_from && bytes >= direct_from) return "shared_memory_direct";
   return on_board(w, bytes) ? "shared_memory" : "";
@@ -220,11 +219,11 @@ std::string ref_allreduce(const where& w, std::size_t count, std::size_t elem, b
 std::string ref_allgather(const where& w, std::size_t block) {
   const std::size_t gathered = block * static_cast<std::size_t>(w.p);
   // On the board: straight between the buffers from 8 KiB gathered on threads, staged through
-  // node memory from 16 KiB across processes on the world, else through the slots up to 16 KiB
-  // per rank and straight beyond.
+  // node memory from 16 KiB across processes, else through the slots up to 16 KiB per rank and
+  // straight beyond.
   if (!w.checked && w.board && !w.processes && w.direct && gathered >= 8192)
     return "allgather/shared_memory_direct";
-  if (!w.checked && w.board && w.processes && w.world && gathered >= 16384)
+  if (!w.checked && w.board && w.processes && gathered >= 16384)
     return "allgather/shared_memory_staged";
   if (on_board(w, block)) return "allgather/shared_memory";
   if (hierarchical(w, true) && gathered <= 256 * 1024) return "allgather/hierarchical";
@@ -237,8 +236,8 @@ std::string ref_alltoall(const where& w, std::size_t block) {
 std::string ref_reduce_scatter_block(const where& w, std::size_t block, bool commutative) {
   const std::size_t input = block * static_cast<std::size_t>(w.p);
   // On the board through the slots while a whole input fits one, then staged through node
-  // memory across processes on the world, else straight.
-  if (!w.checked && w.board && w.processes && w.world && input > 16384)
+  // memory across processes, else straight.
+  if (!w.checked && w.board && w.processes && input > 16384)
     return "reduce_scatter_block/shared_memory_staged";
   if (on_board(w, input)) return "reduce_scatter_block/shared_memory";
   return commutative && w.p > 2 && input >= 256 * 1024 ? "reduce_scatter_block/ring"
@@ -351,7 +350,7 @@ void check_grid(Comm& c, const where& w) {
   EXPECT_EQ(chosen(c.exscan_init(one, one2)), "exscan/recursive_doubling");
 }
 
-where here(cairn::world& w, const std::vector<int>& members, bool world) {
+where here(cairn::world& w, const std::vector<int>& members) {
   const int p = static_cast<int>(members.size());
   const bool threads = w.engine() == cairn::engine::threads;
   const bool board = w.node_count() == 1;  // emulated nodes share no node memory either
@@ -365,19 +364,18 @@ where here(cairn::world& w, const std::vector<int>& members, bool world) {
   if (!threads && board && !(cma && std::string(cma) == "0"))
     direct = checked || cairn::test::long_collectives_move_direct(w);
   const cairn::test::placement at = cairn::test::placement_of(w, members);
-  return {p, board, direct, checked, !threads, world, at.nodes, at.consecutive, at.equal};
+  return {p, board, direct, checked, !threads, at.nodes, at.consecutive, at.equal};
 }
 
 TEST(SelectionTable, DefaultChoicesMatchTheReference) {
   if (std::getenv("CAIRN_COLL")) GTEST_SKIP() << "CAIRN_COLL overrides the default table";
   cairn::test::run([](cairn::world& w) {
-    cairn::test::on_world_and_group(w, 7, [&](auto& c, const std::vector<int>& members) {
-      check_grid(c, here(w, members, cairn::test::world_order(w, members)));
-    });
+    cairn::test::on_world_and_group(
+        w, 7, [&](auto& c, const std::vector<int>& members) { check_grid(c, here(w, members)); });
     // The generalized reduce: every rank participates and receives.
     std::vector<int> everyone(static_cast<std::size_t>(w.size()));
     std::iota(everyone.begin(), everyone.end(), 0);
-    const where at = here(w, everyone, true);
+    const where at = here(w, everyone);
     for (std::size_t bytes : sizes) {
       std::vector<std::int64_t> a(bytes / 8, 1), b(bytes / 8);
       EXPECT_EQ(chosen(w.ireduce_init(everyone, everyone, a, b)), ref_generalized(at, bytes, false))

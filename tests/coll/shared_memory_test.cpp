@@ -2,7 +2,7 @@
 // reduce_scatter_block through the node board on the world (src/coll/board/shared_memory_flat.cpp)
 // and on groups (src/coll/board/shared_memory_group.cpp), through the slots and, past a slot's
 // 16384 bytes, straight between the buffers (src/coll/board/shared_memory_direct.cpp), straight at
-// every size (shared_memory_direct) and staged through node memory in chunks on the world
+// every size (shared_memory_direct) and staged through node memory in chunks
 // (src/coll/board/shared_memory_staged.cpp; the variant coll_shared_memory_staged_small_chunks
 // runs it with chunks of 256 bytes), forced and chosen by the default table, blocking,
 // non-blocking and persistent, against sequential references on seeded data; more collectives in
@@ -58,11 +58,9 @@ TEST(SharedMemory, EveryCollectiveForcedAndAutomatic) {
     // The world (its fixed slots) and a shuffled group (keyed slots); `all` in group order.
     cairn::test::on_world_and_group(w, 5, [&](auto& g, const std::vector<int>& all) {
       const int p = static_cast<int>(all.size());
-      const bool world = cairn::test::world_order(w, all);
       for (std::size_t n : counts) {
         for (mode how : {mode::board, mode::automatic, mode::direct, mode::staged}) {
           if (how == mode::direct && !cairn::test::long_collectives_move_direct(w)) continue;
-          if (how == mode::staged && !world) continue;  // refused: DisagreementsAndRefusals
           const unsigned seed = static_cast<unsigned>(n * 7) + static_cast<unsigned>(how);
           auto pick = [how](auto board, auto direct, auto staged) {
             using alg = decltype(board);
@@ -169,7 +167,7 @@ TEST(SharedMemory, EveryCollectiveForcedAndAutomatic) {
 // Collectives on overlapping groups in flight at once on the board's keyed slots: every rank
 // starts a round of non-blocking allreduces, reduces, bcasts and barriers on the world, on
 // two overlapping halves and on pairs, more than the 8 slots per rank, and waits for them in
-// its own order.
+// its own order; in odd rounds the long ones go through the staging rings.
 TEST(SharedMemory, OverlappingGroupsInFlight) {
   run([](cairn::world& w) {
     const int p = w.size(), me = w.rank();
@@ -207,11 +205,20 @@ TEST(SharedMemory, OverlappingGroupsInFlight) {
               round * 100 + static_cast<unsigned>(rep * 10) + static_cast<unsigned>(i);
           items.push_back({mem, kind, small_blocks_for(n, seed, me, {0}), vec(n, -1)});
           item& it = items.back();
-          if (kind == 0) reqs.push_back(g.iallreduce(it.in, it.out, cairn::plus{}));
-          if (kind == 1) reqs.push_back(g.ireduce(it.in, it.out, 0, cairn::plus{}));
+          // Odd rounds: the long ones forced through the keyed slots' staging rings.
+          const bool staged = round % 2 == 1 && n > 2048;
+          using ar = cairn::allreduce_algorithm;
+          using rd = cairn::reduce_algorithm;
+          using bc = cairn::bcast_algorithm;
+          if (kind == 0)
+            reqs.push_back(g.iallreduce(it.in, it.out, cairn::plus{},
+                                        staged ? ar::shared_memory_staged : ar::automatic));
+          if (kind == 1)
+            reqs.push_back(g.ireduce(it.in, it.out, 0, cairn::plus{},
+                                     staged ? rd::shared_memory_staged : rd::automatic));
           if (kind == 2) {
             it.out = g.rank() == 0 ? block(n, seed, mem[0]) : vec(n, -1);
-            reqs.push_back(g.ibcast(it.out, 0));
+            reqs.push_back(g.ibcast(it.out, 0, staged ? bc::shared_memory_staged : bc::automatic));
           }
           if (kind == 3) reqs.push_back(g.ibarrier());
         }
@@ -548,16 +555,20 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
         EXPECT_TRUE(has_text(smsg, "other participants or receivers")) << smsg;
         EXPECT_EQ(mismatch(gout2, vec(2, -5)), "");
       }
-      // Staging runs on the world only: a group refuses it on every rank, before anything moves.
+      // The same count staged on one rank and through the slots on the others: the
+      // signatures name the path, so every rank reports it and nothing is written.
       {
+        using alg = cairn::allreduce_algorithm;
         vec sin(4, me), sout(4, -5);
-        const std::string smsg = message_of([&] {
-          back.allreduce(sin, sout, cairn::plus{},
-                         cairn::allreduce_algorithm::shared_memory_staged);
-        });
-        EXPECT_TRUE(has_text(smsg, "cairn::allreduce: rank " + std::to_string(me) +
-                                       ": the shared_memory_staged algorithm needs the world"))
-            << smsg;
+        const std::string smsg =
+            reported(message_of([&] {
+                       back.allreduce(sin, sout, cairn::plus{},
+                                      me == 0 ? alg::shared_memory_staged : alg::shared_memory);
+                     }),
+                     barrier);
+        EXPECT_TRUE(has_text(smsg, "ranks disagree on the call")) << smsg;
+        EXPECT_TRUE(has_text(smsg, "32 bytes staged through node memory")) << smsg;
+        EXPECT_EQ(mismatch(sout, vec(4, -5)), "");
       }
       // Nothing leaked: more collectives on the group than it has slots, all right.
       for (int i = 0; i < 20; ++i) {

@@ -26,8 +26,8 @@ enum class bcast_algorithm {
                   ///< where ranks can copy across processes
                   ///< (src/coll/board/shared_memory_direct.cpp)
   shared_memory_direct,  ///< as shared_memory, straight between the buffers at every size
-  shared_memory_staged,  ///< on the world of one node: through node memory in pipelined
-                         ///< chunks, never straight between the buffers
+  shared_memory_staged,  ///< on one node (the world or a group): through node memory in
+                         ///< pipelined chunks, never straight between the buffers
                          ///< (src/coll/board/shared_memory_staged.cpp)
   hierarchical,          ///< across nodes: among one leader per node, then binomial inside
                          ///< each node (src/coll/algorithms/bcast_hierarchical.cpp)

@@ -15,8 +15,9 @@
 // written by others: they add to it when they published or acknowledged something it may wait
 // for.
 //
-// The staging (node_staging, below) is a second part of the region: progress counters and a
-// ring of chunks that the staged collectives copy through (shared_memory_staged.cpp).
+// The staging (node_staging, below) is a second part of the region: progress counters and
+// rings of chunks that the staged collectives copy through (shared_memory_staged.cpp), one for
+// the world and one per keyed slot.
 
 #include <atomic>
 #include <cstddef>
@@ -152,23 +153,32 @@ class node_board {
   std::vector<std::byte*> bases_;
 };
 
-/// The staging part of every rank's node region (src/coll/board/shared_memory_staged.cpp): the
-/// rank's three progress counters, each on a line pair of its own (only the owner writes them;
-/// each is polled by other ranks at its own step), and a ring of chunk slots the staged
-/// collectives copy through.
+/// The staging part of every rank's node region (src/coll/board/shared_memory_staged.cpp):
+/// staging areas, each three progress counters (each on a line pair of its own: only the owner
+/// writes them, each is polled by other ranks at its own step) and a ring of chunk slots the
+/// staged collectives copy through. One area serves the staged collectives on the world, in
+/// turn; each keyed slot (node_board::keyed) has one more for the group collective it holds.
 class node_staging {
  public:
   /// The counters: chunks this rank staged (copied in), reduced (its segment combined) and
-  /// copied out (released: it reads no rank's slot of those chunks again). They count the
-  /// chunks of every staged collective on the world so far, alike on every rank.
+  /// copied out (released: it reads no rank's slot of those chunks again). The world area's
+  /// count the chunks of every staged collective on the world so far, alike on every rank; a
+  /// keyed slot's count from 0 for each collective it holds.
   enum counter : std::size_t { staged, reduced, copied };
-  /// Bytes of a rank's ring: the most a collective's chunks in flight may take
+  /// Bytes of the world area's ring: the most a collective's chunks in flight may take
   /// (chunk size x depth, CAIRN_COLL_CHUNK x CAIRN_COLL_DEPTH).
   static constexpr std::size_t ring_bytes = std::size_t{1} << 20;
-  /// Bytes before the ring: the counters' line pairs.
+  /// Bytes of a keyed slot's ring (chunks are made smaller or fewer to fit it).
+  static constexpr std::size_t group_ring_bytes = std::size_t{1} << 18;
+  /// Bytes before a ring: the counters' line pairs.
   static constexpr std::size_t counters_bytes = 3 * 128;
+  /// Bytes from one keyed slot's area to the next.
+  static constexpr std::size_t group_area_bytes = counters_bytes + group_ring_bytes;
+  /// Bytes before the keyed slots' areas.
+  static constexpr std::size_t group_offset = counters_bytes + ring_bytes;
   /// Bytes of a rank's part (a multiple of 128).
-  static constexpr std::size_t part_bytes = counters_bytes + ring_bytes;
+  static constexpr std::size_t part_bytes =
+      group_offset + node_board::group_slots * group_area_bytes;
 
   node_staging() = default;
   /// The staging in the node's regions (its part of each).
@@ -177,19 +187,31 @@ class node_staging {
   /// Where the staging sits in a node region (reserved at static initialization).
   static std::size_t part_offset() noexcept;
   /// Constructs the counters of one rank's part (its owner, before any rank reads it); the
-  /// ring is left untouched (its pages are taken on first use).
+  /// rings are left untouched (their pages are taken on first use).
   static void format(std::byte* part) noexcept {
-    for (std::size_t c = 0; c < 3; ++c) new (part + c * 128) std::atomic<std::uint64_t>{0};
+    reset(part);
+    for (std::size_t i = 0; i < node_board::group_slots; ++i)
+      reset(part + group_offset + i * group_area_bytes);
   }
+  /// Sets the counters of the area at `area` to 0 (its owner, before it publishes the area's
+  /// use: a keyed slot's key).
+  static void reset(std::byte* area) noexcept {
+    for (std::size_t c = 0; c < 3; ++c) new (area + c * 128) std::atomic<std::uint64_t>{0};
+  }
+  /// Counter c of the area at `area`.
+  static std::atomic<std::uint64_t>& word(std::byte* area, counter c) noexcept {
+    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(area + c * 128));
+  }
+  /// The ring of the area at `area`.
+  static std::byte* ring(std::byte* area) noexcept { return area + counters_bytes; }
 
-  /// Rank r's counter c.
-  std::atomic<std::uint64_t>& word(int r, counter c) const noexcept {
-    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(
-        bases_[static_cast<std::size_t>(r)] + c * 128));
-  }
-  /// Rank r's ring.
-  std::byte* ring(int r) const noexcept {
-    return bases_[static_cast<std::size_t>(r)] + counters_bytes;
+  /// Rank r's world area.
+  std::byte* area(int r) const noexcept { return bases_[static_cast<std::size_t>(r)]; }
+  /// Every rank's world area, by rank.
+  const std::vector<std::byte*>& areas() const noexcept { return bases_; }
+  /// Rank r's area of keyed slot i (< node_board::group_slots).
+  std::byte* group_area(int r, std::size_t i) const noexcept {
+    return area(r) + group_offset + i * group_area_bytes;
   }
   int ranks() const noexcept { return static_cast<int>(bases_.size()); }
 

@@ -252,7 +252,8 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
   if (e.error.empty()) e.error = first_disagreement(b, e.seq, e.signature());
   const bool moves_here = e.error.empty() && !e.then;  // a gate's data moves by messages
   if (moves_here && e.staged && e.bytes) {
-    e.chunks = begin_staged(ctx, e, coll_state(ctx).board.staged_chunks);
+    e.chunks =
+        begin_staged(ctx, e, coll_state(ctx).board.staged_chunks, n, node_staging::ring_bytes);
     e.staging = true;
     return;
   }
@@ -292,7 +293,8 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
 // Moves a staged collective's chunks on; true once this rank's part is done (and completed).
 bool move_staged(rank_context& ctx, const node_board& b, board_exec& e, board_wait& wait) {
   coll_rank& cs = coll_state(ctx);
-  if (!advance_staged(ctx, *cs.staging_view(), e, e.chunks, wait)) return false;
+  const staging_members world{cs.staging_view()->areas(), ctx.world_group()->world_ranks};
+  if (!advance_staged(ctx, world, ctx.rank(), e, e.chunks, wait)) return false;
   cs.board.staged_chunks = e.chunks.base + e.chunks.chunks;
   e.staging = false;
   publish_done(ctx, b, e.seq);
@@ -450,7 +452,6 @@ const char* board_refusal(const coll_target& t, board_collective kind, std::size
   if (path == board_path::staged) {
     if (kind == board_collective::barrier || kind == board_collective::reduce_generalized)
       return "runs bcast, reduce, allreduce, allgather and reduce_scatter_block only";
-    if (!board_on_world(t)) return "needs the world (a group of every rank in world order)";
     return nullptr;
   }
   const std::size_t carried = board_carried(kind, bytes, t.members->world_ranks.size());

@@ -29,7 +29,7 @@ inline std::size_t board_carried(board_collective kind, std::size_t bytes,
 /// on `t` can run on the board (every rank shares the node; the payload fits a slot, or the
 /// collective moves its data straight between the buffers where the engine can:
 /// shared_memory_direct.hpp) by `path` (direct: straight at every size; staged: through the staging
-/// rings, on the world only, shared_memory_staged.hpp); else why not, as the end of a sentence
+/// rings, shared_memory_staged.hpp); else why not, as the end of a sentence
 /// ("needs ...").
 const char* board_refusal(const coll_target& t, board_collective kind, std::size_t bytes,
                           board_path path = board_path::automatic);

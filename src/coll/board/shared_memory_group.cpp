@@ -37,6 +37,10 @@
 // Its own slot stays taken until then, so a rank has at most one tail per slot. A disagreement
 // found by a tail is raised by the rank's next board collective (board_take_deferred).
 //
+// Staged ones (shared_memory_staged.cpp) carry nothing in the slot: once every signature agrees,
+// the members copy through the staging areas of the slots they took, then acknowledge; the
+// slot, and so its ring, is free again once every member did.
+//
 // Longer bcasts, reduces, allreduces and generalized reduces publish their buffers' addresses
 // instead of data and move it straight between the buffers (shared_memory_direct.cpp) before
 // acknowledging. Their owner gives its slot's last acknowledgment itself, once all members gave
@@ -65,6 +69,7 @@
 #include "cairn/runtime/error.hpp"
 #include "coll/board/board_layout.hpp"
 #include "coll/board/shared_memory_direct.hpp"
+#include "coll/board/shared_memory_staged.hpp"
 #include "coll/engine/coll_rank.hpp"
 #include "coll/engine/exec_pool.hpp"
 #include "node/copy_bytes.hpp"
@@ -90,6 +95,11 @@ struct group_exec : board_call {
   std::uint64_t shape = 0;
   int take_first = 0, take_end = 0;
   bool direct = false;  // moves data between the buffers (shared_memory_direct.cpp)
+  // Moves data through the members' keyed slots' staging rings (shared_memory_staged.cpp):
+  // its chunks' progress, and each member's staging area once all published (empty before).
+  bool staged = false;
+  staged_progress chunks;
+  std::vector<std::byte*> areas;
   // Progress: the slot published (-1: not yet), the next group rank whose slot to find, every
   // slot acknowledged, and (direct) this rank's share moved.
   int slot = -1;
@@ -152,11 +162,13 @@ struct group_exec : board_call {
       carries = false;
       take_first = take_end = 0;
     }
+    staged = !then && path == board_path::staged;
     direct = !then && board_moves_direct(kind, carried(static_cast<std::size_t>(n)), path);
+    areas.clear();
     if (direct) keep_first_block();
     // A bcast takes at most the root's slot, a reduce's non-root and a generalized reduce's
     // participant that receives nothing take none.
-    eager = !then && !direct &&
+    eager = !then && !direct && !staged &&
             (kind == board_collective::bcast || (kind == board_collective::reduce && me != root) ||
              (kind == board_collective::reduce_generalized && take_end == 0));
     leaves_tail = reported = false;
@@ -168,7 +180,8 @@ struct group_exec : board_call {
 
   // The kind the slot publishes (with direct_kind_bit where the data moves straight).
   std::uint32_t signature_kind() const {
-    return static_cast<std::uint32_t>(kind) | (direct ? direct_kind_bit : 0);
+    return static_cast<std::uint32_t>(kind) | (direct ? direct_kind_bit : 0) |
+           (staged ? staged_kind_bit : 0);
   }
 
   // A fingerprint of a generalized reduce's participant count and receiver set (never 0).
@@ -207,7 +220,9 @@ bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
     s.shape = e.shape;
     s.algorithm = e.algorithm;
     s.acks.store(0, std::memory_order_relaxed);
-    if (e.direct) {
+    if (e.staged) {  // its staging area's counters start again (read after the key)
+      node_staging::reset(coll_state(ctx).staging_view()->group_area(me_w, at));
+    } else if (e.direct) {
       publish_buffers(node_board::payload(s), e);
     } else if (e.carries && e.bytes) {
       copy_bytes(node_board::payload(s), e.in, e.carried(n));
@@ -222,15 +237,22 @@ bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
   return false;
 }
 
-// World rank w's slot holding e's collective, or null while w has not published it.
-group_slot* find(const node_board& b, int w, const group_exec& e) {
+// Which of world rank w's keyed slots holds e's collective, or -1 while w has not published it.
+int find_index(const node_board& b, int w, const group_exec& e) {
   const std::size_t k = node_board::group_slots;
   for (std::size_t i = 0; i < k; ++i) {
-    group_slot& s = b.keyed(w, (e.seq + i) % k);
+    const std::size_t at = (e.seq + i) % k;
+    group_slot& s = b.keyed(w, at);
     if (s.key.load(std::memory_order_acquire) == e.key && s.group == e.group && s.seq == e.seq)
-      return &s;
+      return static_cast<int>(at);
   }
-  return nullptr;
+  return -1;
+}
+
+// World rank w's slot holding e's collective, or null while w has not published it.
+group_slot* find(const node_board& b, int w, const group_exec& e) {
+  const int at = find_index(b, w, e);
+  return at < 0 ? nullptr : &b.keyed(w, static_cast<std::size_t>(at));
 }
 
 // find() for a slot this rank waits for: while w has published nothing since the last look
@@ -276,9 +298,24 @@ void move(rank_context& ctx, const node_board& b, group_exec& e) {
   e.moved = true;
 }
 
+// Moves a staged collective's chunks through the members' staging areas (signatures all
+// checked and equal) as far as they go; true once this rank's part is done.
+bool move_staged(rank_context& ctx, const node_board& b, group_exec& e) {
+  const std::vector<int>& world = e.members->world_ranks;
+  if (e.areas.empty()) {
+    const node_staging& st = *coll_state(ctx).staging_view();
+    for (int w : world)
+      e.areas.push_back(st.group_area(w, static_cast<std::size_t>(find_index(b, w, e))));
+    e.chunks =
+        begin_staged(ctx, e, 0, static_cast<int>(world.size()), node_staging::group_ring_bytes);
+  }
+  board_wait wait;  // unused: a group collective's members watch their doorbells
+  return advance_staged(ctx, {e.areas, world, &b}, e.me, e, e.chunks, wait);
+}
+
 // Takes group rank q's operand from its slot s (signatures all checked and equal).
 void take(group_exec& e, int q, group_slot& s) {
-  if (e.direct || !e.bytes || q < e.take_first || q >= e.take_end) return;
+  if (e.direct || e.staged || !e.bytes || q < e.take_first || q >= e.take_end) return;
   const std::byte* operand = node_board::payload(s);
   if (e.kind == board_collective::allgather) {  // block q at its place
     copy_bytes(e.out + static_cast<std::size_t>(q) * e.bytes, operand, e.bytes);
@@ -318,6 +355,7 @@ bool step(rank_context& ctx, const node_board& b, group_exec& e) {
     check(e, e.next, *s);
   }
   if (!e.acknowledged) {
+    if (e.staged && e.error.empty() && e.bytes && !move_staged(ctx, b, e)) return false;
     if (e.direct && e.error.empty()) move(ctx, b, e);
     for (int q = 0; q < n; ++q) {
       const int w = e.members->world_ranks[static_cast<std::size_t>(q)];
@@ -388,6 +426,7 @@ void recycle(group_exec* e) {
   e->error.clear();
   e->then.reset();
   e->receivers.reset();
+  e->areas.clear();
   e->home->give(e);
 }
 
@@ -495,6 +534,9 @@ std::string group_board_describe(const request_state* s) {
        << " to publish";
   else if (e.acknowledged && e.moved)
     os << "moved its share, waiting for the others to move theirs";
+  else if (e.staged && !e.areas.empty() && !e.acknowledged)
+    os << "staged: " << e.chunks.staged << " chunk(s) staged, " << e.chunks.reduced << " reduced, "
+       << e.chunks.copied << " copied of " << e.chunks.chunks;
   else
     os << "done";
   return os.str();

@@ -1,13 +1,17 @@
-// The staged board collectives: bcast, reduce, allreduce, allgather and reduce_scatter_block on
-// the world, copied through node memory in pipelined chunks. Run by the world's board protocol
-// (shared_memory_flat.cpp: slots, signatures, `done` words); this file moves the data once every
-// rank published and agrees.
+// The staged board collectives: bcast, reduce, allreduce, allgather and reduce_scatter_block,
+// copied through node memory in pipelined chunks. Run by the world's board protocol
+// (shared_memory_flat.cpp: slots, signatures, `done` words) or a group's
+// (shared_memory_group.cpp: keyed slots); this file moves the data once every rank published and
+// agrees.
 //
-// Each rank owns a ring of `depth` chunk slots in its node region (node_staging). Chunk k of a
-// collective uses slot k mod depth of every rank. In a reduction, segment q of chunk k is rank
-// q's to combine: a reduce's or allreduce's chunk is split evenly over the n ranks and laid out
-// in the slot like the buffer; a reduce-scatter's chunk k is chunk k of every rank's block, q's
-// at the q-th place of the slot.
+// Each rank owns staging areas in its node region (node_staging): rings of `depth` chunk slots
+// with three counters. The world's staged collectives take turns on one area per rank, their
+// counters running on across collectives (`base`); a group collective uses the areas of the keyed
+// slots its members published it in, counters from 0, which are free again once every member
+// acknowledged the slot. Chunk k of a collective uses ring slot k mod depth of every rank. In a
+// reduction, segment q of chunk k is rank q's to combine: a reduce's or allreduce's chunk is split
+// evenly over the n ranks and laid out in the slot like the buffer; a reduce-scatter's chunk k is
+// chunk k of every rank's block, q's at the q-th place of the slot.
 //
 //   stage    rank p copies the segments q != p of its input's chunk k into its slot
 //   reduce   rank p combines segment p of chunk k in rank order (its own input, the others'
@@ -54,7 +58,7 @@ std::size_t env_size(const char* name, std::size_t fallback) {
 // One staged collective's steps on this rank: its chunks, slots and counters.
 struct staged_run {
   rank_context& ctx;
-  const node_staging& s;
+  const staging_members& m;
   const board_call& e;
   staged_progress& p;
   int n, me;
@@ -90,7 +94,11 @@ struct staged_run {
     return static_cast<std::size_t>(k) * p.chunk_elems * elem;
   }
   std::byte* slot(int r, std::uint64_t k) const {
-    return s.ring(r) + static_cast<std::size_t>(k % p.depth) * p.slot_bytes;
+    return node_staging::ring(m.areas[static_cast<std::size_t>(r)]) +
+           static_cast<std::size_t>(k % p.depth) * p.slot_bytes;
+  }
+  std::atomic<std::uint64_t>& word(int r, node_staging::counter c) const {
+    return node_staging::word(m.areas[static_cast<std::size_t>(r)], c);
   }
 
   // Segment q of chunk k, the part rank q combines: where it lies in the input and in a ring
@@ -110,15 +118,20 @@ struct staged_run {
   }
 
   void publish(node_staging::counter c, std::uint64_t chunks) {
-    // seq_cst, then wake: a parked rank re-checks the word it waits for (board_ready).
-    s.word(me, c).store(p.base + chunks, std::memory_order_seq_cst);
-    for (int r = 0; r < n; ++r)
-      if (r != me) ctx.tp().wake(r);
+    // seq_cst, then wake: a parked rank re-checks the word it waits for, or its doorbell
+    // (board_ready).
+    word(me, c).store(p.base + chunks, std::memory_order_seq_cst);
+    for (int r = 0; r < n; ++r) {
+      if (r == me) continue;
+      const int w = m.world[static_cast<std::size_t>(r)];
+      if (m.bells) m.bells->doorbell(w).fetch_add(1, std::memory_order_seq_cst);
+      ctx.tp().wake(w);
+    }
     ctx.note_progress();
   }
   // r if rank r's counter c is below p.base + chunks, else -1.
   int below(int r, node_staging::counter c, std::uint64_t chunks) const {
-    return s.word(r, c).load(std::memory_order_acquire) < p.base + chunks ? r : -1;
+    return word(r, c).load(std::memory_order_acquire) < p.base + chunks ? r : -1;
   }
   // The first rank other than this one whose counter c is below p.base + chunks, or -1;
   // starts after this rank so that ranks poll different lines.
@@ -214,7 +227,8 @@ struct staged_run {
     const bool combines = reduces();
     bool moved = false;
     auto blocked = [&](int r, node_staging::counter c, std::uint64_t chunks) {
-      if (!wait.word) wait = {&s.word(r, c), p.base + chunks, r, e.call};
+      if (!wait.word)
+        wait = {&word(r, c), p.base + chunks, m.world[static_cast<std::size_t>(r)], e.call};
     };
     // A reduce's or allreduce's rank also writes its own segment of chunk k into slot k mod
     // depth (its combined result): staging chunk k + depth there waits for that too, as a short
@@ -283,32 +297,34 @@ coll::staging_shape staging_config(const char* call, int rank) {
   return shape;
 }
 
-staged_progress begin_staged(rank_context& ctx, const board_call& e, std::uint64_t base) {
+staged_progress begin_staged(rank_context& ctx, const board_call& e, std::uint64_t base, int ranks,
+                             std::size_t ring_bytes) {
   const coll::staging_shape shape = staging_config(e.call, ctx.rank());
   const bool bytewise = e.kind == board_collective::bcast || e.kind == board_collective::allgather;
   const std::size_t elem = bytewise ? 1 : e.op.elem;
   // A reduce-scatter's slot holds chunk k of every rank's block.
   const std::size_t blocks =
-      e.kind == board_collective::reduce_scatter_block ? ctx.world_group()->world_ranks.size() : 1;
+      e.kind == board_collective::reduce_scatter_block ? static_cast<std::size_t>(ranks) : 1;
   staged_progress p;
   p.base = base;
   p.elem = elem;
-  p.chunk_elems = std::max<std::size_t>(1, shape.chunk / (elem * blocks));
+  // At most half the ring per chunk: a keyed slot's ring may be smaller than the chunking.
+  const std::size_t chunk = std::min(shape.chunk, ring_bytes / 2);
+  p.chunk_elems = std::max<std::size_t>(1, chunk / (elem * blocks));
   p.slot_bytes = p.chunk_elems * elem * blocks;
-  p.depth = std::min(shape.depth, node_staging::ring_bytes / p.slot_bytes);
+  p.depth = std::min(shape.depth, ring_bytes / p.slot_bytes);
   if (p.depth < 2)
     fail(e.call, ctx.rank(), "staged collectives: a chunk of ", p.slot_bytes,
          " bytes (elements of ", elem, " bytes", blocks > 1 ? ", one of each rank's block" : "",
-         ") leaves room for fewer than 2 in the staging ring of ", node_staging::ring_bytes,
-         " bytes");
+         ") leaves room for fewer than 2 in the staging ring of ", ring_bytes, " bytes");
   const std::size_t count = e.bytes / elem;
   p.chunks = (count + p.chunk_elems - 1) / p.chunk_elems;
   return p;
 }
 
-bool advance_staged(rank_context& ctx, const node_staging& s, const board_call& e,
+bool advance_staged(rank_context& ctx, const staging_members& m, int me, const board_call& e,
                     staged_progress& p, board_wait& wait) {
-  staged_run run{ctx, s, e, p, s.ranks(), ctx.rank(), p.elem, e.bytes / p.elem};
+  staged_run run{ctx, m, e, p, static_cast<int>(m.areas.size()), me, p.elem, e.bytes / p.elem};
   for (;;) {
     if (run.finished()) break;
     wait = {};
@@ -317,7 +333,7 @@ bool advance_staged(rank_context& ctx, const node_staging& s, const board_call& 
   // Every counter at the end of this collective: the next one's first chunks wait for it.
   const std::uint64_t end = p.chunks;
   for (auto c : {node_staging::staged, node_staging::reduced, node_staging::copied})
-    if (s.word(run.me, c).load(std::memory_order_relaxed) != p.base + end) run.publish(c, end);
+    if (run.word(me, c).load(std::memory_order_relaxed) != p.base + end) run.publish(c, end);
   return true;
 }
 

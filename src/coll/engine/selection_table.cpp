@@ -18,7 +18,7 @@
 //     processes;
 //   - shared_memory_staged (bcast, reduce, allreduce, allgather, reduce_scatter_block) copies
 //     through node memory in pipelined chunks (src/coll/board/shared_memory_staged.cpp): one
-//     node and the world only;
+//     node;
 //   - ring (allreduce, reduce_scatter_block) needs a commutative operation;
 //   - hierarchical (bcast, reduce, allreduce, allgather) and hierarchical_slices (allreduce) need a
 //     commutative operation or a group whose nodes hold consecutive group ranks, and
@@ -55,8 +55,8 @@
 //     vs 78.2. 4 ranks (oversubscribed, --quick) agree: allreduce 1 MiB 276 vs 334 us, bcast
 //     83 vs 323, reduce 151 vs 217. Chunks of 16, 32, 64, 128 and 256 KiB (far, allreduce 32
 //     KiB-4 MiB): 128 and 256 KiB are best and within 5 % of each other (4 MiB: 289-312 vs
-//     280-294 us), 16 KiB the worst (576-599). Straight copies stay for groups that are not
-//     the world (staging runs on the world only).
+//     280-294 us), 16 KiB the worst (576-599). Groups that are not the world stage through
+//     their keyed slots' rings (256 KiB each: chunks of 128 KiB, 2 in flight).
 //   - allgather (blocks per rank; the table's size is both blocks): the board beats messages at
 //     every size on both engines. Processes: 8 B 0.23-0.29 vs 1.1-1.4 us (recursive doubling),
 //     4 KiB 1.0 vs 11-12, 1 MiB 169-174 vs 437-485 (straight beyond the slots; forced straight
