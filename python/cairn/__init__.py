@@ -384,7 +384,8 @@ def _ireduce(self, x: Any, op: Any = Op.SUM, *, participants: Iterable[int],
     request completes); every rank in either set calls.
 
     ``algorithm``: "automatic", "butterfly" (section 3.2's messages), "shared_memory" (one
-    node) or "hierarchical" (section 3.1: by one leader per node). ``load_balance``: section 3.3's greedy balancing; ``balancer`` (a
+    node), "shared_memory_staged" (one node, through node memory in pipelined chunks) or
+    "hierarchical" (section 3.1: by one leader per node). ``load_balance``: section 3.3's greedy balancing; ``balancer`` (a
     :class:`cairn.ReduceBalancer`) balances against earlier reductions recorded in it (every
     rank passes one with the same history; ``record`` the reductions a rank does not call).
     ``direct_delivery``: skip forwarding hops. ``stream``: reductions of different streams

@@ -65,11 +65,14 @@ cairn::generalized_reduce_options reduce_options(const std::string& algorithm, b
     o.algorithm = cairn::generalized_reduce_algorithm::butterfly;
   else if (algorithm == "shared_memory")
     o.algorithm = cairn::generalized_reduce_algorithm::shared_memory;
+  else if (algorithm == "shared_memory_staged")
+    o.algorithm = cairn::generalized_reduce_algorithm::shared_memory_staged;
   else if (algorithm == "hierarchical")
     o.algorithm = cairn::generalized_reduce_algorithm::hierarchical;
   else if (algorithm != "automatic")
     refuse("reduce", rank,
-           "algorithm must be 'automatic', 'butterfly', 'shared_memory' or 'hierarchical', not '" +
+           "algorithm must be 'automatic', 'butterfly', 'shared_memory', "
+           "'shared_memory_staged' or 'hierarchical', not '" +
                algorithm + "'");
   o.load_balance = load_balance;
   o.direct_delivery = direct_delivery;

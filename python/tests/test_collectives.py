@@ -187,8 +187,11 @@ def test_concurrent_generalized_reduces_and_their_options(run):
         # in opposite orders on alternate ranks and completed together.
         specs = [(list(range(p)), [p - 1], 1, cairn.SUM, np.float64, "hierarchical"),
                  (list(range(p // 2, p)), sorted({0, p // 2}), 2, cairn.MAX, np.int64, "automatic")]
+        if w.node_count == 1:  # staged through node memory: one node only
+            specs.append((list(range(p // 2 + 1)), sorted({0, p - 1}), 3, cairn.SUM, np.float64,
+                          "shared_memory_staged"))
         reqs, outs = [], {}
-        for i in ([0, 1] if me % 2 == 0 else [1, 0]):
+        for i in (list(range(len(specs))) if me % 2 == 0 else list(reversed(range(len(specs))))):
             P, R, stream, op, dtype, algorithm = specs[i]
             if me not in P and me not in R:
                 continue

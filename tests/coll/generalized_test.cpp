@@ -47,14 +47,16 @@ bool contains(const std::vector<int>& v, int x) {
 }
 
 // The algorithm of trial t: the butterfly, the board (forced where it fits a slot and the
-// ranks share one node), hierarchical (forced on one node, where the default never takes it) or
-// the default (the board on one node up to 16384 bytes, hierarchical across nodes, unless
+// ranks share one node), staged through node memory (forced on one node at any size),
+// hierarchical (forced on one node, where the default never takes it) or the default (the board
+// on one node, staged past 16384 bytes across processes, hierarchical across nodes, unless
 // balanced).
 cairn::generalized_reduce_algorithm algorithm_for(int t, bool balance, std::size_t n,
                                                   const cairn::world& w) {
   using alg = cairn::generalized_reduce_algorithm;
   if (balance || t % 3 == 0) return t % 3 == 0 ? alg::butterfly : alg::automatic;
   if (t % 3 == 2) return w.node_count() == 1 && t % 2 ? alg::hierarchical : alg::automatic;
+  if (w.node_count() == 1 && t % 2 == 0) return alg::shared_memory_staged;
   return n <= 2048 && w.node_count() == 1 ? alg::shared_memory : alg::automatic;
 }
 
@@ -346,11 +348,15 @@ TEST(Generalized, PersistentRepeatedWithChangingData) {
       if (!in_p && !in_r) continue;
       std::vector<std::int64_t> in(in_p ? n : 0), out(in_r ? n : 0, -7), out2(in_r ? n : 0);
       cairn::persistent_request pr = w.ireduce_init(ps, rs, in, out, cairn::plus{}, opt);
-      // On one node: the board whenever not told otherwise, past a slot's 16384 bytes where
-      // long collectives move straight between the buffers. Across (emulated) nodes: never.
+      // On one node: the board whenever not told otherwise, past a slot's 16384 bytes staged
+      // across processes, or where long collectives move straight between the buffers. Across
+      // (emulated) nodes: never.
       using alg = cairn::generalized_reduce_algorithm;
-      const bool board = w.node_count() == 1 && opt.algorithm != alg::butterfly &&
-                         opt.algorithm != alg::hierarchical && !balance && (n <= 2048 || direct);
+      const bool processes = w.engine() == cairn::engine::mpi;
+      const bool board =
+          w.node_count() == 1 && opt.algorithm != alg::butterfly &&
+          opt.algorithm != alg::hierarchical && !balance &&
+          (n <= 2048 || direct || processes || opt.algorithm == alg::shared_memory_staged);
       const bool by_leaders =
           opt.algorithm == alg::hierarchical ||
           (opt.algorithm == alg::automatic && !balance && across_nodes(w, ps, rs));

@@ -66,11 +66,11 @@ class reduce_balancer;
 
 /// Algorithms of the generalized reduce.
 enum class generalized_reduce_algorithm {
-  automatic,      ///< shared_memory when all ranks share one node (past 16384 bytes only where
-                  ///< they can copy straight between buffers: threads, MPI with CAIRN_CMA) and
-                  ///< no load balancing is asked for; else, also without load balancing,
-                  ///< hierarchical when P ∪ R spans several nodes and some node holds two of
-                  ///< its ranks; else butterfly
+  automatic,      ///< the selection table's choice (cairn-info): without load balancing, on
+                  ///< one node shared_memory_staged past 16384 bytes across processes, else
+                  ///< shared_memory (past 16384 bytes only where ranks can copy straight
+                  ///< between buffers: threads, MPI with CAIRN_CMA); hierarchical when P ∪ R
+                  ///< spans several nodes and some node holds two of its ranks; else butterfly
   butterfly,      ///< section 3.2's messages: fold, halving, pruned butterfly, delivery
                   ///< (src/coll/algorithms/reduce_generalized.cpp)
   shared_memory,  ///< on one node, no messages: up to 16384 bytes every receiver combines the
@@ -82,6 +82,11 @@ enum class generalized_reduce_algorithm {
                   ///< reduce to one of them, the butterfly's messages run among those leaders
                   ///< to one receiver per node, which broadcasts to its node's other receivers;
                   ///< no load balancing (src/coll/algorithms/reduce_generalized_hierarchical.cpp)
+  shared_memory_staged,  ///< on one node, no messages, no load balancing: the participants
+                         ///< stage their inputs through node memory in pipelined chunks, every
+                         ///< member of P ∪ R combines a segment of each chunk in rank order and
+                         ///< the receivers copy the segments out
+                         ///< (src/coll/board/shared_memory_staged.cpp)
 };
 
 /// Options of the generalized reduce.

@@ -450,8 +450,7 @@ const char* board_refusal(const coll_target& t, board_collective kind, std::size
     return nullptr;
   }
   if (path == board_path::staged) {
-    if (kind == board_collective::barrier || kind == board_collective::reduce_generalized)
-      return "runs bcast, reduce, allreduce, allgather and reduce_scatter_block only";
+    if (kind == board_collective::barrier) return "moves no data";
     return nullptr;
   }
   const std::size_t carried = board_carried(kind, bytes, t.members->world_ranks.size());

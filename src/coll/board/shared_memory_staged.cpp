@@ -63,20 +63,36 @@ struct staged_run {
   staged_progress& p;
   int n, me;
   std::size_t elem, count;
+  // The ranks whose inputs are combined, the first ones (a generalized reduce's participants;
+  // else all n).
+  int contributors = is(board_collective::reduce_generalized) ? e.participants : n;
+  // True if this rank has a copy step: its output takes chunks from other ranks' slots (a
+  // reduction's also its own combined segment). A reduce-scatter's output is its own segment
+  // alone, which its reduce step writes.
+  bool receives = [this] {
+    switch (e.kind) {
+      case board_collective::bcast: return me != e.root;
+      case board_collective::reduce: return me == e.root;
+      case board_collective::reduce_scatter_block: return false;  // its own segment only
+      case board_collective::reduce_generalized:
+        return std::binary_search(e.receivers->begin(), e.receivers->end(),
+                                  m.world[static_cast<std::size_t>(me)]);
+      default: return true;
+    }
+  }();
 
   bool is(board_collective k) const { return e.kind == k; }
-  // A reduction: ranks combine segments (reduce, allreduce, reduce_scatter_block).
+  // A reduction: ranks combine segments (reduce, allreduce, reduce_scatter_block, generalized
+  // reduce).
   bool reduces() const { return !is(board_collective::bcast) && !is(board_collective::allgather); }
-  // True if this rank copies its input's chunks into its ring.
-  bool stages() const { return !is(board_collective::bcast) || me == e.root; }
-  // True if rank q has a copy step: its output takes chunks from other ranks' slots (a
-  // reduce's or allreduce's also its own combined segment). A reduce-scatter's output is its
-  // own segment alone, which its reduce step writes.
-  bool receives(int q) const {
+  // True if this rank copies its input's chunks into its ring (not a bcast's others, nor a
+  // generalized reduce's receivers that do not participate).
+  bool stages() const { return is(board_collective::bcast) ? me == e.root : me < contributors; }
+  // True if ranks other than this one read its combined segments from its ring.
+  bool others_read() const {
     switch (e.kind) {
-      case board_collective::bcast: return q != e.root;
-      case board_collective::reduce: return q == e.root;
-      case board_collective::reduce_scatter_block: return false;  // its own segment only
+      case board_collective::reduce: return me != e.root;
+      case board_collective::reduce_generalized: return e.receivers->size() > (receives ? 1u : 0u);
       default: return true;
     }
   }
@@ -177,14 +193,14 @@ struct staged_run {
     const bool scatter = is(board_collective::reduce_scatter_block);
     // Where this rank's result goes: a reduce-scatter's output chunk, else the chunk's
     // segment of the output (if it receives).
-    std::byte* result = scatter ? e.out + buffer_offset(k) : e.out + g.in_at;
+    std::byte* result = scatter ? e.out + buffer_offset(k) : receives ? e.out + g.in_at : nullptr;
     // Combined in the output where this rank receives one and the output is not the input
     // (the input's segment is read as an operand after the first), else in the ring. An
     // in-place reduce-scatter's output is its input's block 0, staged before this (for rank 0,
     // its first operand: combined where it lies).
-    const bool in_out = scatter || (receives(me) && e.out != e.in);
+    const bool in_out = scatter || (receives && e.out != e.in);
     std::byte* acc = in_out ? result : ring;
-    for (int q = 0; q < n; ++q) {
+    for (int q = 0; q < contributors; ++q) {
       const std::byte* operand = q == me ? e.in + g.in_at : slot(q, k) + g.ring_at;
       if (q != 0)
         e.op.combine(e.op.op.get(), operand, acc, cnt, false);  // acc = acc op operand
@@ -192,9 +208,8 @@ struct staged_run {
         copy_bytes(acc, operand, g.bytes);
     }
     if (scatter) return;  // nobody reads its segment of the ring
-    const bool others_read = is(board_collective::allreduce) || me != e.root;
-    if (others_read && acc != ring) copy_bytes(ring, acc, g.bytes);
-    if (receives(me) && acc != result) copy_bytes(result, acc, g.bytes);
+    if (others_read() && acc != ring) copy_bytes(ring, acc, g.bytes);
+    if (receives && acc != result) copy_bytes(result, acc, g.bytes);
   }
 
   // Copies chunk k's other segments from their owners' slots: a bcast's whole chunk from the
@@ -243,17 +258,28 @@ struct staged_run {
         blocked(r, node_staging::copied, need);
       }
     }
+    // A generalized reduce's member that does not participate stages nothing: its combine
+    // steps wait for the participants alone, and its result's ring slot for its release.
+    if (combines && !stages() && p.staged < p.chunks) {
+      publish(node_staging::staged, p.staged = p.chunks);
+      moved = true;
+    }
     if (combines && p.reduced < p.staged) {
-      if (const int r = lagging(node_staging::staged, p.reduced + 1); r < 0) {
+      const std::uint64_t need = released_before(p.reduced);
+      const int free = stages() ? -1 : lagging(node_staging::copied, need);
+      if (const int r = free < 0 ? lagging(node_staging::staged, p.reduced + 1) : -1;
+          free < 0 && r < 0) {
         reduce(p.reduced);
         publish(node_staging::reduced, ++p.reduced);
-        if (!receives(me)) publish(node_staging::copied, p.copied = p.reduced);
+        if (!receives) publish(node_staging::copied, p.copied = p.reduced);
         moved = true;
+      } else if (free >= 0) {
+        blocked(free, node_staging::copied, need);
       } else {
         blocked(r, node_staging::staged, p.reduced + 1);
       }
     }
-    if (receives(me) && p.copied < p.chunks) {
+    if (receives && p.copied < p.chunks) {
       // A reduction's chunk after this rank reduced its own segment of it (and every other
       // rank its); a bcast's once the root staged it, an allgather's once every other rank
       // did (its own block's chunk comes from its input).

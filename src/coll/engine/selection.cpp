@@ -98,6 +98,8 @@ constexpr algorithm_entry generalized_reduce_algorithms[] = {
     {"shared_memory", generalized_reduce_algorithm::shared_memory, bc::reduce_generalized, false,
      unbalanced_only},
     {"hierarchical", generalized_reduce_algorithm::hierarchical, bc::none, false, unbalanced_only},
+    {"shared_memory_staged", generalized_reduce_algorithm::shared_memory_staged,
+     bc::reduce_generalized, false, unbalanced_only, staged},
 };
 
 constexpr collective_entry collectives[] = {

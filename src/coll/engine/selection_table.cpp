@@ -16,9 +16,10 @@
 //   - shared_memory_direct (bcast, reduce, allreduce, allgather, reduce_scatter_block) moves
 //     straight between the buffers at every size: one node and ranks that can copy across
 //     processes;
-//   - shared_memory_staged (bcast, reduce, allreduce, allgather, reduce_scatter_block) copies
-//     through node memory in pipelined chunks (src/coll/board/shared_memory_staged.cpp): one
-//     node;
+//   - shared_memory_staged (bcast, reduce, allreduce, allgather, reduce_scatter_block,
+//     generalized reduce) copies through node memory in pipelined chunks
+//     (src/coll/board/shared_memory_staged.cpp): one node; the generalized reduce's also needs
+//     no load balancing;
 //   - ring (allreduce, reduce_scatter_block) needs a commutative operation;
 //   - hierarchical (bcast, reduce, allreduce, allgather) and hierarchical_slices (allreduce) need a
 //     commutative operation or a group whose nodes hold consecutive group ranks, and
@@ -56,7 +57,14 @@
 //     83 vs 323, reduce 151 vs 217. Chunks of 16, 32, 64, 128 and 256 KiB (far, allreduce 32
 //     KiB-4 MiB): 128 and 256 KiB are best and within 5 % of each other (4 MiB: 289-312 vs
 //     280-294 us), 16 KiB the worst (576-599). Groups that are not the world stage through
-//     their keyed slots' rings (256 KiB each: chunks of 128 KiB, 2 in flight).
+//     their keyed slots' rings (256 KiB each: chunks of 128 KiB, 2 in flight), which beats
+//     straight copies there too, 2026-11-29 (2 ranks as a reversed group, far, --quick):
+//     allreduce 32 KiB 4.8-4.9 vs 7.6-7.7 us, 128 KiB 11.4-11.8 vs 14.7-14.8, 1 MiB 85.6-85.8
+//     vs 92.8-96.1; bcast 1 MiB 51 vs 69; reduce 32 KiB 3.9 vs 6.7, 1 MiB 62 vs 110;
+//     allgather 32 KiB blocks 4.1 vs 5.7, 1 MiB 79 vs 95; reduce_scatter_block 32 KiB blocks
+//     4.6 vs 6.2, 1 MiB 105 vs 111. The generalized reduce likewise (Figure 5's pair on 4
+//     ranks, oversubscribed, `cairn-bench concurrent-reduce --quick`: 64 KiB 25-26 vs 46-48 us
+//     straight, 1 MiB 424-433 vs 476-565).
 //   - allgather (blocks per rank; the table's size is both blocks): the board beats messages at
 //     every size on both engines. Processes: 8 B 0.23-0.29 vs 1.1-1.4 us (recursive doubling),
 //     4 KiB 1.0 vs 11-12, 1 MiB 169-174 vs 437-485 (straight beyond the slots; forced straight
@@ -161,6 +169,8 @@ std::string_view default_selection_table() {
          "alltoallv=pairwise,"
          "reduce_scatter=pairwise,"
 
+         "generalized_reduce=shared_memory_staged@16385- if !count_check and processes and "
+         "!balanced,"
          "generalized_reduce=shared_memory if !count_check and !balanced,"
          "generalized_reduce=hierarchical if nodes>1 and nodes<ranks and !balanced,"
          "generalized_reduce=butterfly";

@@ -123,14 +123,17 @@ generalized_reduce_algorithm algorithm_of(const detail::coll_target& t, const ch
                                           const generalized_reduce_options& opt,
                                           const detail::call_facts& f) {
   using alg = generalized_reduce_algorithm;
-  if (opt.algorithm == alg::shared_memory) {
+  if (opt.algorithm == alg::shared_memory || opt.algorithm == alg::shared_memory_staged) {
+    const detail::board_path path = opt.algorithm == alg::shared_memory
+                                        ? detail::board_path::automatic
+                                        : detail::board_path::staged;
+    const char* name = detail::board_algorithm_name(path);
     if (const char* why =
-            detail::board_refusal(t, detail::board_collective::reduce_generalized, f.bytes))
-      detail::fail(call, t.world_rank, "the shared_memory algorithm ", why);
+            detail::board_refusal(t, detail::board_collective::reduce_generalized, f.bytes, path))
+      detail::fail(call, t.world_rank, "the ", name, " algorithm ", why);
     if (f.balanced)
-      detail::fail(
-          call, t.world_rank,
-          "the shared_memory algorithm sends no messages to balance (load_balance, balancer)");
+      detail::fail(call, t.world_rank, "the ", name,
+                   " algorithm sends no messages to balance (load_balance, balancer)");
   }
   if (opt.algorithm == alg::hierarchical && f.balanced)
     detail::fail(call, t.world_rank,
@@ -244,7 +247,8 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call,
                      t.ctx->engine() == cairn::engine::mpi,
                      nodes_spanned(t.ctx->topo(), key.p, key.r, seen)};
   const generalized_reduce_algorithm chosen = algorithm_of(t, call, opt, f);
-  key.board = chosen == generalized_reduce_algorithm::shared_memory;
+  const bool staged = chosen == generalized_reduce_algorithm::shared_memory_staged;
+  key.board = staged || chosen == generalized_reduce_algorithm::shared_memory;
   key.hierarchical = chosen == generalized_reduce_algorithm::hierarchical;
   key.me = me;
   key.bytes = bytes;
@@ -297,6 +301,7 @@ prepared prepare_reduce_generalized(const coll_target& t, const char* call,
     p.gate = gate;
     p.board_participants = static_cast<std::int32_t>(key.p.size());
     p.board_receivers = c->receivers;
+    if (staged) p.path = board_path::staged;
   }
   return p;
 }
