@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "coll/board/board_layout.hpp"
 #include "flow/lowered.hpp"
 
 namespace cairn::flow::detail {
@@ -82,24 +83,45 @@ lowered lower(const graph_data& g, int ranks) {
     l.reduces.push_back(std::move(red));
   }
 
-  // Reduces that share a rank with another reduce send messages (the butterfly), never the
-  // node board: a rank's board slots serve all its groups, and a rank could fill them with
-  // rounds of one reduce that the others reach only after a round of another reduce, which
-  // would then find no slot (a deadlock). Messages wait in the receiver's queue instead.
+  // Reduces that share a rank with another reduce must not fill a rank's keyed board slots
+  // (node_board::group_slots, serving all its groups) with rounds of one reduce that the others
+  // reach only after a round of another reduce, which would then find no slot (a deadlock).
+  // Their short rounds send messages (the butterfly), whose arrivals wait in the receiver's
+  // queue. Their long rounds, on one node, go on the board, which never holds a slot past a
+  // round's end for them (no eager tail past the slots' payload): each reduce's rounds in flight
+  // on a rank are bounded so that those of all the reduces a rank takes part in fit its slots.
   std::vector<std::vector<int>> ranks_of;  // P u R of each reduce
   for (const lowered::reduce& r : l.reduces) {
     std::vector<int> v = r.p_ranks;
     v.insert(v.end(), r.r_ranks.begin(), r.r_ranks.end());
     ranks_of.push_back(sorted_unique(std::move(v)));
   }
+  std::vector<int> sharing(static_cast<std::size_t>(ranks), 0);  // sharing reduces per rank
+  std::vector<bool> shares(l.reduces.size(), false);
   for (std::size_t a = 0; a < l.reduces.size(); ++a)
     for (std::size_t b = 0; b < l.reduces.size(); ++b) {
       if (a == b) continue;
       std::vector<int> both;
       std::set_intersection(ranks_of[a].begin(), ranks_of[a].end(), ranks_of[b].begin(),
                             ranks_of[b].end(), std::back_inserter(both));
-      if (!both.empty()) l.reduces[a].opt.algorithm = generalized_reduce_algorithm::butterfly;
+      if (!both.empty()) shares[a] = true;
     }
+  for (std::size_t a = 0; a < l.reduces.size(); ++a)
+    if (shares[a])
+      for (int r : ranks_of[a]) ++sharing[static_cast<std::size_t>(r)];
+  const auto slots = static_cast<int>(cairn::detail::node_board::group_slots);
+  const bool board = g.w.node_count() == 1 && !g.opts.balance_reduces;
+  for (std::size_t a = 0; a < l.reduces.size(); ++a) {
+    if (!shares[a]) continue;
+    lowered::reduce& red = l.reduces[a];
+    red.opt.algorithm = generalized_reduce_algorithm::butterfly;
+    int most = 1;  // the most sharing reduces on one of its ranks
+    for (int r : ranks_of[a]) most = std::max(most, sharing[static_cast<std::size_t>(r)]);
+    if (!board || most > slots) continue;
+    red.long_rounds_on_board = true;
+    red.rounds_in_flight =
+        std::min<std::uint64_t>(red.rounds_in_flight, static_cast<std::uint64_t>(slots / most));
+  }
 
   // Bound output queues, in statement order.
   for (const out_decl& o : g.outs) {

@@ -33,6 +33,11 @@ struct lowered {
     std::vector<int> p_ranks, r_ranks;  // increasing
     generalized_reduce_options opt;
     reduce_balancer history;  // earlier reduces' graphs (graph_options::balance_reduces)
+    /// Rounds a rank may have started and not yet delivered (later ones wait, combined).
+    std::uint64_t rounds_in_flight = 4;
+    /// A reduce sharing ranks with others (opt: the butterfly) whose rounds past a board slot's
+    /// payload run the default algorithm instead (on one node: the board, straight or staged).
+    bool long_rounds_on_board = false;
   };
   std::vector<reduce> reduces;
   /// Modules lowered away: reduces with one participant, bcasts (their sends go straight to

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cairn/coll/op.hpp"
+#include "coll/board/board_layout.hpp"
 #include "flow/lowered.hpp"
 #include "flow/round_buffers.hpp"
 #include "runtime/rank_context.hpp"
@@ -28,7 +29,10 @@ constexpr const char* run_call = "flow::graph::run";
 // from 0; round k combines the k-th item of every participant. A rank starts the generalized
 // reduce of round k once all its participant instances contributed to it (after combining them
 // here); a receiver rank that does not participate starts it when the lowest participant rank
-// tells it the round began (a control record with the round's length).
+// tells it the round began (a control record with the round's length). Either way at most
+// lowered::reduce::rounds_in_flight rounds run at once on a rank (later ones wait): unbounded,
+// a sender that never waits would start every round of its run at once, each running reduce
+// costing every later progress step, and reduces sharing ranks could fill the board's slots.
 struct runner::reduce_state {
   const lowered::reduce* plan = nullptr;
   const collective_decl* decl = nullptr;
@@ -49,13 +53,6 @@ struct runner::reduce_state {
   std::uint64_t first = 0;    // number of rounds.front()
   std::uint64_t started = 0;  // rounds started
 };
-
-namespace {
-// Rounds of one reduce a rank has started and not yet delivered: later ones wait (combined
-// locally) until one is delivered. Unbounded, a sender that never waits would start every
-// round of its run at once; each running reduce costs every later progress step.
-constexpr std::uint64_t rounds_in_flight = 4;
-}  // namespace
 
 void record_sink::operator()(std::span<const std::byte> payload, int origin) const {
   r->on_record(payload, origin);
@@ -291,6 +288,8 @@ void runner::start_round(reduce_state& r, Round& x) {
   }
   if (r.receives) x.out = buffers_.take(x.n * d.elem);
   generalized_reduce_options opt = r.plan->opt;
+  if (r.plan->long_rounds_on_board && x.n * d.elem > cairn::detail::node_board::payload_max)
+    opt.algorithm = generalized_reduce_algorithm::automatic;  // every rank decides alike
   reduce_balancer history;
   if (opt.load_balance) {  // planned against the graph's earlier reduces, the same everywhere
     history = r.plan->history;
@@ -301,8 +300,8 @@ void runner::start_round(reduce_state& r, Round& x) {
 }
 
 void runner::start_rounds(reduce_state& r) {
-  const auto full = static_cast<int>(r.participant_slots.size());
-  while (r.started - r.first < r.rounds.size() && r.started - r.first < rounds_in_flight) {
+  const auto full = static_cast<int>(r.participant_slots.size());  // 0: started by controls
+  while (r.started - r.first < r.rounds.size() && r.started - r.first < r.plan->rounds_in_flight) {
     reduce_state::round& x = r.rounds[static_cast<std::size_t>(r.started - r.first)];
     if (x.contributed < full) return;
     start_round(r, x);
@@ -311,15 +310,14 @@ void runner::start_rounds(reduce_state& r) {
 
 bool runner::advance_reduces() {
   bool moved = false;
-  for (const control& c : controls_) {  // receivers that do not participate: start the round
+  for (const control& c : controls_) {  // receivers that do not participate: the round begins
     reduce_state* r = c.reduce < reduces_.size() ? reduces_[c.reduce].get() : nullptr;
-    if (!r || r->participates || c.round != r->started)
+    if (!r || r->participates || c.round != r->first + r->rounds.size())
       cairn::detail::fail(run_call, me_, "a start of round ", c.round, " of reduce ", c.reduce,
                           " this rank does not expect (ranks built different graphs?)");
     r->rounds.emplace_back();
-    reduce_state::round& x = r->rounds.back();
-    x.n = static_cast<std::size_t>(c.n);
-    start_round(*r, x);
+    r->rounds.back().n = static_cast<std::size_t>(c.n);
+    start_rounds(*r);
     moved = true;
   }
   controls_.clear();
@@ -337,7 +335,7 @@ bool runner::advance_reduces() {
       ++r.first;
       moved = true;
     }
-    if (r.participates) start_rounds(r);  // rounds held back by the window
+    start_rounds(r);  // rounds held back by the window
   }
   return moved;
 }

@@ -482,6 +482,77 @@ TEST(Flow, RandomConcurrentReducesMatchTheSequentialReference) {
   });
 }
 
+// ---- Long rounds of reduces that share ranks: the board's slots never run out ----
+
+// Two reduces over every instance, `a` received by the first and `b` by the last. The first
+// half sends every round of `a`, then every round of `b`; the second half sends round k of `a`
+// only after round k of `b` (the last instance waits for its result first). Were a rank's keyed
+// board slots filled with rounds of `a`, no round of `b` could start there: a deadlock. Rounds
+// of 3000 elements (past a slot's payload) go on the board on one node.
+struct ahead_or_behind {
+  static constexpr flow::input<vec> in{};
+  static constexpr flow::output<vec> to_a{"to_a"}, to_b{"to_b"};
+  int rounds = 0;
+  std::size_t len = 0;
+  int* checked = nullptr;
+  vec item(int who, int k, int which) const {
+    vec v(len);
+    for (std::size_t e = 0; e < len; ++e)
+      v[e] = who * 7 + k * 3 + which + static_cast<std::int64_t>(e % 5);
+    return v;
+  }
+  vec sum(int n, int k, int which) const {
+    vec s(len, 0);
+    for (int i = 0; i < n; ++i) {
+      const vec v = item(i, k, which);
+      for (std::size_t e = 0; e < len; ++e) s[e] += v[e];
+    }
+    return s;
+  }
+  flow::task run(flow::context& ctx) {
+    const int me = ctx.index(), n = ctx.count();
+    if (me < n / 2) {
+      for (int k = 0; k < rounds; ++k) ctx.send(to_a, item(me, k, 0));
+      for (int k = 0; k < rounds; ++k) ctx.send(to_b, item(me, k, 1));
+      if (me == 0)
+        for (int k = 0; k < rounds; ++k) {
+          EXPECT_EQ(co_await ctx.dequeue(in), sum(n, k, 0)) << "a, round " << k;
+          ++*checked;
+        }
+    } else {
+      for (int k = 0; k < rounds; ++k) {
+        ctx.send(to_b, item(me, k, 1));
+        if (me == n - 1) {
+          EXPECT_EQ(co_await ctx.dequeue(in), sum(n, k, 1)) << "b, round " << k;
+          ++*checked;
+        }
+        ctx.send(to_a, item(me, k, 0));
+      }
+    }
+  }
+};
+
+TEST(Flow, LongRoundsOfReducesSharingRanksNeverRunOutOfSlots) {
+  run([](cairn::world& w) {
+    for (const int n : {4, 6}) {
+      const int rounds = 12;  // more than a rank's 8 keyed slots
+      int checked = 0;
+      flow::graph g(w);
+      auto p = g.add<ahead_or_behind>("p", n, [&](int) {
+        return ahead_or_behind{rounds, 3000, &checked};
+      });
+      auto a = g.reduce<vec>("a", cairn::plus{});
+      auto b = g.reduce<vec>("b", cairn::plus{});
+      g.flow(p.port(ahead_or_behind::to_a), a, p[0]);
+      g.flow(p.port(ahead_or_behind::to_b), b, p[n - 1]);
+      g.run();
+      const int mine = (g.rank_of(p[0]) == w.rank() ? rounds : 0) +
+                       (g.rank_of(p[n - 1]) == w.rank() ? rounds : 0);
+      EXPECT_EQ(checked, mine) << "rank " << w.rank() << ", " << n << " instances";
+    }
+  });
+}
+
 // ---- An iterative solver: a back-edge through an all-reduce of the residual ----
 
 struct solver_cell {
