@@ -1,8 +1,10 @@
 // Building a flow graph: instances, collective modules, flow statements and their errors; and
 // drawing it (to_dot, describe) from its lowering.
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -192,7 +194,78 @@ int graph::rank_of_instance(int instance) {
   return lower().rank_of[static_cast<std::size_t>(instance)];
 }
 
+namespace {
+
+// A fingerprint of what a graph was told, the same on every rank that built the same graph:
+// module vectors, placement, collective modules and flow statements, by names and numbers
+// (never addresses, which differ between processes).
+struct fingerprint {
+  std::uint64_t h = 0xCBF29CE484222325ull;  // FNV-1a
+  void add(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xFF)) * 0x100000001B3ull;
+  }
+  void add(std::string_view s) {
+    add(s.size());
+    for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001B3ull;
+  }
+  void add(const detail::in_port& p) {
+    add(static_cast<std::uint64_t>(p.instance));
+    add(p.q.name);
+  }
+};
+
+std::uint64_t structure_of(const detail::graph_data& g) {
+  fingerprint f;
+  for (const detail::group_decl& gr : g.groups) {
+    f.add(gr.name);
+    f.add(static_cast<std::uint64_t>(gr.count));
+  }
+  for (int p : g.placed) f.add(static_cast<std::uint64_t>(p));
+  for (std::size_t c = 0; c < g.collectives.size(); ++c) {
+    f.add(g.collectives[c].name);
+    f.add(static_cast<std::uint64_t>(g.collectives[c].is_reduce));
+    f.add(g.collectives[c].elem);
+    for (const detail::in_port& p : g.receivers[c]) f.add(p);
+  }
+  for (const detail::out_decl& o : g.outs) {
+    f.add(static_cast<std::uint64_t>(o.instance));
+    f.add(o.q.name);
+    f.add(static_cast<std::uint64_t>(o.collective));
+    for (const detail::in_port& p : o.targets) f.add(p);
+  }
+  return f.h;
+}
+
+}  // namespace
+
 void graph::run() {
+  if (!agreed_) {
+    // The options, then the graph: the least and (complemented) the greatest of each.
+    const char* call = "flow::graph::run";
+    const graph_options& o = data_->opts;
+    const std::uint64_t mine[4] = {o.window_bytes, o.buffer_bytes, o.balance_reduces ? 1u : 0u,
+                                   structure_of(*data_)};
+    std::vector<std::uint64_t> v(8), least(8);
+    for (std::size_t i = 0; i < 4; ++i) {
+      v[i] = mine[i];
+      v[4 + i] = ~mine[i];
+    }
+    data_->w.allreduce(v, least, cairn::min{});
+    const char* names[3] = {"window_bytes", "buffer_bytes", "balance_reduces"};
+    for (std::size_t i = 0; i < 3; ++i)
+      if (least[i] != ~least[4 + i])
+        data_->fail(call, std::string("ranks pass different graph_options::") + names[i] +
+                              ": from " + std::to_string(least[i]) + " to " +
+                              std::to_string(~least[4 + i]) + " (this rank " +
+                              std::to_string(mine[i]) + ")");
+    if (least[3] != ~least[7])
+      data_->fail(call,
+                  "ranks built different graphs (module vectors, placement, collective "
+                  "modules or flow statements differ; this rank has " +
+                      std::to_string(data_->group_of.size()) + " instances and " +
+                      std::to_string(data_->outs.size()) + " bound output queues)");
+    agreed_ = true;
+  }
   const detail::lowered& plan = lower();
   detail::runner r(*data_, plan, *buffers_);
   r.run();

@@ -705,6 +705,54 @@ struct two_out {
   flow::task run(flow::context&) { co_return; }
 };
 
+// Ranks that pass different options or build different graphs: the first run reports it on
+// every rank before anything runs (else a window that differs could leave a rank waiting for
+// credit that never comes); the same graph built alike then runs.
+TEST(Flow, RanksThatDisagreeOnTheGraphFailEverywhere) {
+  run([](cairn::world& w) {
+    const int me = w.rank();
+    const auto build = [](flow::graph& g, int n) {
+      auto p = g.add<two_out>("p", n);
+      auto q = g.add<two_out>("q", n);
+      g.flow(p, q);
+    };
+    const std::string here = "flow::graph::run: rank " + std::to_string(me) + ": ";
+    std::string m = message_of([&] {
+      flow::graph g(w, flow::graph_options{.window_bytes = me == 0 ? 4096u : 8192u});
+      build(g, 2);
+      g.run();
+    });
+    if (w.size() > 1) {
+      EXPECT_TRUE(has_text(m, here +
+                                  "ranks pass different graph_options::window_bytes: from "
+                                  "4096 to 8192 (this rank " +
+                                  std::string(me == 0 ? "4096" : "8192") + ")"))
+          << m;
+    } else {
+      EXPECT_EQ(m, "no error");
+    }
+    m = message_of([&] {
+      flow::graph g(w);
+      build(g, me == 0 ? 3 : 2);
+      g.run();
+    });
+    if (w.size() > 1) {
+      EXPECT_TRUE(has_text(m, here + "ranks built different graphs") &&
+                  has_text(m, std::string("this rank has ") + (me == 0 ? "6" : "4") + " instances"))
+          << m;
+    } else {
+      EXPECT_EQ(m, "no error");
+    }
+    m = message_of([&] {
+      flow::graph g(w, flow::graph_options{.window_bytes = 4096});
+      build(g, 2);
+      g.run();
+      g.run();
+    });
+    EXPECT_EQ(m, "no error");
+  });
+}
+
 TEST(Flow, BuildingErrorsNameModulesAndQueues) {
   run([](cairn::world& w) {
     const auto error_of = [&](auto build) {

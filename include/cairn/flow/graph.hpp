@@ -947,7 +947,10 @@ class graph {
   /// Runs the graph (collective over the world): makes this rank's instances, calls their
   /// init, then runs their run coroutines until every run returned, every item arrived and
   /// every reduce completed. A module that throws ends the run with a cairn::error naming it;
-  /// an item left in a queue that nobody dequeued is an error on every rank. May be run again.
+  /// an item left in a queue that nobody dequeued is an error on every rank. The first run
+  /// checks that every rank built the same graph with the same graph_options (one allreduce),
+  /// else raises a cairn::error naming what differs on every rank before anything runs. May be
+  /// run again.
   void run();
 
   /// Graphviz text of the module graph as declared and of the rank graph it lowers to (Figure
@@ -988,6 +991,7 @@ class graph {
   std::unique_ptr<detail::graph_data> data_;
   std::unique_ptr<detail::lowered> plan_;
   std::unique_ptr<detail::round_buffers> buffers_;  // the reduces' rounds', between runs
+  bool agreed_ = false;  // every rank built the same graph with the same options (run)
 };
 
 /// A named part of a graph: a function that builds a sub-graph takes a scope, adds its modules
