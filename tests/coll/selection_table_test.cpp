@@ -244,10 +244,10 @@ std::string ref_reduce_scatter_block(const where& w, std::size_t block, bool com
                                                        : "reduce_scatter_block/recursive_halving";
 }
 std::string ref_generalized(const where& w, std::size_t bytes, bool balanced) {
-  // Staged through node memory past the slots across processes, as the reduce.
-  if (!balanced && !w.checked && w.board && w.processes && bytes > 16384)
-    return "reduce_generalized/shared_memory_staged";
-  if (!balanced && on_board(w, bytes)) return "reduce_generalized/shared_memory";
+  // On the board as the reduce, staged past the slots across processes, but never forced
+  // straight (the slots' path moves straight beyond them where it can).
+  if (!balanced)
+    if (auto b = board_choice(w, bytes, 0, 0, 16385); !b.empty()) return "reduce_generalized/" + b;
   if (!balanced && hierarchical(w, true)) return "reduce_generalized/hierarchical";
   return balanced ? "reduce_generalized/aspen_balanced" : "reduce_generalized/aspen";
 }
