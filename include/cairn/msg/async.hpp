@@ -105,6 +105,18 @@ class call_channel {
     // A target that gathers arriving calls (a container's batch at the owner) applies them.
     void after_deliver() const requires requires(Target& t) { t.after_deliver(); }
     { self->target_.after_deliver(); }
+    // A target that combines calls passing through this rank (a container's cache on every
+    // hop) takes the call, or lets it travel on: `on_transit(index, args)`.
+    bool on_transit(std::span<const std::byte> payload) const requires
+        requires(Target& t, std::span<const std::byte> a) {
+      t.on_transit(0u, a);
+    }
+    {
+      std::uint32_t index = ~0u;
+      if (payload.size() < 4) return false;  // malformed: its owner reports it
+      std::memcpy(&index, payload.data(), 4);
+      return self->target_.on_transit(index, payload.subspan(4));
+    }
   };
 
  public:

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -168,6 +169,25 @@ void unpack_all(std::span<const std::byte> in, const char* call, int rank, T&...
     }
     if (!wrong.empty() || left != 0) [[unlikely]]
       refuse_record<T...>(in.size(), call, rank, wrong, left);
+  }
+}
+
+/// Reads into `x` the first value packed in `in` (the rest is left unread): false when the
+/// bytes do not begin with a T. For a look at a record's key before it travels on; the
+/// record's receiver still checks all of it.
+template <class T>
+bool unpack_first(std::span<const std::byte> in, T& x) {
+  if constexpr (sized_packable<T>) {
+    const std::byte* at = in.data();
+    return unpack_from(at, at + in.size(), x) == nullptr;
+  } else {
+    try {
+      cairn::detail::byte_reader r(in);
+      unpack(r, x);
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
   }
 }
 

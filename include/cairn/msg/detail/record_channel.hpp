@@ -56,7 +56,10 @@ struct written_payload {
 /// the payload before it returns (the bytes belong to a receive buffer). A sink may also have
 /// `before_flush()` (called when the buffers are flushed) and `after_deliver()` (called after
 /// the records of each arrived message, and of each batch of queued local ones, were handed
-/// over: a sink that gathers records applies them there).
+/// over: a sink that gathers records applies them there). On a forwarding route, a sink with
+/// `bool on_transit(std::span<const std::byte> payload)` sees each record that passes through
+/// this rank: true means it took the record (combined it into one it holds, to be sent on
+/// later; counted in channel_stats::combined_hops), false that the record travels on.
 template <class Route, class Sink>
 class record_channel {
   using router_type = decltype(std::declval<const Route&>().make(std::declval<const world&>()));
@@ -342,6 +345,12 @@ class record_channel {
       at = p + n;
       if constexpr (routed) {
         if (dest != me_) {
+          if constexpr (requires(Sink & s) { s.on_transit(payload); }) {
+            if (sink_.on_transit(payload)) {
+              ++core_.stats().combined_hops;
+              continue;
+            }
+          }
           ++core_.stats().forwarded;
           route_record<true>(dest, bytes_payload{payload}, origin);
           continue;
