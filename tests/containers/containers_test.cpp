@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -614,6 +615,75 @@ TEST(Containers, EveryRouteMatchesTheReference) {
     check_every_container(w, cairn::route::grid{});
     check_every_container(w, cairn::route::hypercube{});
     check_every_container(w, cairn::route::node_aware{});
+  });
+}
+
+}  // namespace
+
+namespace {
+
+// Sum of this rank's `n` over the ranks of w.
+std::uint64_t total_of(cairn::world& w, std::uint64_t n) { return w.allreduce(n, cairn::plus{}); }
+
+// Counts and reductions of a few keys from every rank on the hypercube route: the ranks on a
+// path take the calls passing through into their caches and send them on merged
+// (combined_hops), and the results are the reference's. Buffers hold every call until
+// quiesce, so each hop has used its cache's merge before any call passes through it.
+template <class Route>
+void check_hop_combining(cairn::world& w, Route route, bool forwards, bool combine = true) {
+  const cairn::containers::container_options opts{.buffer_bytes = 1 << 20, .combine_hops = combine};
+  cairn::containers::counting_set<std::uint64_t, cairn::containers::default_hash<std::uint64_t>,
+                                  Route>
+      cs(w, opts, {}, route);
+  cairn::containers::map<std::uint64_t, std::int64_t,
+                         cairn::containers::default_hash<std::uint64_t>, Route>
+      m(w, opts, {}, route);
+  auto low = [](std::int64_t a, std::int64_t b) { return std::min(a, b); };
+  std::map<std::uint64_t, std::uint64_t> counts;
+  std::map<std::uint64_t, std::int64_t> lows;
+  for (int r = 0; r < w.size(); ++r) {
+    auto g = rank_gen(61, r);
+    for (int i = 0; i < 3000; ++i) {
+      const std::uint64_t k = g() % 97;
+      const std::uint64_t n = g() % 5 + 1;
+      const auto v = static_cast<std::int64_t>(g() % 100000) - 50000;
+      counts[k] += n;
+      auto [it, fresh] = lows.try_emplace(k, v);
+      if (!fresh) it->second = std::min(it->second, v);
+      if (r == w.rank()) {
+        cs.async_insert(k, n);
+        m.async_reduce(k, v, low);
+      }
+    }
+  }
+  w.quiesce();
+  for (const auto& [k, n] : counts)
+    if (cs.owner(k) == w.rank()) {
+      const auto it = cs.local().find(k);
+      EXPECT_TRUE(it != cs.local().end() && it->second == n) << "rank " << w.rank() << " key " << k;
+    }
+  EXPECT_EQ(cs.size(), counts.size());
+  EXPECT_EQ(m.gather(0).size(), w.rank() == 0 ? lows.size() : 0u);
+  for (const std::uint64_t k : {0ULL, 13ULL, 96ULL})
+    EXPECT_EQ(m.value_of(k), std::optional<std::int64_t>(lows.at(k))) << "key " << k;
+  const std::uint64_t set_hops = total_of(w, cs.stats().combined_hops);
+  const std::uint64_t map_hops = total_of(w, m.stats().combined_hops);
+  const std::uint64_t forwarded = total_of(w, cs.stats().forwarded + m.stats().forwarded);
+  if (forwards && combine) {  // every call passing through joins a cache
+    EXPECT_GT(set_hops, 0u);
+    EXPECT_GT(map_hops, 0u);
+  } else {
+    EXPECT_EQ(set_hops + map_hops, 0u);
+    EXPECT_EQ(forwarded > 0, forwards);
+  }
+}
+
+TEST(Containers, CountsAndReductionsCombineOnEveryHop) {
+  run([](cairn::world& w) {
+    // The hypercube forwards from 3 ranks on (1 -> 2 goes through 0).
+    check_hop_combining(w, cairn::route::hypercube{}, w.size() >= 3);
+    check_hop_combining(w, cairn::route::hypercube{}, w.size() >= 3, false);  // turned off
+    check_hop_combining(w, cairn::route::direct{}, false);
   });
 }
 

@@ -46,6 +46,7 @@ class counting_set {
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
         cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0, hash),
+        combine_hops_(opts.combine_hops),
         calls_(on, *this, std::move(route), detail::call_options(opts, "counting_set")) {}
   /// Counts still cached at the source are reported as never sent (call world::quiesce()
   /// before the set goes out of scope).
@@ -60,9 +61,7 @@ class counting_set {
       send(key, n, h);
       return;
     }
-    cache_.put(
-        h, key, n, [](std::uint64_t a, std::uint64_t b) { return a + b; },
-        [this](const K& k, std::uint64_t c, std::uint64_t kh) { send(k, c, kh); });
+    cache_count(h, key, n);
   }
 
   /// The owner rank of `key`.
@@ -137,14 +136,38 @@ class counting_set {
   /// Internal (called when the calls' buffers are flushed): empties the cache into them and
   /// applies the counts gathered here.
   void before_flush() {
-    cache_.drain([this](const K& k, std::uint64_t c, std::uint64_t h) { send(k, c, h); });
+    cache_.drain([this](const K& k, std::uint64_t c, std::uint64_t h, bool passing) {
+      detail::send_held(calls_.records().core(), passing, [&] { send(k, c, h); });
+    });
     settle();
   }
   /// Internal (called after each arrived message of the calls): applies the counts gathered
   /// here.
   void after_deliver() { settle(); }
+  /// Internal (a call passing through this rank on a forwarding route): a count joins the
+  /// cache, so that counts of one key from several ranks travel on as one. True if taken.
+  bool on_transit(std::uint32_t index, std::span<const std::byte> args) {
+    if (!combine_hops_ || !cache_.enabled() ||
+        index != cairn::msg::detail::call_entry<counting_set, add, cairn::msg::detail::wire_type<K>,
+                                                std::uint64_t>::index())
+      return false;
+    K key{};
+    std::uint64_t n = 0;
+    cairn::msg::detail::unpack_all(args, "counting_set::async_insert", ranks_.world_rank(), key, n);
+    cache_count(hash_(key), key, n, true);
+    return true;
+  }
 
  private:
+  // Adds n to the key's count in the cache (`h` its hash).
+  void cache_count(std::uint64_t h, const K& key, std::uint64_t n, bool passing = false) {
+    cache_.put(
+        h, key, n, [](std::uint64_t a, std::uint64_t b) { return a + b; },
+        [this](const K& k, std::uint64_t c, std::uint64_t kh, bool held_passing) {
+          detail::send_held(calls_.records().core(), held_passing, [&] { send(k, c, kh); });
+        },
+        passing);
+  }
   // `h` is the key's hash (computed once for the cache slot and the owner).
   void send(const K& key, std::uint64_t n, std::uint64_t h) {
     calls_.template call<add>(detail::owner_of_hash(h, ranks_.size()), key, n);
@@ -165,8 +188,9 @@ class counting_set {
   detail::container_ranks ranks_;
   Hash hash_;
   local_map local_;
-  detail::source_cache<K, std::uint64_t, Hash> cache_;  // counts waiting at the source
-  detail::owner_batch<K, std::uint64_t> batch_;         // counts arrived here, not yet added
+  detail::source_cache<K, std::uint64_t, Hash> cache_;  // counts waiting here (own and passing)
+  bool combine_hops_;
+  detail::owner_batch<K, std::uint64_t> batch_;  // counts arrived here, not yet added
   // Last: deliveries may start in its constructor.
   detail::container_calls<counting_set, Route> calls_;
 };

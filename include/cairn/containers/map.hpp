@@ -53,6 +53,7 @@ class map {
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
         cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0, hash),
+        combine_hops_(opts.combine_hops),
         calls_(on, *this, std::move(route), detail::call_options(opts, "map")) {}
   /// Reductions still cached at the source are reported as never sent (call world::quiesce()
   /// before the map goes out of scope).
@@ -103,21 +104,37 @@ class map {
       before_flush();
       cache_merge_ = &merge_tag<Merge>;
       send_cached_ = &send_reduce<Merge>;
+      take_passing_ = &take_reduction<Merge>;
+      reduce_index_ = reduce_entry<Merge>::index();
     }
-    cache_.put(h, key, value, Merge{}, [this](const K& k, const V& v, std::uint64_t kh) {
-      send_reduce<Merge>(*this, k, v, kh);
-    });
+    cache_reduction<Merge>(h, key, value);
   }
 
   /// Internal (called when the calls' buffers are flushed): empties the cache into them and
   /// applies the reductions gathered here.
   void before_flush() {
-    cache_.drain([this](const K& k, const V& v, std::uint64_t h) { send_cached_(*this, k, v, h); });
+    cache_.drain([this](const K& k, const V& v, std::uint64_t h, bool passing) {
+      send_held_pair(k, v, h, passing);
+    });
     settle();
   }
   /// Internal (called after each arrived message of the calls): applies the reductions
   /// gathered here.
   void after_deliver() { settle(); }
+  /// Internal (a call passing through this rank on a forwarding route): a reduction by the
+  /// merge this rank's cache holds joins the cache, so that reductions of one key from
+  /// several ranks travel on as one; true if taken. Any other call travels on, after the value
+  /// cached for its key (so the order of its origin's operations on the key holds).
+  bool on_transit(std::uint32_t index, std::span<const std::byte> args) {
+    if (!combine_hops_ || !cache_.enabled()) return false;
+    if (take_passing_ && index == reduce_index_) {
+      take_passing_(*this, args);
+      return true;
+    }
+    K key{};
+    if (cache_.size() != 0 && cairn::msg::detail::unpack_first(args, key)) release(key);
+    return false;
+  }
 
   /// The owner rank of `key`.
   [[nodiscard]] int owner(const K& key) const {
@@ -227,8 +244,8 @@ class map {
   // on the key keep their order).
   int release(const K& key) {
     const std::uint64_t h = hash_(key);
-    cache_.take(h, key, [this](const K& k, const V& v, std::uint64_t kh) {
-      send_cached_(*this, k, v, kh);
+    cache_.take(h, key, [this](const K& k, const V& v, std::uint64_t kh, bool passing) {
+      send_held_pair(k, v, kh, passing);
     });
     return detail::owner_of_hash(h, ranks_.size());
   }
@@ -248,14 +265,44 @@ class map {
       if (!fresh) it->second = Merge{}(it->second, value);
     }
   }
+  template <class Merge>
+  using reduce_entry =
+      cairn::msg::detail::call_entry<map, reduce_op<Merge>, cairn::msg::detail::wire_type<K>,
+                                     cairn::msg::detail::wire_type<V>>;
+  // Merges (key, value) into the cache (`h` the key's hash); a pair it evicts goes out.
+  template <class Merge>
+  void cache_reduction(std::uint64_t h, const K& key, const V& value, bool passing = false) {
+    cache_.put(
+        h, key, value, Merge{},
+        [this](const K& k, const V& v, std::uint64_t kh, bool held_passing) {
+          send_held_pair(k, v, kh, held_passing);
+        },
+        passing);
+  }
+  // Sends a pair the cache held (by the merge it holds).
+  void send_held_pair(const K& k, const V& v, std::uint64_t h, bool passing) {
+    detail::send_held(calls_.records().core(), passing, [&] { send_cached_(*this, k, v, h); });
+  }
+  // A reduction by Merge passing through this rank (its packed key and value) joins the cache.
+  template <class Merge>
+  static void take_reduction(map& self, std::span<const std::byte> args) {
+    K key{};
+    V value{};
+    cairn::msg::detail::unpack_all(args, "map::async_reduce", self.ranks_.world_rank(), key, value);
+    self.template cache_reduction<Merge>(self.hash_(key), key, value, true);
+  }
   void settle() { batch_.settle(this); }
 
   detail::container_ranks ranks_;
   Hash hash_;
   local_map local_;
-  detail::source_cache<K, V, Hash> cache_;  // reductions waiting at the source
-  const char* cache_merge_ = nullptr;       // the merge the cached values wait for
+  detail::source_cache<K, V, Hash> cache_;  // reductions waiting here (own and passing)
+  bool combine_hops_;
+  const char* cache_merge_ = nullptr;  // the merge the cached values wait for
   void (*send_cached_)(map&, const K&, const V&, std::uint64_t) = nullptr;
+  // Takes a passing reduction by the cached merge, whose calls have index reduce_index_.
+  void (*take_passing_)(map&, std::span<const std::byte>) = nullptr;
+  std::uint32_t reduce_index_ = 0;
   detail::owner_batch<K, V> batch_;            // reductions arrived here, not yet applied
   detail::container_calls<map, Route> calls_;  // last: deliveries may start in its constructor
 };

@@ -33,6 +33,11 @@ struct container_options {
   /// the hand-written exchange on `cairn-bench degree` (2^18 vertices, 2 MPI ranks), 0.49 -> 0.87x
   /// at 2^16.
   std::size_t cache_slots = 32768;
+  /// On a forwarding route, counts and reductions passing through a rank join its combining
+  /// cache and travel on merged with the others of their key (channel_stats::combined_hops
+  /// counts them). Needs cache_slots; a map combines those of the merge its own last
+  /// async_reduce used.
+  bool combine_hops = true;
   /// Name in statistics and errors (nullptr: the container's kind, e.g. "counting_set").
   const char* name = nullptr;
 };
@@ -160,12 +165,16 @@ class owner_batch {
 /// a bitmap of the used ones; keys whose hash is a few instructions (integers, enums) recompute
 /// it on eviction instead of keeping it, so a slot of a 32-bit key and a 64-bit value is 16
 /// bytes and the default 32768 slots fit a 512 KiB L2.
+///
+/// On a forwarding route the cache also takes calls passing through this rank (combining on
+/// every hop): a slot holding such a value is marked *passing*, and `evict` learns it (its
+/// fourth argument), so that it sends the pair as forwarding is sent (send_held).
 template <class K, class V, class Hash>
 class source_cache {
  public:
   /// A cache of `slots` entries (a power of two; 0: combining off, `enabled()` is false).
   source_cache(std::size_t slots, const Hash& hash)
-      : hash_(hash), slots_(slots), used_((slots + 63) / 64, 0) {}
+      : hash_(hash), slots_(slots), used_((slots + 63) / 64, 0), passing_(used_.size(), 0) {}
 
   /// True if the cache has slots.
   [[nodiscard]] bool enabled() const noexcept { return !slots_.empty(); }
@@ -173,31 +182,35 @@ class source_cache {
   [[nodiscard]] std::uint64_t size() const noexcept { return cached_; }
 
   /// Merges `value` into the slot of `key` (hash `h`) by `merge(old, value)`, or stores it
-  /// there after `evict(key, value, hash)` of the pair the slot held.
+  /// there after `evict(key, value, hash, passing)` of the pair the slot held. `passing`: the
+  /// value is a call passing through this rank (the slot is marked).
   template <class Merge, class Evict>
-  void put(std::uint64_t h, const K& key, const V& value, Merge&& merge, Evict&& evict) {
+  void put(std::uint64_t h, const K& key, const V& value, Merge&& merge, Evict&& evict,
+           bool passing = false) {
     const std::size_t i = index(h);
     entry& e = slots_[i];
     while (used(i)) {
       if (same(e, h, key)) {
         e.value = merge(std::as_const(e.value), value);
+        if (passing) passing_[i / 64] |= bit(i);
         return;
       }
       send_out(i, evict);  // a delivery meanwhile may fill the slot again: look again
     }
     mark(i);
+    if (passing) passing_[i / 64] |= bit(i);
     e.key = key;
     e.value = value;
     if constexpr (keeps_hash) e.hash = h;
   }
-  /// Sends the pair cached for `key` (hash `h`), if any, by `evict(key, value, hash)` (so an
-  /// operation that follows on the key keeps this rank's order).
+  /// Sends the pair cached for `key` (hash `h`), if any, by `evict(key, value, hash, passing)`
+  /// (so an operation that follows on the key keeps its origin's order).
   template <class Evict>
   void take(std::uint64_t h, const K& key, Evict&& evict) {
     const std::size_t i = index(h);
     if (cached_ != 0 && used(i) && same(slots_[i], h, key)) send_out(i, evict);
   }
-  /// Sends every cached pair by `evict(key, value, hash)` and empties the cache.
+  /// Sends every cached pair by `evict(key, value, hash, passing)` and empties the cache.
   template <class Evict>
   void drain(Evict&& evict) {
     for (std::size_t w = 0; w < used_.size() && cached_ != 0; ++w)
@@ -217,9 +230,10 @@ class source_cache {
   std::size_t index(std::uint64_t h) const noexcept {
     return static_cast<std::size_t>(h) & (slots_.size() - 1);
   }
+  static std::uint64_t bit(std::size_t i) noexcept { return std::uint64_t{1} << (i % 64); }
   bool used(std::size_t i) const noexcept { return (used_[i / 64] >> (i % 64)) & 1U; }
   void mark(std::size_t i) noexcept {
-    used_[i / 64] |= std::uint64_t{1} << (i % 64);
+    used_[i / 64] |= bit(i);
     ++cached_;
   }
   // Empties slot i, then sends its pair: the slot is free first, because sending may flush
@@ -229,9 +243,11 @@ class source_cache {
     const std::uint64_t h = hash_of(slots_[i]);
     K key = std::move(slots_[i].key);
     V value = std::move(slots_[i].value);
-    used_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
+    const bool passing = (passing_[i / 64] & bit(i)) != 0;
+    used_[i / 64] &= ~bit(i);
+    passing_[i / 64] &= ~bit(i);
     --cached_;
-    evict(std::as_const(key), std::as_const(value), h);
+    evict(std::as_const(key), std::as_const(value), h, passing);
   }
   bool same(const entry& e, std::uint64_t h, const K& key) const {
     if constexpr (keeps_hash)
@@ -248,9 +264,25 @@ class source_cache {
 
   Hash hash_;
   std::vector<entry> slots_;
-  std::vector<std::uint64_t> used_;  // bit i: slot i holds a pair
+  std::vector<std::uint64_t> used_;     // bit i: slot i holds a pair
+  std::vector<std::uint64_t> passing_;  // bit i: slot i holds a passing call's value
   std::uint64_t cached_ = 0;
 };
+
+/// Runs `send()`, which sends a pair a container's cache held. A pair holding a passing call's
+/// value (`passing`) is sent as forwarding is: inside the handler scope, where sending never
+/// delivers arrived messages meanwhile. Else a later call of one of its origins, which this
+/// rank forwards at once, could be delivered and sent on while this send waits for a buffer,
+/// and overtake it. The rank's own pairs may wait for a buffer (backpressure) as before.
+template <class Send>
+void send_held(cairn::msg::detail::channel_core& core, bool passing, Send&& send) {
+  if (!passing) {
+    send();
+    return;
+  }
+  cairn::msg::detail::channel_core::handler_scope guard(core);
+  send();
+}
 
 /// The calls of a container: a call channel on `Route` whose target is `Self`.
 template <class Self, class Route>
