@@ -10,6 +10,11 @@
 // every word of the rank, then w.quiesce(), after which every count is in place at its owner.
 // counting_set combines repeated words at the source (a direct-mapped cache of 32768 slots
 // by default) before they travel; the baseline sends every occurrence, so the ratio grows with s.
+// With `--route=grid` or `--route=hypercube` (row `wordcount-grid`, `wordcount-hypercube`) the
+// set's calls travel through intermediate ranks, whose caches take the counts passing through
+// and send them on merged (container_options::combine_hops; `--combine-hops=0` turns it off);
+// the row adds, over all ranks in the last sample, the calls forwarded, those taken into a
+// hop's cache (combined_hops), and those run at their owners (delivered).
 //
 // Baseline (`mpi-alltoallv`, the program a user writes by hand): hash every word to its owner
 // (std::hash<std::string>, then a multiply-shift into [0, P)), pack the words by destination
@@ -37,6 +42,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -146,6 +152,8 @@ struct settings {
   int samples;               // timed runs per figure
   int rounds;                // the baseline's exchange rounds
   std::size_t cache_slots;   // the set's combining cache (container_options::cache_slots)
+  bool combine_hops;         // container_options::combine_hops
+  std::string route;         // direct, grid or hypercube
 };
 
 // This rank's words and the exact histogram of all ranks' inputs by word number.
@@ -203,10 +211,9 @@ void verify_local(cairn::world& w, const vocabulary& voc, const input& in, const
         std::to_string(in.distinct) + ")");
 }
 
-using counting_set = cairn::containers::counting_set<std::string>;
-
 // The collective queries of `cs` against the input: size, topk(10), count.
-void verify_queries(counting_set& cs, const vocabulary& voc, const input& in) {
+template <class Set>
+void verify_queries(Set& cs, const vocabulary& voc, const input& in) {
   auto fail = [](const std::string& what) {
     throw std::runtime_error("wordcount (cairn): " + what);
   };
@@ -233,10 +240,21 @@ void verify_queries(counting_set& cs, const vocabulary& voc, const input& in) {
     fail("count(\"x\") of a word never inserted is " + std::to_string(c));
 }
 
-double cairn_run(cairn::world& w, const vocabulary& voc, const input& in, std::size_t cache_slots) {
+// What a cairn run measured: seconds, and over all ranks the calls forwarded and taken at
+// hops, and those run at their owners.
+struct cairn_figures {
+  double seconds = 0;
+  std::uint64_t forwarded = 0, combined_hops = 0, delivered = 0;
+};
+
+template <class Route>
+cairn_figures cairn_run(cairn::world& w, const vocabulary& voc, const input& in, const settings& s,
+                        Route route) {
   cairn::containers::container_options opts;
-  opts.cache_slots = cache_slots;
-  counting_set cs(w, opts);
+  opts.cache_slots = s.cache_slots;
+  opts.combine_hops = s.combine_hops;
+  cairn::containers::counting_set<std::string, cairn::containers::default_hash<std::string>, Route>
+      cs(w, opts, {}, route);
   w.barrier();
   const auto t0 = std::chrono::steady_clock::now();
   for (const std::string& word : in.words) cs.async_insert(word);
@@ -247,7 +265,10 @@ double cairn_run(cairn::world& w, const vocabulary& voc, const input& in, std::s
       w, voc, in, cs.local(), [&](const std::string& word) { return cs.owner(word) == w.rank(); },
       "cairn");
   verify_queries(cs, voc, in);
-  return slowest(w, seconds);
+  std::array<std::uint64_t, 3> calls{cs.stats().forwarded, cs.stats().combined_hops,
+                                     cs.stats().delivered};
+  w.allreduce(std::span<std::uint64_t>(calls), cairn::plus{});
+  return {slowest(w, seconds), calls[0], calls[1], calls[2]};
 }
 
 #if CAIRN_BENCH_HAVE_MPI
@@ -346,6 +367,14 @@ settings settings_for(const options& o) {
   s.samples = static_cast<int>(count_param(o, "samples", o.quick ? 1 : 3, 1, 1001));
   s.cache_slots = static_cast<std::size_t>(count_param(
       o, "cache-slots", cairn::containers::container_options{}.cache_slots, 0, 1 << 24));
+  s.combine_hops = count_param(o, "combine-hops", 1, 0, 1) != 0;
+  s.route = "direct";
+  if (const auto r = o.params.find("route"); r != o.params.end()) {
+    if (r->second != "direct" && r->second != "grid" && r->second != "hypercube")
+      throw std::invalid_argument("--route is direct, grid or hypercube, not " + r->second);
+    s.route = r->second;
+  }
+  record_param("route", "\"" + s.route + "\"");
   return s;
 }
 
@@ -387,8 +416,15 @@ int run_wordcount(const invocation& inv) {
     const input in(w, voc, s.words);
     const bool inline_mpi = w.engine() == cairn::engine::mpi && inv.opts.baseline;
     std::vector<double> mine, base;
+    cairn_figures last;
     for (int r = 0; r < s.samples; ++r) {  // alternated, so drifting load hits both alike
-      mine.push_back(cairn_run(w, voc, in, s.cache_slots));
+      if (s.route == "grid")
+        last = cairn_run(w, voc, in, s, cairn::route::grid{});
+      else if (s.route == "hypercube")
+        last = cairn_run(w, voc, in, s, cairn::route::hypercube{});
+      else
+        last = cairn_run(w, voc, in, s, cairn::route::direct{});
+      mine.push_back(last.seconds);
 #if CAIRN_BENCH_HAVE_MPI
       if (inline_mpi) base.push_back(mpi_run(w, voc, in, s.rounds));
 #endif
@@ -400,7 +436,7 @@ int run_wordcount(const invocation& inv) {
         inv, baseline_name, spawned, inline_mpi,
         base.empty() ? std::nullopt : std::optional<double>(total / median(base)), size);
     report rep(inv.opts.json);
-    row r{"wordcount",
+    row r{s.route == "direct" ? std::string("wordcount") : "wordcount-" + s.route,
           std::string(cairn::to_string(w.engine())),
           w.size(),
           size,
@@ -410,6 +446,9 @@ int run_wordcount(const invocation& inv) {
           std::string(baseline_name),
           base_rate};
     r.set("distinct_words", std::to_string(in.distinct));
+    r.set("forwarded", std::to_string(last.forwarded));  // calls, over all ranks, last sample
+    r.set("combined_hops", std::to_string(last.combined_hops));
+    r.set("delivered", std::to_string(last.delivered));
     rep.add(std::move(r));
   });
 }
@@ -421,7 +460,11 @@ const param_registrar params{
      {"zipf", "the Zipf exponent s (a number >= 0): word j has probability ∝ 1/(j+1)^s", "1.0"},
      {"samples", "timed runs per figure (the median is reported)", "3, 1 with --quick"},
      {"rounds", "the baseline's MPI_Alltoallv rounds", "about 64 MiB per rank per round"},
-     {"cache-slots", "slots of the set's combining cache (0: none)", "the container's default"}}};
+     {"cache-slots", "slots of the set's combining cache (0: none)", "the container's default"},
+     {"route", "the set's route: direct, grid or hypercube (calls forwarded through ranks)",
+      "direct"},
+     {"combine-hops", "1: counts passing through a rank join its cache (combine_hops); 0: off",
+      "1"}}};
 
 const registrar reg{{"wordcount",
                      "word count of Zipf-distributed strings, counting_set vs hand-written "
