@@ -275,7 +275,8 @@ class map {
     cache_.put(
         h, key, value, Merge{},
         [this](const K& k, const V& v, std::uint64_t kh, bool held_passing) {
-          send_held_pair(k, v, kh, held_passing);
+          detail::send_held(calls_.records().core(), held_passing,
+                            [&] { send_reduce<Merge>(*this, k, v, kh); });
         },
         passing);
   }
