@@ -137,7 +137,7 @@ class counting_set {
   /// applies the counts gathered here.
   void before_flush() {
     cache_.drain([this](const K& k, std::uint64_t c, std::uint64_t h, bool passing) {
-      detail::send_held(calls_.records().core(), passing, [&] { send(k, c, h); });
+      send_held_count(k, c, h, passing);
     });
     settle();
   }
@@ -164,9 +164,13 @@ class counting_set {
     cache_.put(
         h, key, n, [](std::uint64_t a, std::uint64_t b) { return a + b; },
         [this](const K& k, std::uint64_t c, std::uint64_t kh, bool held_passing) {
-          detail::send_held(calls_.records().core(), held_passing, [&] { send(k, c, kh); });
+          send_held_count(k, c, kh, held_passing);
         },
         passing);
+  }
+  // Sends a count the cache held.
+  void send_held_count(const K& key, std::uint64_t n, std::uint64_t h, bool passing) {
+    detail::send_held(calls_.records().core(), passing, [&] { send(key, n, h); });
   }
   // `h` is the key's hash (computed once for the cache slot and the owner).
   void send(const K& key, std::uint64_t n, std::uint64_t h) {
