@@ -107,6 +107,9 @@ class call_channel {
     { self->target_.after_deliver(); }
     // A target that combines calls passing through this rank (a container's cache on every
     // hop) takes the call, or lets it travel on: `on_transit(index, args)`.
+    // A target that keeps state for one phase of its calls (a set's filter) starts afresh.
+    void end_phase() const requires requires(Target& t) { t.end_phase(); }
+    { self->target_.end_phase(); }
     bool on_transit(std::span<const std::byte> payload) const requires
         requires(Target& t, std::span<const std::byte> a) {
       t.on_transit(0u, a);

@@ -59,7 +59,9 @@ struct written_payload {
 /// over: a sink that gathers records applies them there). On a forwarding route, a sink with
 /// `bool on_transit(std::span<const std::byte> payload)` sees each record that passes through
 /// this rank: true means it took the record (combined it into one it holds, to be sent on
-/// later; counted in channel_stats::combined_hops), false that the record travels on.
+/// later, or dropped it as covered by one sent before; counted in
+/// channel_stats::combined_hops), false that the record travels on. A sink with `end_phase()`
+/// is told when a phase of the channel ends (see channel_core::end_phase).
 template <class Route, class Sink>
 class record_channel {
   using router_type = decltype(std::declval<const Route&>().make(std::declval<const world&>()));
@@ -374,7 +376,12 @@ class record_channel {
   }
   static void flush_thunk(void* self) { static_cast<record_channel*>(self)->flush(); }
   static bool drain_thunk(void* self) { return static_cast<record_channel*>(self)->drain_local(); }
-  static void reset_thunk(void*) {}
+  // A phase of the channel ended (or a message of the next one arrived first): a sink that
+  // keeps state for one phase starts afresh.
+  static void reset_thunk(void* self) {
+    if constexpr (requires(Sink & s) { s.end_phase(); })
+      static_cast<record_channel*>(self)->sink_.end_phase();
+  }
 
   int me_;
   int size_;
