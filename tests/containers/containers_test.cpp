@@ -678,6 +678,69 @@ void check_hop_combining(cairn::world& w, Route route, bool forwards, bool combi
   }
 }
 
+// A set's inserts repeated within a phase are dropped at the source and at every hop: shared
+// keys inserted many times by every rank, each rank's own keys through insert / erase / insert
+// sequences, then a phase that erases some shared keys and one that inserts them all again (the
+// filters start every phase afresh).
+template <class Route>
+void check_set_filter(cairn::world& w, Route route, bool forwards) {
+  const cairn::containers::container_options opts{.buffer_bytes = 1 << 20};
+  cairn::containers::set<std::uint64_t, cairn::containers::default_hash<std::uint64_t>, Route> s(
+      w, opts, {}, route);
+  std::set<std::uint64_t> ref;
+  for (int r = 0; r < w.size(); ++r) {
+    auto g = rank_gen(71, r);
+    for (int i = 0; i < 2000; ++i) {
+      const std::uint64_t shared = g() % 200;
+      if (r == w.rank()) s.async_insert(shared);
+      ref.insert(shared);
+      const std::uint64_t own = 100000 + 1000 * static_cast<std::uint64_t>(r) + g() % 50;
+      if (g() % 3 == 0) {
+        if (r == w.rank()) s.async_erase(own);
+        ref.erase(own);
+      } else {
+        if (r == w.rank()) s.async_insert(own);
+        ref.insert(own);
+      }
+    }
+  }
+  w.quiesce();
+  const auto first = s.gather(0);
+  if (w.rank() == 0) {
+    EXPECT_TRUE(first == ref) << first.size() << " keys, want " << ref.size();
+  }
+  w.barrier();  // a non-root leaves gather early: its erases must not reach the root before it
+  for (std::uint64_t k = 0; k < 200; k += 3)
+    if (static_cast<int>(k / 3) % w.size() == w.rank()) s.async_erase(k);
+  w.quiesce();
+  for (std::uint64_t k = 0; k < 200; k += 3) ref.erase(k);
+  EXPECT_EQ(s.size(), ref.size());
+  // Every rank inserts them all again, but a key's eraser not: the others saw it in phase 1.
+  for (std::uint64_t k = 0; k < 200; ++k)
+    if (k % 3 != 0 || w.size() == 1 || static_cast<int>(k / 3) % w.size() != w.rank())
+      s.async_insert(k);
+  w.quiesce();
+  for (std::uint64_t k = 0; k < 200; ++k) ref.insert(k);
+  const auto last = s.gather(0);
+  if (w.rank() == 0) {
+    EXPECT_TRUE(last == ref) << last.size() << " keys, want " << ref.size();
+  }
+  EXPECT_GT(total_of(w, s.stats().combined_source), 0u);
+  const std::uint64_t hops = total_of(w, s.stats().combined_hops);
+  if (forwards) {
+    EXPECT_GT(hops, 0u);
+  } else {
+    EXPECT_EQ(hops, 0u);
+  }
+}
+
+TEST(Set, RepeatedInsertsAreDroppedAtTheSourceAndOnEveryHop) {
+  run([](cairn::world& w) {
+    check_set_filter(w, cairn::route::hypercube{}, w.size() >= 3);
+    check_set_filter(w, cairn::route::direct{}, false);
+  });
+}
+
 TEST(Containers, CountsAndReductionsCombineOnEveryHop) {
   run([](cairn::world& w) {
     // The hypercube forwards from 3 ranks on (1 -> 2 goes through 0).

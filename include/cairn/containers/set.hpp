@@ -2,8 +2,14 @@
 /// \file
 /// `cairn::containers::set`: keys distributed over the ranks by hash (YGM's set):
 /// `async_insert`, `async_erase`, collective `contains`, `size`, `gather`. Complete after
-/// world::quiesce().
+/// world::quiesce(). A rank's operations on a key run in the order it issued them; those of
+/// different ranks interleave in any order within a phase, even where one caused the other
+/// through a handler. So an insert that repeats one this rank sent, or saw pass, in the phase
+/// (with no erase of the key from this rank since) is dropped: at its source, and on a
+/// forwarding route at every hop (container_options::cache_slots keys are remembered per rank,
+/// 0 turns it off; channel_stats::combined_source and combined_hops count the dropped ones).
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <set>
@@ -35,14 +41,42 @@ class set {
       : ranks_(on),
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
+        seen_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0),
+        combine_hops_(opts.combine_hops),
         calls_(on, *this, std::move(route), detail::call_options(opts, "set")) {}
   set(const set&) = delete;
   set& operator=(const set&) = delete;
 
-  /// Inserts `key` at its owner.
-  void async_insert(const K& key) { calls_.template call<insert_op>(owner(key), key); }
+  /// Inserts `key` at its owner (dropped here if this rank inserted it, or saw it pass, since
+  /// the phase began and did not erase it since).
+  void async_insert(const K& key) {
+    const std::uint64_t h = hash_(key);
+    if (seen_.enabled() && seen_.seen(h, key)) {
+      ++calls_.records().core().stats().combined_source;
+      return;
+    }
+    calls_.template call<insert_op>(detail::owner_of_hash(h, ranks_.size()), key);
+  }
   /// Removes `key` at its owner (nothing if missing).
-  void async_erase(const K& key) { calls_.template call<erase_op>(owner(key), key); }
+  void async_erase(const K& key) {
+    const std::uint64_t h = hash_(key);
+    calls_.template call<erase_op>(detail::owner_of_hash(h, ranks_.size()), key);
+    if (seen_.enabled()) seen_.forget(h, key);  // once sent: see seen_filter
+  }
+
+  /// Internal (a call passing through this rank on a forwarding route): an insert of a key
+  /// inserted here in this phase is dropped (true); an erase forgets the key.
+  bool on_transit(std::uint32_t index, std::span<const std::byte> args) {
+    if (!combine_hops_ || !seen_.enabled()) return false;
+    K key{};
+    if (!cairn::msg::detail::unpack_first(args, key)) return false;
+    const std::uint64_t h = hash_(key);
+    if (index == insert_entry::index()) return seen_.seen(h, key);
+    seen_.forget(h, key);
+    return false;
+  }
+  /// Internal (a phase of the calls ended): forgets the keys inserted in it.
+  void end_phase() { seen_.clear(); }
 
   /// The owner rank of `key`.
   [[nodiscard]] int owner(const K& key) const {
@@ -79,6 +113,10 @@ class set {
       for (auto& k : part) out.insert(std::move(k));
     return out;
   }
+  /// Counters of the set's calls on this rank.
+  [[nodiscard]] const cairn::msg::channel_stats& stats() const noexcept {
+    return calls_.records().core().stats();
+  }
   /// Collective: ends the phase (quiesce on its ranks) and empties the set.
   void clear() {
     ranks_.quiesce_and_empty([this] { local_.clear(); });
@@ -91,10 +129,14 @@ class set {
   struct erase_op {
     void operator()(set& self, K&& key) const { self.local_.erase(key); }
   };
+  using insert_entry =
+      cairn::msg::detail::call_entry<set, insert_op, cairn::msg::detail::wire_type<K>>;
 
   detail::container_ranks ranks_;
   Hash hash_;
   local_set local_;
+  detail::seen_filter<K> seen_;  // keys inserted in this phase (here and passing)
+  bool combine_hops_;
   detail::container_calls<set, Route> calls_;  // last: deliveries may start in its constructor
 };
 

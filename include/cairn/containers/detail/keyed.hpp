@@ -4,6 +4,7 @@
 /// key's owner rank (the same in every process of a run), and the calls between ranks (an
 /// async call channel whose target is the container's part on each rank).
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -27,15 +28,17 @@ struct container_options {
   /// Bytes per buffer of its calls (0: 16 KiB).
   std::size_t buffer_bytes = 0;
   /// Entries of the combining cache at the source (counting_set, map::async_reduce): repeated
-  /// keys are counted or merged there and travel once per flush. 0 turns combining off. Each
+  /// keys are counted or merged there and travel once per flush; for a set, keys remembered
+  /// so that an insert repeated within a phase is dropped. 0 turns combining off. Each
   /// entry holds a key and a value (and the key's hash unless the key is an integer or enum):
   /// 512 KiB for 32-bit keys and 64-bit values. The default was 4096; 32768 measured 0.26 -> 0.38x
   /// the hand-written exchange on `cairn-bench degree` (2^18 vertices, 2 MPI ranks), 0.49 -> 0.87x
   /// at 2^16.
   std::size_t cache_slots = 32768;
   /// On a forwarding route, counts and reductions passing through a rank join its combining
-  /// cache and travel on merged with the others of their key (channel_stats::combined_hops
-  /// counts them). Needs cache_slots; a map combines those of the merge its own last
+  /// cache and travel on merged with the others of their key, and a set's inserts of a key
+  /// that passed (or was inserted here) in this phase are dropped (channel_stats::combined_hops
+  /// counts both). Needs cache_slots; a map combines those of the merge its own last
   /// async_reduce used.
   bool combine_hops = true;
   /// Name in statistics and errors (nullptr: the container's kind, e.g. "counting_set").
@@ -283,6 +286,52 @@ void send_held(cairn::msg::detail::channel_core& core, bool passing, Send&& send
   cairn::msg::detail::channel_core::handler_scope guard(core);
   send();
 }
+
+/// The combining of an idempotent call (a set's insert): a direct-mapped filter of the keys
+/// inserted in this phase, at the source and at every hop. A repeat within the phase is dropped:
+/// the insert that went before it, already sent, covers it. An erase of the key forgets it once
+/// the erase is sent (a passing insert remembered while the erase waited for a buffer must not
+/// cover a later one). Emptied when a phase ends: a later phase may follow another rank's erase.
+template <class K>
+class seen_filter {
+ public:
+  /// A filter of `slots` keys (a power of two; 0: off, `enabled()` is false).
+  explicit seen_filter(std::size_t slots) : keys_(slots), used_((slots + 63) / 64, 0) {}
+  /// True if the filter has slots.
+  [[nodiscard]] bool enabled() const noexcept { return !keys_.empty(); }
+  /// True if `key` (hash `h`) was inserted in this phase; else remembers it (in place of the
+  /// key its slot held) and returns false.
+  bool seen(std::uint64_t h, const K& key) {
+    const std::size_t i = index(h);
+    if (used(i) && keys_[i] == key) return true;
+    keys_[i] = key;
+    used_[i / 64] |= bit(i);
+    any_ = true;
+    return false;
+  }
+  /// Forgets `key` (hash `h`), if remembered.
+  void forget(std::uint64_t h, const K& key) {
+    const std::size_t i = index(h);
+    if (used(i) && keys_[i] == key) used_[i / 64] &= ~bit(i);
+  }
+  /// Forgets every key.
+  void clear() noexcept {
+    if (!any_) return;
+    std::fill(used_.begin(), used_.end(), 0);
+    any_ = false;
+  }
+
+ private:
+  std::size_t index(std::uint64_t h) const noexcept {
+    return static_cast<std::size_t>(h) & (keys_.size() - 1);
+  }
+  static std::uint64_t bit(std::size_t i) noexcept { return std::uint64_t{1} << (i % 64); }
+  bool used(std::size_t i) const noexcept { return (used_[i / 64] & bit(i)) != 0; }
+
+  std::vector<K> keys_;
+  std::vector<std::uint64_t> used_;  // bit i: slot i holds a key
+  bool any_ = false;                 // some key was remembered since the last clear
+};
 
 /// The calls of a container: a call channel on `Route` whose target is `Self`.
 template <class Self, class Route>
