@@ -162,6 +162,33 @@ class owner_batch {
   apply_fn apply_ = nullptr;
 };
 
+/// One bit per slot of a direct-mapped table (the caches and filters below).
+class slot_bits {
+ public:
+  /// `slots` bits, all clear.
+  explicit slot_bits(std::size_t slots) : words_((slots + 63) / 64, 0) {}
+  /// True if bit i is set.
+  [[nodiscard]] bool test(std::size_t i) const noexcept { return (words_[i / 64] & bit(i)) != 0; }
+  /// Sets bit i.
+  void set(std::size_t i) noexcept { words_[i / 64] |= bit(i); }
+  /// Clears bit i.
+  void reset(std::size_t i) noexcept { words_[i / 64] &= ~bit(i); }
+  /// Clears every bit.
+  void clear() noexcept { std::fill(words_.begin(), words_.end(), 0); }
+  /// The lowest set bit in word `w` (of 64 bits) or a later one, or npos.
+  [[nodiscard]] std::size_t next(std::size_t w) const noexcept {
+    for (; w < words_.size(); ++w)
+      if (words_[w] != 0) return w * 64 + static_cast<std::size_t>(std::countr_zero(words_[w]));
+    return npos;
+  }
+  /// No set bit.
+  static constexpr std::size_t npos = ~std::size_t{0};
+
+ private:
+  static std::uint64_t bit(std::size_t i) noexcept { return std::uint64_t{1} << (i % 64); }
+  std::vector<std::uint64_t> words_;
+};
+
 /// The direct-mapped combining cache at the source (counting_set, map::async_reduce): a
 /// key's slot is picked by its 64-bit hash; a repeated key merges into its slot, another key
 /// evicts it (the evicted pair travels to its owner). Slots are plain (key, value) pairs with
@@ -177,7 +204,7 @@ class source_cache {
  public:
   /// A cache of `slots` entries (a power of two; 0: combining off, `enabled()` is false).
   source_cache(std::size_t slots, const Hash& hash)
-      : hash_(hash), slots_(slots), used_((slots + 63) / 64, 0), passing_(used_.size(), 0) {}
+      : hash_(hash), slots_(slots), used_(slots), passing_(slots) {}
 
   /// True if the cache has slots.
   [[nodiscard]] bool enabled() const noexcept { return !slots_.empty(); }
@@ -195,13 +222,13 @@ class source_cache {
     while (used(i)) {
       if (same(e, h, key)) {
         e.value = merge(std::as_const(e.value), value);
-        if (passing) passing_[i / 64] |= bit(i);
+        if (passing) passing_.set(i);
         return;
       }
       send_out(i, evict);  // a delivery meanwhile may fill the slot again: look again
     }
     mark(i);
-    if (passing) passing_[i / 64] |= bit(i);
+    if (passing) passing_.set(i);
     e.key = key;
     e.value = value;
     if constexpr (keeps_hash) e.hash = h;
@@ -216,9 +243,11 @@ class source_cache {
   /// Sends every cached pair by `evict(key, value, hash, passing)` and empties the cache.
   template <class Evict>
   void drain(Evict&& evict) {
-    for (std::size_t w = 0; w < used_.size() && cached_ != 0; ++w)
-      while (used_[w] != 0)
-        send_out(w * 64 + static_cast<std::size_t>(std::countr_zero(used_[w])), evict);
+    // Sending may deliver calls that fill slots already passed: they stay for the next drain.
+    for (std::size_t i = used_.next(0); i != slot_bits::npos && cached_ != 0;
+         i = used_.next(i / 64)) {
+      send_out(i, evict);
+    }
   }
 
  private:
@@ -233,10 +262,9 @@ class source_cache {
   std::size_t index(std::uint64_t h) const noexcept {
     return static_cast<std::size_t>(h) & (slots_.size() - 1);
   }
-  static std::uint64_t bit(std::size_t i) noexcept { return std::uint64_t{1} << (i % 64); }
-  bool used(std::size_t i) const noexcept { return (used_[i / 64] >> (i % 64)) & 1U; }
+  bool used(std::size_t i) const noexcept { return used_.test(i); }
   void mark(std::size_t i) noexcept {
-    used_[i / 64] |= bit(i);
+    used_.set(i);
     ++cached_;
   }
   // Empties slot i, then sends its pair: the slot is free first, because sending may flush
@@ -246,9 +274,9 @@ class source_cache {
     const std::uint64_t h = hash_of(slots_[i]);
     K key = std::move(slots_[i].key);
     V value = std::move(slots_[i].value);
-    const bool passing = (passing_[i / 64] & bit(i)) != 0;
-    used_[i / 64] &= ~bit(i);
-    passing_[i / 64] &= ~bit(i);
+    const bool passing = passing_.test(i);
+    used_.reset(i);
+    passing_.reset(i);
     --cached_;
     evict(std::as_const(key), std::as_const(value), h, passing);
   }
@@ -267,8 +295,8 @@ class source_cache {
 
   Hash hash_;
   std::vector<entry> slots_;
-  std::vector<std::uint64_t> used_;     // bit i: slot i holds a pair
-  std::vector<std::uint64_t> passing_;  // bit i: slot i holds a passing call's value
+  slot_bits used_;     // slot i holds a pair
+  slot_bits passing_;  // slot i holds a passing call's value
   std::uint64_t cached_ = 0;
 };
 
@@ -296,28 +324,28 @@ template <class K>
 class seen_filter {
  public:
   /// A filter of `slots` keys (a power of two; 0: off, `enabled()` is false).
-  explicit seen_filter(std::size_t slots) : keys_(slots), used_((slots + 63) / 64, 0) {}
+  explicit seen_filter(std::size_t slots) : keys_(slots), used_(slots) {}
   /// True if the filter has slots.
   [[nodiscard]] bool enabled() const noexcept { return !keys_.empty(); }
   /// True if `key` (hash `h`) was inserted in this phase; else remembers it (in place of the
   /// key its slot held) and returns false.
   bool seen(std::uint64_t h, const K& key) {
     const std::size_t i = index(h);
-    if (used(i) && keys_[i] == key) return true;
+    if (used_.test(i) && keys_[i] == key) return true;
     keys_[i] = key;
-    used_[i / 64] |= bit(i);
+    used_.set(i);
     any_ = true;
     return false;
   }
   /// Forgets `key` (hash `h`), if remembered.
   void forget(std::uint64_t h, const K& key) {
     const std::size_t i = index(h);
-    if (used(i) && keys_[i] == key) used_[i / 64] &= ~bit(i);
+    if (used_.test(i) && keys_[i] == key) used_.reset(i);
   }
   /// Forgets every key.
   void clear() noexcept {
     if (!any_) return;
-    std::fill(used_.begin(), used_.end(), 0);
+    used_.clear();
     any_ = false;
   }
 
@@ -325,12 +353,10 @@ class seen_filter {
   std::size_t index(std::uint64_t h) const noexcept {
     return static_cast<std::size_t>(h) & (keys_.size() - 1);
   }
-  static std::uint64_t bit(std::size_t i) noexcept { return std::uint64_t{1} << (i % 64); }
-  bool used(std::size_t i) const noexcept { return (used_[i / 64] & bit(i)) != 0; }
 
   std::vector<K> keys_;
-  std::vector<std::uint64_t> used_;  // bit i: slot i holds a key
-  bool any_ = false;                 // some key was remembered since the last clear
+  slot_bits used_;    // slot i holds a key
+  bool any_ = false;  // some key was remembered since the last clear
 };
 
 /// The calls of a container: a call channel on `Route` whose target is `Self`.
