@@ -403,11 +403,11 @@ TEST(Bag, RebalanceAndShuffleKeepEveryItem) {
 }
 
 template <class Route = direct, class Ranks>
-void check_array(Ranks& w, Route route = {}) {
+void check_array(Ranks& w, Route route = {}, std::size_t cache_slots = 32768) {
   {
     for (std::uint64_t n :
          {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{5}, std::uint64_t{1000}}) {
-      cairn::containers::array<std::int64_t, Route> a(w, n, 3, {}, route);
+      cairn::containers::array<std::int64_t, Route> a(w, n, 3, {.cache_slots = cache_slots}, route);
       std::vector<std::int64_t> ref(n, 3);
       if (n > 0) {
         // Phase 1: updates that commute (reductions by +, visits that add and count).
@@ -443,6 +443,36 @@ void check_array(Ranks& w, Route route = {}) {
           }
         }
         w.quiesce();
+        // Phase 3: each rank's reductions, sets and visits of its own indices in an order
+        // that matters (a reduction cached at the source goes before a later set or visit).
+        for (int r = 0; r < w.size(); ++r) {
+          auto g = rank_gen(71 + n, r);
+          for (int i = 0; i < 400; ++i) {
+            const std::uint64_t k =
+                (g() % 16) * static_cast<std::uint64_t>(w.size()) + static_cast<std::uint64_t>(r);
+            const auto v = static_cast<std::int64_t>(g() % 7);
+            const auto op = g() % 3;
+            if (k >= n) continue;
+            const bool mine = r == w.rank();
+            if (op == 0) {
+              if (mine) a.async_reduce(k, v, [](std::int64_t x, std::int64_t y) { return x + y; });
+              ref[k] += v;
+            } else if (op == 1) {
+              if (mine) a.async_set(k, v);
+              ref[k] = v;
+            } else {
+              if (mine)
+                a.async_visit(
+                    k,
+                    [](std::uint64_t, std::int64_t& x, std::int64_t d) {
+                      x = (x * 3 + d) % 1000003;
+                    },
+                    v);
+              ref[k] = (ref[k] * 3 + v) % 1000003;
+            }
+          }
+        }
+        w.quiesce();
       }
       const auto all = a.gather(0);
       if (w.rank() == 0) {
@@ -456,7 +486,11 @@ void check_array(Ranks& w, Route route = {}) {
 }
 
 TEST(Array, SetVisitReduceMatchTheReference) {
-  run([](cairn::world& w) { check_array(w); });
+  run([](cairn::world& w) {
+    check_array(w);
+    check_array(w, direct{}, 0);  // no combining
+    check_array(w, direct{}, 4);  // evictions all the time
+  });
 }
 
 TEST(Array, IndexPastTheEndIsRefused) {
@@ -638,7 +672,10 @@ void check_hop_combining(cairn::world& w, Route route, bool forwards, bool combi
   cairn::containers::map<std::uint64_t, std::int64_t,
                          cairn::containers::default_hash<std::uint64_t>, Route>
       m(w, opts, {}, route);
+  cairn::containers::array<std::int64_t, Route> a(w, 97, 0, opts, route);
   auto low = [](std::int64_t a, std::int64_t b) { return std::min(a, b); };
+  auto add = [](std::int64_t a, std::int64_t b) { return a + b; };
+  std::vector<std::int64_t> sums(97, 0);
   std::map<std::uint64_t, std::uint64_t> counts;
   std::map<std::uint64_t, std::int64_t> lows;
   for (int r = 0; r < w.size(); ++r) {
@@ -650,9 +687,11 @@ void check_hop_combining(cairn::world& w, Route route, bool forwards, bool combi
       counts[k] += n;
       auto [it, fresh] = lows.try_emplace(k, v);
       if (!fresh) it->second = std::min(it->second, v);
+      sums[k] += v;
       if (r == w.rank()) {
         cs.async_insert(k, n);
         m.async_reduce(k, v, low);
+        a.async_reduce(k, v, add);
       }
     }
   }
@@ -666,14 +705,21 @@ void check_hop_combining(cairn::world& w, Route route, bool forwards, bool combi
   EXPECT_EQ(m.gather(0).size(), w.rank() == 0 ? lows.size() : 0u);
   for (const std::uint64_t k : {0ULL, 13ULL, 96ULL})
     EXPECT_EQ(m.value_of(k), std::optional<std::int64_t>(lows.at(k))) << "key " << k;
+  const auto all_sums = a.gather(0);
+  if (w.rank() == 0) {
+    EXPECT_EQ(all_sums, sums);
+  }
   const std::uint64_t set_hops = total_of(w, cs.stats().combined_hops);
   const std::uint64_t map_hops = total_of(w, m.stats().combined_hops);
-  const std::uint64_t forwarded = total_of(w, cs.stats().forwarded + m.stats().forwarded);
+  const std::uint64_t array_hops = total_of(w, a.stats().combined_hops);
+  const std::uint64_t forwarded =
+      total_of(w, cs.stats().forwarded + m.stats().forwarded + a.stats().forwarded);
   if (forwards && combine) {  // every call passing through joins a cache
     EXPECT_GT(set_hops, 0u);
     EXPECT_GT(map_hops, 0u);
+    EXPECT_GT(array_hops, 0u);
   } else {
-    EXPECT_EQ(set_hops + map_hops, 0u);
+    EXPECT_EQ(set_hops + map_hops + array_hops, 0u);
     EXPECT_EQ(forwarded > 0, forwards);
   }
 }

@@ -2,11 +2,15 @@
 /// \file
 /// `cairn::containers::array`: a fixed-size array of n values, block-distributed over the
 /// ranks (YGM's array): `async_set(i, v)`, `async_visit(i, f, args...)`, `async_reduce(i, v,
-/// merge)` run at the owner of index i; complete after world::quiesce(). An index outside
-/// [0, n) is refused with cairn::error on the calling rank before anything is sent.
+/// merge)` run at the owner of index i; complete after world::quiesce(). Those one rank issues
+/// on an index run in the order it issued them. Reductions of one index are merged at the
+/// source and, on a forwarding route, on every hop, as a map's are. An index outside [0, n) is
+/// refused with cairn::error on the calling rank before anything is sent.
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -36,28 +40,49 @@ class array {
         dist_(n, on.size()),
         first_(first_index(dist_, on.rank())),
         local_(static_cast<std::size_t>(dist_.local_size(on.rank())), init),
+        reduce_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0, {}, opts.combine_hops,
+                "array::async_reduce"),
         calls_(on, *this, std::move(route), detail::call_options(opts, "array")) {}
+  /// Reductions still cached at the source are reported as never sent (call world::quiesce()
+  /// before the array goes out of scope).
+  ~array() { calls_.records().note_unsent(reduce_.size()); }
   array(const array&) = delete;
   array& operator=(const array&) = delete;
 
   /// Sets value `i` to `v` at its owner.
   void async_set(std::uint64_t i, const T& v) {
-    calls_.template call<set_op>(owner(checked(i, "array::async_set")), i, v);
+    calls_.template call<set_op>(release(checked(i, "array::async_set")), i, v);
   }
   /// Runs `f(i, value, args...)` at the owner on value `i`. `f` is a stateless function
   /// object; it may take the array first (`f(array&, i, value, args...)`) to make further calls.
   template <class F, class... A>
   void async_visit(std::uint64_t i, F, const A&... args) {
     calls_.template call<visit_op<F, cairn::msg::detail::wire_type<A>...>>(
-        owner(checked(i, "array::async_visit")), i, args...);
+        release(checked(i, "array::async_visit")), i, args...);
   }
-  /// Merges `v` into value `i` at its owner: `value = merge(value, v)` (a stateless function
-  /// object `T(const T&, const T&)`).
+  /// Merges `v` into value `i` at its owner: `value = merge(value, v)`. `merge` is a
+  /// stateless function object `T(const T&, const T&)`, associative and commutative: values
+  /// for one index are merged first in a direct-mapped cache at the source
+  /// (container_options::cache_slots), which empties into the buffers whenever they are
+  /// flushed.
   template <class Merge>
   void async_reduce(std::uint64_t i, const T& v, Merge) {
     static_assert(std::is_invocable_r_v<T, Merge&, const T&, const T&>,
                   "merge must be callable as T merge(const T&, const T&)");
-    calls_.template call<reduce_op<Merge>>(owner(checked(i, "array::async_reduce")), i, v);
+    checked(i, "array::async_reduce");
+    const std::uint64_t h = index_hash{}(i);
+    if (reduce_.enabled())
+      reduce_.template reduce<Merge>(*this, h, i, v);
+    else
+      send_reduce<Merge>(*this, i, v, h);
+  }
+
+  /// Internal (called when the calls' buffers are flushed): empties the cache into them.
+  void before_flush() { reduce_.drain(*this); }
+  /// Internal (a call passing through this rank on a forwarding route): a reduction by the
+  /// merge this rank's cache holds joins the cache; true if taken (see map::on_transit).
+  bool on_transit(std::uint32_t index, std::span<const std::byte> args) {
+    return reduce_.on_transit(*this, index, args);
   }
 
   /// Number of values.
@@ -75,6 +100,10 @@ class array {
   void for_all(F&& f) {
     for (std::size_t j = 0; j < local_.size(); ++j) f(first_ + j, local_[j]);
   }
+  /// Counters of the array's calls on this rank.
+  [[nodiscard]] const cairn::msg::channel_stats& stats() const noexcept {
+    return calls_.records().core().stats();
+  }
   /// Collective: every value, in order, on rank `root` (empty on other ranks).
   [[nodiscard]] std::vector<T> gather(int root) {
     std::vector<T> out;
@@ -83,6 +112,9 @@ class array {
   }
 
  private:
+  using index_hash = default_hash<std::uint64_t>;  // picks a cache slot (not the owner)
+  friend class detail::reduce_combiner<array, std::uint64_t, T, index_hash>;
+
   static std::uint64_t first_index(const cairn::block_distribution& d, int rank) {
     std::uint64_t first = 0;
     for (int r = 0; r < rank; ++r) first += d.local_size(r);
@@ -93,6 +125,12 @@ class array {
       cairn::detail::fail(call, ranks_.world_rank(), "index ", i, " is outside the array of ",
                           dist_.size(), " values");
     return i;
+  }
+  // The owner of index i, once a reduction cached for it has been sent (so this rank's
+  // operations on the index keep their order).
+  int release(std::uint64_t i) {
+    reduce_.release(*this, index_hash{}(i), i);
+    return owner(i);
   }
   T& at(std::uint64_t i) { return local_[static_cast<std::size_t>(dist_.local_index(i))]; }
 
@@ -116,11 +154,21 @@ class array {
       x = Merge{}(x, v);
     }
   };
+  template <class Merge>
+  static void send_reduce(array& self, const std::uint64_t& i, const T& v, std::uint64_t) {
+    self.calls_.template call<reduce_op<Merge>>(self.owner(i), i, v);
+  }
+  template <class Merge>
+  static std::uint32_t reduce_index() {
+    return cairn::msg::detail::call_entry<array, reduce_op<Merge>, std::uint64_t,
+                                          cairn::msg::detail::wire_type<T>>::index();
+  }
 
   detail::container_ranks ranks_;
   cairn::block_distribution dist_;
   std::uint64_t first_;
   std::vector<T> local_;
+  detail::reduce_combiner<array, std::uint64_t, T, index_hash> reduce_;  // reductions waiting here
   detail::container_calls<array, Route> calls_;  // last: deliveries may start in its constructor
 };
 

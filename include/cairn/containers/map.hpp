@@ -52,12 +52,12 @@ class map {
       : ranks_(on),
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
-        cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0, hash),
-        combine_hops_(opts.combine_hops),
+        reduce_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0, hash, opts.combine_hops,
+                "map::async_reduce"),
         calls_(on, *this, std::move(route), detail::call_options(opts, "map")) {}
   /// Reductions still cached at the source are reported as never sent (call world::quiesce()
   /// before the map goes out of scope).
-  ~map() { calls_.records().note_unsent(cache_.size()); }
+  ~map() { calls_.records().note_unsent(reduce_.size()); }
   map(const map&) = delete;
   map& operator=(const map&) = delete;
 
@@ -96,26 +96,16 @@ class map {
     static_assert(std::is_invocable_r_v<V, Merge&, const V&, const V&>,
                   "merge must be callable as V merge(const V&, const V&)");
     const std::uint64_t h = hash_(key);
-    if (!cache_.enabled()) {
+    if (reduce_.enabled())
+      reduce_.template reduce<Merge>(*this, h, key, value);
+    else
       send_reduce<Merge>(*this, key, value, h);
-      return;
-    }
-    if (cache_merge_ != &merge_tag<Merge>) {  // cached values wait for another merge
-      before_flush();
-      cache_merge_ = &merge_tag<Merge>;
-      send_cached_ = &send_reduce<Merge>;
-      take_passing_ = &take_reduction<Merge>;
-      reduce_index_ = reduce_entry<Merge>::index();
-    }
-    cache_reduction<Merge>(h, key, value);
   }
 
   /// Internal (called when the calls' buffers are flushed): empties the cache into them and
   /// applies the reductions gathered here.
   void before_flush() {
-    cache_.drain([this](const K& k, const V& v, std::uint64_t h, bool passing) {
-      send_held_pair(k, v, h, passing);
-    });
+    reduce_.drain(*this);
     settle();
   }
   /// Internal (called after each arrived message of the calls): applies the reductions
@@ -126,14 +116,7 @@ class map {
   /// several ranks travel on as one; true if taken. Any other call travels on, after the value
   /// cached for its key (so the order of its origin's operations on the key holds).
   bool on_transit(std::uint32_t index, std::span<const std::byte> args) {
-    if (!combine_hops_ || !cache_.enabled()) return false;
-    if (take_passing_ && index == reduce_index_) {
-      take_passing_(*this, args);
-      return true;
-    }
-    K key{};
-    if (cache_.size() != 0 && cairn::msg::detail::unpack_first(args, key)) release(key);
-    return false;
+    return reduce_.on_transit(*this, index, args);
   }
 
   /// The owner rank of `key`.
@@ -232,9 +215,7 @@ class map {
         f(it->first, it->second, args...);
     }
   };
-  template <class Merge>
-  static constexpr char merge_tag = 0;  // its address names the merge type
-
+  friend class detail::reduce_combiner<map, K, V, Hash>;
   template <class Merge>
   static void send_reduce(map& self, const K& key, const V& value, std::uint64_t h) {
     self.calls_.template call<reduce_op<Merge>>(detail::owner_of_hash(h, self.ranks_.size()), key,
@@ -244,9 +225,7 @@ class map {
   // on the key keep their order).
   int release(const K& key) {
     const std::uint64_t h = hash_(key);
-    cache_.take(h, key, [this](const K& k, const V& v, std::uint64_t kh, bool passing) {
-      send_held_pair(k, v, kh, passing);
-    });
+    reduce_.release(*this, h, key);
     return detail::owner_of_hash(h, ranks_.size());
   }
 
@@ -266,45 +245,17 @@ class map {
     }
   }
   template <class Merge>
-  using reduce_entry =
-      cairn::msg::detail::call_entry<map, reduce_op<Merge>, cairn::msg::detail::wire_type<K>,
-                                     cairn::msg::detail::wire_type<V>>;
-  // Merges (key, value) into the cache (`h` the key's hash); a pair it evicts goes out.
-  template <class Merge>
-  void cache_reduction(std::uint64_t h, const K& key, const V& value, bool passing = false) {
-    cache_.put(
-        h, key, value, Merge{},
-        [this](const K& k, const V& v, std::uint64_t kh, bool held_passing) {
-          detail::send_held(calls_.records().core(), held_passing,
-                            [&] { send_reduce<Merge>(*this, k, v, kh); });
-        },
-        passing);
-  }
-  // Sends a pair the cache held (by the merge it holds).
-  void send_held_pair(const K& k, const V& v, std::uint64_t h, bool passing) {
-    detail::send_held(calls_.records().core(), passing, [&] { send_cached_(*this, k, v, h); });
-  }
-  // A reduction by Merge passing through this rank (its packed key and value) joins the cache.
-  template <class Merge>
-  static void take_reduction(map& self, std::span<const std::byte> args) {
-    K key{};
-    V value{};
-    cairn::msg::detail::unpack_all(args, "map::async_reduce", self.ranks_.world_rank(), key, value);
-    self.template cache_reduction<Merge>(self.hash_(key), key, value, true);
+  static std::uint32_t reduce_index() {
+    return cairn::msg::detail::call_entry<map, reduce_op<Merge>, cairn::msg::detail::wire_type<K>,
+                                          cairn::msg::detail::wire_type<V>>::index();
   }
   void settle() { batch_.settle(this); }
 
   detail::container_ranks ranks_;
   Hash hash_;
   local_map local_;
-  detail::source_cache<K, V, Hash> cache_;  // reductions waiting here (own and passing)
-  bool combine_hops_;
-  const char* cache_merge_ = nullptr;  // the merge the cached values wait for
-  void (*send_cached_)(map&, const K&, const V&, std::uint64_t) = nullptr;
-  // Takes a passing reduction by the cached merge, whose calls have index reduce_index_.
-  void (*take_passing_)(map&, std::span<const std::byte>) = nullptr;
-  std::uint32_t reduce_index_ = 0;
-  detail::owner_batch<K, V> batch_;            // reductions arrived here, not yet applied
+  detail::reduce_combiner<map, K, V, Hash> reduce_;  // reductions waiting here
+  detail::owner_batch<K, V> batch_;                  // reductions arrived here, not yet applied
   detail::container_calls<map, Route> calls_;  // last: deliveries may start in its constructor
 };
 

@@ -315,6 +315,106 @@ void send_held(cairn::msg::detail::channel_core& core, bool passing, Send&& send
   send();
 }
 
+/// The combining of reductions by a user's merge (map::async_reduce, array::async_reduce): a
+/// source_cache whose values wait for one merge at a time (a reduction by another merge sends
+/// them first), taking the container's own reductions and, on a forwarding route, those by
+/// the same merge passing through this rank.
+///
+/// `Self` (the container, which befriends this class) provides
+/// `template <class Merge> static void send_reduce(Self&, const K&, const V&, std::uint64_t h)`
+/// (sends the reduction of key hash `h` to its owner), `template <class Merge> static
+/// std::uint32_t reduce_index()` (the call index of those reductions) and `calls_`.
+template <class Self, class K, class V, class Hash>
+class reduce_combiner {
+ public:
+  /// `slots` entries (a power of two; 0: off), keys hashed by `hash`; `combine_hops` takes
+  /// passing reductions; `call` names the reduction in errors.
+  reduce_combiner(std::size_t slots, const Hash& hash, bool combine_hops, const char* call)
+      : cache_(slots, hash), hash_(hash), combine_hops_(combine_hops), call_(call) {}
+
+  /// True if reductions are combined.
+  [[nodiscard]] bool enabled() const noexcept { return cache_.enabled(); }
+  /// The number of reductions cached.
+  [[nodiscard]] std::uint64_t size() const noexcept { return cache_.size(); }
+
+  /// Merges (key, value) (the key's hash `h`) into the cache by Merge; a pair it evicts, or
+  /// the pairs waiting for another merge, go out.
+  template <class Merge>
+  void reduce(Self& self, std::uint64_t h, const K& key, const V& value) {
+    if (merge_ != &merge_tag<Merge>) {
+      drain(self);
+      merge_ = &merge_tag<Merge>;
+      send_ = &Self::template send_reduce<Merge>;
+      take_passing_ = &take_reduction<Merge>;
+      reduce_index_ = Self::template reduce_index<Merge>();
+    }
+    put<Merge>(self, h, key, value, false);
+  }
+  /// Sends every cached pair (when the container's buffers are flushed).
+  void drain(Self& self) {
+    cache_.drain([&](const K& k, const V& v, std::uint64_t kh, bool passing) {
+      send_held_pair(self, k, v, kh, passing);
+    });
+  }
+  /// Sends the pair cached for `key` (hash `h`), if any: another operation on the key follows.
+  void release(Self& self, std::uint64_t h, const K& key) {
+    cache_.take(h, key, [&](const K& k, const V& v, std::uint64_t kh, bool passing) {
+      send_held_pair(self, k, v, kh, passing);
+    });
+  }
+  /// A call passing through this rank (its function index and packed arguments, the key
+  /// first): a reduction by the cached merge joins the cache (true: taken); any other travels
+  /// on after the value cached for its key.
+  bool on_transit(Self& self, std::uint32_t index, std::span<const std::byte> args) {
+    if (!combine_hops_ || !cache_.enabled()) return false;
+    if (take_passing_ && index == reduce_index_) {
+      take_passing_(*this, self, args);
+      return true;
+    }
+    K key{};
+    if (cache_.size() != 0 && cairn::msg::detail::unpack_first(args, key))
+      release(self, hash_(key), key);
+    return false;
+  }
+
+ private:
+  template <class Merge>
+  static constexpr char merge_tag = 0;  // its address names the merge type
+
+  template <class Merge>
+  void put(Self& self, std::uint64_t h, const K& key, const V& value, bool passing) {
+    cache_.put(
+        h, key, value, Merge{},
+        [&](const K& k, const V& v, std::uint64_t kh, bool held_passing) {
+          send_held(self.calls_.records().core(), held_passing,
+                    [&] { Self::template send_reduce<Merge>(self, k, v, kh); });
+        },
+        passing);
+  }
+  // Sends a pair the cache held, by the merge it holds.
+  void send_held_pair(Self& self, const K& k, const V& v, std::uint64_t h, bool passing) {
+    send_held(self.calls_.records().core(), passing, [&] { send_(self, k, v, h); });
+  }
+  // A reduction by Merge passing through this rank (its packed key and value) joins the cache.
+  template <class Merge>
+  static void take_reduction(reduce_combiner& c, Self& self, std::span<const std::byte> args) {
+    K key{};
+    V value{};
+    cairn::msg::detail::unpack_all(args, c.call_, self.ranks_.world_rank(), key, value);
+    c.template put<Merge>(self, c.hash_(key), key, value, true);
+  }
+
+  source_cache<K, V, Hash> cache_;  // reductions waiting here (own and passing)
+  Hash hash_;
+  bool combine_hops_;
+  const char* call_;
+  const char* merge_ = nullptr;  // the merge the cached values wait for
+  void (*send_)(Self&, const K&, const V&, std::uint64_t) = nullptr;
+  // Takes a passing reduction by the cached merge, whose calls have index reduce_index_.
+  void (*take_passing_)(reduce_combiner&, Self&, std::span<const std::byte>) = nullptr;
+  std::uint32_t reduce_index_ = 0;
+};
+
 /// The combining of an idempotent call (a set's insert): a direct-mapped filter of the keys
 /// inserted in this phase, at the source and at every hop. A repeat within the phase is dropped:
 /// the insert that went before it, already sent, covers it. An erase of the key forgets it once
