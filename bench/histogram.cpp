@@ -10,8 +10,10 @@
 //
 // Rows: `size` is T × 8 bytes (the table per rank); one row per T, per route (direct; grid from
 // 4 ranks; node_aware where the ranks span several nodes, e.g. CAIRN_NODES), and per handler:
-// one item per call, and `-batched`, a batch handler that prefetches the counters of the keys
-// ahead (cairn::for_each_prefetched).
+// one item per call, `-batched`, a batch handler that prefetches the counters of the keys
+// ahead (cairn::for_each_prefetched), and `-array`, the same counters as a
+// cairn::containers::array updated by async_reduce (which merges repeated keys at the source
+// in a cache of --cache-slots entries, and on every hop of a forwarding route).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -22,6 +24,7 @@
 
 #include "baseline.hpp"
 #include "cairn/cairn.hpp"
+#include "cairn/containers/array.hpp"
 #include "handlers.hpp"
 #include "random.hpp"
 #include "registry.hpp"
@@ -70,6 +73,31 @@ double cairn_seconds(cairn::world& w, std::uint64_t t, std::uint64_t updates, Ro
   return slowest(w, std::chrono::duration<double>(t1 - t0).count());
 }
 
+// The histogram as a user of the containers writes it: an array of T counters per rank.
+template <class Route>
+double array_seconds(cairn::world& w, std::uint64_t t, std::uint64_t updates, Route route,
+                     std::size_t cache_slots) {
+  const std::uint64_t n = t * static_cast<std::uint64_t>(w.size());
+  cairn::containers::array<std::uint64_t, Route> table(
+      w, n, 0, {.cache_slots = cache_slots, .name = "histogram-array"}, route);
+  const auto add = [](std::uint64_t a, std::uint64_t b) { return a + b; };
+  keygen g{0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(w.rank() + 1)};
+  w.barrier();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < updates; ++i) table.async_reduce(scale(g.next(), n), 1, add);
+  w.quiesce();
+  const auto t1 = std::chrono::steady_clock::now();
+  std::uint64_t sum = 0;
+  for (auto c : table.local()) sum += c;
+  std::uint64_t total = 0;
+  w.allreduce(std::span(&sum, 1), std::span(&total, 1), cairn::plus{});
+  if (total != updates * static_cast<std::uint64_t>(w.size()))
+    throw std::runtime_error("histogram-array: counters sum to " + std::to_string(total) +
+                             ", expected " +
+                             std::to_string(updates * static_cast<std::uint64_t>(w.size())));
+  return slowest(w, std::chrono::duration<double>(t1 - t0).count());
+}
+
 int run_histogram(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return 0;  // the baseline is sequential, measured in the run
   const std::uint64_t updates =
@@ -78,6 +106,8 @@ int run_histogram(const invocation& inv) {
       count_list_param(inv.opts, "counters", {1000, std::uint64_t{1} << 20}, 1, 1ULL << 34);
   const int samples =
       static_cast<int>(count_param(inv.opts, "samples", inv.opts.quick ? 1 : 3, 1, 1001));
+  const auto cache_slots =
+      static_cast<std::size_t>(count_param(inv.opts, "cache-slots", 32768, 0, 1ULL << 30));
   bool direct = true, grid = true, node_aware = true;
   if (const auto r = inv.opts.params.find("route"); r != inv.opts.params.end()) {
     if (r->second != "direct" && r->second != "grid" && r->second != "node_aware")
@@ -107,13 +137,15 @@ int run_histogram(const invocation& inv) {
                        "higher", rate, "local-sequential", seq_rate});
       };
       auto measure = [&](auto route, const std::string& bench) {
-        std::vector<double> item, batched;
-        for (int s = 0; s < samples; ++s) {  // alternated, so drifting load hits both alike
+        std::vector<double> item, batched, array;
+        for (int s = 0; s < samples; ++s) {  // alternated, so drifting load hits all alike
           item.push_back(cairn_seconds<false>(w, t, updates, route, 0));
           batched.push_back(cairn_seconds<true>(w, t, updates, route, 0));
+          array.push_back(array_seconds(w, t, updates, route, cache_slots));
         }
         emit(bench, median(item));
         emit(bench + "-batched", median(batched));
+        emit(bench + "-array", median(array));
       };
       if (direct) measure(cairn::route::direct{}, "histogram");
       if (grid && w.size() >= 4) measure(cairn::route::grid{}, "histogram-grid");
@@ -128,6 +160,7 @@ const param_registrar params{
     {{"updates", "updates sent by every rank", "20000000, 2000000 with --quick"},
      {"counters", "T, counters per rank: a comma-separated list, one row each", "1000,2^20"},
      {"samples", "runs per figure (the median is reported)", "3, 1 with --quick"},
+     {"cache-slots", "the -array rows' combining cache at the source (0: off)", "32768"},
      {"route",
       "direct, grid (route::grid, from 4 ranks) or node_aware (route::node_aware, ranks on "
       "several nodes)",

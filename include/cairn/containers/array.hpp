@@ -17,6 +17,7 @@
 
 #include "cairn/containers/detail/keyed.hpp"
 #include "cairn/msg/distribution.hpp"
+#include "cairn/msg/prefetch.hpp"
 #include "cairn/runtime/world.hpp"
 
 namespace cairn::containers {
@@ -77,8 +78,15 @@ class array {
       send_reduce<Merge>(*this, i, v, h);
   }
 
-  /// Internal (called when the calls' buffers are flushed): empties the cache into them.
-  void before_flush() { reduce_.drain(*this); }
+  /// Internal (called when the calls' buffers are flushed): empties the cache into them and
+  /// applies the reductions gathered here.
+  void before_flush() {
+    reduce_.drain(*this);
+    settle();
+  }
+  /// Internal (called after each arrived message of the calls): applies the reductions
+  /// gathered here.
+  void after_deliver() { settle(); }
   /// Internal (a call passing through this rank on a forwarding route): a reduction by the
   /// merge this rank's cache holds joins the cache; true if taken (see map::on_transit).
   bool on_transit(std::uint32_t index, std::span<const std::byte> args) {
@@ -92,12 +100,16 @@ class array {
   /// The global index of this rank's first value.
   [[nodiscard]] std::uint64_t local_first() const noexcept { return first_; }
   /// This rank's values (indices local_first() onwards; complete after world::quiesce()).
-  [[nodiscard]] std::vector<T>& local() noexcept { return local_; }
+  [[nodiscard]] std::vector<T>& local() {
+    settle();
+    return local_;
+  }
   /// This rank's values.
   [[nodiscard]] const std::vector<T>& local() const noexcept { return local_; }
   /// Calls `f(i, value)` for every value of this rank.
   template <class F>
   void for_all(F&& f) {
+    settle();
     for (std::size_t j = 0; j < local_.size(); ++j) f(first_ + j, local_[j]);
   }
   /// Counters of the array's calls on this rank.
@@ -106,6 +118,7 @@ class array {
   }
   /// Collective: every value, in order, on rank `root` (empty on other ranks).
   [[nodiscard]] std::vector<T> gather(int root) {
+    settle();
     std::vector<T> out;
     for (auto& part : ranks_.gather(local_, root)) out.insert(out.end(), part.begin(), part.end());
     return out;
@@ -135,11 +148,15 @@ class array {
   T& at(std::uint64_t i) { return local_[static_cast<std::size_t>(dist_.local_index(i))]; }
 
   struct set_op {
-    void operator()(array& self, std::uint64_t i, T&& v) const { self.at(i) = std::move(v); }
+    void operator()(array& self, std::uint64_t i, T&& v) const {
+      self.settle();
+      self.at(i) = std::move(v);
+    }
   };
   template <class F, class... A>
   struct visit_op {
     void operator()(array& self, std::uint64_t i, A&&... args) const {
+      self.settle();
       F f{};
       if constexpr (std::is_invocable_v<F&, array&, std::uint64_t, T&, A&...>)
         f(self, i, self.at(i), args...);
@@ -147,13 +164,27 @@ class array {
         f(i, self.at(i), args...);
     }
   };
+  // Runs at the owner: gathers the reduction (owner_batch), applied with others at once.
   template <class Merge>
   struct reduce_op {
-    void operator()(array& self, std::uint64_t i, T&& v) const {
-      T& x = self.at(i);
-      x = Merge{}(x, v);
+    void operator()(array& self, std::uint64_t&& i, T&& v) const {
+      self.batch_.add(&self, &apply_reductions<Merge>, std::move(i), std::move(v));
     }
   };
+  // The values' places are prefetched ahead: a batch keeps several misses in flight.
+  template <class Merge>
+  static void apply_reductions(void* part,
+                               typename detail::owner_batch<std::uint64_t, T>::items& items) {
+    auto& self = *static_cast<array*>(part);
+    cairn::for_each_prefetched(
+        std::span<const std::pair<std::uint64_t, T>>(items),
+        [&](const std::pair<std::uint64_t, T>& x) { return &self.at(x.first); },
+        [&](const std::pair<std::uint64_t, T>& x) {
+          T& y = self.at(x.first);
+          y = Merge{}(y, x.second);
+        });
+  }
+  void settle() { batch_.settle(this); }
   template <class Merge>
   static void send_reduce(array& self, const std::uint64_t& i, const T& v, std::uint64_t) {
     self.calls_.template call<reduce_op<Merge>>(self.owner(i), i, v);
@@ -169,6 +200,7 @@ class array {
   std::uint64_t first_;
   std::vector<T> local_;
   detail::reduce_combiner<array, std::uint64_t, T, index_hash> reduce_;  // reductions waiting here
+  detail::owner_batch<std::uint64_t, T> batch_;  // reductions arrived here, not yet applied
   detail::container_calls<array, Route> calls_;  // last: deliveries may start in its constructor
 };
 
