@@ -890,3 +890,57 @@ TEST(Containers, ReductionsStayExactWhenTheCacheStepsAside) {
 }
 
 }  // namespace
+
+namespace {
+
+// A rank that never reduces still combines the reductions passing through it: it takes up
+// the merge of the first one.
+template <class Route>
+void check_forwarder_combines(cairn::world& w, Route route, bool forwards) {
+  const cairn::containers::container_options opts{.buffer_bytes = 1 << 20};
+  cairn::containers::map<std::uint64_t, std::int64_t,
+                         cairn::containers::default_hash<std::uint64_t>, Route>
+      m(w, opts, {}, route);
+  cairn::containers::array<std::int64_t, Route> a(w, 61, 0, opts, route);
+  auto high = [](std::int64_t x, std::int64_t y) { return std::max(x, y); };
+  std::map<std::uint64_t, std::int64_t> highs;
+  std::vector<std::int64_t> sums(61, 0);
+  for (int r = 1; r < w.size(); ++r) {  // rank 0 only forwards
+    auto g = rank_gen(81, r);
+    for (int i = 0; i < 2000; ++i) {
+      const std::uint64_t k = g() % 61;
+      const auto v = static_cast<std::int64_t>(g() % 1000);
+      auto [it, fresh] = highs.try_emplace(k, v);
+      if (!fresh) it->second = std::max(it->second, v);
+      sums[k] += v;
+      if (r == w.rank()) {
+        m.async_reduce(k, v, high);
+        a.async_reduce(k, v, [](std::int64_t x, std::int64_t y) { return x + y; });
+      }
+    }
+  }
+  w.quiesce();
+  const auto all = m.gather(0);
+  const auto all_sums = a.gather(0);
+  if (w.rank() == 0) {
+    EXPECT_TRUE((std::map<std::uint64_t, std::int64_t>(all.begin(), all.end()) == highs));
+    EXPECT_EQ(all_sums, sums);
+  }
+  // Rank 0's hops: each reduction passing through it joined its cache.
+  const std::uint64_t hops = w.rank() == 0 ? m.stats().combined_hops : 0;
+  const std::uint64_t array_hops = w.rank() == 0 ? a.stats().combined_hops : 0;
+  const std::uint64_t passed = w.rank() == 0 ? m.stats().forwarded + a.stats().forwarded : 0;
+  if (w.rank() == 0 && forwards) {
+    EXPECT_GT(hops, 0u) << "forwarded " << passed;
+    EXPECT_GT(array_hops, 0u) << "forwarded " << passed;
+  }
+}
+
+TEST(Containers, ARankThatOnlyForwardsCombinesToo) {
+  run([](cairn::world& w) {
+    // The hypercube sends 1 -> 2 through rank 0 from 3 ranks on.
+    check_forwarder_combines(w, cairn::route::hypercube{}, w.size() >= 3);
+  });
+}
+
+}  // namespace

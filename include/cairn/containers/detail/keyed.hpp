@@ -38,8 +38,8 @@ struct container_options {
   /// On a forwarding route, counts and reductions passing through a rank join its combining
   /// cache and travel on merged with the others of their key, and a set's inserts of a key
   /// that passed (or was inserted here) in this phase are dropped (channel_stats::combined_hops
-  /// counts both). Needs cache_slots; a map combines those of the merge its own last
-  /// async_reduce used.
+  /// counts both). Needs cache_slots; a map or array combines reductions by the merge its
+  /// cache holds (a rank that has not reduced takes up that of the first passing through).
   bool combine_hops = true;
   /// Name in statistics and errors (nullptr: the container's kind, e.g. "counting_set").
   const char* name = nullptr;
@@ -353,7 +353,10 @@ void send_held(cairn::msg::detail::channel_core& core, bool passing, Send&& send
 /// The combining of reductions by a user's merge (map::async_reduce, array::async_reduce): a
 /// source_cache whose values wait for one merge at a time (a reduction by another merge sends
 /// them first), taking the container's own reductions and, on a forwarding route, those by
-/// the same merge passing through this rank.
+/// the same merge passing through this rank. A rank that has not reduced yet takes the merge
+/// of the first reduction passing through: every merge the program reduces by with this
+/// container type is known in every process from static initialization, as async functions
+/// are (detail/call_registry.hpp), so a rank that only forwards combines too.
 ///
 /// `Self` (the container, which befriends this class) provides
 /// `template <class Merge> static void send_reduce(Self&, const K&, const V&, std::uint64_t h)`
@@ -376,13 +379,8 @@ class reduce_combiner {
   /// the pairs waiting for another merge, go out.
   template <class Merge>
   void reduce(Self& self, std::uint64_t h, const K& key, const V& value) {
-    if (merge_ != &merge_tag<Merge>) {
-      drain(self);
-      merge_ = &merge_tag<Merge>;
-      send_ = &Self::template send_reduce<Merge>;
-      take_passing_ = &take_reduction<Merge>;
-      reduce_index_ = Self::template reduce_index<Merge>();
-    }
+    (void)known<Merge>;
+    if (merge_ != &merge_tag<Merge>) use<Merge>(self);
     put<Merge>(self, h, key, value, false);
   }
   /// Sends every cached pair (when the container's buffers are flushed).
@@ -402,6 +400,7 @@ class reduce_combiner {
   /// on after the value cached for its key.
   bool on_transit(Self& self, std::uint32_t index, std::span<const std::byte> args) {
     if (!combine_hops_ || !cache_.enabled()) return false;
+    if (!merge_) adopt(self, index);
     if (take_passing_ && index == reduce_index_) {
       take_passing_(*this, self, args);
       return true;
@@ -415,6 +414,43 @@ class reduce_combiner {
  private:
   template <class Merge>
   static constexpr char merge_tag = 0;  // its address names the merge type
+
+  // Every merge the program reduces by with this container type: the call index of its
+  // reductions (resolved once every call is registered) and how to take it up.
+  struct known_merge {
+    std::uint32_t (*index)();
+    void (*use)(reduce_combiner&, Self&);
+  };
+  static std::vector<known_merge>& merges() {
+    static std::vector<known_merge> m;
+    return m;
+  }
+  template <class Merge>
+  static void take_up(reduce_combiner& c, Self& self) {
+    c.template use<Merge>(self);
+  }
+  template <class Merge>
+  static inline const bool known =
+      (merges().push_back(known_merge{&Self::template reduce_index<Merge>, &take_up<Merge>}), true);
+
+  // Values wait for Merge from now on; those waiting for another go out first.
+  template <class Merge>
+  void use(Self& self) {
+    drain(self);
+    merge_ = &merge_tag<Merge>;
+    send_ = &Self::template send_reduce<Merge>;
+    take_passing_ = &take_reduction<Merge>;
+    reduce_index_ = Self::template reduce_index<Merge>();
+  }
+  // A call of function `index` passes through a rank that has not reduced yet: if it is a
+  // reduction, its merge is the cache's from now on.
+  void adopt(Self& self, std::uint32_t index) {
+    for (const known_merge& m : merges())
+      if (m.index() == index) {
+        m.use(*this, self);
+        return;
+      }
+  }
 
   template <class Merge>
   void put(Self& self, std::uint64_t h, const K& key, const V& value, bool passing) {
