@@ -199,32 +199,12 @@ class slot_bits {
 /// On a forwarding route the cache also takes calls passing through this rank (combining on
 /// every hop): a slot holding such a value is marked *passing*, and `evict` learns it (its
 /// fourth argument), so that it sends the pair as forwarding is sent (send_held).
-///
-/// A cache that rarely merges only costs: each put pays the slot's bookkeeping and an eviction
-/// anyway. When fewer than 1 in 8 of a window's puts merge, the next puts bypass the cache
-/// (each pair goes out at once, as without a cache) for a while, then a window measures again.
-/// Pairs of one key may then travel both ways, cached and not: the merge is associative and
-/// commutative, and any other operation on the key sends the cached pair first, as before.
 template <class K, class V, class Hash>
 class source_cache {
  public:
-  /// Puts per measuring window, by default.
-  static constexpr std::uint32_t default_window = 4096;
-  /// Puts that bypass the cache after a window with few merges, by default. Measured on
-  /// `cairn-bench histogram` (2^21 uniform keys over 2 ranks, about 1.5 % of puts merging):
-  /// the cache cost the array 30 % of its updates/s without the bypass.
-  static constexpr std::uint32_t default_bypass = 64 * default_window;
-
-  /// A cache of `slots` entries (a power of two; 0: combining off, `enabled()` is false),
-  /// stepping aside for `bypass` puts after `window` puts of which fewer than 1 in 8 merged.
-  source_cache(std::size_t slots, const Hash& hash, std::uint32_t window = default_window,
-               std::uint32_t bypass = default_bypass)
-      : hash_(hash),
-        slots_(slots),
-        used_(slots),
-        passing_(slots),
-        window_(window < 8 ? 8 : window),
-        bypass_(bypass) {}
+  /// A cache of `slots` entries (a power of two; 0: combining off, `enabled()` is false).
+  source_cache(std::size_t slots, const Hash& hash)
+      : hash_(hash), slots_(slots), used_(slots), passing_(slots) {}
 
   /// True if the cache has slots.
   [[nodiscard]] bool enabled() const noexcept { return !slots_.empty(); }
@@ -237,19 +217,12 @@ class source_cache {
   template <class Merge, class Evict>
   void put(std::uint64_t h, const K& key, const V& value, Merge&& merge, Evict&& evict,
            bool passing = false) {
-    if (bypass_left_ != 0) {
-      --bypass_left_;
-      evict(key, value, h, passing);
-      return;
-    }
-    if (++window_puts_ == window_) end_window();
     const std::size_t i = index(h);
     entry& e = slots_[i];
     while (used(i)) {
       if (same(e, h, key)) {
         e.value = merge(std::as_const(e.value), value);
         if (passing) passing_.set(i);
-        ++window_merges_;
         return;
       }
       send_out(i, evict);  // a delivery meanwhile may fill the slot again: look again
@@ -289,11 +262,6 @@ class source_cache {
   std::size_t index(std::uint64_t h) const noexcept {
     return static_cast<std::size_t>(h) & (slots_.size() - 1);
   }
-  void end_window() noexcept {
-    if (window_merges_ < window_ / 8) bypass_left_ = bypass_;
-    window_puts_ = 0;
-    window_merges_ = 0;
-  }
   bool used(std::size_t i) const noexcept { return used_.test(i); }
   void mark(std::size_t i) noexcept {
     used_.set(i);
@@ -330,9 +298,6 @@ class source_cache {
   slot_bits used_;     // slot i holds a pair
   slot_bits passing_;  // slot i holds a passing call's value
   std::uint64_t cached_ = 0;
-  std::uint32_t window_, bypass_;
-  std::uint32_t window_puts_ = 0, window_merges_ = 0;  // this window's puts and merges
-  std::uint32_t bypass_left_ = 0;                      // puts that go out at once
 };
 
 /// Runs `send()`, which sends a pair a container's cache held. A pair holding a passing call's
