@@ -71,11 +71,7 @@ class array {
     static_assert(std::is_invocable_r_v<T, Merge&, const T&, const T&>,
                   "merge must be callable as T merge(const T&, const T&)");
     checked(i, "array::async_reduce");
-    const std::uint64_t h = index_hash{}(i);
-    if (reduce_.enabled())
-      reduce_.template reduce<Merge>(*this, h, i, v);
-    else
-      send_reduce<Merge>(*this, i, v, h);
+    reduce_.template reduce<Merge>(*this, index_hash{}(i), i, v);
   }
 
   /// Internal (called when the calls' buffers are flushed): empties the cache into them and

@@ -95,11 +95,7 @@ class map {
   void async_reduce(const K& key, const V& value, Merge) {
     static_assert(std::is_invocable_r_v<V, Merge&, const V&, const V&>,
                   "merge must be callable as V merge(const V&, const V&)");
-    const std::uint64_t h = hash_(key);
-    if (reduce_.enabled())
-      reduce_.template reduce<Merge>(*this, h, key, value);
-    else
-      send_reduce<Merge>(*this, key, value, h);
+    reduce_.template reduce<Merge>(*this, hash_(key), key, value);
   }
 
   /// Internal (called when the calls' buffers are flushed): empties the cache into them and

@@ -341,10 +341,14 @@ class reduce_combiner {
   [[nodiscard]] std::uint64_t size() const noexcept { return cache_.size(); }
 
   /// Merges (key, value) (the key's hash `h`) into the cache by Merge; a pair it evicts, or
-  /// the pairs waiting for another merge, go out.
+  /// the pairs waiting for another merge, go out. Without a cache, sends it at once.
   template <class Merge>
   void reduce(Self& self, std::uint64_t h, const K& key, const V& value) {
     (void)known<Merge>;
+    if (!cache_.enabled()) {
+      Self::template send_reduce<Merge>(self, key, value, h);
+      return;
+    }
     if (merge_ != &merge_tag<Merge>) use<Merge>(self);
     put<Merge>(self, h, key, value, false);
   }
