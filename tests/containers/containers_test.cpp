@@ -910,3 +910,41 @@ TEST(Containers, ARankThatOnlyForwardsCombinesToo) {
 }
 
 }  // namespace
+
+namespace {
+
+// Repeated unions (either way round) are dropped at the source, self loops only insert, and a
+// clear() forgets what was sent: the components still match the reference.
+TEST(DisjointSet, RepeatedUnionsAreDroppedAtTheSource) {
+  run([](cairn::world& w) {
+    cairn::containers::disjoint_set<std::uint32_t> ds(w);
+    for (int round = 0; round < 2; ++round) {
+      reference_sets<std::uint32_t> ref;
+      for (int r = 0; r < w.size(); ++r) {
+        auto g = rank_gen(101, r);
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+        for (int i = 0; i < 40; ++i)
+          pairs.emplace_back(static_cast<std::uint32_t>(g() % 500),
+                             static_cast<std::uint32_t>(g() % 500));
+        for (int rep = 0; rep < 10; ++rep)
+          for (const auto& [a, b] : pairs) {
+            const bool flip = (rep + a) % 2 != 0;
+            if (r == w.rank()) ds.async_union(flip ? b : a, flip ? a : b);
+            ref.unite(a, b);
+          }
+      }
+      const std::uint64_t dropped = ds.stats().combined_source;
+      ds.compress();
+      std::uint64_t wrong = 0;
+      for (const auto& [x, root] : ds.local()) wrong += root == ref.find(x) ? 0 : 1;
+      EXPECT_EQ(wrong, 0u) << "rank " << w.rank() << ", round " << round;
+      EXPECT_EQ(ds.size(), ref.parent.size());
+      // 40 pairs, each sent once per round at most: 9 of their 10 repeats dropped (a pair
+      // whose slot another pair shares may be sent again).
+      EXPECT_GE(dropped, (round + 1) * 9u * 30u) << "rank " << w.rank();
+      ds.clear();
+    }
+  });
+}
+
+}  // namespace

@@ -8,11 +8,18 @@
 /// `compress()` (collective) then points every item straight at its root by pointer jumping
 /// (each round halves the depth of every path); after it, `local()` maps each item of this
 /// rank to its set's root, the smallest key of the set.
+///
+/// A union is idempotent: one this rank already sent (of the same two keys, either way round)
+/// is dropped at the source, for trivially copyable keys, by a direct-mapped filter of
+/// container_options::cache_slots pairs (channel_stats::combined_source counts them). A union
+/// of a key with itself only inserts it.
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <span>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -41,12 +48,30 @@ class disjoint_set {
       : ranks_(on),
         hash_(hash),
         parent_(16, detail::local_hash<Hash, K>{hash}),
+        sent_(filtered && opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0),
         calls_(on, *this, std::move(route), detail::call_options(opts, "disjoint_set")) {}
   disjoint_set(const disjoint_set&) = delete;
   disjoint_set& operator=(const disjoint_set&) = delete;
 
   /// Joins the sets of `a` and `b` (each made a set of its own first if new).
-  void async_union(const K& a, const K& b) { calls_.template call<walk_a>(owner(a), a, b); }
+  void async_union(const K& a, const K& b) {
+    if (a == b) {
+      async_insert(a);
+      return;
+    }
+    const std::uint64_t ha = hash_(a);
+    if (sent_.enabled()) {
+      const std::uint64_t hb = hash_(b);
+      const bool ordered = a < b;
+      // Either way round: the low bits (the filter's slot) mix both keys' hashes.
+      const std::uint64_t h = (ordered ? ha : hb) ^ ((ordered ? hb : ha) * 0x9E3779B97F4A7C15ULL);
+      if (sent_.seen(h, ordered ? std::pair<K, K>(a, b) : std::pair<K, K>(b, a))) {
+        ++calls_.records().core().stats().combined_source;
+        return;
+      }
+    }
+    calls_.template call<walk_a>(detail::owner_of_hash(ha, ranks_.size()), a, b);
+  }
   /// Makes `a` a set of its own if it is new.
   void async_insert(const K& a) { calls_.template call<insert_op>(owner(a), a); }
 
@@ -114,10 +139,20 @@ class disjoint_set {
   }
   /// Collective: ends the phase and removes every item.
   void clear() {
-    ranks_.quiesce_and_empty([this] { parent_.clear(); });
+    ranks_.quiesce_and_empty([this] {
+      parent_.clear();
+      sent_.clear();
+    });
+  }
+  /// Counters of the disjoint set's calls on this rank.
+  [[nodiscard]] const cairn::msg::channel_stats& stats() const noexcept {
+    return calls_.records().core().stats();
   }
 
  private:
+  // Pairs of string keys would be copied into the filter on every union.
+  static constexpr bool filtered = std::is_trivially_copyable_v<K>;
+
   // The parent of item `x` of this rank, made a root if new.
   K& parent_of(const K& x) { return parent_.try_emplace(x, x).first->second; }
 
@@ -198,6 +233,7 @@ class disjoint_set {
   Hash hash_;
   local_map parent_;
   std::uint64_t changed_ = 0;
+  detail::seen_filter<std::pair<K, K>> sent_;  // unions this rank sent (smaller key first)
   // Last: deliveries may start in its constructor.
   detail::container_calls<disjoint_set, Route> calls_;
 };
