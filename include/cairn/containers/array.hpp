@@ -138,7 +138,7 @@ class array {
   // The owner of index i, once a reduction cached for it has been sent (so this rank's
   // operations on the index keep their order).
   int release(std::uint64_t i) {
-    reduce_.release(*this, index_hash{}(i), i);
+    reduce_.release(*this, i);
     return owner(i);
   }
   T& at(std::uint64_t i) { return local_[static_cast<std::size_t>(dist_.local_index(i))]; }

@@ -366,6 +366,10 @@ class reduce_combiner {
       send_held_pair(self, k, v, kh, passing);
     });
   }
+  /// As release(self, h, key), hashing the key only if something is cached.
+  void release(Self& self, const K& key) {
+    if (cache_.size() != 0) release(self, hash_(key), key);
+  }
   /// A call passing through this rank (its function index and packed arguments, the key
   /// first): a reduction by the cached merge joins the cache (true: taken); any other travels
   /// on after the value cached for its key.
@@ -377,8 +381,7 @@ class reduce_combiner {
       return true;
     }
     K key{};
-    if (cache_.size() != 0 && cairn::msg::detail::unpack_first(args, key))
-      release(self, hash_(key), key);
+    if (cache_.size() != 0 && cairn::msg::detail::unpack_first(args, key)) release(self, key);
     return false;
   }
 
