@@ -45,23 +45,18 @@ class counting_set {
       : ranks_(on),
         hash_(hash),
         local_(16, detail::local_hash<Hash, K>{hash}),
-        cache_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0, hash),
-        combine_hops_(opts.combine_hops),
+        counts_(opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0, hash, opts.combine_hops,
+                "counting_set::async_insert"),
         calls_(on, *this, std::move(route), detail::call_options(opts, "counting_set")) {}
   /// Counts still cached at the source are reported as never sent (call world::quiesce()
   /// before the set goes out of scope).
-  ~counting_set() { calls_.records().note_unsent(cache_.size()); }
+  ~counting_set() { calls_.records().note_unsent(counts_.size()); }
   counting_set(const counting_set&) = delete;
   counting_set& operator=(const counting_set&) = delete;
 
   /// Adds `n` to the count of `key` at its owner.
   void async_insert(const K& key, std::uint64_t n = 1) {
-    const std::uint64_t h = hash_(key);
-    if (!cache_.enabled()) {
-      send(key, n, h);
-      return;
-    }
-    cache_count(h, key, n);
+    counts_.template reduce<count_plus>(*this, hash_(key), key, n);
   }
 
   /// The owner rank of `key`.
@@ -136,9 +131,7 @@ class counting_set {
   /// Internal (called when the calls' buffers are flushed): empties the cache into them and
   /// applies the counts gathered here.
   void before_flush() {
-    cache_.drain([this](const K& k, std::uint64_t c, std::uint64_t h, bool passing) {
-      send_held_count(k, c, h, passing);
-    });
+    counts_.drain(*this);
     settle();
   }
   /// Internal (called after each arrived message of the calls): applies the counts gathered
@@ -147,34 +140,24 @@ class counting_set {
   /// Internal (a call passing through this rank on a forwarding route): a count joins the
   /// cache, so that counts of one key from several ranks travel on as one. True if taken.
   bool on_transit(std::uint32_t index, std::span<const std::byte> args) {
-    if (!combine_hops_ || !cache_.enabled() ||
-        index != cairn::msg::detail::call_entry<counting_set, add, cairn::msg::detail::wire_type<K>,
-                                                std::uint64_t>::index())
-      return false;
-    K key{};
-    std::uint64_t n = 0;
-    cairn::msg::detail::unpack_all(args, "counting_set::async_insert", ranks_.world_rank(), key, n);
-    cache_count(hash_(key), key, n, true);
-    return true;
+    return counts_.on_transit(*this, index, args);
   }
 
  private:
-  // Adds n to the key's count in the cache (`h` its hash).
-  void cache_count(std::uint64_t h, const K& key, std::uint64_t n, bool passing = false) {
-    cache_.put(
-        h, key, n, [](std::uint64_t a, std::uint64_t b) { return a + b; },
-        [this](const K& k, std::uint64_t c, std::uint64_t kh, bool held_passing) {
-          send_held_count(k, c, kh, held_passing);
-        },
-        passing);
+  // The merge of counts (the combiner's merge; the owner adds as well).
+  struct count_plus {
+    std::uint64_t operator()(std::uint64_t a, std::uint64_t b) const noexcept { return a + b; }
+  };
+  friend class detail::reduce_combiner<counting_set, K, std::uint64_t, Hash>;
+  template <class Merge>
+  static void send_reduce(counting_set& self, const K& key, const std::uint64_t& n,
+                          std::uint64_t h) {
+    self.calls_.template call<add>(detail::owner_of_hash(h, self.ranks_.size()), key, n);
   }
-  // Sends a count the cache held.
-  void send_held_count(const K& key, std::uint64_t n, std::uint64_t h, bool passing) {
-    detail::send_held(calls_.records().core(), passing, [&] { send(key, n, h); });
-  }
-  // `h` is the key's hash (computed once for the cache slot and the owner).
-  void send(const K& key, std::uint64_t n, std::uint64_t h) {
-    calls_.template call<add>(detail::owner_of_hash(h, ranks_.size()), key, n);
+  template <class Merge>
+  static std::uint32_t reduce_index() {
+    return cairn::msg::detail::call_entry<counting_set, add, cairn::msg::detail::wire_type<K>,
+                                          std::uint64_t>::index();
   }
   // Runs at the owner: gathers the count (owner_batch), added with others at once.
   struct add {
@@ -192,8 +175,7 @@ class counting_set {
   detail::container_ranks ranks_;
   Hash hash_;
   local_map local_;
-  detail::source_cache<K, std::uint64_t, Hash> cache_;  // counts waiting here (own and passing)
-  bool combine_hops_;
+  detail::reduce_combiner<counting_set, K, std::uint64_t, Hash> counts_;  // counts waiting here
   detail::owner_batch<K, std::uint64_t> batch_;  // counts arrived here, not yet added
   // Last: deliveries may start in its constructor.
   detail::container_calls<counting_set, Route> calls_;
