@@ -581,6 +581,29 @@ TEST(DisjointSet, LongLocalChainsNeitherNestNorOverflow) {
   });
 }
 
+// compress() asks each parent on another rank once per round, however many items point to
+// it: a star of n items under key 0 costs a rank at most one ask and an answer per asking rank
+// each round, not an ask and an answer per item.
+TEST(DisjointSet, CompressAsksEachParentOncePerRound) {
+  run([](cairn::world& w) {
+    const std::uint64_t n = 4000;
+    cairn::containers::disjoint_set<std::uint64_t> ds(w);
+    for (std::uint64_t i = 1 + static_cast<std::uint64_t>(w.rank()); i <= n;
+         i += static_cast<std::uint64_t>(w.size()))
+      ds.async_union(0, i);
+    w.quiesce();
+    const std::uint64_t before = ds.stats().sent;
+    const int rounds = ds.compress();
+    const std::uint64_t sent = ds.stats().sent - before;
+    EXPECT_LE(sent, static_cast<std::uint64_t>(rounds) * static_cast<std::uint64_t>(1 + w.size()))
+        << "rank " << w.rank() << ", " << rounds << " rounds";
+    EXPECT_GT(ds.stats().combined_source, 0u) << "rank " << w.rank();
+    EXPECT_EQ(ds.num_sets(), 1u);
+    EXPECT_EQ(ds.size(), n + 1);
+    for (const auto& [x, root] : ds.local()) EXPECT_EQ(root, 0u) << x;
+  });
+}
+
 TEST(DisjointSet, ComponentsMatchTheSequentialUnionFind) {
   run([](cairn::world& w) {
     check_disjoint_set<std::uint64_t>(w, 71, 300, [](auto& g) { return g() % 2000; });

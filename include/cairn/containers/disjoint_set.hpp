@@ -7,7 +7,10 @@
 /// concurrent unions never make a cycle; a root that was linked meanwhile restarts the walk).
 /// `compress()` (collective) then points every item straight at its root by pointer jumping
 /// (each round halves the depth of every path); after it, `local()` maps each item of this
-/// rank to its set's root, the smallest key of the set.
+/// rank to its set's root, the smallest key of the set. A round asks each parent on another
+/// rank for its own parent once, however many of this rank's items point to it, and a parent
+/// known to be a root is not asked again (channel_stats::combined_source counts the asks
+/// saved), so a giant component costs a message per rank and round, not one per item.
 ///
 /// A union is idempotent: one this rank already sent (of the same two keys, either way round)
 /// is dropped at the source, for trivially copyable keys, by a direct-mapped filter of
@@ -48,6 +51,7 @@ class disjoint_set {
       : ranks_(on),
         hash_(hash),
         parent_(16, detail::local_hash<Hash, K>{hash}),
+        above_(16, detail::local_hash<Hash, K>{hash}),
         sent_(filtered && opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0),
         calls_(on, *this, std::move(route), detail::call_options(opts, "disjoint_set")) {}
   disjoint_set(const disjoint_set&) = delete;
@@ -78,16 +82,42 @@ class disjoint_set {
   /// Collective: ends the phase (quiesce on its ranks), then points every
   /// item at its root. Returns the pointer-jumping rounds it took.
   int compress() {
+    const int me = ranks_.rank();
+    auto& stats = calls_.records().core().stats();
+    above_.clear();  // unions since an earlier compress may have linked its roots
     int rounds = 0;
     for (;;) {
       ranks_.quiesce();
-      changed_ = 0;
-      for (const auto& [x, p] : parent_)
-        if (!(p == x)) calls_.template call<ask_op>(owner(p), p, x);
+      // Parents that were not roots: every item pointing to one moved past it last round.
+      std::erase_if(above_, [](const auto& e) { return !(e.second == e.first); });
+      // Ask each parent on another rank once (it is entered as its own parent until the answer
+      // comes); one entered before as its own parent is a root, and stays one (no union runs
+      // during compress).
+      for (const auto& [x, p] : parent_) {
+        if (p == x) continue;
+        const int o = owner(p);
+        if (o != me && above_.try_emplace(p, p).second)
+          calls_.template call<ask_op>(o, p, me);
+        else
+          ++stats.combined_source;
+      }
       ranks_.quiesce();
+      // Every answer is in: move each item to its parent's parent.
+      std::uint64_t changed = 0;
+      for (auto& [x, p] : parent_) {
+        if (p == x) continue;
+        const local_map& known = owner(p) == me ? parent_ : above_;
+        const auto it = known.find(p);
+        if (it != known.end() && !(it->second == p)) {
+          p = it->second;
+          ++changed;
+        }
+      }
       ++rounds;
-      if (ranks_.allreduce(changed_, cairn::plus{}) == 0) return rounds;
+      if (ranks_.allreduce(changed, cairn::plus{}) == 0) break;
     }
+    above_.clear();
+    return rounds;
   }
   /// The owner rank of `key`.
   [[nodiscard]] int owner(const K& key) const {
@@ -210,29 +240,24 @@ class disjoint_set {
       }
     }
   };
-  // At p's owner: tell x's owner p's parent.
+  // At p's owner (compress): tell rank `asker` p's parent.
   struct ask_op {
-    void operator()(disjoint_set& self, K&& p, K&& x) const {
-      // Find, not insert: compress() iterates the items while local calls run.
-      const auto it = self.parent_.find(p);
+    void operator()(disjoint_set& self, K&& p, int&& asker) const {
+      const auto it = self.parent_.find(p);  // a parent is an item of its owner
       const K gp = it == self.parent_.end() ? p : it->second;
-      self.calls_.template call<answer_op>(self.owner(x), x, gp);
+      self.calls_.template call<answer_op>(asker, p, gp);
     }
   };
   struct answer_op {
-    void operator()(disjoint_set& self, K&& x, K&& gp) const {
-      K& p = self.parent_.find(x)->second;  // x asked: it is an item of this rank
-      if (!(p == gp)) {
-        p = gp;
-        ++self.changed_;
-      }
+    void operator()(disjoint_set& self, K&& p, K&& gp) const {
+      self.above_.insert_or_assign(std::move(p), std::move(gp));
     }
   };
 
   detail::container_ranks ranks_;
   Hash hash_;
   local_map parent_;
-  std::uint64_t changed_ = 0;
+  local_map above_;  // compress(): parents on other ranks and their parents (asked this round)
   detail::seen_filter<std::pair<K, K>> sent_;  // unions this rank sent (smaller key first)
   // Last: deliveries may start in its constructor.
   detail::container_calls<disjoint_set, Route> calls_;
