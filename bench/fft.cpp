@@ -3,14 +3,16 @@
 // complex and real to complex (--kind=c2c or r2c; both by default, one after the other). Both
 // take the input in slabs along dimension 0 (FFTW-MPI's layout: blocks of ceil(N / P) planes)
 // and give the output in that same layout (FFTW-MPI without FFTW_MPI_TRANSPOSED_OUT), so both
-// move the data twice. Plans are made before timing with --rigor (measure by default) on both
-// sides. The figure is the slowest rank's time per forward transform (median of --reps), the
-// baseline runs as a plain MPI program (run_sized: a plain child `mpirun -np P` per round for a
-// threads run; under mpirun, in this process before cairn starts). A row's `size` is the bytes
-// of the complex output array (so c2c and r2c rows of one N differ). A note gives cairn's
-// breakdown per run: local FFTs, copies, the redistributions' packing, transmission and
-// unpacking, and their wall time. Checked: a round trip (forward, backward scaled) gives the
-// input back, and the spectrum's zero frequency is the input's sum, on both sides.
+// move the data twice (cairn on the threads engine instead transforms dimension 0 in every
+// rank's slab, fft_options::shared_columns, unless --shared-columns=0). Plans are made before
+// timing with --rigor (measure by default) on both sides. The figure is the slowest rank's time per
+// forward transform (median of --reps), the baseline runs as a plain MPI program (run_sized: a
+// plain child `mpirun -np P` per round for a threads run; under mpirun, in this process before
+// cairn starts). A row's `size` is the bytes of the complex output array (so c2c and r2c rows of
+// one N differ). A note gives cairn's breakdown per run: local FFTs, copies, the redistributions'
+// packing, transmission and unpacking, and their wall time, and the columns done in every rank's
+// slab. Checked: a round trip (forward, backward scaled) gives the input back, and the spectrum's
+// zero frequency is the input's sum, on both sides.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -53,7 +55,9 @@ struct fft_case {
   bool r2c = false;
   bool measure = true;
   int reps = 5;
-  int chunks = 1;  // fft_options::transfer.chunks
+  int chunks = 1;                // fft_options::transfer.chunks
+  bool shared_columns = true;    // fft_options::shared_columns
+  std::int64_t column_tile = 0;  // fft_options::column_tile
 };
 
 // Bytes of the complex output of an N^dims transform (the rows' size).
@@ -95,6 +99,8 @@ double cairn_fft(cairn::world& w, const fft_case& c, std::int64_t n) {
   opts.rigor = c.measure ? cairn::fft_rigor::measure : cairn::fft_rigor::estimate;
   opts.steps = &steps;
   opts.transfer.chunks = c.chunks;
+  opts.shared_columns = c.shared_columns;
+  opts.column_tile = c.column_tile;
   cairn::fft_plan<double, N> plan(in, out, c.r2c ? cairn::fft_kind::r2c : cairn::fft_kind::c2c,
                                   opts);
   cairn::darray<cplx, N> y(out);
@@ -147,7 +153,8 @@ double cairn_fft(cairn::world& w, const fft_case& c, std::int64_t n) {
                             ms(steps.copy_s) + " ms, redistributions " + ms(steps.redistribute_s) +
                             " ms (pack " + ms(steps.transfer.pack_s) + ", transmit/wait " +
                             ms(steps.transfer.transmit_s) + ", unpack/straight copies " +
-                            ms(steps.transfer.unpack_s) + ")";
+                            ms(steps.transfer.unpack_s) + "), columns in every rank's slab " +
+                            ms(steps.columns_s) + " ms";
   if (w.rank() == 0)
     note("fft " + std::string(to_string(w.engine())) + " P=" + std::to_string(w.size()) + " " +
          (c.r2c ? "r2c" : "c2c") + " N=" + std::to_string(n) + "^" + std::to_string(N) +
@@ -260,6 +267,9 @@ int run_fft(const invocation& inv) {
   base.dims = static_cast<int>(count_param(inv.opts, "dims", 3, 2, 3));
   base.reps = static_cast<int>(count_param(inv.opts, "reps", inv.opts.quick ? 3 : 5, 1, 1001));
   base.chunks = static_cast<int>(count_param(inv.opts, "chunks", 1, 1, 64));
+  base.shared_columns = count_param(inv.opts, "shared-columns", 1, 0, 1) != 0;
+  base.column_tile =
+      static_cast<std::int64_t>(count_param(inv.opts, "column-tile", 0, 0, std::uint64_t{1} << 20));
   const auto rigor = inv.opts.params.find("rigor");
   base.measure = rigor == inv.opts.params.end() || rigor->second != "estimate";
   if (rigor != inv.opts.params.end() && rigor->second != "estimate" && rigor->second != "measure")
@@ -322,6 +332,12 @@ const param_registrar params{
      {"kind", "c2c or r2c", "both, one after the other"},
      {"rigor", "FFTW planning: estimate or measure (both sides)", "measure"},
      {"chunks", "cairn's redistributions: slabs per peer (transfer_options::chunks)", "1"},
+     {"shared-columns",
+      "1: transforms along dimension 0 in every rank's slab where ranks share memory "
+      "(fft_options::shared_columns); 0: two transposes",
+      "1"},
+     {"column-tile", "columns per tile of those transforms (fft_options::column_tile; 0: chosen)",
+      "0"},
      {"reps", "timed transforms per round (the median is reported)", "5, 3 with --quick"},
      {"rounds", "alternating rounds of cairn and the baseline per figure", "3, 1 with --quick"}}};
 

@@ -643,6 +643,10 @@ bool copies_straight(rank_context& ctx, const transfer_options& opts) {
   return opts.direct && ctx.reaches_peer_memory();
 }
 
+bool shares_address_space(const rank_context& ctx) {
+  return ctx.engine() == cairn::engine::threads && ctx.reaches_peer_memory();
+}
+
 request start_plan(rank_context& ctx, const char* call,
                    std::shared_ptr<const redistribution_plan> plan, const void* src, void* dst,
                    std::uint64_t tag_key, const transfer_options& opts) {

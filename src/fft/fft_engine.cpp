@@ -3,8 +3,10 @@
 #include "fft_engine.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <ostream>
+#include <span>
 
 #include "cairn/array/detail/plan.hpp"
 #include "cairn/array/detail/transfer.hpp"
@@ -55,6 +57,7 @@ template <class Real>
 fft_engine<Real>::fft_engine(const char* call, const cairn::group& g, const layout_desc& in,
                              const layout_desc& out, fft_kind kind, const fft_options& opts)
     : call_(call),
+      group_(g),
       ctx_(context_of(g, g, call)),
       group_rank_(g.rank()),
       world_rank_(caller_rank(g)),
@@ -78,13 +81,32 @@ fft_engine<Real>::fft_engine(const char* call, const cairn::group& g, const layo
   transfer_.on_slab = nullptr;
   check_chunks(call, world_rank_, transfer_.chunks);
 
-  build(true);
-  build(false);
+  // Slabs whose output keeps the first batch's layout, on ranks sharing one address space:
+  // the transforms along dimension 0 run straight in every rank's slab (decided alike on
+  // every rank: the programs then take collectives in place of redistributions).
+  const bool shares_columns =
+      opts.shared_columns && g.size() > 1 && shares_address_space(*ctx_) &&
+      sched_.decomposition == fft_decomposition::slabs && sched_.stages.size() == 2 &&
+      sched_.stages[1].dims == std::vector<int>{0} && same_placement(out, stage_complex_[0]);
+  if (shares_columns) {
+    build_shared_columns(true);
+    build_shared_columns(false);
+    const auto p = static_cast<std::size_t>(g.size());
+    part_addresses_.resize(2 * p);
+    column_from_.resize(p);
+    column_to_.resize(p);
+  } else {
+    build(true);
+    build(false);
+  }
   for (int i = 0; i < 2; ++i) work_[i] = fftw_buffer<Real>(work_bytes_[i]);
   const unsigned flags = rigor_flags(opts.rigor);
   for (auto* prog : {&forward_, &backward_})
     for (step& s : *prog)
-      if (s.what == op::transform) {
+      if (s.what == op::columns) {
+        s.columns = shared_columns<Real>(call, world_rank_, s.src_desc, group_rank_, s.sign, flags,
+                                         opts.column_tile);
+      } else if (s.what == op::transform) {
         const auto is = local_shape(s.src_desc, group_rank_);
         const auto os = local_shape(s.dst_desc, group_rank_);
         s.local = local_transform<Real>(
@@ -185,6 +207,83 @@ void fft_engine<Real>::build(bool forward) {
   }
 }
 
+// The programs where the transforms along dimension 0 run straight in every rank's slab
+// (shared_columns.hpp). Forward: the first batch from the input (redistributed first if it is
+// not in the batch's layout) into work0, then the columns from every rank's work0 into every
+// rank's output. Backward: the columns from every rank's input into every rank's work0, then the
+// first batch's inverse into the output (through work1 and a redistribution if the output's
+// layout is another). The caller's input is only read, before any rank writes an output (the
+// columns' collectives order them), so an output that is the input is right too.
+template <class Real>
+void fft_engine<Real>::build_shared_columns(bool forward) {
+  std::vector<step>& prog = forward ? forward_ : backward_;
+  const bool r2c = kind_ == fft_kind::r2c;
+  const layout_desc& slabs = stage_complex_[0];
+  const layout_desc& space = r2c ? stage0_real_ : slabs;  // the first batch's space side
+  const int sign = forward ? FFTW_FORWARD : FFTW_BACKWARD;
+  const auto redistribute = [&](buffer from, buffer to, const layout_desc& src,
+                                const layout_desc& dst) {
+    step s;
+    s.what = op::redistribute;
+    s.src = from, s.dst = to, s.src_desc = src, s.dst_desc = dst;
+    s.src_real = s.dst_real = r2c;
+    emit(prog, std::move(s));
+  };
+  const auto first_batch = [&](buffer from, buffer to) {
+    step s;
+    s.what = op::transform;
+    s.src = from, s.dst = to;
+    s.src_desc = forward ? space : slabs, s.dst_desc = forward ? slabs : space;
+    s.src_real = forward && r2c, s.dst_real = !forward && r2c;
+    s.stage = 0;
+    s.sign = sign;
+    s.kind = !r2c ? local_kind::c2c : forward ? local_kind::r2c : local_kind::c2r;
+    emit(prog, std::move(s));
+  };
+  const auto columns = [&](buffer from, buffer to) {
+    step s;
+    s.what = op::columns;
+    s.src = from, s.dst = to, s.src_desc = s.dst_desc = slabs;
+    s.stage = 1;
+    s.sign = sign;
+    emit(prog, std::move(s));
+  };
+  if (forward) {
+    buffer at = buffer::in;
+    if (!same_placement(in_, space)) {
+      redistribute(buffer::in, buffer::work1, in_, space);
+      at = buffer::work1;
+    }
+    first_batch(at, buffer::work0);
+    columns(buffer::work0, buffer::out);
+  } else {
+    columns(buffer::in, buffer::work0);
+    if (same_placement(space, in_)) {
+      first_batch(buffer::work0, buffer::out);
+    } else {
+      first_batch(buffer::work0, buffer::work1);
+      redistribute(buffer::work1, buffer::out, space, in_);
+    }
+  }
+}
+
+// One op::columns step: every rank's parts are exchanged (which also waits until every rank
+// wrote its `from` part), the share of columns is transformed, and a barrier keeps every part
+// in place until all ranks are done with it.
+template <class Real>
+void fft_engine<Real>::run_columns(const step& s, const void* from, void* to) {
+  const auto me = static_cast<std::size_t>(group_rank_);
+  part_addresses_[2 * me] = reinterpret_cast<std::uintptr_t>(from);
+  part_addresses_[2 * me + 1] = reinterpret_cast<std::uintptr_t>(to);
+  group_.allgather(cairn::in_place, std::span<std::uintptr_t>(part_addresses_));
+  for (std::size_t q = 0; q < column_from_.size(); ++q) {
+    column_from_[q] = reinterpret_cast<const std::byte*>(part_addresses_[2 * q]);
+    column_to_[q] = reinterpret_cast<std::byte*>(part_addresses_[2 * q + 1]);
+  }
+  s.columns.run(column_from_.data(), column_to_.data());
+  group_.barrier();
+}
+
 template <class Real>
 void fft_engine<Real>::run(const char* call, bool forward, const void* in, void* out,
                            fft_scale scale) {
@@ -216,6 +315,10 @@ void fft_engine<Real>::run(const char* call, bool forward, const void* in, void*
       case op::copy:
         if (s.bytes) std::memcpy(dst_of(s.dst), src_of(s.src), s.bytes);
         if (steps_) steps_->copy_s += since(t0);
+        break;
+      case op::columns:
+        run_columns(s, src_of(s.src), dst_of(s.dst));
+        if (steps_) steps_->columns_s += since(t0);
         break;
     }
   }
@@ -252,6 +355,11 @@ std::ostream& fft_engine<Real>::print(std::ostream& os, const std::vector<step>&
       }
       case op::copy:
         os << "\n    copy " << from << " -> " << to << ": " << s.bytes << " bytes";
+        break;
+      case op::columns:
+        os << "\n    c2c dims {0} " << from << " -> " << to
+           << " in every rank's slab: " << s.columns.tiles() << " tiles of " << s.columns.tile()
+           << " of " << s.columns.columns() << " columns";
         break;
     }
   }

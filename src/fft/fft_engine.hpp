@@ -1,8 +1,9 @@
 #pragma once
 // One rank's distributed FFT: the schedule turned into two programs (forward and backward) of
 // steps over four buffers — the caller's input and output and two work buffers — each step a
-// redistribution, a batch of local FFTW transforms or a copy. Built once; running a program
-// allocates nothing.
+// redistribution, a batch of local FFTW transforms, a copy, or (ranks sharing one address
+// space, slabs) the transforms along dimension 0 straight in every rank's slab
+// (shared_columns.hpp). Built once; running a program allocates nothing.
 
 #include <iosfwd>
 #include <memory>
@@ -10,7 +11,9 @@
 
 #include "cairn/array/plan.hpp"
 #include "cairn/fft/fft.hpp"
+#include "cairn/runtime/group.hpp"
 #include "local_transform.hpp"
+#include "shared_columns.hpp"
 
 namespace cairn::detail {
 
@@ -34,7 +37,7 @@ class fft_engine {
 
  private:
   enum class buffer : std::uint8_t { in, out, work0, work1 };
-  enum class op : std::uint8_t { redistribute, transform, copy };
+  enum class op : std::uint8_t { redistribute, transform, copy, columns };
   // Where the data is between steps: a buffer, its layout and whether it holds reals.
   struct cursor {
     buffer buf = buffer::in;
@@ -51,10 +54,13 @@ class fft_engine {
     int sign = 0;                                     // transform: FFTW_FORWARD or FFTW_BACKWARD
     local_kind kind = local_kind::c2c;                // transform
     local_transform<Real> local;                      // transform (empty: nothing local)
+    shared_columns<Real> columns;                     // columns
     std::size_t bytes = 0;                            // copy
   };
 
   void build(bool forward);
+  void build_shared_columns(bool forward);
+  void run_columns(const step& s, const void* from, void* to);
   void emit(std::vector<step>& prog, step s);
   [[nodiscard]] std::int64_t local_elements(const layout_desc& d) const;
   [[nodiscard]] std::size_t elem_size(bool real) const noexcept {
@@ -63,6 +69,7 @@ class fft_engine {
   std::ostream& print(std::ostream& os, const std::vector<step>& prog) const;
 
   const char* call_;
+  cairn::group group_;
   rank_context* ctx_ = nullptr;
   int group_rank_ = -1;
   int world_rank_ = -1;
@@ -78,6 +85,10 @@ class fft_engine {
   std::size_t work_bytes_[2] = {0, 0};
   fftw_buffer<Real> work_[2];
   std::int64_t total_elements_ = 1;  // of the (real) shape, for scaling
+  // op::columns: every rank's two parts (exchanged as addresses), by group rank.
+  std::vector<std::uintptr_t> part_addresses_;
+  std::vector<const std::byte*> column_from_;
+  std::vector<std::byte*> column_to_;
 };
 
 }  // namespace cairn::detail

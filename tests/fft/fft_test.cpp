@@ -133,21 +133,13 @@ cairn::layout<N> random_layout(std::mt19937_64& g, const cairn::group& grp,
 // taken over every rank.
 double worst_of(cairn::world& w, double local) { return w.allreduce(local, cairn::max{}); }
 
+// Forward, backward and round trips of a plan from `in_l` to `out_l` against FFTW's sequential
+// transforms; neither input is written.
 template <class Real, int N>
-void check_case(cairn::world& w, std::mt19937_64& g, const std::array<std::int64_t, N>& shape,
-                cairn::fft_kind kind, cairn::fft_decomposition dec, bool natural,
-                std::uint64_t seed) {
+void check_layouts(cairn::world& w, const cairn::layout<N>& in_l, const cairn::layout<N>& out_l,
+                   const std::array<std::int64_t, N>& shape, cairn::fft_kind kind,
+                   const cairn::fft_options& opts, std::uint64_t seed) {
   using cplx = std::complex<Real>;
-  const cairn::group all = w.group(cairn::ranks{0, w.size()});
-  auto cshape = shape;
-  if (kind == cairn::fft_kind::r2c) cshape[N - 1] = shape[N - 1] / 2 + 1;
-  cairn::fft_options opts;
-  opts.rigor = cairn::fft_rigor::estimate;
-  opts.decomposition = dec;
-  const auto in_l = natural ? cairn::fft_space_layout<N>(all, shape, kind, opts)
-                            : random_layout<N>(g, all, shape);
-  const auto out_l = natural ? cairn::fft_frequency_layout<N>(all, shape, kind, opts)
-                             : random_layout<N>(g, all, cshape);
   std::ostringstream what;
   what << (kind == cairn::fft_kind::r2c ? "r2c " : "c2c ") << in_l << " -> " << out_l
        << (std::is_same_v<Real, float> ? " float" : " double");
@@ -212,6 +204,74 @@ void check_case(cairn::world& w, std::mt19937_64& g, const std::array<std::int64
     for (std::size_t i = 0; i < y.local_size(); ++i) changed += y.local()[i] != spectrum.local()[i];
     EXPECT_EQ(changed, 0);
   }
+}
+
+template <class Real, int N>
+void check_case(cairn::world& w, std::mt19937_64& g, const std::array<std::int64_t, N>& shape,
+                cairn::fft_kind kind, cairn::fft_decomposition dec, bool natural,
+                std::uint64_t seed) {
+  const cairn::group all = w.group(cairn::ranks{0, w.size()});
+  auto cshape = shape;
+  if (kind == cairn::fft_kind::r2c) cshape[N - 1] = shape[N - 1] / 2 + 1;
+  cairn::fft_options opts;
+  opts.rigor = cairn::fft_rigor::estimate;
+  opts.decomposition = dec;
+  const auto in_l = natural ? cairn::fft_space_layout<N>(all, shape, kind, opts)
+                            : random_layout<N>(g, all, shape);
+  const auto out_l = natural ? cairn::fft_frequency_layout<N>(all, shape, kind, opts)
+                             : random_layout<N>(g, all, cshape);
+  check_layouts<Real, N>(w, in_l, out_l, shape, kind, opts, seed);
+}
+
+// Slabs in and out (the output in the first batch's layout, as FFTW-MPI gives it): where the
+// ranks share memory (threads engine) the transforms along dimension 0 run in every rank's slab,
+// with tiles of random widths (the last tile narrower); elsewhere, or with shared_columns off,
+// by two transposes. Random shapes, odd sizes and fewer planes than ranks (empty slabs), and an
+// input in another layout (redistributed first, and the output of backward redistributed last).
+template <class Real, int N>
+void slab_cases(cairn::world& w, std::uint64_t seed, int cases, std::int64_t max_extent) {
+  const cairn::group all = w.group(cairn::ranks{0, w.size()});
+  std::mt19937_64 g(seed);
+  for (int c = 0; c < cases; ++c) {
+    std::array<std::int64_t, N> shape{};
+    for (auto& e : shape)
+      e = 1 + static_cast<std::int64_t>(g() % static_cast<std::uint64_t>(max_extent));
+    const auto kind = c % 2 ? cairn::fft_kind::r2c : cairn::fft_kind::c2c;
+    cairn::fft_options opts;
+    opts.rigor = cairn::fft_rigor::estimate;
+    opts.decomposition = cairn::fft_decomposition::slabs;
+    opts.shared_columns = c % 5 != 4;
+    opts.column_tile = static_cast<std::int64_t>(g() % 4 == 0 ? 0 : 1 + g() % 9);
+    auto cshape = shape;
+    if (kind == cairn::fft_kind::r2c) cshape[N - 1] = shape[N - 1] / 2 + 1;
+    std::array<cairn::dim_dist, N> blocks{};
+    blocks.fill(cairn::dist::block);
+    std::array<int, N> slabs{};
+    slabs.fill(1);
+    slabs[0] = w.size();
+    const cairn::layout<N> out_l(all, cshape, blocks, slabs);
+    const auto in_l = c % 3 == 2 ? random_layout<N>(g, all, shape)
+                                 : cairn::fft_space_layout<N>(all, shape, kind, opts);
+    SCOPED_TRACE("case " + std::to_string(c) + ", tile " + std::to_string(opts.column_tile));
+    check_layouts<Real, N>(w, in_l, out_l, shape, kind, opts,
+                           seed * 100 + static_cast<std::uint64_t>(c));
+    // The plan says which way it went.
+    const cairn::fft_plan<Real, N> plan(in_l, out_l, kind, opts);
+    std::ostringstream text;
+    text << plan;
+    const bool shared = w.engine() == cairn::engine::threads && w.size() > 1 &&
+                        w.node_count() == 1 && opts.shared_columns;
+    EXPECT_EQ(has_text(text.str(), "in every rank's slab"), shared) << text.str();
+  }
+}
+
+TEST(Fft, SlabsInAndOut) {
+  run([](cairn::world& w) {
+    slab_cases<double, 3>(w, 51, 10, 11);
+    slab_cases<double, 2>(w, 52, 10, 20);
+    slab_cases<float, 3>(w, 53, 5, 9);
+    slab_cases<float, 2>(w, 54, 5, 17);
+  });
 }
 
 template <class Real, int N>
@@ -293,23 +353,37 @@ TEST(Fft, PlanReused) {
 TEST(Fft, StepsAreCounted) {
   run([](cairn::world& w) {
     const cairn::group all = w.group(cairn::ranks{0, w.size()});
-    cairn::fft_steps steps;
-    cairn::fft_options opts;
-    opts.rigor = cairn::fft_rigor::estimate;
-    opts.steps = &steps;
-    const cairn::layout<2> in(all, {9, 8}, {cairn::dist::cyclic, cairn::dist::block});
-    const cairn::layout<2> out(all, {9, 5}, {cairn::dist::block, cairn::dist::cyclic});
-    cairn::fft_plan<double, 2> plan(in, out, cairn::fft_kind::r2c, opts);
-    cairn::darray<double, 2> x(in);
-    cairn::darray<std::complex<double>, 2> y(out);
-    plan.forward(x, y);
-    plan.backward(y, x);
-    EXPECT_EQ(steps.transforms, 2);
-    EXPECT_GE(steps.redistribute_s, 0.0);
-    // One rank: every layout is the same placement, nothing moves. More: at least the input,
-    // between the batches and the output, both ways.
-    EXPECT_GE(steps.transfer.transfers, w.size() > 1 ? 4 : 0);
-    EXPECT_GT(steps.local_fft_s, 0.0);
+    for (const bool shared : {false, true}) {
+      cairn::fft_steps steps;
+      cairn::fft_options opts;
+      opts.rigor = cairn::fft_rigor::estimate;
+      opts.steps = &steps;
+      opts.shared_columns = shared;
+      const cairn::layout<2> in(all, {9, 8}, {cairn::dist::cyclic, cairn::dist::block});
+      const cairn::layout<2> out(all, {9, 5}, {cairn::dist::block, cairn::dist::cyclic});
+      cairn::fft_plan<double, 2> plan(in, out, cairn::fft_kind::r2c, opts);
+      cairn::darray<double, 2> x(in);
+      cairn::darray<std::complex<double>, 2> y(out);
+      plan.forward(x, y);
+      plan.backward(y, x);
+      EXPECT_EQ(steps.transforms, 2);
+      EXPECT_GE(steps.redistribute_s, 0.0);
+      EXPECT_GT(steps.local_fft_s, 0.0);
+      std::ostringstream text;
+      text << plan;
+      if (has_text(text.str(), "in every rank's slab")) {
+        // The output is in the first batch's slabs (a grid of P x 1): the columns are done in
+        // every rank's slab, and only the input (forward) and output (backward) move.
+        EXPECT_TRUE(shared);
+        EXPECT_EQ(steps.transfer.transfers, 2);
+        EXPECT_GT(steps.columns_s, 0.0);
+      } else {
+        // One rank: every layout is the same placement, nothing moves. More: at least the
+        // input, between the batches and the output, both ways.
+        EXPECT_GE(steps.transfer.transfers, w.size() > 1 ? 4 : 0);
+        EXPECT_EQ(steps.columns_s, 0.0);
+      }
+    }
   });
 }
 

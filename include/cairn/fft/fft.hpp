@@ -45,10 +45,13 @@ enum class fft_scale : std::uint8_t {
 /// Time this rank spent in the steps of distributed FFTs, added up over every transform run
 /// with this record in fft_options::steps.
 struct fft_steps {
-  double local_fft_s = 0;       ///< FFTW's local transforms
-  double copy_s = 0;            ///< scaling and copies outside the redistributions
-  transfer_steps transfer;      ///< the redistributions (packing, transmission, unpacking)
-  double redistribute_s = 0;    ///< wall time inside the redistributions (start to completion)
+  double local_fft_s = 0;     ///< FFTW's local transforms
+  double copy_s = 0;          ///< scaling and copies outside the redistributions
+  transfer_steps transfer;    ///< the redistributions (packing, transmission, unpacking)
+  double redistribute_s = 0;  ///< wall time inside the redistributions (start to completion)
+  /// Transforms along dimension 0 done in every rank's slab (fft_options::shared_columns): the
+  /// tiles' copies and transforms, and the two collectives around them.
+  double columns_s = 0;
   std::int64_t transforms = 0;  ///< distributed transforms completed
 };
 
@@ -65,6 +68,13 @@ struct fft_options {
   transfer_options transfer{};
   /// If set, this rank adds each transform's step times to `*steps` (must outlive the plan).
   fft_steps* steps = nullptr;
+  /// Where the ranks share one address space (the threads engine on one node), a slab plan
+  /// whose output is in its first batch's layout transforms along dimension 0 straight in
+  /// every rank's slab, a tile of columns at a time, instead of transposing the array there and
+  /// back. The same on every rank of the group.
+  bool shared_columns = true;
+  /// Columns per tile of those transforms (0: runs of 256 bytes, 16 double complex columns).
+  std::int64_t column_tile = 0;
 };
 
 /// One batch of local transforms of a schedule: the layout the data has during it (process

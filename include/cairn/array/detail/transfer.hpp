@@ -27,6 +27,11 @@ request start_plan(rank_context& ctx, const char* call,
 /// The caller's runtime from whichever of the two groups it belongs to (nullptr: neither).
 rank_context* context_of(const cairn::group& a, const cairn::group& b, const char* call);
 
+/// True if this rank may read and write its peers' local parts through plain pointers: every
+/// rank of the run in one address space on one node (the threads engine, not emulating several
+/// nodes). The same on every rank of a run.
+bool shares_address_space(const rank_context& ctx);
+
 }  // namespace detail
 
 }  // namespace cairn
