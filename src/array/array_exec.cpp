@@ -152,7 +152,7 @@ struct array_rank {
   std::vector<array_exec*> running;
   std::vector<array_exec*> scratch;  // step_running's snapshot of `running`
   std::uint64_t arrivals = 0;
-  cross_memory_reader peer_reader;  // MPI engine, direct copies
+  cross_memory_batch peer_batch;  // MPI engine, direct copies
   std::vector<spare_buffer> spare_staging;
   std::size_t offer_cursor = 0;  // a rank's offer words are used in turn
   /// The node's offer words, null where the ranks share no node memory.
@@ -479,7 +479,7 @@ void array_exec::finish_recv(std::size_t i, std::size_t slab) {
         copy_entry(p, pe, st.dst, from);
         return;
       }
-      cross_memory_reader& r = array_state(*ctx).peer_reader;
+      cross_memory_batch& r = array_state(*ctx).peer_batch;
       r.begin(ctx->tp().peer_pid(pe.world_rank));
       p.for_each_run(pe, [&](std::int64_t s, std::int64_t t, std::int64_t l) {
         r.add(st.dst + static_cast<std::size_t>(t) * es, from + static_cast<std::size_t>(s) * es,
@@ -645,6 +645,24 @@ bool copies_straight(rank_context& ctx, const transfer_options& opts) {
 
 bool shares_address_space(const rank_context& ctx) {
   return ctx.engine() == cairn::engine::threads && ctx.reaches_peer_memory();
+}
+
+bool reaches_peer_parts(const rank_context& ctx) { return ctx.reaches_peer_memory(); }
+
+void copy_with_peer(rank_context& ctx, const char* call, int peer, bool write, const peer_run* runs,
+                    std::size_t n) {
+  cross_memory_batch& b = array_state(ctx).peer_batch;
+  b.begin(ctx.tp().peer_pid(peer), write);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (write)
+      b.add_write(runs[i].remote, runs[i].local, runs[i].bytes);
+    else
+      b.add(runs[i].local, runs[i].remote, runs[i].bytes);
+  }
+  if (const int err = b.finish())
+    fail(call, ctx.rank(), write ? "writing into" : "reading", " rank ", peer,
+         "'s memory straight failed: ", std::strerror(err),
+         " (CAIRN_CMA=0 moves the data through messages instead)");
 }
 
 request start_plan(rank_context& ctx, const char* call,

@@ -23,6 +23,17 @@ double since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
+// Bytes of a row's run in a tile of shared columns (fft_options::column_tile 0). In one
+// address space, four cache lines: measured on 2 threads ranks (cairn-bench fft, double
+// complex, tiles of 8, 16, 32 and 64 columns), 16 was fastest at 128^3 r2c (a tile of 32 KiB),
+// at 1024^2 (256 KiB) and at 4096^2 (1 MiB); runs of one line (4 columns) were slower than the
+// two transposes at 1024^2. Across processes (MPI engine) every run is an iovec of a
+// cross-memory call: runs of 8 KiB (512 columns, a tile of 1 MiB at 128 rows) were fastest at
+// 128^3 r2c on 2 ranks (0.87-0.90 of FFTW-MPI, against 0.85-1.08 for 16 KiB, 1.12 for 4 KiB,
+// 1.23 for 1 KiB and 0.99-1.13 for the two transposes).
+constexpr std::int64_t column_run_bytes_here = 256;
+constexpr std::int64_t column_run_bytes_across = 8192;
+
 // FFT redistributions in the array message context: apart from the user's transfers between
 // the same groups only by this key (an FFT runs to completion inside its call).
 constexpr std::uint64_t fft_tag_key = 0xF7F7'0001;
@@ -81,11 +92,11 @@ fft_engine<Real>::fft_engine(const char* call, const cairn::group& g, const layo
   transfer_.on_slab = nullptr;
   check_chunks(call, world_rank_, transfer_.chunks);
 
-  // Slabs whose output keeps the first batch's layout, on ranks sharing one address space:
+  // Slabs whose output keeps the first batch's layout, on ranks that reach each other's memory:
   // the transforms along dimension 0 run straight in every rank's slab (decided alike on
   // every rank: the programs then take collectives in place of redistributions).
   const bool shares_columns =
-      opts.shared_columns && g.size() > 1 && shares_address_space(*ctx_) &&
+      opts.shared_columns && g.size() > 1 && reaches_peer_parts(*ctx_) &&
       sched_.decomposition == fft_decomposition::slabs && sched_.stages.size() == 2 &&
       sched_.stages[1].dims == std::vector<int>{0} && same_placement(out, stage_complex_[0]);
   if (shares_columns) {
@@ -95,6 +106,7 @@ fft_engine<Real>::fft_engine(const char* call, const cairn::group& g, const layo
     part_addresses_.resize(2 * p);
     column_from_.resize(p);
     column_to_.resize(p);
+    if (!shares_address_space(*ctx_)) column_peers_ = ctx_;
   } else {
     build(true);
     build(false);
@@ -104,8 +116,9 @@ fft_engine<Real>::fft_engine(const char* call, const cairn::group& g, const layo
   for (auto* prog : {&forward_, &backward_})
     for (step& s : *prog)
       if (s.what == op::columns) {
-        s.columns = shared_columns<Real>(call, world_rank_, s.src_desc, group_rank_, s.sign, flags,
-                                         opts.column_tile);
+        s.columns = shared_columns<Real>(
+            call, world_rank_, s.src_desc, group_rank_, s.sign, flags, opts.column_tile,
+            column_peers_ ? column_run_bytes_across : column_run_bytes_here);
       } else if (s.what == op::transform) {
         const auto is = local_shape(s.src_desc, group_rank_);
         const auto os = local_shape(s.dst_desc, group_rank_);
@@ -280,7 +293,7 @@ void fft_engine<Real>::run_columns(const step& s, const void* from, void* to) {
     column_from_[q] = reinterpret_cast<const std::byte*>(part_addresses_[2 * q]);
     column_to_[q] = reinterpret_cast<std::byte*>(part_addresses_[2 * q + 1]);
   }
-  s.columns.run(column_from_.data(), column_to_.data());
+  s.columns.run(column_from_.data(), column_to_.data(), column_peers_, members_.data(), call_);
   group_.barrier();
 }
 

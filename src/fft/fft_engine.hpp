@@ -89,6 +89,7 @@ class fft_engine {
   std::vector<std::uintptr_t> part_addresses_;
   std::vector<const std::byte*> column_from_;
   std::vector<std::byte*> column_to_;
+  rank_context* column_peers_ = nullptr;  // set where peers' parts are in other processes
 };
 
 }  // namespace cairn::detail

@@ -10,19 +10,11 @@
 
 namespace cairn::detail {
 
-namespace {
-
-// Bytes of a row's run in a tile when its width is chosen: four cache lines. Measured on 2
-// threads ranks (cairn-bench fft, double complex, tiles of 8, 16, 32 and 64 columns): 16 was
-// fastest at 128^3 r2c (a tile of 32 KiB), at 1024^2 (256 KiB) and at 4096^2 (1 MiB); runs of
-// one line (4 columns) were slower than the two transposes at 1024^2.
-constexpr std::int64_t run_bytes = 256;
-
-}  // namespace
-
 template <class Real>
 shared_columns<Real>::shared_columns(const char* call, int world_rank, const layout_desc& slabs,
-                                     int me, int sign, unsigned flags, std::int64_t tile) {
+                                     int me, int sign, unsigned flags, std::int64_t tile,
+                                     std::int64_t run_bytes)
+    : me_(me) {
   constexpr auto es = static_cast<std::int64_t>(2 * sizeof(Real));
   const dim_map& rows = slabs.dims[0];
   rows_ = rows.n;
@@ -40,13 +32,17 @@ shared_columns<Real>::shared_columns(const char* call, int world_rank, const lay
   const int p = slabs.grid_size();
   first_ = tiles * me / p;
   end_ = tiles * (me + 1) / p;
-  row_rank_.resize(static_cast<std::size_t>(rows_));
+  // Dimension 0 is the grid's first (its coordinate is the group rank), in blocks: each rank's
+  // rows follow the previous rank's.
+  row_begin_.assign(static_cast<std::size_t>(p) + 1, 0);
   row_start_.resize(static_cast<std::size_t>(rows_));
   for (std::int64_t i = 0; i < rows_; ++i) {
-    // Dimension 0 is the grid's first: its coordinate is the group rank.
-    row_rank_[static_cast<std::size_t>(i)] = rows.owner(i);
+    ++row_begin_[static_cast<std::size_t>(rows.owner(i)) + 1];
     row_start_[static_cast<std::size_t>(i)] = rows.local(i) * columns_;
   }
+  for (int q = 0; q < p; ++q)
+    row_begin_[static_cast<std::size_t>(q) + 1] += row_begin_[static_cast<std::size_t>(q)];
+  runs_.reserve(static_cast<std::size_t>(rows_));
   if (first_ == end_) return;
   const std::vector<int> dim0{0};
   const auto plan = [&](std::int64_t width) {
@@ -60,22 +56,40 @@ shared_columns<Real>::shared_columns(const char* call, int world_rank, const lay
 }
 
 template <class Real>
-void shared_columns<Real>::run(const std::byte* const* from, std::byte* const* to) const {
+void shared_columns<Real>::run(const std::byte* const* from, std::byte* const* to,
+                               rank_context* ctx, const int* world_of, const char* call) const {
   constexpr auto es = static_cast<std::int64_t>(2 * sizeof(Real));
   auto* const tile = static_cast<std::byte*>(tile_.get());
+  const int p = static_cast<int>(row_begin_.size()) - 1;
+  // Moves the tile's rows of every rank: gathers them, or (`write`) scatters them back.
+  const auto move = [&](std::int64_t c0, std::int64_t w, bool write) {
+    const auto bytes = static_cast<std::size_t>(w * es);
+    for (int q = 0; q < p; ++q) {
+      const std::int64_t b = row_begin_[static_cast<std::size_t>(q)];
+      const std::int64_t e = row_begin_[static_cast<std::size_t>(q) + 1];
+      // Only scattering writes a part (peer_run holds both ways' addresses unqualified).
+      std::byte* const part = write ? to[q] : const_cast<std::byte*>(from[q]);
+      const auto there = [&](std::int64_t i) {
+        return part + (row_start_[static_cast<std::size_t>(i)] + c0) * es;
+      };
+      if (!ctx || q == me_) {
+        for (std::int64_t i = b; i < e; ++i)
+          std::memcpy(write ? there(i) : tile + i * w * es, write ? tile + i * w * es : there(i),
+                      bytes);
+      } else if (b != e) {
+        runs_.clear();
+        for (std::int64_t i = b; i < e; ++i)
+          runs_.push_back(peer_run{tile + i * w * es, there(i), bytes});
+        copy_with_peer(*ctx, call, world_of[q], write, runs_.data(), runs_.size());
+      }
+    }
+  };
   for (std::int64_t t = first_; t < end_; ++t) {
     const std::int64_t c0 = t * width_;
     const std::int64_t w = std::min(width_, columns_ - c0);
-    const auto run_bytes = static_cast<std::size_t>(w * es);
-    for (std::int64_t i = 0; i < rows_; ++i) {
-      const auto r = static_cast<std::size_t>(i);
-      std::memcpy(tile + i * w * es, from[row_rank_[r]] + (row_start_[r] + c0) * es, run_bytes);
-    }
+    move(c0, w, false);
     (w == width_ ? full_ : last_).execute(tile, tile);
-    for (std::int64_t i = 0; i < rows_; ++i) {
-      const auto r = static_cast<std::size_t>(i);
-      std::memcpy(to[row_rank_[r]] + (row_start_[r] + c0) * es, tile + i * w * es, run_bytes);
-    }
+    move(c0, w, true);
   }
 }
 

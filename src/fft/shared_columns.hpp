@@ -1,6 +1,7 @@
 #pragma once
-// The transforms along dimension 0 of slabs, done straight in every rank's memory: where the
-// ranks share one address space (the threads engine on one node), a slab FFT need not transpose
+// The transforms along dimension 0 of slabs, done straight in every rank's memory: where a rank
+// reaches its peers' memory (the threads engine on one node by pointers, the MPI engine on one
+// node by cross-memory copies, detail::copy_with_peer), a slab FFT need not transpose
 // the array to make dimension 0 local and transpose it back. Each rank takes a share of the
 // columns (the flattened indices of the other dimensions), copies a tile of them from every
 // rank's slab into a buffer of its own, transforms the tile there (in cache) and copies it back
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "cairn/array/detail/layout_desc.hpp"
+#include "cairn/array/detail/transfer.hpp"
 #include "local_transform.hpp"
 
 namespace cairn::detail {
@@ -23,13 +25,16 @@ class shared_columns {
   shared_columns() = default;
   /// Plans group rank `me`'s share of the transforms (FFTW sign `sign`) along dimension 0 of
   /// the complex array in layout `slabs` (dimension 0 in blocks over the group, the others
-  /// whole), `tile` columns at a time (0: runs of 256 bytes).
+  /// whole), `tile` columns at a time (0: runs of `run_bytes` bytes).
   shared_columns(const char* call, int world_rank, const layout_desc& slabs, int me, int sign,
-                 unsigned flags, std::int64_t tile);
+                 unsigned flags, std::int64_t tile, std::int64_t run_bytes);
 
   /// Transforms the share: `from[q]` and `to[q]` are group rank q's local parts (the same
   /// pointers to transform in place). Every rank's part must stay put until all ranks ran.
-  void run(const std::byte* const* from, std::byte* const* to) const;
+  /// Without `ctx` the parts are in this address space; with it, other ranks' parts are
+  /// addresses in their processes (world rank `world_of[q]`), copied by copy_with_peer.
+  void run(const std::byte* const* from, std::byte* const* to, rank_context* ctx,
+           const int* world_of, const char* call) const;
 
   /// Columns per tile.
   [[nodiscard]] std::int64_t tile() const noexcept { return width_; }
@@ -39,13 +44,17 @@ class shared_columns {
   [[nodiscard]] std::int64_t columns() const noexcept { return columns_; }
 
  private:
-  std::int64_t rows_ = 0;                // dimension 0's extent
-  std::int64_t columns_ = 0;             // columns per row
-  std::int64_t width_ = 0;               // columns per tile (the last may have fewer)
-  std::int64_t first_ = 0, end_ = 0;     // this rank's tiles
-  std::vector<int> row_rank_;            // the group rank holding each row
-  std::vector<std::int64_t> row_start_;  // and the row's first element in its part
-  local_transform<Real> full_, last_;    // a tile of width_ columns; the last, narrower one
+  std::int64_t rows_ = 0;             // dimension 0's extent
+  std::int64_t columns_ = 0;          // columns per row
+  std::int64_t width_ = 0;            // columns per tile (the last may have fewer)
+  std::int64_t first_ = 0, end_ = 0;  // this rank's tiles
+  int me_ = 0;
+  // Rows [row_begin_[q], row_begin_[q + 1]) are group rank q's (blocks), each row's first
+  // element at row_start_[row] in its part.
+  std::vector<std::int64_t> row_begin_;
+  std::vector<std::int64_t> row_start_;
+  mutable std::vector<peer_run> runs_;  // run(): one peer's rows of a tile
+  local_transform<Real> full_, last_;   // a tile of width_ columns; the last, narrower one
   fftw_buffer<Real> tile_;
 };
 

@@ -78,9 +78,11 @@ int cross_memory_move(cross_memory_call call, int pid, iovec* local, std::size_t
   return l.i < l.n || r.i < r.n ? EINVAL : 0;  // totals that differ: a caller's mistake
 }
 
-void cross_memory_reader::flush() noexcept {
+void cross_memory_batch::flush() noexcept {
   if (!nl_) return;
-  if (!error_) error_ = cross_memory_move(process_vm_readv, pid_, local_, nl_, remote_, nr_);
+  if (!error_)
+    error_ = cross_memory_move(write_ ? process_vm_writev : process_vm_readv, pid_, local_, nl_,
+                               remote_, nr_);
   nl_ = nr_ = 0;
 }
 
@@ -91,7 +93,7 @@ int cross_memory_copy(int pid, void* local, void* remote, std::size_t bytes, boo
 
 bool cross_memory_probe(int pid, const void* from, unsigned long long expect) noexcept {
   unsigned long long got = 0;
-  thread_local cross_memory_reader r;
+  thread_local cross_memory_batch r;
   r.begin(pid);
   r.add(reinterpret_cast<std::byte*>(&got), static_cast<const std::byte*>(from), sizeof got);
   return r.finish() == 0 && got == expect;

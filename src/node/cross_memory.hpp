@@ -33,26 +33,45 @@ using cross_memory_call = ssize_t (*)(pid_t, const iovec*, unsigned long, const 
 int cross_memory_move(cross_memory_call call, int pid, iovec* local, std::size_t nl, iovec* remote,
                       std::size_t nr, std::size_t max_per_call = cross_memory_call_max) noexcept;
 
-/// Gathers the runs copied from one peer and reads them in batches of iovecs (one system call
-/// per `batch` iovecs on either side). Large (32 KiB of iovecs): keep one per thread.
-class cross_memory_reader {
+/// Gathers the runs copied from (or, begun to write, to) one peer and moves them in batches of
+/// iovecs (one system call per `batch` iovecs on either side). Large (32 KiB of iovecs): keep
+/// one per thread.
+class cross_memory_batch {
  public:
   /// iovecs per side and system call (the kernel's IOV_MAX).
   static constexpr std::size_t batch = 1024;
 
-  /// Starts reading from process `pid` (what was gathered before is dropped).
-  void begin(int pid) noexcept {
+  /// Starts reading from (or, with `write`, writing to) process `pid` (what was gathered
+  /// before is dropped).
+  void begin(int pid, bool write = false) noexcept {
     pid_ = pid;
+    write_ = write;
     error_ = 0;
     nl_ = nr_ = 0;
   }
-  /// Copies `bytes` from address `from` of the peer to `to` (at the latest in finish()); a run
-  /// adjacent to the previous one on either side extends its iovec (the kernel's cost is per
-  /// remote iovec).
+  /// Reading: copies `bytes` from address `from` of the peer to `to` (at the latest in
+  /// finish()).
   void add(std::byte* to, const std::byte* from, std::size_t bytes) noexcept {
+    add_run(to, const_cast<std::byte*>(from), bytes);
+  }
+  /// Writing: copies `bytes` from `from` to address `to` of the peer (at the latest in
+  /// finish()).
+  void add_write(std::byte* to, const std::byte* from, std::size_t bytes) noexcept {
+    add_run(const_cast<std::byte*>(from), to, bytes);
+  }
+  /// Moves what is gathered; 0 if every byte arrived, else the errno of the failed call.
+  int finish() noexcept {
+    flush();
+    return error_;
+  }
+
+ private:
+  // A run between `local` (here) and `remote` (the peer); one adjacent to the previous run on
+  // either side extends its iovec (the kernel's cost is per remote iovec).
+  void add_run(std::byte* local, std::byte* remote, std::size_t bytes) noexcept {
     if (!bytes) return;
-    bool grow_local = nl_ && end(local_[nl_ - 1]) == to;
-    bool grow_remote = nr_ && end(remote_[nr_ - 1]) == from;
+    bool grow_local = nl_ && end(local_[nl_ - 1]) == local;
+    bool grow_remote = nr_ && end(remote_[nr_ - 1]) == remote;
     if ((!grow_local && nl_ == batch) || (!grow_remote && nr_ == batch)) {
       flush();  // both lists hold the same bytes: whole runs only
       grow_local = grow_remote = false;
@@ -60,25 +79,19 @@ class cross_memory_reader {
     if (grow_local)
       local_[nl_ - 1].iov_len += bytes;
     else
-      local_[nl_++] = {to, bytes};
+      local_[nl_++] = {local, bytes};
     if (grow_remote)
       remote_[nr_ - 1].iov_len += bytes;
     else
-      remote_[nr_++] = {const_cast<std::byte*>(from), bytes};
+      remote_[nr_++] = {remote, bytes};
   }
-  /// Reads what is gathered; 0 if every byte arrived, else the errno of the failed read.
-  int finish() noexcept {
-    flush();
-    return error_;
-  }
-
- private:
   void flush() noexcept;
   static const std::byte* end(const iovec& v) noexcept {
     return static_cast<const std::byte*>(v.iov_base) + v.iov_len;
   }
 
   int pid_ = 0;
+  bool write_ = false;
   int error_ = 0;
   std::size_t nl_ = 0, nr_ = 0;
   iovec local_[batch], remote_[batch];

@@ -224,10 +224,11 @@ void check_case(cairn::world& w, std::mt19937_64& g, const std::array<std::int64
 }
 
 // Slabs in and out (the output in the first batch's layout, as FFTW-MPI gives it): where the
-// ranks share memory (threads engine) the transforms along dimension 0 run in every rank's slab,
-// with tiles of random widths (the last tile narrower); elsewhere, or with shared_columns off,
-// by two transposes. Random shapes, odd sizes and fewer planes than ranks (empty slabs), and an
-// input in another layout (redistributed first, and the output of backward redistributed last).
+// ranks reach each other's memory (one node) the transforms along dimension 0 run in every
+// rank's slab, with tiles of random widths (the last tile narrower); elsewhere, or with
+// shared_columns off, by two transposes. Random shapes, odd sizes and fewer planes than ranks
+// (empty slabs), and an input in another layout (redistributed first, and the output of
+// backward redistributed last).
 template <class Real, int N>
 void slab_cases(cairn::world& w, std::uint64_t seed, int cases, std::int64_t max_extent) {
   const cairn::group all = w.group(cairn::ranks{0, w.size()});
@@ -259,9 +260,13 @@ void slab_cases(cairn::world& w, std::uint64_t seed, int cases, std::int64_t max
     const cairn::fft_plan<Real, N> plan(in_l, out_l, kind, opts);
     std::ostringstream text;
     text << plan;
-    const bool shared = w.engine() == cairn::engine::threads && w.size() > 1 &&
-                        w.node_count() == 1 && opts.shared_columns;
-    EXPECT_EQ(has_text(text.str(), "in every rank's slab"), shared) << text.str();
+    // On MPI only where cross-memory copies are allowed (the launch probe; CAIRN_CMA=0).
+    const bool may_share = w.size() > 1 && w.node_count() == 1 && opts.shared_columns;
+    const bool shared = has_text(text.str(), "in every rank's slab");
+    if (w.engine() == cairn::engine::threads)
+      EXPECT_EQ(shared, may_share) << text.str();
+    else
+      EXPECT_TRUE(!shared || may_share) << text.str();
   }
 }
 

@@ -68,12 +68,14 @@ struct fft_options {
   transfer_options transfer{};
   /// If set, this rank adds each transform's step times to `*steps` (must outlive the plan).
   fft_steps* steps = nullptr;
-  /// Where the ranks share one address space (the threads engine on one node), a slab plan
-  /// whose output is in its first batch's layout transforms along dimension 0 straight in
-  /// every rank's slab, a tile of columns at a time, instead of transposing the array there and
-  /// back. The same on every rank of the group.
+  /// Where a rank reaches its peers' memory (the threads engine on one node; the MPI engine on
+  /// one node with cross-memory copies, as straight array transfers), a slab plan whose output
+  /// is in its first batch's layout transforms along dimension 0 straight in every rank's
+  /// slab, a tile of columns at a time, instead of transposing the array there and back. The
+  /// same on every rank of the group.
   bool shared_columns = true;
-  /// Columns per tile of those transforms (0: runs of 256 bytes, 16 double complex columns).
+  /// Columns per tile of those transforms (0: rows of 256 bytes in a tile, 16 double complex
+  /// columns; across processes 8 KiB).
   std::int64_t column_tile = 0;
 };
 

@@ -2,6 +2,7 @@
 /// \file
 /// Internal: starting a planned array transfer.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -31,6 +32,26 @@ rank_context* context_of(const cairn::group& a, const cairn::group& b, const cha
 /// rank of the run in one address space on one node (the threads engine, not emulating several
 /// nodes). The same on every rank of a run.
 bool shares_address_space(const rank_context& ctx);
+
+/// True if this rank may copy straight from and into its peers' memory: shares_address_space,
+/// or the MPI engine with every process on one node and cross-memory copies allowed (the same
+/// rule as straight array transfers). The same on every rank of a run.
+bool reaches_peer_parts(const rank_context& ctx);
+
+/// One run of a straight copy with a peer: `bytes` at `local` (this rank) and at `remote` (the
+/// peer's address).
+struct peer_run {
+  std::byte* local;   ///< here
+  std::byte* remote;  ///< in the peer's memory
+  std::size_t bytes;  ///< length
+};
+
+/// Copies every run of `runs` from world rank `peer`'s memory (or, with `write`, to it) where
+/// the peer is another process (reaches_peer_parts, not shares_address_space), the runs batched
+/// into as few system calls as the kernel takes. Throws cairn::error naming `call` if a copy
+/// fails.
+void copy_with_peer(rank_context& ctx, const char* call, int peer, bool write, const peer_run* runs,
+                    std::size_t n);
 
 }  // namespace detail
 
