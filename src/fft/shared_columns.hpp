@@ -1,16 +1,15 @@
 #pragma once
 // The transforms along dimension 0 of slabs, done straight in every rank's memory: where a rank
 // reaches its peers' memory (the threads engine on one node by pointers, the MPI engine on one
-// node by cross-memory copies, detail::copy_with_peer), a slab FFT need not transpose
-// the array to make dimension 0 local and transpose it back. Each rank takes a share of the
+// node by cross-memory copies, detail::copy_with_peer), a slab FFT need not transpose the
+// array to make dimension 0 local and transpose it back. Each rank takes a share of the
 // columns (the flattened indices of the other dimensions), copies a tile of them from every
 // rank's slab into a buffer of its own, transforms the tile there (in cache) and copies it back
 // into every rank's slab: the data crosses memory twice instead of four times, and the strided
 // transforms over the whole array become transforms of a tile. The caller brackets run() with
-// the exchange of the ranks' buffer addresses and a barrier (fft_engine::run).
+// the exchange of the ranks' buffer addresses and a barrier (fft_engine::run_columns).
 
 #include <cstdint>
-#include <iosfwd>
 #include <vector>
 
 #include "cairn/array/detail/layout_desc.hpp"
