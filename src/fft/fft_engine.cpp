@@ -102,10 +102,7 @@ fft_engine<Real>::fft_engine(const char* call, const cairn::group& g, const layo
   if (shares_columns) {
     build_shared_columns(true);
     build_shared_columns(false);
-    const auto p = static_cast<std::size_t>(g.size());
-    part_addresses_.resize(2 * p);
-    column_from_.resize(p);
-    column_to_.resize(p);
+    part_addresses_.resize(2 * static_cast<std::size_t>(g.size()));
     if (!shares_address_space(*ctx_)) column_peers_ = ctx_;
   } else {
     build(true);
@@ -122,9 +119,17 @@ fft_engine<Real>::fft_engine(const char* call, const cairn::group& g, const layo
       } else if (s.what == op::transform) {
         const auto is = local_shape(s.src_desc, group_rank_);
         const auto os = local_shape(s.dst_desc, group_rank_);
-        s.local = local_transform<Real>(
-            call, world_rank_, "a batch", s.kind, s.sign, s.src_desc.ndim, is.data(), os.data(),
-            sched_.stages[static_cast<std::size_t>(s.stage)].dims, s.src == s.dst, flags);
+        const auto& dims = sched_.stages[static_cast<std::size_t>(s.stage)].dims;
+        s.local =
+            local_transform<Real>(call, world_rank_, "a batch", s.kind, s.sign, s.src_desc.ndim,
+                                  is.data(), os.data(), dims, s.src == s.dst, flags);
+        // One array may be a c2c plan's input and output (one layout): a batch planned out of
+        // place cannot run on it (FFTW's plans keep their in-place-ness).
+        if (s.src == buffer::in && s.dst == buffer::out && s.kind == local_kind::c2c &&
+            same_placement(in_, out_))
+          s.local_in_place =
+              local_transform<Real>(call, world_rank_, "a batch in place", s.kind, s.sign,
+                                    s.src_desc.ndim, is.data(), os.data(), dims, true, flags);
       }
 }
 
@@ -289,11 +294,7 @@ void fft_engine<Real>::run_columns(const step& s, const void* from, void* to) {
   part_addresses_[2 * me] = reinterpret_cast<std::uintptr_t>(from);
   part_addresses_[2 * me + 1] = reinterpret_cast<std::uintptr_t>(to);
   group_.allgather(cairn::in_place, std::span<std::uintptr_t>(part_addresses_));
-  for (std::size_t q = 0; q < column_from_.size(); ++q) {
-    column_from_[q] = reinterpret_cast<const std::byte*>(part_addresses_[2 * q]);
-    column_to_[q] = reinterpret_cast<std::byte*>(part_addresses_[2 * q + 1]);
-  }
-  s.columns.run(column_from_.data(), column_to_.data(), column_peers_, members_.data(), call_);
+  s.columns.run(part_addresses_.data(), column_peers_, members_.data(), call_);
   group_.barrier();
 }
 
@@ -322,7 +323,8 @@ void fft_engine<Real>::run(const char* call, bool forward, const void* in, void*
         if (steps_) steps_->redistribute_s += since(t0);
         break;
       case op::transform:
-        s.local.execute(src_of(s.src), dst_of(s.dst));
+        (s.local_in_place && src_of(s.src) == dst_of(s.dst) ? s.local_in_place : s.local)
+            .execute(src_of(s.src), dst_of(s.dst));
         if (steps_) steps_->local_fft_s += since(t0);
         break;
       case op::copy:

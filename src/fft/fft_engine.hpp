@@ -54,8 +54,10 @@ class fft_engine {
     int sign = 0;                                     // transform: FFTW_FORWARD or FFTW_BACKWARD
     local_kind kind = local_kind::c2c;                // transform
     local_transform<Real> local;                      // transform (empty: nothing local)
-    shared_columns<Real> columns;                     // columns
-    std::size_t bytes = 0;                            // copy
+    local_transform<Real>
+        local_in_place;            // transform input -> output: for an output that is the input
+    shared_columns<Real> columns;  // columns
+    std::size_t bytes = 0;         // copy
   };
 
   void build(bool forward);
@@ -87,8 +89,6 @@ class fft_engine {
   std::int64_t total_elements_ = 1;  // of the (real) shape, for scaling
   // op::columns: every rank's two parts (exchanged as addresses), by group rank.
   std::vector<std::uintptr_t> part_addresses_;
-  std::vector<const std::byte*> column_from_;
-  std::vector<std::byte*> column_to_;
   rank_context* column_peers_ = nullptr;  // set where peers' parts are in other processes
 };
 

@@ -56,8 +56,8 @@ shared_columns<Real>::shared_columns(const char* call, int world_rank, const lay
 }
 
 template <class Real>
-void shared_columns<Real>::run(const std::byte* const* from, std::byte* const* to,
-                               rank_context* ctx, const int* world_of, const char* call) const {
+void shared_columns<Real>::run(const std::uintptr_t* parts, rank_context* ctx, const int* world_of,
+                               const char* call) const {
   constexpr auto es = static_cast<std::int64_t>(2 * sizeof(Real));
   auto* const tile = static_cast<std::byte*>(tile_.get());
   const int p = static_cast<int>(row_begin_.size()) - 1;
@@ -68,7 +68,7 @@ void shared_columns<Real>::run(const std::byte* const* from, std::byte* const* t
       const std::int64_t b = row_begin_[static_cast<std::size_t>(q)];
       const std::int64_t e = row_begin_[static_cast<std::size_t>(q) + 1];
       // Only scattering writes a part (peer_run holds both ways' addresses unqualified).
-      std::byte* const part = write ? to[q] : const_cast<std::byte*>(from[q]);
+      auto* const part = reinterpret_cast<std::byte*>(parts[2 * q + (write ? 1 : 0)]);
       const auto there = [&](std::int64_t i) {
         return part + (row_start_[static_cast<std::size_t>(i)] + c0) * es;
       };

@@ -28,12 +28,13 @@ class shared_columns {
   shared_columns(const char* call, int world_rank, const layout_desc& slabs, int me, int sign,
                  unsigned flags, std::int64_t tile, std::int64_t run_bytes);
 
-  /// Transforms the share: `from[q]` and `to[q]` are group rank q's local parts (the same
-  /// pointers to transform in place). Every rank's part must stay put until all ranks ran.
-  /// Without `ctx` the parts are in this address space; with it, other ranks' parts are
-  /// addresses in their processes (world rank `world_of[q]`), copied by copy_with_peer.
-  void run(const std::byte* const* from, std::byte* const* to, rank_context* ctx,
-           const int* world_of, const char* call) const;
+  /// Transforms the share: `parts[2 q]` and `parts[2 q + 1]` are the addresses of group rank
+  /// q's local parts to read and to write (the same to transform in place). Every rank's parts
+  /// must stay put until all ranks ran. Without `ctx` the parts are in this address space; with
+  /// it, other ranks' parts are in their processes (world rank `world_of[q]`), copied by
+  /// copy_with_peer.
+  void run(const std::uintptr_t* parts, rank_context* ctx, const int* world_of,
+           const char* call) const;
 
   /// Columns per tile.
   [[nodiscard]] std::int64_t tile() const noexcept { return width_; }

@@ -129,6 +129,15 @@ cairn::layout<N> random_layout(std::mt19937_64& g, const cairn::group& grp,
   return cairn::layout<N>(grp, shape, d, grid);
 }
 
+// Extents in [1, max_extent].
+template <int N>
+std::array<std::int64_t, N> random_shape(std::mt19937_64& g, std::int64_t max_extent) {
+  std::array<std::int64_t, N> shape{};
+  for (auto& e : shape)
+    e = 1 + static_cast<std::int64_t>(g() % static_cast<std::uint64_t>(max_extent));
+  return shape;
+}
+
 // Largest |a - ref| over this rank's elements, relative to the reference's largest magnitude,
 // taken over every rank.
 double worst_of(cairn::world& w, double local) { return w.allreduce(local, cairn::max{}); }
@@ -234,9 +243,7 @@ void slab_cases(cairn::world& w, std::uint64_t seed, int cases, std::int64_t max
   const cairn::group all = w.group(cairn::ranks{0, w.size()});
   std::mt19937_64 g(seed);
   for (int c = 0; c < cases; ++c) {
-    std::array<std::int64_t, N> shape{};
-    for (auto& e : shape)
-      e = 1 + static_cast<std::int64_t>(g() % static_cast<std::uint64_t>(max_extent));
+    const auto shape = random_shape<N>(g, max_extent);
     const auto kind = c % 2 ? cairn::fft_kind::r2c : cairn::fft_kind::c2c;
     cairn::fft_options opts;
     opts.rigor = cairn::fft_rigor::estimate;
@@ -283,9 +290,7 @@ template <class Real, int N>
 void random_cases(cairn::world& w, std::uint64_t seed, int cases, std::int64_t max_extent) {
   std::mt19937_64 g(seed);
   for (int c = 0; c < cases; ++c) {
-    std::array<std::int64_t, N> shape{};
-    for (auto& e : shape)
-      e = 1 + static_cast<std::int64_t>(g() % static_cast<std::uint64_t>(max_extent));
+    const auto shape = random_shape<N>(g, max_extent);
     const auto kind = g() % 2 ? cairn::fft_kind::r2c : cairn::fft_kind::c2c;
     auto dec = cairn::fft_decomposition::automatic;
     if (N == 3 && g() % 3 == 0) dec = cairn::fft_decomposition::pencils;
@@ -321,6 +326,56 @@ TEST(Fft, ChosenShapes) {
       check_case<double, 2>(w, g, {32, 2}, kind, cairn::fft_decomposition::automatic, true, 4);
       check_case<double, 2>(w, g, {1, 13}, kind, cairn::fft_decomposition::slabs, false, 5);
     }
+  });
+}
+
+// c2c in place (one array as input and output, a plan whose two layouts are one): forward and
+// backward against FFTW, on layouts of each way a plan runs (one batch on one rank, slabs with
+// the columns in every rank's slab or transposed, pencils, a random layout redistributed).
+template <class Real, int N>
+void in_place_cases(cairn::world& w, std::uint64_t seed, int cases, std::int64_t max_extent) {
+  using cplx = std::complex<Real>;
+  const cairn::group all = w.group(cairn::ranks{0, w.size()});
+  std::mt19937_64 g(seed);
+  for (int c = 0; c < cases; ++c) {
+    const auto shape = random_shape<N>(g, max_extent);
+    cairn::fft_options opts;
+    opts.rigor = cairn::fft_rigor::estimate;
+    opts.shared_columns = c % 4 != 3;
+    if (N == 3 && c % 4 == 2) opts.decomposition = cairn::fft_decomposition::pencils;
+    std::array<cairn::dim_dist, N> blocks{};
+    blocks.fill(cairn::dist::block);
+    std::array<int, N> slabs{};
+    slabs.fill(1);
+    slabs[0] = w.size();
+    const auto l =
+        c % 4 == 1 ? random_layout<N>(g, all, shape) : cairn::layout<N>(all, shape, blocks, slabs);
+    SCOPED_TRACE("in place, case " + std::to_string(c));
+    cairn::fft_plan<Real, N> plan(l, l, cairn::fft_kind::c2c, opts);
+    const auto key = seed * 100 + static_cast<std::uint64_t>(c);
+    for (const int sign : {FFTW_FORWARD, FFTW_BACKWARD}) {
+      const reference<static_cast<std::size_t>(N)> ref(shape, key, cairn::fft_kind::c2c, sign);
+      cairn::darray<cplx, N> x(l);
+      x.fill([&](const auto& gi) { return cplx(ref.in(gi, shape)); });
+      if (sign == FFTW_FORWARD)
+        plan.forward(x, x);
+      else
+        plan.backward(x, x);
+      double err = 0;
+      x.for_each([&](const auto& gi, const cplx& v) {
+        err = std::max(err, std::abs(std::complex<double>(v) - ref.out(gi, shape)));
+      });
+      EXPECT_LE(worst_of(w, err / ref.scale()), tolerance<Real>) << plan;
+    }
+  }
+}
+
+TEST(Fft, InPlace) {
+  run([](cairn::world& w) {
+    in_place_cases<double, 3>(w, 61, 8, 9);
+    in_place_cases<double, 2>(w, 62, 8, 15);
+    in_place_cases<double, 2>(w, 64, 4, 300);  // sizes where out-of-place plans fail in place
+    in_place_cases<float, 2>(w, 63, 4, 12);
   });
 }
 

@@ -152,10 +152,12 @@ class fft_plan {
   fft_plan& operator=(const fft_plan&) = delete;
 
   /// c2c forward transform (FFTW's sign -1) of `in` (layout `in`) into `out` (layout `out`).
-  /// `in` is left as it is.
+  /// `in` is left as it is, unless it is `out`: where the plan's two layouts are one, one
+  /// array may be both and is transformed in place.
   void forward(const darray<complex, N>& in, darray<complex, N>& out,
                fft_scale scale = fft_scale::none);
-  /// c2c backward transform (sign +1) of `in` (layout `out`) into `out` (layout `in`).
+  /// c2c backward transform (sign +1) of `in` (layout `out`) into `out` (layout `in`); in
+  /// place like forward().
   void backward(const darray<complex, N>& in, darray<complex, N>& out,
                 fft_scale scale = fft_scale::none);
   /// r2c forward transform of `in` (layout `in`) into the half spectrum `out` (layout `out`).
