@@ -93,20 +93,24 @@ class disjoint_set {
       // Ask each parent on another rank once (it is entered as its own parent until the answer
       // comes); one entered before as its own parent is a root, and stays one (no union runs
       // during compress).
+      parent_owner_.clear();
       for (const auto& [x, p] : parent_) {
         if (p == x) continue;
         const int o = owner(p);
+        parent_owner_.push_back(o);
         if (o != me && above_.try_emplace(p, p).second)
           calls_.template call<ask_op>(o, p, me);
         else
           ++stats.combined_source;
       }
       ranks_.quiesce();
-      // Every answer is in: move each item to its parent's parent.
+      // Every answer is in: move each item to its parent's parent (parent_ unchanged since the
+      // ask loop, so its items come in the same order as their parents' owners).
       std::uint64_t changed = 0;
+      auto o = parent_owner_.begin();
       for (auto& [x, p] : parent_) {
         if (p == x) continue;
-        const local_map& known = owner(p) == me ? parent_ : above_;
+        const local_map& known = *o++ == me ? parent_ : above_;
         const auto it = known.find(p);
         if (it != known.end() && !(it->second == p)) {
           p = it->second;
@@ -258,6 +262,7 @@ class disjoint_set {
   Hash hash_;
   local_map parent_;
   local_map above_;  // compress(): parents on other ranks and their parents (asked this round)
+  std::vector<int> parent_owner_;  // compress(): the owner of each non-root item's parent
   detail::seen_filter<std::pair<K, K>> sent_;  // unions this rank sent (smaller key first)
   // Last: deliveries may start in its constructor.
   detail::container_calls<disjoint_set, Route> calls_;
