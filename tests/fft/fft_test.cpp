@@ -483,6 +483,55 @@ TEST(Fft, Schedules) {
                        "extent 0 of dimension 1"));
 }
 
+// Ranks that plan different transforms all fail at once, naming the first rank that differs
+// from rank 0 and what it passed, instead of taking different steps and waiting forever.
+TEST(Fft, RanksDisagree) {
+  run([](cairn::world& w) {
+    if (w.size() < 2) return;
+    const cairn::group all = w.group(cairn::ranks{0, w.size()});
+    const int me = w.rank(), last = w.size() - 1;
+    const std::string prefix = "cairn::fft_plan: rank " + std::to_string(me) + ": ";
+    const cairn::layout<3> l(all, {6, 5, 4},
+                             {cairn::dist::block, cairn::dist::block, cairn::dist::block},
+                             {w.size(), 1, 1});
+    cairn::fft_options opts;
+    opts.rigor = cairn::fft_rigor::estimate;
+    const auto plan_with = [&](const cairn::layout<3>& in, const cairn::fft_options& o) {
+      return message_of([&] { cairn::fft_plan<double, 3>(in, l, cairn::fft_kind::c2c, o); });
+    };
+    cairn::fft_options off = opts;
+    off.shared_columns = me != 1;
+    std::string m = plan_with(l, off);
+    EXPECT_TRUE(has_text(m, prefix + "ranks disagree on the plan: rank 1 passes shared_columns 0, "
+                                     "rank 0 passes 1"))
+        << m;
+    cairn::fft_options tile = opts;
+    tile.column_tile = me == last ? 7 : 0;
+    m = plan_with(l, tile);
+    EXPECT_TRUE(has_text(m, prefix + "ranks disagree on the plan: rank " + std::to_string(last) +
+                                " passes column_tile 7, rank 0 passes 0"))
+        << m;
+    // Rank 0 alone deals dimension 0 cyclically (blocks of 3 elsewhere): every other rank
+    // differs from it.
+    const std::int64_t rows = 2 * w.size() + 1;
+    const auto rows_by = [&](cairn::dim_dist d) {
+      return cairn::layout<3>(all, {rows, 5, 4}, {d, cairn::dist::block, cairn::dist::block},
+                              {w.size(), 1, 1});
+    };
+    const auto blocks = rows_by(cairn::dist::block);
+    m = message_of([&] {
+      cairn::fft_plan<double, 3>(me == 0 ? rows_by(cairn::dist::cyclic) : blocks, blocks,
+                                 cairn::fft_kind::c2c, opts);
+    });
+    EXPECT_TRUE(has_text(m, prefix + "ranks disagree on the plan: rank 1 passes input layout's "
+                                     "dimension 0 block 3, rank 0 passes 1"))
+        << m;
+    // Agreeing ranks plan and transform as before.
+    cairn::fft_plan<double, 3> fine(l, l, cairn::fft_kind::c2c, opts);
+    EXPECT_EQ(fine.schedule().ranks, w.size());
+  });
+}
+
 TEST(Fft, BadInput) {
   run([](cairn::world& w) {
     const cairn::group all = w.group(cairn::ranks{0, w.size()});

@@ -138,7 +138,9 @@ class fft_plan {
   using space_type = std::conditional_t<K == fft_kind::r2c, Real, complex>;
 
   /// Plans the transform between `in` (space) and `out` (frequency). Every rank of the layouts'
-  /// group calls it. Throws cairn::error on layouts over different groups, shapes that do not
+  /// group calls it with the same layouts, kind and options: ranks that differ all throw
+  /// cairn::error naming the first rank that differs and what it passed (one allgather of the
+  /// plan's facts). Throws cairn::error on layouts over different groups, shapes that do not
   /// match `kind`, or bad options. Planning with fft_rigor::measure runs FFTW's measurements.
   fft_plan(const layout<N>& in, const layout<N>& out, fft_kind kind = fft_kind::c2c,
            const fft_options& opts = {});

@@ -1,0 +1,68 @@
+// The FFT plans' agreement across their group (fft_checks.hpp).
+
+#include "fft_checks.hpp"
+
+#include <span>
+
+namespace cairn::detail {
+
+namespace {
+
+// Layout dimensions the facts hold: FFTs are 2-D or 3-D; a 2-D layout's third is zeros, so
+// every plan has as many facts (ranks that disagree on the rank still exchange alike).
+constexpr int fact_dims = 3;
+
+}  // namespace
+
+std::vector<std::int64_t> fft_plan_facts(std::size_t element_bytes, fft_kind kind,
+                                         const layout_desc& in, const layout_desc& out,
+                                         const fft_options& opts, std::vector<std::string>* names) {
+  std::vector<std::int64_t> f;
+  const auto add = [&](const std::string& name, std::int64_t v) {
+    f.push_back(v);
+    if (names) names->push_back(name);
+  };
+  add("real element bytes", static_cast<std::int64_t>(element_bytes));
+  add("kind (0 c2c, 1 r2c)", static_cast<std::int64_t>(kind));
+  add("dimensions", in.ndim);
+  for (const auto& [which, d] : {std::pair{"input", &in}, std::pair{"output", &out}})
+    for (int i = 0; i < fact_dims; ++i) {
+      const dim_map m = i < d->ndim ? d->dims[static_cast<std::size_t>(i)] : dim_map{0, 0, 0};
+      const std::string dim = std::string(which) + " layout's dimension " + std::to_string(i);
+      add(dim + " extent", m.n);
+      add(dim + " grid extent", m.g);
+      add(dim + " block", m.rep ? 0 : m.k);
+      add(dim + " replicated", m.rep);
+    }
+  add("decomposition", static_cast<std::int64_t>(opts.decomposition));
+  add("pencil_grid[0]", opts.pencil_grid[0]);
+  add("pencil_grid[1]", opts.pencil_grid[1]);
+  add("shared_columns", opts.shared_columns);
+  add("column_tile", opts.column_tile);
+  add("transfer.chunks", opts.transfer.chunks);
+  add("transfer.direct", opts.transfer.direct);
+  return f;
+}
+
+void check_fft_agreement(const char* call, int me, cairn::group g,
+                         const std::vector<std::int64_t>& facts,
+                         const std::vector<std::string>& names) {
+  const int p = g.size();
+  if (p <= 1) return;
+  const std::size_t n = facts.size();
+  std::vector<std::int64_t> all(n * static_cast<std::size_t>(p));
+  std::copy(facts.begin(), facts.end(), all.begin() + static_cast<std::ptrdiff_t>(n * g.rank()));
+  g.allgather(cairn::in_place, std::span<std::int64_t>(all));
+  // Every rank finds the same first difference from group rank 0, so all fail alike.
+  const std::vector<int> world = g.members();
+  for (int q = 1; q < p; ++q)
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int64_t first = all[i], other = all[static_cast<std::size_t>(q) * n + i];
+      if (first != other)
+        fail(call, me, "ranks disagree on the plan: rank ", world[static_cast<std::size_t>(q)],
+             " passes ", names[i], " ", other, ", rank ", world[0], " passes ", first,
+             " (every rank of the group plans the same transform)");
+    }
+}
+
+}  // namespace cairn::detail
