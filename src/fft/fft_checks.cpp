@@ -2,6 +2,7 @@
 
 #include "fft_checks.hpp"
 
+#include <algorithm>
 #include <span>
 
 namespace cairn::detail {

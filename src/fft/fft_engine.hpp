@@ -54,10 +54,9 @@ class fft_engine {
     int sign = 0;                                     // transform: FFTW_FORWARD or FFTW_BACKWARD
     local_kind kind = local_kind::c2c;                // transform
     local_transform<Real> local;                      // transform (empty: nothing local)
-    local_transform<Real>
-        local_in_place;            // transform input -> output: for an output that is the input
-    shared_columns<Real> columns;  // columns
-    std::size_t bytes = 0;         // copy
+    local_transform<Real> local_in_place;             // transform: the same on one array
+    shared_columns<Real> columns;                     // columns
+    std::size_t bytes = 0;                            // copy
   };
 
   void build(bool forward);
