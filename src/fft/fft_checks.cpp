@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <span>
+#include <vector>
 
 namespace cairn::detail {
 
@@ -15,13 +16,16 @@ constexpr int fact_dims = 3;
 
 }  // namespace
 
-std::vector<std::int64_t> fft_plan_facts(std::size_t element_bytes, fft_kind kind,
-                                         const layout_desc& in, const layout_desc& out,
-                                         const fft_options& opts, std::vector<std::string>* names) {
-  std::vector<std::int64_t> f;
+void check_fft_agreement(const char* call, int me, cairn::group g, std::size_t element_bytes,
+                         fft_kind kind, const layout_desc& in, const layout_desc& out,
+                         const fft_options& opts) {
+  const int p = g.size();
+  if (p <= 1) return;
+  std::vector<std::int64_t> facts;
+  std::vector<std::string> names;
   const auto add = [&](const std::string& name, std::int64_t v) {
-    f.push_back(v);
-    if (names) names->push_back(name);
+    facts.push_back(v);
+    names.push_back(name);
   };
   add("real element bytes", static_cast<std::int64_t>(element_bytes));
   add("kind (0 c2c, 1 r2c)", static_cast<std::int64_t>(kind));
@@ -42,20 +46,12 @@ std::vector<std::int64_t> fft_plan_facts(std::size_t element_bytes, fft_kind kin
   add("column_tile", opts.column_tile);
   add("transfer.chunks", opts.transfer.chunks);
   add("transfer.direct", opts.transfer.direct);
-  return f;
-}
-
-void check_fft_agreement(const char* call, int me, cairn::group g,
-                         const std::vector<std::int64_t>& facts,
-                         const std::vector<std::string>& names) {
-  const int p = g.size();
-  if (p <= 1) return;
   const std::size_t n = facts.size();
   std::vector<std::int64_t> all(n * static_cast<std::size_t>(p));
   std::copy(facts.begin(), facts.end(), all.begin() + static_cast<std::ptrdiff_t>(n * g.rank()));
   g.allgather(cairn::in_place, std::span<std::int64_t>(all));
   // Every rank finds the same first difference from group rank 0, so all fail alike.
-  const std::vector<int> world = g.members();
+  const std::vector<int>& world = g.members();
   for (int q = 1; q < p; ++q)
     for (std::size_t i = 0; i < n; ++i) {
       const std::int64_t first = all[i], other = all[static_cast<std::size_t>(q) * n + i];

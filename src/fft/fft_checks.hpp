@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
-#include <vector>
 
 #include "cairn/array/detail/layout_desc.hpp"
 #include "cairn/fft/fft.hpp"
@@ -40,18 +39,13 @@ void check_fft_array(const char* call, const fft_kind* plan_kind, fft_kind asked
          fft_text(want));
 }
 
-/// What a plan is made of, as numbers every rank of its group must give alike: the element
-/// size, the kind, both layouts (per dimension up to 3: extent, grid, block, replicated) and
-/// the options that shape its steps. `names` gets each number's name (for messages).
-std::vector<std::int64_t> fft_plan_facts(std::size_t element_bytes, fft_kind kind,
-                                         const layout_desc& in, const layout_desc& out,
-                                         const fft_options& opts, std::vector<std::string>* names);
-
 /// Throws cairn::error on every rank of `g` (naming `call` and world rank `me`) unless every
-/// rank passed the same `facts`: a rank that planned another transform would take other steps
-/// and wait for the others forever. One allgather of the facts (none on one rank).
-void check_fft_agreement(const char* call, int me, cairn::group g,
-                         const std::vector<std::int64_t>& facts,
-                         const std::vector<std::string>& names);
+/// rank plans the same transform: the same element size, kind, both layouts (per dimension:
+/// extent, grid, block, replicated) and the options that shape the steps. A rank that planned
+/// another transform would take other steps and wait for the others forever. One allgather of
+/// those numbers (none on one rank).
+void check_fft_agreement(const char* call, int me, cairn::group g, std::size_t element_bytes,
+                         fft_kind kind, const layout_desc& in, const layout_desc& out,
+                         const fft_options& opts);
 
 }  // namespace cairn::detail

@@ -2,7 +2,6 @@
 
 #include <ostream>
 #include <string>
-#include <vector>
 
 #include "cairn/fft/fft.hpp"
 #include "cairn/runtime/detail/fail.hpp"
@@ -37,10 +36,8 @@ fft_plan<Real, N>::fft_plan(const layout<N>& in, const layout<N>& out, fft_kind 
   if (in.group().members() != out.group().members())
     detail::fail(call, me, "the input and output layouts are over different groups (",
                  in.group().size(), " and ", out.group().size(), " ranks)");
-  std::vector<std::string> names;
-  const auto facts =
-      detail::fft_plan_facts(sizeof(Real), kind, in.desc(), out.desc(), opts, &names);
-  detail::check_fft_agreement(call, me, in.group(), facts, names);
+  detail::check_fft_agreement(call, me, in.group(), sizeof(Real), kind, in.desc(), out.desc(),
+                              opts);
   auto expect = in.shape();
   if (kind == fft_kind::r2c) expect[N - 1] = expect[N - 1] / 2 + 1;
   if (out.shape() != expect)
