@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cairn/array/detail/layout_desc.hpp"
 #include "cairn/fft/fft.hpp"
@@ -39,12 +41,35 @@ void check_fft_array(const char* call, const fft_kind* plan_kind, fft_kind asked
          fft_text(want));
 }
 
-/// Throws cairn::error on every rank of `g` (naming `call` and world rank `me`) unless every
-/// rank plans the same transform: the same element size, kind, both layouts (per dimension:
-/// extent, grid, block, replicated) and the options that shape the steps. A rank that planned
-/// another transform would take other steps and wait for the others forever. One allgather of
-/// those numbers (none on one rank).
-void check_fft_agreement(const char* call, int me, cairn::group g, std::size_t element_bytes,
+/// The numbers that decide a plan's steps, each with the name an error message gives it.
+/// Every rank of the plan must hold the same: a rank that planned another transform would take
+/// other steps and wait for the others forever.
+class plan_facts {
+ public:
+  /// Adds one fact.
+  void add(std::string name, std::int64_t value) {
+    values_.push_back(value);
+    names_.push_back(std::move(name));
+  }
+  /// Adds a layout's dimensions (extent, grid extent, block, replicated), `which` naming it.
+  /// Always three dimensions (a 2-D layout's third is zeros), so that ranks that disagree on
+  /// the dimensions still exchange as many facts.
+  void add_layout(const std::string& which, const layout_desc& d);
+  /// Adds the transfer options that shape the steps (chunks, direct).
+  void add_transfer(const transfer_options& t);
+  /// Throws cairn::error on every rank of `g` (naming `call` and world rank `me`) unless every
+  /// rank holds the same facts, naming the first that differs from group rank 0: one allgather
+  /// (none on one rank).
+  void check(const char* call, int me, cairn::group g) const;
+
+ private:
+  std::vector<std::int64_t> values_;
+  std::vector<std::string> names_;
+};
+
+/// fft_plan's facts checked across `g` (plan_facts::check): the element size, kind, both
+/// layouts and the options that shape the steps.
+void check_fft_agreement(const char* call, int me, const cairn::group& g, std::size_t element_bytes,
                          fft_kind kind, const layout_desc& in, const layout_desc& out,
                          const fft_options& opts);
 

@@ -629,6 +629,68 @@ TEST(Fft, TwoTaskPipeline) {
   });
 }
 
+// Ranks of the two tasks that plan different pipelines all fail at once instead of waiting
+// in redistributions that do not match.
+TEST(Fft, TwoTaskRanksDisagree) {
+  run([](cairn::world& w) {
+    if (w.size() < 2) return;
+    const int me = w.rank(), last = w.size() - 1;
+    const std::string prefix =
+        "cairn::fft_two_task: rank " + std::to_string(me) + ": ranks disagree on the plan: rank ";
+    const int na = (w.size() + 1) / 2;
+    const cairn::group a = w.group(cairn::ranks{0, na}), b = w.group(cairn::ranks{na, w.size()});
+    const auto rows_by = [&](cairn::dim_dist d, std::int64_t n) {
+      return cairn::layout<2>(a, {9, n}, {d, cairn::dist::block}, {a.size(), 1});
+    };
+    const auto cols_of = [&](std::int64_t n) {
+      return cairn::layout<2>(b, {9, n}, {cairn::dist::block, cairn::dist::block}, {1, b.size()});
+    };
+    cairn::fft_options opts;
+    opts.rigor = cairn::fft_rigor::estimate;
+    // The last rank asks for r2c (with the columns that fit it), the others for c2c.
+    const bool real = me == last;
+    std::string m = message_of([&] {
+      cairn::fft_two_task<double>(rows_by(cairn::dist::block, 8), cols_of(real ? 5 : 8),
+                                  real ? cairn::fft_kind::r2c : cairn::fft_kind::c2c, opts);
+    });
+    EXPECT_TRUE(has_text(
+        m, prefix + std::to_string(last) + " passes kind (0 c2c, 1 r2c) 1, rank 0 passes 0"))
+        << m;
+    // Rank 1 cuts its transfers into more slabs.
+    cairn::fft_options chunked = opts;
+    chunked.transfer.chunks = me == 1 ? 3 : 1;
+    m = message_of([&] {
+      cairn::fft_two_task<double>(rows_by(cairn::dist::block, 8), cols_of(8), cairn::fft_kind::c2c,
+                                  chunked);
+    });
+    EXPECT_TRUE(has_text(m, prefix + "1 passes transfer.chunks 3, rank 0 passes 1")) << m;
+    // Rank 0 alone deals the rows cyclically (blocks of ceil(9 / A's ranks) elsewhere).
+    m = message_of([&] {
+      cairn::fft_two_task<double>(rows_by(me == 0 ? cairn::dist::cyclic : cairn::dist::block, 8),
+                                  cols_of(8), cairn::fft_kind::c2c, opts);
+    });
+    const std::string block = std::to_string((9 + a.size() - 1) / a.size());
+    EXPECT_TRUE(has_text(
+        m, prefix + "1 passes rows layout's dimension 0 block " + block + ", rank 0 passes 1"))
+        << m;
+    // Rank 1 sees task A as rank 0 alone (and so task B as the rest).
+    if (w.size() > 2) {
+      const int split = me == 1 ? 1 : na;
+      const cairn::group a2 = w.group(cairn::ranks{0, split});
+      const cairn::group b2 = w.group(cairn::ranks{split, w.size()});
+      m = message_of([&] {
+        cairn::fft_two_task<double>(
+            cairn::layout<2>(a2, {9, 8}, {cairn::dist::block, cairn::dist::block}, {a2.size(), 1}),
+            cairn::layout<2>(b2, {9, 8}, {cairn::dist::block, cairn::dist::block}, {1, b2.size()}),
+            cairn::fft_kind::c2c, opts);
+      });
+      EXPECT_TRUE(
+          has_text(m, prefix + "1 passes task A's ranks 1, rank 0 passes " + std::to_string(na)))
+          << m;
+    }
+  });
+}
+
 TEST(Fft, TwoTaskBadInput) {
   run([](cairn::world& w) {
     const int me = w.rank();

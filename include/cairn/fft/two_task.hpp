@@ -34,8 +34,11 @@ class fft_two_task {
   /// Complex element type.
   using complex = std::complex<Real>;
 
-  /// Plans both halves (no communication). Throws cairn::error on groups that overlap, a
-  /// caller in neither, rows or columns that are not whole, or shapes that do not match `kind`.
+  /// Plans both halves. Collective over both tasks' ranks: one allgather compares what each
+  /// passes (element type, kind, both layouts and groups, transfer options), and where any
+  /// rank differs every rank throws cairn::error naming the first difference. Also throws on
+  /// groups that overlap, a caller in neither, rows or columns that are not whole, or shapes
+  /// that do not match `kind`.
   fft_two_task(const layout<2>& rows, const layout<2>& cols, fft_kind kind = fft_kind::c2c,
                const fft_options& opts = {});
   /// Waits for the datasets still in flight (task A).
