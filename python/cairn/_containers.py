@@ -342,68 +342,104 @@ def _key_name(on, key: Any, call: str, rank: int) -> str:
                 f"{key!r}")
 
 
-def _counting_set(self, key: type = int, *, buffer_bytes: int = 0,
-                  cache_slots: int = 32768) -> CountingSet:
-    """A counting set of int or str keys on the ranks of this world or group (collective on
-    them). ``cache_slots``: entries of the combining cache at the source (0: none);
-    ``buffer_bytes``: bytes per buffer of its calls (0: cairn's default)."""
+def _route_suffix(on, route: str, call: str, rank: int) -> str:
+    """The engine's name ending for `route` ('direct' or 'grid'), refused otherwise."""
+    if route not in ("direct", "grid"):
+        raise Error(f"cairn.{type(on).__name__}.{call}: rank {rank}: route must be 'direct' or "
+                    f"'grid', not {route!r}")
+    return "" if route == "direct" else "_grid"
+
+
+_ROUTING = """``route``: how its calls travel, ``'direct'`` (to the owner at once) or ``'grid'`` (through
+    a row and a column of a 2-D grid of the ranks: fewer buffers per rank at scale);
+    ``combine_hops``: on the grid, calls passing through a rank combine with that rank's
+    (needs ``cache_slots``); ``buffer_bytes``: bytes per buffer of its calls (0: cairn's
+    default)."""
+
+
+def _counting_set(self, key: type = int, *, buffer_bytes: int = 0, cache_slots: int = 32768,
+                  route: str = "direct", combine_hops: bool = True) -> CountingSet:
     rank = _made_on(self, "counting_set")
-    name = _key_name(self, key, "counting_set", rank)
-    return CountingSet(getattr(self, f"_counting_set_{name}")(buffer_bytes, cache_slots), key,
-                       rank)
+    name = _key_name(self, key, "counting_set", rank) + _route_suffix(self, route,
+                                                                      "counting_set", rank)
+    return CountingSet(getattr(self, f"_counting_set_{name}")(buffer_bytes, cache_slots,
+                                                              combine_hops), key, rank)
 
 
-def _set(self, key: type = int, *, buffer_bytes: int = 0) -> Set:
-    """A set of int or str keys on the ranks of this world or group (collective on them)."""
+_counting_set.__doc__ = f"""A counting set of int or str keys on the ranks of this world or group
+    (collective on them). ``cache_slots``: entries of the combining cache at the source (0:
+    none). {_ROUTING}"""
+
+
+def _set(self, key: type = int, *, buffer_bytes: int = 0, cache_slots: int = 32768,
+         route: str = "direct", combine_hops: bool = True) -> Set:
     rank = _made_on(self, "set")
-    name = _key_name(self, key, "set", rank)
-    return Set(getattr(self, f"_set_{name}")(buffer_bytes), key, rank)
+    name = _key_name(self, key, "set", rank) + _route_suffix(self, route, "set", rank)
+    return Set(getattr(self, f"_set_{name}")(buffer_bytes, cache_slots, combine_hops), key, rank)
 
 
-def _disjoint_set(self, key: type = int, *, buffer_bytes: int = 0) -> DisjointSet:
+_set.__doc__ = f"""A set of int or str keys on the ranks of this world or group (collective on
+    them). ``cache_slots``: keys remembered at the source, so that an insert repeated within a
+    phase is sent once (0: none). {_ROUTING}"""
+
+
+def _disjoint_set(self, key: type = int, *, buffer_bytes: int = 0, cache_slots: int = 32768,
+                  route: str = "direct") -> DisjointSet:
     """A disjoint set of int or str keys on the ranks of this world or group (collective on
-    them)."""
+    them). ``cache_slots``: unions remembered at the source, so that a repeated one is sent
+    once (int keys; 0: none). ``route``: ``'direct'`` or ``'grid'``, as for the other
+    containers (unions do not combine on the way)."""
     rank = _made_on(self, "disjoint_set")
-    name = _key_name(self, key, "disjoint_set", rank)
-    return DisjointSet(getattr(self, f"_disjoint_set_{name}")(buffer_bytes), key, rank)
+    name = _key_name(self, key, "disjoint_set", rank) + _route_suffix(self, route,
+                                                                      "disjoint_set", rank)
+    return DisjointSet(getattr(self, f"_disjoint_set_{name}")(buffer_bytes, cache_slots, False),
+                       key, rank)
 
 
 def _map(self, key: type = int, value: type = float, *, buffer_bytes: int = 0,
-         cache_slots: int = 32768) -> Map:
-    """A map from int or str keys to int (64-bit) or float values on the ranks of this world or
-    group (collective on them). ``cache_slots``: entries of the cache that merges ``reduce`` at
-    the source."""
+         cache_slots: int = 32768, route: str = "direct", combine_hops: bool = True) -> Map:
     rank = _made_on(self, "map")
     name = _key_name(self, key, "map", rank)
     if value not in (int, float):
         raise Error(f"cairn.{type(self).__name__}.map: rank {rank}: value must be int or float, "
                     f"not {value!r}")
-    make = getattr(self, f"_map_{name}_{value.__name__}")
-    return Map(make(buffer_bytes, cache_slots), key, value, rank)
+    make = getattr(self, f"_map_{name}_{value.__name__}" + _route_suffix(self, route, "map", rank))
+    return Map(make(buffer_bytes, cache_slots, combine_hops), key, value, rank)
 
 
-def _array(self, n: int, value: type = float, init: Any = 0, *, buffer_bytes: int = 0) -> Array:
-    """``n`` int or float values equal to ``init``, in blocks over the ranks of this world or
-    group (collective on them)."""
+_map.__doc__ = f"""A map from int or str keys to int (64-bit) or float values on the ranks of this
+    world or group (collective on them). ``cache_slots``: entries of the cache that merges
+    ``reduce`` at the source (0: none). {_ROUTING}"""
+
+
+def _array(self, n: int, value: type = float, init: Any = 0, *, buffer_bytes: int = 0,
+           cache_slots: int = 32768, route: str = "direct", combine_hops: bool = True) -> Array:
     rank = _made_on(self, "array")
     call = f"cairn.{type(self).__name__}.array"
     if value not in (int, float):
         raise Error(f"{call}: rank {rank}: value must be int or float, not {value!r}")
     if operator.index(n) < 0:
         raise Error(f"{call}: rank {rank}: n is {n}, below 0")
-    make = getattr(self, f"_array_{value.__name__}")
-    return Array(make(n, value(init), buffer_bytes), n, value, rank, self.rank)
+    make = getattr(self, f"_array_{value.__name__}" + _route_suffix(self, route, "array", rank))
+    return Array(make(n, value(init), buffer_bytes, cache_slots, combine_hops), n, value, rank,
+                 self.rank)
 
 
-def _bag(self, item: type = float, *, buffer_bytes: int = 0) -> Bag:
+_array.__doc__ = f"""``n`` int or float values equal to ``init``, in blocks over the ranks of this
+    world or group (collective on them). ``cache_slots``: entries of the cache that merges
+    ``reduce`` at the source (0: none). {_ROUTING}"""
+
+
+def _bag(self, item: type = float, *, buffer_bytes: int = 0, route: str = "direct") -> Bag:
     """An empty bag of int, float or str items on the ranks of this world or group (collective
-    on them)."""
+    on them). ``route``: ``'direct'`` or ``'grid'``, as for the other containers."""
     rank = _made_on(self, "bag")
     if item not in (int, float, str):
         raise Error(f"cairn.{type(self).__name__}.bag: rank {rank}: item must be int, float or "
                     f"str, not {item!r}")
     where = "world" if isinstance(self, World) else "group"
-    return Bag(getattr(self, f"_bag_{item.__name__}")(buffer_bytes), item, self.size, rank, where)
+    make = getattr(self, f"_bag_{item.__name__}" + _route_suffix(self, route, "bag", rank))
+    return Bag(make(buffer_bytes), item, self.size, rank, where)
 
 
 for _on in (World, Group):

@@ -21,8 +21,9 @@ def int_batch(rank, n=700):
     return rng.integers(-300, 300, n) * 1_000_003  # negative and large keys
 
 
+@pytest.mark.parametrize("route", ["direct", "grid"])
 @pytest.mark.parametrize("key", [int, str])
-def test_counting_set_matches_a_counter(run, key):
+def test_counting_set_matches_a_counter(run, key, route):
     def make(r):
         rng = np.random.default_rng(2000 + r)
         keys = int_batch(r) if key is int else words(rng, 800)
@@ -32,7 +33,10 @@ def test_counting_set_matches_a_counter(run, key):
     def main(w):
         p, me = w.size, w.rank
         for cache in (0, 64, 4096):
-            cs = w.counting_set(key, cache_slots=cache, buffer_bytes=512)
+            cs = w.counting_set(key, cache_slots=cache, buffer_bytes=512, route=route,
+                                combine_hops=cache != 64)
+            engine = f"_CountingSet_{key.__name__}" + ("_grid" if route == "grid" else "")
+            assert type(cs._c).__name__ == engine  # the route's own class
             keys, counts = make(me)
             half = len(keys) // 2
             cs.insert(keys[:half])  # count 1 each
@@ -66,13 +70,14 @@ def test_counting_set_matches_a_counter(run, key):
     run(main)
 
 
+@pytest.mark.parametrize("route", ["direct", "grid"])
 @pytest.mark.parametrize("key", [int, str])
-def test_set_and_disjoint_set_match_the_reference(run, key):
+def test_set_and_disjoint_set_match_the_reference(run, key, route):
     def main(w):
         p, me = w.size, w.rank
         batches = [int_batch(r, 300) if key is int else words(np.random.default_rng(3000 + r), 300)
                    for r in range(p)]
-        with w.set(key) as s:
+        with w.set(key, route=route, cache_slots=0 if key is str else 32768) as s:
             s.insert(batches[me])
             w.quiesce()
             gone = batches[me][::3]
@@ -95,7 +100,7 @@ def test_set_and_disjoint_set_match_the_reference(run, key):
             w.quiesce()
 
         # Union-find: pairs from every rank, checked against a sequential union-find.
-        with w.disjoint_set(key) as ds:
+        with w.disjoint_set(key, route=route) as ds:
             rng = np.random.default_rng(4000 + me)
             a = rng.integers(0, 400, 200)
             b = rng.integers(0, 400, 200)
@@ -130,8 +135,9 @@ def test_set_and_disjoint_set_match_the_reference(run, key):
     run(main)
 
 
+@pytest.mark.parametrize("route", ["direct", "grid"])
 @pytest.mark.parametrize("key,value", [(int, float), (str, int)])
-def test_map_matches_the_reference(run, key, value):
+def test_map_matches_the_reference(run, key, value, route):
     def keys_of(r, n):
         rng = np.random.default_rng(5000 + r)
         return int_batch(r, n) if key is int else words(rng, n)
@@ -143,7 +149,7 @@ def test_map_matches_the_reference(run, key, value):
     def main(w):
         p, me = w.size, w.rank
         for op, fold in ((cairn.SUM, lambda a, b: a + b), (cairn.MAX, max), (cairn.MIN, min)):
-            m = w.map(key, value, cache_slots=64)
+            m = w.map(key, value, cache_slots=64, route=route)
             m.reduce(keys_of(me, 400), values_of(me, 400), op=op)
             w.quiesce()
             ref = {}
@@ -210,6 +216,11 @@ def test_bad_batches_are_refused(run):
                 m.reduce([1], [1], op=cairn.PROD)
         with pytest.raises(cairn.Error, match=rf"cairn.World.map: rank {r}: key must be int or str"):
             w.map(bytes)
+        for make, name in ((w.counting_set, "counting_set"), (w.map, "map"), (w.bag, "bag"),
+                           (lambda route: w.array(4, route=route), "array")):
+            with pytest.raises(cairn.Error, match=rf"cairn.World.{name}: rank {r}: route must be "
+                                                  r"'direct' or 'grid', not 'ring'"):
+                make(route="ring")
         cs = w.counting_set(str)
         cs.close()
         with pytest.raises(cairn.Error, match=rf"cairn.CountingSet.insert: rank {r}: the container is closed"):
@@ -217,14 +228,15 @@ def test_bad_batches_are_refused(run):
     run(main)
 
 
+@pytest.mark.parametrize("route", ["direct", "grid"])
 @pytest.mark.parametrize("value", [int, float])
-def test_array_matches_the_reference(run, value):
+def test_array_matches_the_reference(run, value, route):
     dtype = np.int64 if value is int else np.float64
 
     def main(w):
         p, me = w.size, w.rank
         for n in (0, 1, 5, 1000):
-            a = w.array(n, value, init=3)
+            a = w.array(n, value, init=3, route=route)
             assert a.size() == n
             ref = np.full(n, 3, dtype)
             if n:
@@ -262,8 +274,9 @@ def test_array_matches_the_reference(run, value):
     run(main)
 
 
+@pytest.mark.parametrize("route", ["direct", "grid"])
 @pytest.mark.parametrize("item", [int, float, str])
-def test_bag_keeps_every_item(run, item):
+def test_bag_keeps_every_item(run, item, route):
     def items_of(r):
         g = np.random.default_rng(9000 + r)
         n = int(g.integers(0, 200)) * (r % 2)  # odd ranks only: unbalanced
@@ -272,7 +285,7 @@ def test_bag_keeps_every_item(run, item):
 
     def main(w):
         p, me = w.size, w.rank
-        with w.bag(item) as b:
+        with w.bag(item, route=route) as b:
             mine = items_of(me)
             b.insert(mine[: len(mine) // 2])
             b.insert(mine[len(mine) // 2:], ranks=np.zeros(len(mine) - len(mine) // 2, np.int32))
