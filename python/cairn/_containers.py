@@ -350,11 +350,11 @@ def _route_suffix(on, route: str, call: str, rank: int) -> str:
     return "" if route == "direct" else "_grid"
 
 
-_ROUTING = """``route``: how its calls travel, ``'direct'`` (to the owner at once) or ``'grid'`` (through
-    a row and a column of a 2-D grid of the ranks: fewer buffers per rank at scale);
-    ``combine_hops``: on the grid, calls passing through a rank combine with that rank's
-    (needs ``cache_slots``); ``buffer_bytes``: bytes per buffer of its calls (0: cairn's
-    default)."""
+_ROUTING = """``route``: how its calls travel, ``'direct'`` (to the owner at once) or
+    ``'grid'`` (along the lines of a balanced grid of the ranks, C++'s ``route::grid``: fewer
+    buffers per rank at scale); ``combine_hops``: on the grid, calls passing through a rank
+    combine with that rank's (needs ``cache_slots``); ``buffer_bytes``: bytes per buffer of its
+    calls (0: cairn's default)."""
 
 
 def _counting_set(self, key: type = int, *, buffer_bytes: int = 0, cache_slots: int = 32768,
