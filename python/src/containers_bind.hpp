@@ -13,7 +13,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -216,9 +215,11 @@ void with_merge(op_kind op, const char* call, int rank, F&& f) {
 }
 
 template <class K, class Route>
-void bind_counting_set(nb::module_& m, const factories& on, const char* name, const char* factory) {
+void bind_counting_set(nb::module_& m, const factories& on, const std::string& name,
+                       const std::string& factory) {
   using C = cc::counting_set<K, cc::default_hash<K>, Route>;
-  auto cls = bind_held<C>(m, name, "CountingSet", "A counting set (cairn.CountingSet's engine)");
+  auto cls =
+      bind_held<C>(m, name.c_str(), "CountingSet", "A counting set (cairn.CountingSet's engine)");
   cls.def(
       "insert",
       [](held<C>& self, nb::handle keys, nb::handle counts) {
@@ -243,13 +244,14 @@ void bind_counting_set(nb::module_& m, const factories& on, const char* name, co
     return self.run("CountingSet.topk", [&](C& c) { return c.topk(k); });
   });
   cls.def("local", [](held<C>& self) { return dict_of(self.part("CountingSet.local").local()); });
-  def_keyed_factory<C>(on, factory);
+  def_keyed_factory<C>(on, factory.c_str());
 }
 
 template <class K, class Route>
-void bind_set(nb::module_& m, const factories& on, const char* name, const char* factory) {
+void bind_set(nb::module_& m, const factories& on, const std::string& name,
+              const std::string& factory) {
   using C = cc::set<K, cc::default_hash<K>, Route>;
-  auto cls = bind_held<C>(m, name, "Set", "A set (cairn.Set's engine)");
+  auto cls = bind_held<C>(m, name.c_str(), "Set", "A set (cairn.Set's engine)");
   cls.def("insert", [](held<C>& self, nb::handle keys) {
     self.template run_batch<K>("Set.insert", keys, [](C& c, std::span<const K> k) {
       for (const K& key : k) c.async_insert(key);
@@ -272,13 +274,15 @@ void bind_set(nb::module_& m, const factories& on, const char* name, const char*
     const auto& mine = self.part("Set.local").local();
     return keys_out(std::vector<K>(mine.begin(), mine.end()));
   });
-  def_keyed_factory<C>(on, factory);
+  def_keyed_factory<C>(on, factory.c_str());
 }
 
 template <class K, class Route>
-void bind_disjoint_set(nb::module_& m, const factories& on, const char* name, const char* factory) {
+void bind_disjoint_set(nb::module_& m, const factories& on, const std::string& name,
+                       const std::string& factory) {
   using C = cc::disjoint_set<K, cc::default_hash<K>, Route>;
-  auto cls = bind_held<C>(m, name, "DisjointSet", "A disjoint set (cairn.DisjointSet's engine)");
+  auto cls =
+      bind_held<C>(m, name.c_str(), "DisjointSet", "A disjoint set (cairn.DisjointSet's engine)");
   cls.def("union", [](held<C>& self, nb::handle a, nb::handle b) {
     const char* call = "DisjointSet.union";
     const key_batch<K> y(b, call, self.rank(), "b");
@@ -309,13 +313,14 @@ void bind_disjoint_set(nb::module_& m, const factories& on, const char* name, co
     return self.run("DisjointSet.num_sets", [](C& c) { return c.num_sets(); });
   });
   cls.def("local", [](held<C>& self) { return dict_of(self.part("DisjointSet.local").local()); });
-  def_keyed_factory<C>(on, factory);
+  def_keyed_factory<C>(on, factory.c_str());
 }
 
 template <class K, class V, class Route>
-void bind_map(nb::module_& m, const factories& on, const char* name, const char* factory) {
+void bind_map(nb::module_& m, const factories& on, const std::string& name,
+              const std::string& factory) {
   using C = cc::map<K, V, cc::default_hash<K>, Route>;
-  auto cls = bind_held<C>(m, name, "Map", "A map (cairn.Map's engine)");
+  auto cls = bind_held<C>(m, name.c_str(), "Map", "A map (cairn.Map's engine)");
   // f(container, key, value) for each (keys[i], values[i]) of a batch, as `call`.
   auto each_pair = [](held<C>& self, const char* call, nb::handle keys, nb::handle values,
                       auto&& f) {
@@ -360,7 +365,7 @@ void bind_map(nb::module_& m, const factories& on, const char* name, const char*
     return nb::make_tuple(numpy_of(std::move(values)), numpy_of(std::move(found)));
   });
   cls.def("local", [](held<C>& self) { return dict_of(self.part("Map.local").local()); });
-  def_keyed_factory<C>(on, factory);
+  def_keyed_factory<C>(on, factory.c_str());
 }
 
 // Indices (uint64, checked below n by the Python side) and their values, one each.
@@ -378,9 +383,10 @@ void each_index(held<C>& self, const char* call, nb::handle indices, nb::handle 
 }
 
 template <class T, class Route>
-void bind_array(nb::module_& m, const factories& on, const char* name, const char* factory) {
+void bind_array(nb::module_& m, const factories& on, const std::string& name,
+                const std::string& factory) {
   using C = cc::array<T, Route>;
-  auto cls = bind_held<C>(m, name, "Array", "An array (cairn.Array's engine)");
+  auto cls = bind_held<C>(m, name.c_str(), "Array", "An array (cairn.Array's engine)");
   cls.def("set", [](held<C>& self, nb::handle indices, nb::handle values) {
     each_index<C, T>(self, "Array.set", indices, values,
                      [](C& c, std::uint64_t i, const T& v) { c.async_set(i, v); });
@@ -401,7 +407,7 @@ void bind_array(nb::module_& m, const factories& on, const char* name, const cha
     return numpy_of(self.run("Array.gather", [&](C& c) { return c.gather(root); }));
   });
   def_factory<C, std::uint64_t, T, std::size_t, std::size_t, bool>(
-      on, factory,
+      on, factory.c_str(),
       [](const auto& ranks, std::uint64_t n, T init, std::size_t buffer_bytes,
          std::size_t cache_slots, bool hops) {
         return std::make_unique<C>(ranks, n, init, options_of(buffer_bytes, cache_slots, hops));
@@ -418,9 +424,10 @@ nb::object items_out(std::vector<T>&& v) {
 }
 
 template <class T, class Route>
-void bind_bag(nb::module_& m, const factories& on, const char* name, const char* factory) {
+void bind_bag(nb::module_& m, const factories& on, const std::string& name,
+              const std::string& factory) {
   using C = cc::bag<T, Route>;
-  auto cls = bind_held<C>(m, name, "Bag", "A bag (cairn.Bag's engine)");
+  auto cls = bind_held<C>(m, name.c_str(), "Bag", "A bag (cairn.Bag's engine)");
   // items to round-robin ranks, or items[i] to rank ranks[i] (int32, checked by the Python side).
   cls.def(
       "insert",
@@ -463,22 +470,17 @@ void bind_bag(nb::module_& m, const factories& on, const char* name, const char*
     const auto& mine = self.part("Bag.local").local();
     return items_out(std::vector<T>(mine.begin(), mine.end()));
   });
-  def_factory<C, std::size_t>(on, factory, [](const auto& ranks, std::size_t buffer_bytes) {
+  def_factory<C, std::size_t>(on, factory.c_str(), [](const auto& ranks, std::size_t buffer_bytes) {
     return std::make_unique<C>(ranks, options_of(buffer_bytes, 0));
   });
 }
 
-// A name nanobind keeps for the module's life (the routes' names are made, not literals).
-inline const char* kept_name(std::string name) {
-  static std::deque<std::string> names;  // a deque: adding one moves none
-  return names.emplace_back(std::move(name)).c_str();
-}
-
 // Binds every container class and factory for `Route`, their names ending in `suffix`
 // ("_CountingSet_int" + suffix, "_counting_set_int" + suffix, ...).
+// (nanobind copies the names it is given, so temporaries do.)
 template <class Route>
 void bind_routed(nb::module_& m, const factories& on, const std::string& suffix) {
-  const auto n = [&](const char* base) { return kept_name(base + suffix); };
+  const auto n = [&](const char* base) { return base + suffix; };
   bind_counting_set<std::int64_t, Route>(m, on, n("_CountingSet_int"), n("_counting_set_int"));
   bind_counting_set<std::string, Route>(m, on, n("_CountingSet_str"), n("_counting_set_str"));
   bind_set<std::int64_t, Route>(m, on, n("_Set_int"), n("_set_int"));

@@ -27,6 +27,29 @@ namespace {
 // The two tasks' redistributions: apart from other array transfers between the same groups.
 constexpr std::uint64_t two_task_tag_key = 0xF7F7'0002;
 
+// Every rank of both tasks plans the same pipeline: a rank whose layouts, kind or transfer
+// options differ would wait in another redistribution forever. Compared over both tasks'
+// ranks before the checks of the layouts, which then fail alike everywhere.
+template <class Real>
+void check_two_task_agreement(const char* call, int me, const layout<2>& rows,
+                              const layout<2>& cols, fft_kind kind, const fft_options& opts) {
+  std::vector<int> members = rows.group().members();
+  const std::vector<int>& b = cols.group().members();
+  members.insert(members.end(), b.begin(), b.end());
+  const cairn::group both = rows.group().world().group(std::move(members));
+  if (both.size() <= 1) return;
+  plan_facts f;
+  f.add("real element bytes", sizeof(Real));
+  f.add("kind (0 c2c, 1 r2c)", static_cast<std::int64_t>(kind));
+  f.add("task A's ranks", rows.group().size());
+  f.add("task A's member hash", static_cast<std::int64_t>(rows.group().id()));
+  f.add("task B's member hash", static_cast<std::int64_t>(cols.group().id()));
+  f.add_layout("rows", rows.desc());
+  f.add_layout("columns", cols.desc());
+  f.add_transfer(opts.transfer);
+  f.check(call, me, both);
+}
+
 }  // namespace
 
 template <class Real>
@@ -136,29 +159,6 @@ class two_task_engine {
   std::uint64_t next_ = 0;
 };
 
-// Every rank of both tasks plans the same pipeline: a rank whose layouts, kind or transfer
-// options differ would wait in another redistribution forever. Compared over both tasks'
-// ranks before the checks of the layouts, which then fail alike everywhere.
-template <class Real>
-void check_agreement(const char* call, int me, const layout<2>& rows, const layout<2>& cols,
-                     fft_kind kind, const fft_options& opts) {
-  std::vector<int> members = rows.group().members();
-  const std::vector<int>& b = cols.group().members();
-  members.insert(members.end(), b.begin(), b.end());
-  const cairn::group both = rows.group().world().group(std::move(members));
-  if (both.size() <= 1) return;
-  plan_facts f;
-  f.add("real element bytes", sizeof(Real));
-  f.add("kind (0 c2c, 1 r2c)", static_cast<std::int64_t>(kind));
-  f.add("task A's ranks", rows.group().size());
-  f.add("task A's member hash", static_cast<std::int64_t>(rows.group().id()));
-  f.add("task B's member hash", static_cast<std::int64_t>(cols.group().id()));
-  f.add_layout("rows", rows.desc());
-  f.add_layout("columns", cols.desc());
-  f.add_transfer(opts.transfer);
-  f.check(call, me, both);
-}
-
 }  // namespace detail
 
 template <class Real>
@@ -175,7 +175,7 @@ fft_two_task<Real>::fft_two_task(const layout<2>& rows, const layout<2>& cols, f
     for (const int b : cols.group().members())
       if (a == b)
         detail::fail(call, me, "world rank ", a, " is in both tasks (the groups must be disjoint)");
-  detail::check_agreement<Real>(call, me, rows, cols, kind, opts);
+  detail::check_two_task_agreement<Real>(call, me, rows, cols, kind, opts);
   if (rows.grid()[1] != 1)
     detail::fail(call, me, "task A's layout ", detail::fft_text(rows),
                  " splits the rows (its grid must be 1 in dimension 1)");
