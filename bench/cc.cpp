@@ -46,7 +46,9 @@
 // (untimed, before the run): then each side's every vertex must have the reference's root, and
 // the three figures must equal the reference's. cairn also: ds.num_sets() and ds.size() are the
 // components and vertices found, and ds.find() gives both ends of the generator's first edge
-// the same root.
+// the same root. The row gives the last cairn run's calls over all ranks (calls_sent, unions
+// and their walks' steps) and the repeated ones its filter dropped before sending
+// (calls_dropped; channel_stats::sent and combined_source).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -226,6 +228,8 @@ struct cairn_result {
   double seconds = 0;  // the slowest rank's
   int compress_rounds = 0;
   std::uint64_t components = 0;
+  // Over all ranks: calls sent, and calls the disjoint set's filter dropped before sending.
+  std::uint64_t calls = 0, dropped = 0;
 };
 
 cairn_result cairn_run(cairn::world& w, const input& in, expectation& ex) {
@@ -252,7 +256,9 @@ cairn_result cairn_run(cairn::world& w, const input& in, expectation& ex) {
   if (a != b || a > std::min(in.first_edge[0], in.first_edge[1]))
     throw std::runtime_error(cat("cc (cairn): find() of the first edge's ends ", in.first_edge[0],
                                  " and ", in.first_edge[1], " is ", a, " and ", b));
-  return {slowest(w, seconds), rounds, got.components};
+  const std::uint64_t calls = w.allreduce(ds.stats().sent, cairn::plus{});
+  const std::uint64_t dropped = w.allreduce(ds.stats().combined_source, cairn::plus{});
+  return {slowest(w, seconds), rounds, got.components, calls, dropped};
 }
 
 #if CAIRN_BENCH_HAVE_MPI
@@ -435,6 +441,8 @@ int run_cc(const invocation& inv) {
           base_rate};
     r.set("components", std::to_string(last.components));
     r.set("compress_rounds", std::to_string(last.compress_rounds));
+    r.set("calls_sent", std::to_string(last.calls));
+    r.set("calls_dropped", std::to_string(last.dropped));
     if (label_rounds > 0) r.set("label_rounds", std::to_string(label_rounds));
     rep.add(std::move(r));
   });

@@ -384,16 +384,17 @@ _set.__doc__ = f"""A set of int or str keys on the ranks of this world or group 
 
 
 def _disjoint_set(self, key: type = int, *, buffer_bytes: int = 0, cache_slots: int = 32768,
-                  route: str = "direct") -> DisjointSet:
-    """A disjoint set of int or str keys on the ranks of this world or group (collective on
-    them). ``cache_slots``: unions remembered at the source, so that a repeated one is sent
-    once (int keys; 0: none). ``route``: ``'direct'`` or ``'grid'``, as for the other
-    containers (unions do not combine on the way)."""
+                  route: str = "direct", combine_hops: bool = True) -> DisjointSet:
     rank = _made_on(self, "disjoint_set")
     name = _key_name(self, key, "disjoint_set", rank) + _route_suffix(self, route,
                                                                       "disjoint_set", rank)
-    return DisjointSet(getattr(self, f"_disjoint_set_{name}")(buffer_bytes, cache_slots, False),
-                       key, rank)
+    return DisjointSet(getattr(self, f"_disjoint_set_{name}")(buffer_bytes, cache_slots,
+                                                              combine_hops), key, rank)
+
+
+_disjoint_set.__doc__ = f"""A disjoint set of int or str keys on the ranks of this world or group
+    (collective on them). ``cache_slots``: unions and steps of their walks remembered, so that
+    a repeated one is sent once (int keys; 0: none). {_ROUTING}"""
 
 
 def _map(self, key: type = int, value: type = float, *, buffer_bytes: int = 0,

@@ -803,6 +803,56 @@ void check_set_filter(cairn::world& w, Route route, bool forwards) {
   }
 }
 
+// A disjoint set's repeated unions are dropped at the source and at every hop: every rank
+// unions the same shared pairs (and pairs of its own), so a rank on a forwarding path sees
+// steps it sent itself pass through it. The components are the sequential union-find's.
+template <class Route>
+void check_union_filter(cairn::world& w, Route route, bool forwards, bool combine) {
+  const cairn::containers::container_options opts{.buffer_bytes = 1 << 20, .combine_hops = combine};
+  cairn::containers::disjoint_set<std::uint64_t, cairn::containers::default_hash<std::uint64_t>,
+                                  Route>
+      ds(w, opts, {}, route);
+  reference_sets<std::uint64_t> ref;
+  for (int r = 0; r < w.size(); ++r) {
+    auto shared = rank_gen(91, 0);  // the same pairs on every rank
+    auto own = rank_gen(92, r);
+    for (int i = 0; i < 1500; ++i) {
+      const std::uint64_t a = shared() % 3000, b = shared() % 3000;
+      const std::uint64_t c = own() % 3000, d = own() % 3000;
+      if (r == w.rank()) {
+        ds.async_union(a, b);
+        ds.async_union(c, d);
+      }
+      ref.unite(a, b);
+      ref.unite(c, d);
+    }
+  }
+  ds.compress();
+  for (const auto& [x, root] : ds.local())
+    EXPECT_EQ(root, ref.find(x)) << "rank " << w.rank() << " key " << x;
+  EXPECT_EQ(ds.size(), ref.parent.size());
+  std::uint64_t sets = 0;
+  for (const auto& [x, p] : ref.parent) sets += ref.find(x) == x ? 1 : 0;
+  EXPECT_EQ(ds.num_sets(), sets);
+  if (w.size() > 1) {
+    EXPECT_GT(total_of(w, ds.stats().combined_source), 0u);
+  }
+  const std::uint64_t hops = total_of(w, ds.stats().combined_hops);
+  if (forwards && combine) {
+    EXPECT_GT(hops, 0u);
+  } else {
+    EXPECT_EQ(hops, 0u);
+  }
+}
+
+TEST(DisjointSet, RepeatedUnionsAreDroppedAtTheSourceAndOnEveryHop) {
+  run([](cairn::world& w) {
+    check_union_filter(w, cairn::route::hypercube{}, w.size() >= 3, true);
+    check_union_filter(w, cairn::route::hypercube{}, w.size() >= 3, false);  // turned off
+    check_union_filter(w, cairn::route::direct{}, false, true);
+  });
+}
+
 TEST(Set, RepeatedInsertsAreDroppedAtTheSourceAndOnEveryHop) {
   run([](cairn::world& w) {
     check_set_filter(w, cairn::route::hypercube{}, w.size() >= 3);

@@ -12,10 +12,13 @@
 /// known to be a root is not asked again (channel_stats::combined_source counts the asks
 /// saved), so a giant component costs a message per rank and round, not one per item.
 ///
-/// A union is idempotent: one this rank already sent (of the same two keys, either way round)
-/// is dropped at the source, for trivially copyable keys, by a direct-mapped filter of
-/// container_options::cache_slots pairs (channel_stats::combined_source counts them). A union
-/// of a key with itself only inserts it.
+/// A union is idempotent, and so is every step of its walk (each joins the sets of two keys):
+/// for trivially copyable keys, a direct-mapped filter of container_options::cache_slots pairs
+/// remembers the pairs (either way round) this rank sent, as unions or as steps of the walks
+/// it serves, or saw pass on a forwarding route. A repeated one is dropped at the source
+/// (channel_stats::combined_source counts them) and, with container_options::combine_hops, at
+/// every hop (combined_hops): the one that went before joins the same two sets. A union of a
+/// key with itself only inserts it.
 
 #include <bit>
 #include <cstddef>
@@ -53,6 +56,7 @@ class disjoint_set {
         parent_(16, detail::local_hash<Hash, K>{hash}),
         above_(16, detail::local_hash<Hash, K>{hash}),
         sent_(filtered && opts.cache_slots ? std::bit_ceil(opts.cache_slots) : 0),
+        combine_hops_(opts.combine_hops),
         calls_(on, *this, std::move(route), detail::call_options(opts, "disjoint_set")) {}
   disjoint_set(const disjoint_set&) = delete;
   disjoint_set& operator=(const disjoint_set&) = delete;
@@ -63,18 +67,32 @@ class disjoint_set {
       async_insert(a);
       return;
     }
-    const std::uint64_t ha = hash_(a);
-    if (sent_.enabled()) {
-      const std::uint64_t hb = hash_(b);
-      const bool ordered = a < b;
-      // Either way round: the low bits (the filter's slot) mix both keys' hashes.
-      const std::uint64_t h = (ordered ? ha : hb) ^ ((ordered ? hb : ha) * 0x9E3779B97F4A7C15ULL);
-      if (sent_.seen(h, ordered ? std::pair<K, K>(a, b) : std::pair<K, K>(b, a))) {
-        ++calls_.records().core().stats().combined_source;
-        return;
-      }
+    send_step<walk_a>(a, b);  // joins a and b
+  }
+  /// Internal (a call passing through this rank on a forwarding route): a step of a walk
+  /// joining two keys this rank already joined, or saw pass, is dropped (true).
+  bool on_transit(std::uint32_t index, std::span<const std::byte> args) {
+    if constexpr (!filtered) {
+      return false;
+    } else {
+      if (!combine_hops_ || !sent_.enabled()) return false;
+      std::uint8_t step;
+      if (index == walk_a_entry::index())
+        step = walk_a::step;
+      else if (index == walk_b_entry::index())
+        step = walk_b::step;
+      else if (index == link_entry::index())
+        step = link_op::step;
+      else
+        return false;
+      K x{}, y{};
+      const std::byte* at = args.data();
+      const std::byte* const end = at + args.size();
+      if (cairn::msg::detail::unpack_from(at, end, x) ||
+          cairn::msg::detail::unpack_from(at, end, y))
+        return false;  // travels on: its receiver reports it
+      return repeats(step, x, hash_(x), y, hash_(y));
     }
-    calls_.template call<walk_a>(detail::owner_of_hash(ha, ranks_.size()), a, b);
   }
   /// Makes `a` a set of its own if it is new.
   void async_insert(const K& a) { calls_.template call<insert_op>(owner(a), a); }
@@ -187,6 +205,36 @@ class disjoint_set {
   // Pairs of string keys would be copied into the filter on every union.
   static constexpr bool filtered = std::is_trivially_copyable_v<K>;
 
+  // A step of a walk as the filter remembers it: which step, and its two keys (smaller first).
+  // Each step a walk takes next differs from it in kind or keys, so only a step that repeats
+  // another one is dropped, never the rest of a walk.
+  struct step_key {
+    K lo{}, hi{};
+    std::uint8_t step = 0;
+    bool operator==(const step_key&) const = default;
+  };
+  // True if this rank sent step `step` joining x and y (hashed hx, hy; either way round), or saw
+  // it pass, since the set was last cleared; else remembers it. False with the filter off.
+  bool repeats(std::uint8_t step, const K& x, std::uint64_t hx, const K& y, std::uint64_t hy) {
+    if (!sent_.enabled()) return false;
+    const bool ordered = x < y;
+    // The low bits (the filter's slot) mix both keys' hashes and the step.
+    const std::uint64_t h =
+        (ordered ? hx : hy) ^ ((ordered ? hy : hx) * 0x9E3779B97F4A7C15ULL) ^ (step * 0x51ULL);
+    return sent_.seen(h, ordered ? step_key{x, y, step} : step_key{y, x, step});
+  }
+  // Sends step Op(x, y), which joins the sets of x and y, to the owner of x, unless this rank
+  // sent or saw the same step before.
+  template <class Op>
+  void send_step(const K& x, const K& y) {
+    const std::uint64_t hx = hash_(x);
+    if (sent_.enabled() && repeats(Op::step, x, hx, y, hash_(y))) {
+      ++calls_.records().core().stats().combined_source;
+      return;
+    }
+    calls_.template call<Op>(detail::owner_of_hash(hx, ranks_.size()), x, y);
+  }
+
   // The parent of item `x` of this rank, made a root if new.
   K& parent_of(const K& x) { return parent_.try_emplace(x, x).first->second; }
 
@@ -211,36 +259,39 @@ class disjoint_set {
   // At a's owner: climb to a's root (looping while the path stays on this rank, so a long
   // local chain never nests calls), then walk from b.
   struct walk_a {
+    static constexpr std::uint8_t step = 0;  // its kind in the filter (step_key)
     void operator()(disjoint_set& self, K&& a, K&& b) const {
       const K top = self.climb(a);
       if (self.owner(top) != self.ranks_.rank() || !(self.parent_.find(top)->second == top))
-        self.calls_.template call<walk_a>(self.owner(top), top, b);
+        self.template send_step<walk_a>(top, b);
       else
-        self.calls_.template call<walk_b>(self.owner(b), b, top);
+        self.template send_step<walk_b>(b, top);
     }
   };
   // At b's owner: climb to b's root; link the larger of the two roots under the smaller.
   struct walk_b {
+    static constexpr std::uint8_t step = 1;
     void operator()(disjoint_set& self, K&& b, K&& ra) const {
       const K top = self.climb(b);
       if (self.owner(top) != self.ranks_.rank() || !(self.parent_.find(top)->second == top)) {
-        self.calls_.template call<walk_b>(self.owner(top), top, ra);
+        self.template send_step<walk_b>(top, ra);
       } else if (ra < top) {
         self.parent_.find(top)->second = ra;  // top is a root here and now: link it
       } else if (top < ra) {
-        self.calls_.template call<link_op>(self.owner(ra), ra, top);
+        self.template send_step<link_op>(ra, top);
       }
     }
   };
   // At ra's owner: link ra under b if ra is still a root, else join b with ra's new parent.
   struct link_op {
+    static constexpr std::uint8_t step = 2;
     void operator()(disjoint_set& self, K&& ra, K&& b) const {
       K& p = self.parent_of(ra);
       if (p == ra) {
         p = b;
       } else {
         const K up = p;
-        self.calls_.template call<walk_a>(self.owner(up), up, b);
+        self.template send_step<walk_a>(up, b);
       }
     }
   };
@@ -263,7 +314,12 @@ class disjoint_set {
   local_map parent_;
   local_map above_;  // compress(): parents on other ranks and their parents (asked this round)
   std::vector<int> parent_owner_;  // compress(): the owner of each non-root item's parent
-  detail::seen_filter<std::pair<K, K>> sent_;  // unions this rank sent (smaller key first)
+  using walk_a_entry = cairn::msg::detail::call_entry<disjoint_set, walk_a, K, K>;
+  using walk_b_entry = cairn::msg::detail::call_entry<disjoint_set, walk_b, K, K>;
+  using link_entry = cairn::msg::detail::call_entry<disjoint_set, link_op, K, K>;
+
+  detail::seen_filter<step_key> sent_;  // steps this rank sent or saw
+  bool combine_hops_;
   // Last: deliveries may start in its constructor.
   detail::container_calls<disjoint_set, Route> calls_;
 };

@@ -30,18 +30,19 @@ struct container_options {
   /// Entries of the combining cache at the source (counting_set, map::async_reduce,
   /// array::async_reduce): repeated keys are counted or merged there and travel once per
   /// flush; for a set, keys remembered so that an insert repeated within a phase is dropped;
-  /// for a disjoint_set, unions remembered so that a repeated one is dropped (trivially
-  /// copyable keys). 0 turns combining off. Each
+  /// for a disjoint_set, the pairs its unions and their walks' steps joined, so that a
+  /// repeated one is dropped (trivially copyable keys). 0 turns combining off. Each
   /// entry holds a key and a value (and the key's hash unless the key is an integer or enum):
   /// 512 KiB for 32-bit keys and 64-bit values. The default was 4096; 32768 measured 0.26 -> 0.38x
   /// the hand-written exchange on `cairn-bench degree` (2^18 vertices, 2 MPI ranks), 0.49 -> 0.87x
   /// at 2^16.
   std::size_t cache_slots = 32768;
   /// On a forwarding route, counts and reductions passing through a rank join its combining
-  /// cache and travel on merged with the others of their key, and a set's inserts of a key
-  /// that passed (or was inserted here) in this phase are dropped (channel_stats::combined_hops
-  /// counts both). Needs cache_slots; a map or array combines reductions by the merge its
-  /// cache holds (a rank that has not reduced takes up that of the first passing through).
+  /// cache and travel on merged with the others of their key, a set's inserts of a key that
+  /// passed (or was inserted here) in this phase are dropped, and so are a disjoint_set's steps
+  /// joining two keys it joined or saw pass before (channel_stats::combined_hops counts them).
+  /// Needs cache_slots; a map or array combines reductions by the merge its cache holds (a rank
+  /// that has not reduced takes up that of the first passing through).
   bool combine_hops = true;
   /// Name in statistics and errors (nullptr: the container's kind, e.g. "counting_set").
   const char* name = nullptr;
