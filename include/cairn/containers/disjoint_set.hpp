@@ -2,7 +2,8 @@
 /// \file
 /// `cairn::containers::disjoint_set`: union-find over keys distributed by hash (YGM's
 /// disjoint_set), for connected components at scale. `async_union(a, b)` walks from a to its
-/// root and from b to its root, each step at the owner of the item it stands on, and links
+/// root and from b to its root (from b first if only b is this rank's: that step needs no
+/// message), each step at the owner of the item it stands on, and links
 /// the root with the larger key under the other (parents only ever point to smaller keys, so
 /// concurrent unions never make a cycle; a root that was linked meanwhile restarts the walk).
 /// `compress()` (collective) then points every item straight at its root by pointer jumping
@@ -67,7 +68,12 @@ class disjoint_set {
       async_insert(a);
       return;
     }
-    send_step<walk_a>(a, b);  // joins a and b
+    // The walk starts at a key of this rank where it can (a union is symmetric): its first
+    // step then runs here, without a message.
+    if (owner(a) != ranks_.rank() && owner(b) == ranks_.rank())
+      send_step<walk_a>(b, a);
+    else
+      send_step<walk_a>(a, b);
   }
   /// Internal (a call passing through this rank on a forwarding route): a step of a walk
   /// joining two keys this rank already joined, or saw pass, is dropped (true).
