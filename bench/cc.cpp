@@ -7,9 +7,9 @@
 // over all ranks (E / slowest rank's seconds; higher is better).
 //
 // cairn (`cc`): a fresh cairn::containers::disjoint_set<std::uint32_t> per sample (constructed
-// untimed); timed from a barrier to after ds.compress(): ds.async_union(u, v) for every edge of
-// the rank, then ds.compress() (collective: quiesce, then pointer jumping until every item
-// points at its root, the smallest key of its set).
+// untimed, its filter of repeated steps `--cache-slots` entries); timed from a barrier to after
+// ds.compress(): ds.async_union(u, v) for every edge of the rank, then ds.compress() (collective:
+// quiesce, then pointer jumping until every item points at its root, the smallest key of its set).
 //
 // Baseline (`mpi-alltoallv`, bulk-synchronous min-label propagation written by hand with plain
 // MPI on MPI_COMM_WORLD). Vertices are block-distributed (owner v / ⌈n/P⌉); every owned vertex
@@ -97,9 +97,10 @@ std::string cat(const A&... pieces) {
 }
 
 struct settings {
-  int scale;             // n = 2^scale vertices
-  std::uint64_t factor;  // edges per vertex
-  int samples;           // timed runs per figure
+  int scale;                // n = 2^scale vertices
+  std::uint64_t factor;     // edges per vertex
+  int samples;              // timed runs per figure
+  std::size_t cache_slots;  // the disjoint set's filter (container_options::cache_slots)
   [[nodiscard]] std::uint64_t vertices() const { return std::uint64_t{1} << scale; }
   [[nodiscard]] std::uint64_t edges() const { return factor * vertices(); }
 };
@@ -232,8 +233,8 @@ struct cairn_result {
   std::uint64_t calls = 0, dropped = 0;
 };
 
-cairn_result cairn_run(cairn::world& w, const input& in, expectation& ex) {
-  components ds(w);
+cairn_result cairn_run(cairn::world& w, const input& in, expectation& ex, std::size_t slots) {
+  components ds(w, cairn::containers::container_options{.cache_slots = slots});
   w.barrier();
   const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < in.edges.size(); i += 2) ds.async_union(in.edges[i], in.edges[i + 1]);
@@ -373,6 +374,8 @@ settings settings_for(const options& o) {
   s.scale = static_cast<int>(count_param(o, "scale", o.quick ? 14 : 16, 1, 30));
   s.factor = count_param(o, "edgefactor", 16, 1, 1024);
   s.samples = static_cast<int>(count_param(o, "samples", o.quick ? 1 : 3, 1, 1001));
+  s.cache_slots =
+      count_param(o, "cache-slots", cairn::containers::container_options{}.cache_slots, 0, 1 << 26);
   return s;
 }
 
@@ -413,7 +416,7 @@ int run_cc(const invocation& inv) {
     cairn_result last;
     int label_rounds = 0;
     for (int r = 0; r < s.samples; ++r) {  // alternated, so drifting load hits both alike
-      last = cairn_run(w, in, ex);
+      last = cairn_run(w, in, ex, s.cache_slots);
       mine.push_back(last.seconds);
 #if CAIRN_BENCH_HAVE_MPI
       if (inline_mpi) {
@@ -441,6 +444,7 @@ int run_cc(const invocation& inv) {
           base_rate};
     r.set("components", std::to_string(last.components));
     r.set("compress_rounds", std::to_string(last.compress_rounds));
+    r.set("cache_slots", std::to_string(s.cache_slots));
     r.set("calls_sent", std::to_string(last.calls));
     r.set("calls_dropped", std::to_string(last.dropped));
     if (label_rounds > 0) r.set("label_rounds", std::to_string(label_rounds));
@@ -453,7 +457,11 @@ const param_registrar params{
     {{"scale", "log2 of the vertices n of the R-MAT graph (the rows' size is n)",
       "16, 14 with --quick"},
      {"edgefactor", "edges per vertex (Graph500: 16)", "16"},
-     {"samples", "timed runs per figure (the median is reported)", "3, 1 with --quick"}}};
+     {"samples", "timed runs per figure (the median is reported)", "3, 1 with --quick"},
+     {"cache-slots",
+      "entries of the disjoint set's filter of repeated steps (container_options::cache_slots; "
+      "0: none)",
+      "32768"}}};
 
 const registrar reg{{"cc",
                      "connected components of an R-MAT graph, containers::disjoint_set vs "
