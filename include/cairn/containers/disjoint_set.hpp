@@ -70,10 +70,12 @@ class disjoint_set {
     }
     // The walk starts at a key of this rank where it can (a union is symmetric): its first
     // step then runs here, without a message.
-    if (owner(a) != ranks_.rank() && owner(b) == ranks_.rank())
-      send_step<walk_a>(b, a);
+    const std::uint64_t ha = hash_(a), hb = hash_(b);
+    const int me = ranks_.rank(), ranks = ranks_.size();
+    if (detail::owner_of_hash(ha, ranks) != me && detail::owner_of_hash(hb, ranks) == me)
+      send_step<walk_a>(b, hb, a, ha);
     else
-      send_step<walk_a>(a, b);
+      send_step<walk_a>(a, ha, b, hb);
   }
   /// Internal (a call passing through this rank on a forwarding route): a step of a walk
   /// joining two keys this rank already joined, or saw pass, is dropped (true).
@@ -229,16 +231,20 @@ class disjoint_set {
         (ordered ? hx : hy) ^ ((ordered ? hy : hx) * 0x9E3779B97F4A7C15ULL) ^ (step * 0x51ULL);
     return sent_.seen(h, ordered ? step_key{x, y, step} : step_key{y, x, step});
   }
-  // Sends step Op(x, y), which joins the sets of x and y, to the owner of x, unless this rank
-  // sent or saw the same step before.
+  // Sends step Op(x, y), which joins the sets of x and y (hashed hx, hy), to the owner of x,
+  // unless this rank sent or saw the same step before.
   template <class Op>
-  void send_step(const K& x, const K& y) {
-    const std::uint64_t hx = hash_(x);
-    if (sent_.enabled() && repeats(Op::step, x, hx, y, hash_(y))) {
+  void send_step(const K& x, std::uint64_t hx, const K& y, std::uint64_t hy) {
+    if (repeats(Op::step, x, hx, y, hy)) {
       ++calls_.records().core().stats().combined_source;
       return;
     }
     calls_.template call<Op>(detail::owner_of_hash(hx, ranks_.size()), x, y);
+  }
+  // As above, hashing y only where the filter needs it.
+  template <class Op>
+  void send_step(const K& x, std::uint64_t hx, const K& y) {
+    send_step<Op>(x, hx, y, sent_.enabled() ? hash_(y) : 0);
   }
 
   // The parent of item `x` of this rank, made a root if new.
@@ -268,10 +274,12 @@ class disjoint_set {
     static constexpr std::uint8_t step = 0;  // its kind in the filter (step_key)
     void operator()(disjoint_set& self, K&& a, K&& b) const {
       const K top = self.climb(a);
-      if (self.owner(top) != self.ranks_.rank() || !(self.parent_.find(top)->second == top))
-        self.template send_step<walk_a>(top, b);
+      const std::uint64_t ht = self.hash_(top);
+      if (detail::owner_of_hash(ht, self.ranks_.size()) != self.ranks_.rank() ||
+          !(self.parent_.find(top)->second == top))
+        self.template send_step<walk_a>(top, ht, b);
       else
-        self.template send_step<walk_b>(b, top);
+        self.template send_step<walk_b>(b, self.hash_(b), top, ht);
     }
   };
   // At b's owner: climb to b's root; link the larger of the two roots under the smaller.
@@ -279,12 +287,14 @@ class disjoint_set {
     static constexpr std::uint8_t step = 1;
     void operator()(disjoint_set& self, K&& b, K&& ra) const {
       const K top = self.climb(b);
-      if (self.owner(top) != self.ranks_.rank() || !(self.parent_.find(top)->second == top)) {
-        self.template send_step<walk_b>(top, ra);
+      const std::uint64_t ht = self.hash_(top);
+      if (detail::owner_of_hash(ht, self.ranks_.size()) != self.ranks_.rank() ||
+          !(self.parent_.find(top)->second == top)) {
+        self.template send_step<walk_b>(top, ht, ra);
       } else if (ra < top) {
         self.parent_.find(top)->second = ra;  // top is a root here and now: link it
       } else if (top < ra) {
-        self.template send_step<link_op>(ra, top);
+        self.template send_step<link_op>(ra, self.hash_(ra), top, ht);
       }
     }
   };
@@ -297,7 +307,7 @@ class disjoint_set {
         p = b;
       } else {
         const K up = p;
-        self.template send_step<walk_a>(up, b);
+        self.template send_step<walk_a>(up, self.hash_(up), b);
       }
     }
   };
