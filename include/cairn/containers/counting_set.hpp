@@ -17,11 +17,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "cairn/containers/detail/keyed.hpp"
+#include "cairn/containers/flat_map.hpp"
 #include "cairn/runtime/world.hpp"
 
 namespace cairn::containers {
@@ -34,7 +34,7 @@ class counting_set {
   /// Key type.
   using key_type = K;
   /// This rank's part: key -> count.
-  using local_map = std::unordered_map<K, std::uint64_t, detail::local_hash<Hash, K>>;
+  using local_map = flat_map<K, std::uint64_t, detail::local_hash<Hash, K>>;
 
   /// An empty counting set on the ranks of `on`: the world, or a group (made by its members;
   /// its ranks are then group ranks, and group::quiesce ends its phases). Calls travel by

@@ -27,11 +27,11 @@
 #include <map>
 #include <span>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "cairn/containers/detail/keyed.hpp"
+#include "cairn/containers/flat_map.hpp"
 #include "cairn/runtime/world.hpp"
 
 namespace cairn::containers {
@@ -44,7 +44,7 @@ class disjoint_set {
   /// Key type.
   using key_type = K;
   /// This rank's items and their parents (their roots after compress()).
-  using local_map = std::unordered_map<K, K, detail::local_hash<Hash, K>>;
+  using local_map = flat_map<K, K, detail::local_hash<Hash, K>>;
 
   /// No items yet, on the ranks of `on`: the world, or a group (made by its members;
   /// its ranks are then group ranks, and group::quiesce ends its phases). Calls travel by
@@ -115,7 +115,7 @@ class disjoint_set {
     for (;;) {
       ranks_.quiesce();
       // Parents that were not roots: every item pointing to one moved past it last round.
-      std::erase_if(above_, [](const auto& e) { return !(e.second == e.first); });
+      erase_if(above_, [](const auto& e) { return !(e.second == e.first); });
       // Ask each parent on another rank once (it is entered as its own parent until the answer
       // comes); one entered before as its own parent is a root, and stays one (no union runs
       // during compress).

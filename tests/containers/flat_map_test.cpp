@@ -1,0 +1,128 @@
+// cairn::containers::flat_map against std::unordered_map: random inserts, assigns, erases and
+// lookups with fixed seeds, on keys that collide in the low bits, string keys and a hash that
+// sends every key to one slot; erase_if, copies and moves.
+
+#include "cairn/containers/flat_map.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <unordered_map>
+
+namespace {
+
+// Items in key order, to compare two maps whatever their iteration order.
+template <class M>
+auto sorted(const M& m) {
+  std::map<typename M::key_type, typename M::mapped_type> out;
+  for (const auto& [k, v] : m) EXPECT_TRUE(out.emplace(k, v).second) << "key seen twice";
+  return out;
+}
+
+template <class K, class Hash, class MakeKey>
+void check_against_reference(std::uint64_t seed, std::uint64_t keys, int steps, MakeKey make) {
+  cairn::containers::flat_map<K, std::uint64_t, Hash> m;
+  std::unordered_map<K, std::uint64_t> ref;
+  std::mt19937_64 g(seed);
+  for (int i = 0; i < steps; ++i) {
+    const K k = make(g() % keys);
+    const std::uint64_t v = g();
+    switch (g() % 6) {
+      case 0: {
+        const auto [it, fresh] = m.try_emplace(k, v);
+        const bool want = ref.try_emplace(k, v).second;
+        ASSERT_EQ(fresh, want) << "step " << i;
+        ASSERT_EQ(it->second, ref.at(k)) << "step " << i;
+        break;
+      }
+      case 1:
+        m.insert_or_assign(k, v);
+        ref.insert_or_assign(k, v);
+        break;
+      case 2:
+        m[k] += v;
+        ref[k] += v;
+        break;
+      case 3: ASSERT_EQ(m.erase(k), ref.erase(k)) << "step " << i; break;
+      default: {
+        const auto it = m.find(k);
+        const auto r = ref.find(k);
+        ASSERT_EQ(it == m.end(), r == ref.end()) << "step " << i;
+        if (r != ref.end()) {
+          ASSERT_EQ(it->second, r->second) << "step " << i;
+        }
+        ASSERT_EQ(m.contains(k), r != ref.end());
+      }
+    }
+    ASSERT_EQ(m.size(), ref.size()) << "step " << i;
+  }
+  EXPECT_EQ(sorted(m), sorted(ref));
+  // Removing by predicate, across the wrap of the slots too.
+  const auto odd = [](const auto& item) { return item.second % 2 == 1; };
+  const auto removed = erase_if(m, odd);
+  EXPECT_EQ(removed, std::erase_if(ref, odd));
+  EXPECT_EQ(sorted(m), sorted(ref));
+  for (const auto& [k, v] : ref) EXPECT_TRUE(m.contains(k));
+  // Copies and moves keep every item; the moved-from map is empty and usable.
+  auto copy = m;
+  EXPECT_EQ(sorted(copy), sorted(ref));
+  auto moved = std::move(copy);
+  EXPECT_EQ(sorted(moved), sorted(ref));
+  EXPECT_TRUE(copy.empty());  // NOLINT: a moved-from map is left empty, as documented
+  copy[make(0)] = 1;
+  EXPECT_EQ(copy.size(), 1u);
+  m.clear();
+  EXPECT_TRUE(m.empty());
+  EXPECT_EQ(m.begin(), m.end());
+  EXPECT_FALSE(m.contains(make(0)));
+}
+
+// Every key in one home slot: lookups and erases walk one long run of items.
+struct one_slot {
+  std::size_t operator()(std::uint64_t) const noexcept { return 7; }
+};
+
+TEST(FlatMap, MatchesUnorderedMapOnIntegerKeys) {
+  check_against_reference<std::uint64_t, std::hash<std::uint64_t>>(
+      1, 5000, 200000, [](std::uint64_t x) { return x; });
+}
+
+TEST(FlatMap, MatchesUnorderedMapOnKeysThatShareTheirLowBits) {
+  check_against_reference<std::uint64_t, std::hash<std::uint64_t>>(
+      2, 3000, 100000, [](std::uint64_t x) { return x << 20; });
+}
+
+TEST(FlatMap, MatchesUnorderedMapWhenEveryKeyHashesAlike) {
+  check_against_reference<std::uint64_t, one_slot>(3, 300, 20000,
+                                                   [](std::uint64_t x) { return x; });
+}
+
+TEST(FlatMap, MatchesUnorderedMapOnStringKeys) {
+  check_against_reference<std::string, std::hash<std::string>>(
+      4, 4000, 100000, [](std::uint64_t x) {
+        // Short keys (in the string) and long ones (on the heap).
+        return x % 3 == 0 ? std::string(40, 'k') + std::to_string(x) : std::to_string(x);
+      });
+}
+
+TEST(FlatMap, AnInsertMayTakeItsValueFromAnItemOfTheSameMap) {
+  cairn::containers::flat_map<std::uint64_t, std::string> m;
+  m[0] = std::string(100, 'x');
+  // Each insert copies the value of an item; some of them grow the slots while they do.
+  for (std::uint64_t k = 1; k < 1000; ++k) m.try_emplace(k, m.find(k - 1)->second);
+  for (std::uint64_t k = 0; k < 1000; ++k) ASSERT_EQ(m.find(k)->second, std::string(100, 'x'));
+}
+
+TEST(FlatMap, ReserveKeepsTheSlotsWhileItemsFit) {
+  cairn::containers::flat_map<std::uint32_t, std::uint32_t> m;
+  m.reserve(1000);
+  m[1] = 2;
+  const auto* first = &*m.find(1);
+  for (std::uint32_t k = 2; k < 1000; ++k) m[k] = k;
+  EXPECT_EQ(&*m.find(1), first) << "the slots grew before 1000 items";
+}
+
+}  // namespace
