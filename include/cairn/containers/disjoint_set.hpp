@@ -253,19 +253,32 @@ class disjoint_set {
   struct insert_op {
     void operator()(disjoint_set& self, K&& a) const { self.parent_of(a); }
   };
+  // Where a climb ended: the root, or the first parent on another rank; `root_parent` points
+  // at the root's own entry in parent_ if the root is an item of this rank (valid until
+  // parent_ next changes), else is null.
+  struct summit {
+    K top;
+    K* root_parent;
+  };
   // Climbs from `x` (an item of this rank) while the parents are items of this rank too,
   // halving the path on the way (each item passed points to its grandparent, an ancestor with
-  // a smaller key: the order stays). Returns the root, or the first parent on another rank.
-  K climb(K x) {
+  // a smaller key: the order stays). Two lookups a step: a parent is an item of its owner, so
+  // only the first item can be new, and no lookup moves another item's entry.
+  summit climb(const K& from) {
     const int me = ranks_.rank();
+    K x = from;
+    K* px = &parent_of(x);
     for (;;) {
-      const K p = parent_of(x);
-      if (p == x || owner(p) != me) return p;
-      const K g = parent_.find(p)->second;  // p is a parent: an item of its owner
-      if (g == p) return p;
-      parent_.find(x)->second = g;
+      const K p = *px;
+      if (p == x) return {x, px};
+      if (owner(p) != me) return {p, nullptr};
+      K* pp = &parent_.find(p)->second;
+      const K g = *pp;
+      if (g == p) return {p, pp};
+      *px = g;
       x = g;
-      if (owner(x) != me) return x;
+      if (owner(x) != me) return {x, nullptr};
+      px = &parent_.find(x)->second;
     }
   }
   // At a's owner: climb to a's root (looping while the path stays on this rank, so a long
@@ -273,10 +286,9 @@ class disjoint_set {
   struct walk_a {
     static constexpr std::uint8_t step = 0;  // its kind in the filter (step_key)
     void operator()(disjoint_set& self, K&& a, K&& b) const {
-      const K top = self.climb(a);
+      const auto [top, root_parent] = self.climb(a);
       const std::uint64_t ht = self.hash_(top);
-      if (detail::owner_of_hash(ht, self.ranks_.size()) != self.ranks_.rank() ||
-          !(self.parent_.find(top)->second == top))
+      if (!root_parent)
         self.template send_step<walk_a>(top, ht, b);
       else
         self.template send_step<walk_b>(b, self.hash_(b), top, ht);
@@ -286,13 +298,12 @@ class disjoint_set {
   struct walk_b {
     static constexpr std::uint8_t step = 1;
     void operator()(disjoint_set& self, K&& b, K&& ra) const {
-      const K top = self.climb(b);
+      const auto [top, root_parent] = self.climb(b);
       const std::uint64_t ht = self.hash_(top);
-      if (detail::owner_of_hash(ht, self.ranks_.size()) != self.ranks_.rank() ||
-          !(self.parent_.find(top)->second == top)) {
+      if (!root_parent) {
         self.template send_step<walk_b>(top, ht, ra);
       } else if (ra < top) {
-        self.parent_.find(top)->second = ra;  // top is a root here and now: link it
+        *root_parent = ra;  // top is a root here and now: link it
       } else if (top < ra) {
         self.template send_step<link_op>(ra, self.hash_(ra), top, ht);
       }
