@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 
@@ -114,6 +115,30 @@ TEST(FlatMap, AnInsertMayTakeItsValueFromAnItemOfTheSameMap) {
   // Each insert copies the value of an item; some of them grow the slots while they do.
   for (std::uint64_t k = 1; k < 1000; ++k) m.try_emplace(k, m.find(k - 1)->second);
   for (std::uint64_t k = 0; k < 1000; ++k) ASSERT_EQ(m.find(k)->second, std::string(100, 'x'));
+}
+
+// A value whose construction from a negative number throws.
+struct picky {
+  int v = 0;
+  picky() = default;
+  explicit picky(int x) : v(x) {
+    if (x < 0) throw std::runtime_error("picky");
+  }
+};
+
+TEST(FlatMap, AnInsertThatThrowsKeepsEveryItem) {
+  cairn::containers::flat_map<std::uint64_t, picky> m;
+  for (std::uint64_t k = 0; k < 2000; ++k) {
+    // Tried at every size, so also when the insert would grow the slots.
+    EXPECT_THROW(m.try_emplace(k + 100000, -1), std::runtime_error);
+    ASSERT_EQ(m.size(), k);
+    m.try_emplace(k, static_cast<int>(k));
+  }
+  for (std::uint64_t k = 0; k < 2000; ++k) {
+    ASSERT_TRUE(m.contains(k)) << k;
+    ASSERT_EQ(m.find(k)->second.v, static_cast<int>(k));
+    ASSERT_FALSE(m.contains(k + 100000));
+  }
 }
 
 TEST(FlatMap, ReserveKeepsTheSlotsWhileItemsFit) {

@@ -278,9 +278,18 @@ class flat_map {
     size_type i = m >> shift();
     while (slots_[i].tag != 0) i = (i + 1) & mask_;
     slot& s = slots_[i];
-    ::new (static_cast<void*>(s.item))
-        value_type(std::piecewise_construct, std::forward_as_tuple(std::forward<Key>(key)),
-                   std::forward_as_tuple(std::forward<Args>(args)...));
+    try {
+      ::new (static_cast<void*>(s.item))
+          value_type(std::piecewise_construct, std::forward_as_tuple(std::forward<Key>(key)),
+                     std::forward_as_tuple(std::forward<Args>(args)...));
+    } catch (...) {
+      if (old) {  // the items are still in the old slots
+        std::allocator<slot>{}.deallocate(slots_, capacity());
+        slots_ = old;
+        mask_ = old_capacity - 1;
+      }
+      throw;
+    }
     s.tag = tag_of(m);
     ++size_;
     if (old) move_from(old, old_capacity);
