@@ -168,7 +168,9 @@ class counting_set {
   static void apply_counts(void* self,
                            typename detail::owner_batch<K, std::uint64_t>::items& items) {
     local_map& local = static_cast<counting_set*>(self)->local_;
-    for (auto& [key, n] : items) local[std::move(key)] += n;
+    detail::apply_prefetched(local, items, [&](std::uint64_t h, auto& item) {
+      local.try_emplace_hashed(h, std::move(item.first), 0).first->second += item.second;
+    });
   }
   void settle() { batch_.settle(this); }
 

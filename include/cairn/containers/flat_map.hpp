@@ -174,6 +174,18 @@ class flat_map {
   template <class Key, class... Args>
   std::pair<iterator, bool> try_emplace(Key&& key, Args&&... args) {
     const std::uint64_t m = mix(key);
+    return try_emplace_hashed(m, std::forward<Key>(key), std::forward<Args>(args)...);
+  }
+  /// The hash by which `key` picks its slot, for the `_hashed` calls: a batch of inserts hashes
+  /// its keys, prefetches their slots, then inserts, so that the batch's misses overlap.
+  [[nodiscard]] std::uint64_t slot_hash(const K& key) const { return mix(key); }
+  /// Starts loading the slot where the item of slot hash `m` would be looked for first.
+  void prefetch(std::uint64_t m) const noexcept {
+    if (slots_) __builtin_prefetch(slots_ + (m >> shift()));
+  }
+  /// try_emplace of a key whose slot_hash is `m`.
+  template <class Key, class... Args>
+  std::pair<iterator, bool> try_emplace_hashed(std::uint64_t m, Key&& key, Args&&... args) {
     if (slot* s = lookup(m, key)) return {{s, slots_ + capacity()}, false};
     return {{place(m, std::forward<Key>(key), std::forward<Args>(args)...), slots_ + capacity()},
             true};

@@ -165,6 +165,24 @@ class owner_batch {
   apply_fn apply_ = nullptr;
 };
 
+/// Applies an owner_batch's `items` to a flat_map `part`: every key is hashed and its slot
+/// prefetched first, then `apply(slot_hash, item)` runs for each item in order (typically a
+/// `part.try_emplace_hashed(slot_hash, ...)`), so the batch's cache misses overlap instead of
+/// each lookup waiting for the last.
+template <class Part, class Items, class Apply>
+void apply_prefetched(Part& part, Items& items, Apply apply) {
+  constexpr std::size_t chunk = 64;  // an owner_batch's capacity: hashes on the stack
+  std::uint64_t hashes[chunk];
+  for (std::size_t lo = 0; lo < items.size(); lo += chunk) {
+    const std::size_t n = std::min(chunk, items.size() - lo);
+    for (std::size_t k = 0; k < n; ++k) {
+      hashes[k] = part.slot_hash(items[lo + k].first);
+      part.prefetch(hashes[k]);
+    }
+    for (std::size_t k = 0; k < n; ++k) apply(hashes[k], items[lo + k]);
+  }
+}
+
 /// One bit per slot of a direct-mapped table (the caches and filters below).
 class slot_bits {
  public:
