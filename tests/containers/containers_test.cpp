@@ -302,6 +302,58 @@ TEST(Map, ReduceVisitAssignEraseMatchTheReference) {
   });
 }
 
+using fan_map = cairn::containers::map<std::uint64_t, std::uint64_t>;
+
+// A visitor's calls on keys of its rank wait until it returns: here each inserts many keys
+// (the rank's part grows under it) and then adds to the value it holds; and it inserts, assigns
+// and erases one key of its own rank, which must run in that order.
+void visit_and_fan_out(fan_map& self, const std::uint64_t& key, std::uint64_t& value,
+                       std::uint64_t fan) {
+  for (std::uint64_t i = 0; i < fan; ++i) self.async_insert(1000 + key * fan + i, key);
+  std::uint64_t own = (1u << 30) + key * 1024;  // a key of this rank, of this visit alone
+  while (self.owner(own) != self.owner(key)) ++own;
+  self.async_insert(own, 1);
+  self.async_insert_or_assign(own, 2);
+  self.async_erase(own);
+  self.async_insert_or_assign(own, value + 3);
+  value += 1;
+}
+
+TEST(Map, CallsAVisitorMakesOnItsRankRunAfterIt) {
+  run([](cairn::world& w) {
+    constexpr std::uint64_t visited = 64, fan = 200;
+    fan_map m(w);
+    for (std::uint64_t k = 0; k < visited; ++k)
+      m.async_visit(
+          k,
+          [](fan_map& self, const std::uint64_t& key, std::uint64_t& value, std::uint64_t f) {
+            visit_and_fan_out(self, key, value, f);
+          },
+          fan);
+    w.quiesce();
+    // Each rank's visit of k adds 1 (after its own calls): k ends at the rank count.
+    std::uint64_t wrong = 0, mine = 0;
+    for (std::uint64_t k = 0; k < visited; ++k) {
+      if (m.owner(k) != w.rank()) continue;
+      const auto it = m.local().find(k);
+      wrong += it == m.local().end() || it->second != static_cast<std::uint64_t>(w.size());
+      ++mine;
+    }
+    for (const auto& [key, value] : m.local()) {
+      if (key < visited) continue;
+      if (key < 1u << 30) {  // fanned out: inserted by every visit of key's visitor alike
+        wrong += value != (key - 1000) / fan;
+      } else {  // erased, then assigned the visited value (0 .. size - 1) plus 3
+        wrong += value < 3 || value >= 3 + static_cast<std::uint64_t>(w.size());
+      }
+      ++mine;
+    }
+    EXPECT_EQ(wrong, 0u) << "rank " << w.rank();
+    EXPECT_EQ(w.allreduce(mine, cairn::plus{}), visited + visited * fan + visited);
+    EXPECT_EQ(m.size(), visited + visited * fan + visited);
+  });
+}
+
 template <class Route = direct, class Ranks>
 void check_set(Ranks& w, Route route = {}) {
   {

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// `cairn::containers::flat_map`: the hash table behind a rank's part of the containers whose
-/// handlers run no user code (counting_set, disjoint_set). Open addressing with linear probing:
+/// `cairn::containers::flat_map`: the hash table behind a rank's part of the hashed containers
+/// (counting_set, map, disjoint_set). Open addressing with linear probing:
 /// an item lives in its slot, so a lookup of an integer key costs one cache miss where
 /// std::unordered_map's costs up to three (bucket, the node before, the node). Measured with
 /// bench/cc.cpp's disjoint set at R-MAT scale 18: those misses were most of its time.
@@ -10,7 +10,8 @@
 /// part (iterate, find, count, try_emplace, operator[], insert_or_assign, erase, clear,
 /// reserve), with one difference: an insert or erase may move other items, so it invalidates
 /// references and iterators to every item (std::unordered_map keeps references across an
-/// insert). No container hands out a reference while it can insert.
+/// insert). No container hands out a reference while it can insert: a map's visitor holds one,
+/// and the calls it makes on its rank wait until it returns.
 
 #include <bit>
 #include <cstddef>

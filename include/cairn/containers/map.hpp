@@ -7,7 +7,9 @@
 /// `async_visit(key, f, args...)` (f runs on the value, made if missing) and
 /// `async_visit_if_contains`, `async_reduce(key, value, merge)`. `f` and `merge` are stateless
 /// function objects (lambdas without captures): they travel as registered functions, like
-/// async calls. Results are complete after world::quiesce().
+/// async calls. While `f` runs (and while for_all's function runs), the calls it makes on keys
+/// of this rank wait until it returns: the value it holds stays in place. Results are complete
+/// after world::quiesce().
 ///
 ///     cairn::containers::map<std::uint64_t, std::uint64_t> degree(w);
 ///     for (auto [u, v] : my_edges) {
@@ -23,11 +25,11 @@
 #include <optional>
 #include <span>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "cairn/containers/detail/keyed.hpp"
+#include "cairn/containers/flat_map.hpp"
 #include "cairn/runtime/world.hpp"
 
 namespace cairn::containers {
@@ -41,8 +43,8 @@ class map {
   using key_type = K;
   /// Value type.
   using mapped_type = V;
-  /// This rank's part.
-  using local_map = std::unordered_map<K, V, detail::local_hash<Hash, K>>;
+  /// This rank's part (a flat table: an insert or erase moves other items).
+  using local_map = flat_map<K, V, detail::local_hash<Hash, K>>;
 
   /// An empty map on the ranks of `on`: the world, or a group (made by its members;
   /// its ranks are then group ranks, and group::quiesce ends its phases). Calls travel by
@@ -126,11 +128,16 @@ class map {
     settle();
     return local_;
   }
-  /// Calls `f(key, value)` for every key of this rank.
+  /// Calls `f(key, value)` for every key of this rank (calls it makes on keys of this rank
+  /// run after the last).
   template <class F>
   void for_all(F&& f) {
     settle();
-    for (auto& [k, v] : local_) f(k, v);
+    {
+      const held_calls hold(*this);
+      for (auto& [k, v] : local_) f(k, v);
+    }
+    calls_.records().deliver_held();
   }
   /// Collective (every rank passes the same key): the key's value, on every rank.
   [[nodiscard]] std::optional<V> value_of(const K& key) {
@@ -204,12 +211,25 @@ class map {
         if constexpr (!Make) return;
         it = self.local_.try_emplace(std::move(key)).first;
       }
-      F f{};
-      if constexpr (std::is_invocable_v<F&, map&, const K&, V&, A&...>)
-        f(self, it->first, it->second, args...);
-      else
-        f(it->first, it->second, args...);
+      {
+        const held_calls hold(self);
+        F f{};
+        if constexpr (std::is_invocable_v<F&, map&, const K&, V&, A&...>)
+          f(self, it->first, it->second, args...);
+        else
+          f(it->first, it->second, args...);
+      }
+      self.calls_.records().deliver_held();
     }
+  };
+  // While it lives, calls on this rank are queued and the part is not changed (a user's
+  // function holds a reference into it).
+  struct held_calls {
+    map& self;
+    explicit held_calls(map& m) noexcept : self(m) { self.calls_.records().hold_local(); }
+    ~held_calls() { self.calls_.records().end_hold(); }
+    held_calls(const held_calls&) = delete;
+    held_calls& operator=(const held_calls&) = delete;
   };
   friend class detail::reduce_combiner<map, K, V, Hash>;
   template <class Merge>
@@ -235,17 +255,20 @@ class map {
   template <class Merge>
   static void apply_reductions(void* self, typename detail::owner_batch<K, V>::items& items) {
     local_map& local = static_cast<map*>(self)->local_;
-    for (auto& [key, value] : items) {
-      auto [it, fresh] = local.try_emplace(std::move(key), value);
-      if (!fresh) it->second = Merge{}(it->second, value);
-    }
+    detail::apply_prefetched(local, items, [&](std::uint64_t h, auto& item) {
+      auto [it, fresh] = local.try_emplace_hashed(h, std::move(item.first), item.second);
+      if (!fresh) it->second = Merge{}(std::as_const(it->second), std::as_const(item.second));
+    });
   }
   template <class Merge>
   static std::uint32_t reduce_index() {
     return cairn::msg::detail::call_entry<map, reduce_op<Merge>, cairn::msg::detail::wire_type<K>,
                                           cairn::msg::detail::wire_type<V>>::index();
   }
-  void settle() { batch_.settle(this); }
+  // Applies the reductions gathered here (not while a user's function holds a value).
+  void settle() {
+    if (!calls_.records().holds_local()) batch_.settle(this);
+  }
 
   detail::container_ranks ranks_;
   Hash hash_;

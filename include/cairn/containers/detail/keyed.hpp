@@ -97,8 +97,8 @@ inline constexpr bool local_std_hash =
   std::hash<K>{}(k);
 };
 
-/// The hash of a rank's part (a std::unordered_map or set). The owner is picked by the 64-bit
-/// `Hash`; the part itself does not need those mixed bits. With the default hash it uses
+/// The hash of a rank's part (a flat_map, or a set's std::unordered_set). The owner is picked by
+/// the 64-bit `Hash`; the part itself does not need those mixed bits. With the default hash it uses
 /// std::hash<K>, as a user's own std::unordered_map would: for integer keys the identity, so
 /// keys near in value sit near in the table. Measured on the keys of an R-MAT graph
 /// (bench/degree.cpp's, 2^18 vertices, one rank, 2^23 counts): 27-59 ns per count against
