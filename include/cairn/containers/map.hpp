@@ -133,11 +133,9 @@ class map {
   template <class F>
   void for_all(F&& f) {
     settle();
-    {
-      const held_calls hold(*this);
+    with_calls_held([&] {
       for (auto& [k, v] : local_) f(k, v);
-    }
-    calls_.records().deliver_held();
+    });
   }
   /// Collective (every rank passes the same key): the key's value, on every rank.
   [[nodiscard]] std::optional<V> value_of(const K& key) {
@@ -211,26 +209,30 @@ class map {
         if constexpr (!Make) return;
         it = self.local_.try_emplace(std::move(key)).first;
       }
-      {
-        const held_calls hold(self);
+      self.with_calls_held([&] {
         F f{};
         if constexpr (std::is_invocable_v<F&, map&, const K&, V&, A&...>)
           f(self, it->first, it->second, args...);
         else
           f(it->first, it->second, args...);
-      }
-      self.calls_.records().deliver_held();
+      });
     }
   };
-  // While it lives, calls on this rank are queued and the part is not changed (a user's
-  // function holds a reference into it).
-  struct held_calls {
-    map& self;
-    explicit held_calls(map& m) noexcept : self(m) { self.calls_.records().hold_local(); }
-    ~held_calls() { self.calls_.records().end_hold(); }
-    held_calls(const held_calls&) = delete;
-    held_calls& operator=(const held_calls&) = delete;
-  };
+  // Runs `f` (a user's function holding a reference into the part) with the calls on this
+  // rank queued and the part unchanged, then delivers the queued calls.
+  template <class F>
+  void with_calls_held(F&& f) {
+    auto& records = calls_.records();
+    records.hold_local();
+    try {
+      f();
+    } catch (...) {
+      records.end_hold();  // the queued calls wait for the next poll
+      throw;
+    }
+    records.end_hold();
+    records.deliver_held();
+  }
   friend class detail::reduce_combiner<map, K, V, Hash>;
   template <class Merge>
   static void send_reduce(map& self, const K& key, const V& value, std::uint64_t h) {

@@ -141,6 +141,9 @@ class owner_batch {
   /// Applies `items` to the part at `part`.
   using apply_fn = void (*)(void* part, items&);
 
+  /// Pairs gathered before they are applied.
+  static constexpr std::size_t capacity = 64;
+
   owner_batch() { items_.reserve(capacity); }
   /// Gathers (key, value), to be applied by `apply` (the batch waiting for another `apply`
   /// is applied first).
@@ -160,7 +163,6 @@ class owner_batch {
   }
 
  private:
-  static constexpr std::size_t capacity = 64;
   items items_;
   apply_fn apply_ = nullptr;
 };
@@ -169,9 +171,9 @@ class owner_batch {
 /// prefetched first, then `apply(slot_hash, item)` runs for each item in order (typically a
 /// `part.try_emplace_hashed(slot_hash, ...)`), so the batch's cache misses overlap instead of
 /// each lookup waiting for the last.
-template <class Part, class Items, class Apply>
-void apply_prefetched(Part& part, Items& items, Apply apply) {
-  constexpr std::size_t chunk = 64;  // an owner_batch's capacity: hashes on the stack
+template <class Part, class K, class V, class Apply>
+void apply_prefetched(Part& part, std::vector<std::pair<K, V>>& items, Apply apply) {
+  constexpr std::size_t chunk = owner_batch<K, V>::capacity;  // hashes on the stack
   std::uint64_t hashes[chunk];
   for (std::size_t lo = 0; lo < items.size(); lo += chunk) {
     const std::size_t n = std::min(chunk, items.size() - lo);

@@ -140,21 +140,21 @@ class record_channel {
   /// deliver_held) instead of handled at once: always with queue_local, else while a hold lasts
   /// and until the items it queued are delivered (so this rank's items keep their order).
   [[nodiscard]] bool queues_local() const noexcept {
-    return queue_local_ || deferring_ != 0 || local_records_ != 0;
+    return queue_local_ || holds_ != 0 || draining_now_ || local_records_ != 0;
   }
   /// Starts a hold: items for this rank are queued until it ends. A handler that works on a
   /// reference into its target's state (a map's value in a visitor) holds, so that the calls
   /// it makes on this rank cannot change that state under it.
-  void hold_local() noexcept { ++deferring_; }
+  void hold_local() noexcept { ++holds_; }
   /// Ends a hold (the items it queued wait for deliver_held() or the next poll).
-  void end_hold() noexcept { --deferring_; }
+  void end_hold() noexcept { --holds_; }
   /// Delivers the items queued for this rank, unless a hold lasts or a delivery of queued
   /// items is under way (which goes on to them).
   void deliver_held() {
-    if (deferring_ == 0) drain_local();
+    if (holds_ == 0) drain_local();
   }
   /// True while a hold lasts.
-  [[nodiscard]] bool holds_local() const noexcept { return deferring_ > (draining_now_ ? 1 : 0); }
+  [[nodiscard]] bool holds_local() const noexcept { return holds_ != 0; }
 
  private:
   struct out_buffer {
@@ -306,15 +306,11 @@ class record_channel {
     if (local_.empty() || draining_now_) return false;
     // Handlers may queue more while a batch is delivered: take the queue, then look again.
     // Items they send this rank meanwhile queue behind (the rank's order holds).
-    ++deferring_;
     draining_now_ = true;
     struct end_drain {
-      record_channel& c;
-      ~end_drain() {
-        --c.deferring_;
-        c.draining_now_ = false;
-      }
-    } ending{*this};
+      bool& now;
+      ~end_drain() { now = false; }
+    } ending{draining_now_};
     bool any = false;
     while (!local_.empty()) {
       draining_.clear();
@@ -419,7 +415,7 @@ class record_channel {
   std::vector<out_buffer> transit_;  // per peer: records to be forwarded (routed only)
   channel_core core_;
   bool queue_local_;
-  int deferring_ = 0;                 // holds, plus one while queued items are delivered
+  int holds_ = 0;                     // holds lasting (hold_local)
   bool draining_now_ = false;         // queued items are being delivered
   std::vector<std::byte> local_;      // queued records for this rank: size, origin, payload
   std::vector<std::byte> draining_;   // the batch being delivered
