@@ -15,10 +15,12 @@
 ///
 /// A union is idempotent, and so is every step of its walk (each joins the sets of two keys):
 /// for trivially copyable keys, a direct-mapped filter of container_options::cache_slots pairs
-/// remembers the pairs (either way round) this rank sent, as unions or as steps of the walks
-/// it serves, or saw pass on a forwarding route. A repeated one is dropped at the source
+/// remembers the steps (kind and keys, in order) this rank sent, as unions or as steps of the
+/// walks it serves, or saw pass on a forwarding route. A repeated one is dropped at the source
 /// (channel_stats::combined_source counts them) and, with container_options::combine_hops, at
-/// every hop (combined_hops): the one that went before joins the same two sets. A union of a
+/// every hop (combined_hops): the one that went before joins the same two sets, and it goes to
+/// the same rank by the same path, so some copy of every step arrives. (Pairs taken either way
+/// round go to different ranks: two hops could each drop the copy the other kept.) A union of a
 /// key with itself only inserts it.
 
 #include <bit>
@@ -213,23 +215,22 @@ class disjoint_set {
   // Pairs of string keys would be copied into the filter on every union.
   static constexpr bool filtered = std::is_trivially_copyable_v<K>;
 
-  // A step of a walk as the filter remembers it: which step, and its two keys (smaller first).
+  // A step of a walk as the filter remembers it: which step, and its two keys in order (the
+  // first picks the rank it goes to).
   // Each step a walk takes next differs from it in kind or keys, so only a step that repeats
   // another one is dropped, never the rest of a walk.
   struct step_key {
-    K lo{}, hi{};
+    K x{}, y{};
     std::uint8_t step = 0;
     bool operator==(const step_key&) const = default;
   };
-  // True if this rank sent step `step` joining x and y (hashed hx, hy; either way round), or saw
-  // it pass, since the set was last cleared; else remembers it. False with the filter off.
+  // True if this rank sent step `step`(x, y) (keys hashed hx, hy), or saw it pass, since the
+  // set was last cleared; else remembers it. False with the filter off.
   bool repeats(std::uint8_t step, const K& x, std::uint64_t hx, const K& y, std::uint64_t hy) {
     if (!sent_.enabled()) return false;
-    const bool ordered = x < y;
     // The low bits (the filter's slot) mix both keys' hashes and the step.
-    const std::uint64_t h =
-        (ordered ? hx : hy) ^ ((ordered ? hy : hx) * 0x9E3779B97F4A7C15ULL) ^ (step * 0x51ULL);
-    return sent_.seen(h, ordered ? step_key{x, y, step} : step_key{y, x, step});
+    const std::uint64_t h = hx ^ (hy * 0x9E3779B97F4A7C15ULL) ^ (step * 0x51ULL);
+    return sent_.seen(h, step_key{x, y, step});
   }
   // Sends step Op(x, y), which joins the sets of x and y (hashed hx, hy), to the owner of x,
   // unless this rank sent or saw the same step before.
