@@ -354,6 +354,117 @@ TEST(Map, CallsAVisitorMakesOnItsRankRunAfterIt) {
   });
 }
 
+// Every key of every rank's part, in order (each rank's part as `key_of` reads its items).
+template <class Part, class KeyOf>
+std::vector<std::uint64_t> all_keys(cairn::world& w, const Part& part, KeyOf key_of) {
+  std::vector<std::uint64_t> mine;
+  for (const auto& item : part) mine.push_back(key_of(item));
+  std::vector<std::uint64_t> all;
+  for (auto& p : w.allgather(mine)) all.insert(all.end(), p.begin(), p.end());
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+// for_all's function makes calls on keys of every rank, its own included (enough of them
+// to fill buffers and flush while it runs): those on its rank run after the iteration, and
+// messages from other ranks wait, so the part it walks does not change under it.
+TEST(Containers, CallsAForAllMakesRunAfterIt) {
+  run([](cairn::world& w) {
+    constexpr std::uint64_t n = 6000;
+    const auto me = static_cast<std::uint64_t>(w.rank());
+    const auto p = static_cast<std::uint64_t>(w.size());
+    std::vector<std::uint64_t> want;
+    {  // set: each key k < n adds k + n and k + 2n
+      cairn::containers::set<std::uint64_t> s(w);
+      for (std::uint64_t k = me; k < n; k += p) s.async_insert(k);
+      w.quiesce();
+      s.for_all([&](std::uint64_t k) {
+        if (k < n) {
+          s.async_insert(k + n);
+          s.async_insert(k + 2 * n);
+        }
+      });
+      w.quiesce();
+      want.resize(3 * n);
+      std::iota(want.begin(), want.end(), 0);
+      EXPECT_EQ(all_keys(w, s.local(), [](std::uint64_t k) { return k; }), want);
+    }
+    {  // counting_set: each key k < n adds 1 to itself and to k + n
+      cairn::containers::counting_set<std::uint64_t> c(w);
+      for (std::uint64_t k = me; k < n; k += p) c.async_insert(k);
+      w.quiesce();
+      c.for_all([&](std::uint64_t k, std::uint64_t) {
+        if (k < n) {
+          c.async_insert(k);
+          c.async_insert(k + n);
+        }
+      });
+      w.quiesce();
+      std::uint64_t wrong = 0;
+      for (const auto& [k, count] : c.local()) wrong += count != (k < n ? 2u : 1u);
+      EXPECT_EQ(wrong, 0u) << "rank " << w.rank();
+      want.resize(2 * n);
+      EXPECT_EQ(all_keys(w, c.local(), [](const auto& e) { return e.first; }), want);
+    }
+    {  // map: each key k < n takes k + 1 (by a call, and after the walk) and adds k + n -> 2k
+      cairn::containers::map<std::uint64_t, std::uint64_t> m(w);
+      for (std::uint64_t k = me; k < n; k += p) m.async_insert(k, k);
+      w.quiesce();
+      m.for_all([&](std::uint64_t k, std::uint64_t& v) {
+        if (k >= n) return;
+        m.async_insert_or_assign(k, v + 1);
+        m.async_insert_or_assign(k + n, 2 * v);
+      });
+      w.quiesce();
+      std::uint64_t wrong = 0;
+      for (const auto& [k, v] : m.local()) wrong += v != (k < n ? k + 1 : 2 * (k - n));
+      EXPECT_EQ(wrong, 0u) << "rank " << w.rank();
+      EXPECT_EQ(all_keys(w, m.local(), [](const auto& e) { return e.first; }), want);
+    }
+    {  // bag: each item x < n places x + n (round robin: on this rank too)
+      cairn::containers::bag<std::uint64_t> b(w);
+      for (std::uint64_t k = me; k < n; k += p) b.async_insert(k);
+      w.quiesce();
+      b.for_all([&](std::uint64_t x) {
+        if (x < n) b.async_insert(x + n);
+      });
+      w.quiesce();
+      EXPECT_EQ(all_keys(w, b.local(), [](std::uint64_t x) { return x; }), want);
+    }
+    {  // array: value i sets value i + 1 of its rank to its own plus 1000, read before the
+       // walk (a set from another rank may arrive before this rank's walk: none is made)
+      cairn::containers::array<std::uint64_t> a(w, n);
+      for (std::uint64_t i = me; i < n; i += p) a.async_set(i, i);
+      w.quiesce();
+      a.for_all([&](std::uint64_t i, std::uint64_t& v) {
+        if (i + 1 < n && a.owner(i + 1) == w.rank()) a.async_set(i + 1, v + 1000);
+      });
+      w.quiesce();
+      const auto got = a.gather(0);
+      if (w.rank() == 0) {
+        std::uint64_t wrong = 0;
+        for (std::uint64_t i = 0; i < n; ++i)
+          wrong += got[i] != (i > 0 && a.owner(i - 1) == a.owner(i) ? i - 1 + 1000 : i);
+        EXPECT_EQ(wrong, 0u);
+      }
+    }
+    {  // disjoint_set: pairs {2j, 2j + 1}; each 2j < n joins 2j + n during the walk
+      cairn::containers::disjoint_set<std::uint64_t> d(w);
+      for (std::uint64_t j = me; 2 * j + 1 < n; j += p) d.async_union(2 * j, 2 * j + 1);
+      w.quiesce();
+      d.for_all([&](std::uint64_t x, std::uint64_t) {
+        if (x < n && x % 2 == 0) d.async_union(x, x + n);
+      });
+      d.compress();
+      std::uint64_t wrong = 0;
+      for (const auto& [x, root] : d.local()) wrong += root != (x < n ? x - x % 2 : x - n);
+      EXPECT_EQ(wrong, 0u) << "rank " << w.rank();
+      EXPECT_EQ(w.allreduce(static_cast<std::uint64_t>(d.local().size()), cairn::plus{}),
+                n + n / 2);
+    }
+  });
+}
+
 template <class Route = direct, class Ranks>
 void check_set(Ranks& w, Route route = {}) {
   {

@@ -1,6 +1,7 @@
 // cairn::containers::flat_map against std::unordered_map: random inserts, assigns, erases and
 // lookups (some by a precomputed slot hash) with fixed seeds, on keys that collide in the low bits,
-// string keys and a hash that sends every key to one slot; erase_if, copies and moves.
+// string keys and a hash that sends every key to one slot; erase_if, copies and moves. And
+// flat_set against std::unordered_set the same way.
 
 #include "cairn/containers/flat_map.hpp"
 
@@ -9,9 +10,11 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace {
 
@@ -154,6 +157,87 @@ TEST(FlatMap, ReserveKeepsTheSlotsWhileItemsFit) {
   const auto* first = &*m.find(1);
   for (std::uint32_t k = 2; k < 1000; ++k) m[k] = k;
   EXPECT_EQ(&*m.find(1), first) << "the slots grew before 1000 items";
+}
+
+template <class K, class Hash, class MakeKey>
+void check_set_against_reference(std::uint64_t seed, std::uint64_t keys, int steps, MakeKey make) {
+  cairn::containers::flat_set<K, Hash> s;
+  std::unordered_set<K> ref;
+  const auto sorted_keys = [](const auto& c) {
+    std::set<K> out;
+    for (const K& k : c) EXPECT_TRUE(out.insert(k).second) << "key seen twice";
+    return out;
+  };
+  std::mt19937_64 g(seed);
+  for (int i = 0; i < steps; ++i) {
+    const K k = make(g() % keys);
+    switch (g() % 4) {
+      case 0: {
+        const auto [it, fresh] = s.insert(k);
+        ASSERT_EQ(fresh, ref.insert(k).second) << "step " << i;
+        ASSERT_EQ(*it, k) << "step " << i;
+        break;
+      }
+      case 1: {  // as the set's batch inserts: by a precomputed slot hash
+        const std::uint64_t h = s.slot_hash(k);
+        s.prefetch(h);
+        ASSERT_EQ(s.try_emplace_hashed(h, k).second, ref.insert(k).second) << "step " << i;
+        break;
+      }
+      case 2: ASSERT_EQ(s.erase(k), ref.erase(k)) << "step " << i; break;
+      default: ASSERT_EQ(s.contains(k), ref.contains(k)) << "step " << i;
+    }
+    ASSERT_EQ(s.size(), ref.size()) << "step " << i;
+  }
+  EXPECT_EQ(sorted_keys(s), sorted_keys(ref));
+  const auto even = [](const K& k) { return std::hash<K>{}(k) % 2 == 0; };
+  EXPECT_EQ(erase_if(s, even), std::erase_if(ref, even));
+  EXPECT_EQ(sorted_keys(s), sorted_keys(ref));
+  auto copy = s;
+  auto moved = std::move(copy);
+  EXPECT_EQ(sorted_keys(moved), sorted_keys(ref));
+  EXPECT_TRUE(copy.empty());  // NOLINT: a moved-from set is left empty, as documented
+}
+
+TEST(FlatSet, MatchesUnorderedSetOnIntegerKeys) {
+  check_set_against_reference<std::uint64_t, std::hash<std::uint64_t>>(
+      5, 5000, 200000, [](std::uint64_t x) { return x; });
+}
+
+TEST(FlatSet, MatchesUnorderedSetWhenEveryKeyHashesAlike) {
+  check_set_against_reference<std::uint64_t, one_slot>(6, 300, 20000,
+                                                       [](std::uint64_t x) { return x; });
+}
+
+TEST(FlatSet, MatchesUnorderedSetOnStringKeys) {
+  check_set_against_reference<std::string, std::hash<std::string>>(
+      7, 4000, 100000, [](std::uint64_t x) {
+        return x % 3 == 0 ? std::string(40, 'k') + std::to_string(x) : std::to_string(x);
+      });
+}
+
+// A key that counts its copies (a map's keys are const and copied when items move; a set's
+// are moved, so moving items cannot throw where the key's move does not).
+struct counted_key {
+  static inline int copies = 0;
+  std::uint64_t v = 0;
+  explicit counted_key(std::uint64_t x) : v(x) {}
+  counted_key(const counted_key& o) : v(o.v) { ++copies; }
+  counted_key(counted_key&& o) noexcept : v(o.v) {}
+  counted_key& operator=(const counted_key&) = delete;
+  friend bool operator==(const counted_key& a, const counted_key& b) { return a.v == b.v; }
+};
+struct counted_hash {
+  std::size_t operator()(const counted_key& k) const noexcept { return k.v; }
+};
+
+TEST(FlatSet, MovesItsKeysWhenItemsMove) {
+  cairn::containers::flat_set<counted_key, counted_hash> s;
+  counted_key::copies = 0;
+  for (std::uint64_t k = 0; k < 5000; ++k) s.insert(counted_key(k));  // grows ten times
+  for (std::uint64_t k = 0; k < 5000; k += 3) ASSERT_EQ(s.erase(counted_key(k)), 1u);  // shifts
+  EXPECT_EQ(counted_key::copies, 0);
+  for (std::uint64_t k = 0; k < 5000; ++k) ASSERT_EQ(s.contains(counted_key(k)), k % 3 != 0);
 }
 
 }  // namespace

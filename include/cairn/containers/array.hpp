@@ -102,11 +102,14 @@ class array {
   }
   /// This rank's values.
   [[nodiscard]] const std::vector<T>& local() const noexcept { return local_; }
-  /// Calls `f(i, value)` for every value of this rank.
+  /// Calls `f(i, value)` for every value of this rank (calls it makes on indices of this rank
+  /// run after the last; messages from other ranks wait too).
   template <class F>
   void for_all(F&& f) {
     settle();
-    for (std::size_t j = 0; j < local_.size(); ++j) f(first_ + j, local_[j]);
+    detail::with_calls_held(calls_.records(), [&] {
+      for (std::size_t j = 0; j < local_.size(); ++j) f(first_ + j, local_[j]);
+    });
   }
   /// Counters of the array's calls on this rank.
   [[nodiscard]] const cairn::msg::channel_stats& stats() const noexcept {

@@ -53,10 +53,13 @@ class bag {
   [[nodiscard]] const std::vector<T>& local() const noexcept { return local_; }
   /// This rank's items, to change locally.
   [[nodiscard]] std::vector<T>& local() noexcept { return local_; }
-  /// Calls `f(item)` for every item of this rank.
+  /// Calls `f(item)` for every item of this rank (items it places on this rank arrive after
+  /// the last; messages from other ranks wait too).
   template <class F>
   void for_all(F&& f) {
-    for (auto& x : local_) f(x);
+    detail::with_calls_held(calls_.records(), [&] {
+      for (auto& x : local_) f(x);
+    });
   }
   /// Collective: the number of items over all ranks.
   [[nodiscard]] std::uint64_t size() {

@@ -65,10 +65,14 @@ class counting_set {
   }
   /// This rank's keys and counts (complete after world::quiesce()).
   [[nodiscard]] const local_map& local() const noexcept { return local_; }
-  /// Calls `f(key, count)` for every key of this rank.
+  /// Calls `f(key, count)` for every key of this rank (counts it adds on this rank arrive
+  /// after the last; messages from other ranks wait too).
   template <class F>
-  void for_all(F&& f) const {
-    for (const auto& [k, n] : local_) f(k, n);
+  void for_all(F&& f) {
+    settle();
+    detail::with_calls_held(calls_.records(), [&] {
+      for (const auto& [k, n] : local_) f(k, n);
+    });
   }
 
   /// Collective (every rank passes the same key): the count of `key`, on every rank.

@@ -158,10 +158,13 @@ class disjoint_set {
   /// This rank's items and their parents (their roots after compress()).
   [[nodiscard]] const local_map& local() const noexcept { return parent_; }
   /// Calls `f(item, parent)` for every item of this rank (`parent` is the root after
-  /// compress()).
+  /// compress()). Unions it asks for whose steps run on this rank start after the last;
+  /// messages from other ranks wait too.
   template <class F>
-  void for_all(F&& f) const {
-    for (const auto& [x, p] : parent_) f(x, p);
+  void for_all(F&& f) {
+    detail::with_calls_held(calls_.records(), [&] {
+      for (const auto& [x, p] : parent_) f(x, p);
+    });
   }
   /// Collective, after compress() (every rank passes the same key): the root of `key`'s set,
   /// on every rank (`key` itself if it is in no union).

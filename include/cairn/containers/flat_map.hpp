@@ -1,17 +1,17 @@
 #pragma once
 /// \file
-/// `cairn::containers::flat_map`: the hash table behind a rank's part of the hashed containers
-/// (counting_set, map, disjoint_set). Open addressing with linear probing:
+/// `cairn::containers::flat_map` and `flat_set`: the hash tables behind a rank's part of the
+/// hashed containers (counting_set, map, disjoint_set; set). Open addressing with linear probing:
 /// an item lives in its slot, so a lookup of an integer key costs one cache miss where
 /// std::unordered_map's costs up to three (bucket, the node before, the node). Measured with
 /// bench/cc.cpp's disjoint set at R-MAT scale 18: those misses were most of its time.
 ///
-/// The interface is std::unordered_map's for what the containers and their users do with a
-/// part (iterate, find, count, try_emplace, operator[], insert_or_assign, erase, clear,
-/// reserve), with one difference: an insert or erase may move other items, so it invalidates
-/// references and iterators to every item (std::unordered_map keeps references across an
-/// insert). No container hands out a reference while it can insert: a map's visitor holds one,
-/// and the calls it makes on its rank wait until it returns.
+/// The interface is std::unordered_map's (std::unordered_set's) for what the containers and
+/// their users do with a part (iterate, find, count, try_emplace, operator[], insert_or_assign;
+/// a set's insert; erase, clear, reserve), with one difference: an insert or erase may move other
+/// items, so it invalidates references and iterators to every item (std::unordered_map keeps
+/// references across an insert). No container hands out a reference while it can insert: a map's
+/// visitor holds one, and the calls it makes on its rank wait until it returns.
 
 #include <bit>
 #include <cstddef>
@@ -26,24 +26,29 @@
 namespace cairn::containers {
 
 /// An open-addressing hash map from K to V hashed by `Hash` (any hash: its bits are mixed
-/// before they pick a slot, so the identity hash of integer keys is fine). Iteration order is
-/// unspecified. At most 3/4 of the slots are used; the slots double when that is passed.
+/// before they pick a slot, so the identity hash of integer keys is fine); with V = void, a
+/// set of keys K (flat_set). Iteration order is unspecified. At most 3/4 of the slots are
+/// used; the slots double when that is passed.
 template <class K, class V, class Hash = std::hash<K>, class Eq = std::equal_to<K>>
 class flat_map {
+  static constexpr bool is_set = std::is_void_v<V>;
+  // What a slot holds: a map's (const key, value), a set's key (kept writable, so that it
+  // moves when items move; the set hands it out read-only).
+  using stored = std::conditional_t<is_set, K, std::pair<const K, V>>;
   // A slot: empty (tag 0) or holding an item whose mixed hash has `tag`'s low 7 bits (tags let
   // a lookup skip most keys of other items without comparing them).
   struct slot {
     std::uint8_t tag;
-    alignas(std::pair<const K, V>) unsigned char item[sizeof(std::pair<const K, V>)];
+    alignas(stored) unsigned char item[sizeof(stored)];
   };
 
  public:
   /// Key type.
   using key_type = K;
-  /// Value type.
+  /// Value type (void in a set).
   using mapped_type = V;
-  /// An item: key and value.
-  using value_type = std::pair<const K, V>;
+  /// An item: key and value (a set's: the key).
+  using value_type = std::conditional_t<is_set, K, stored>;
   /// Sizes.
   using size_type = std::size_t;
   /// The hash.
@@ -102,8 +107,8 @@ class flat_map {
     slot_ptr at_ = nullptr;
     slot_ptr end_ = nullptr;
   };
-  /// A writable iterator (the key stays read-only).
-  using iterator = basic_iterator<false>;
+  /// A writable iterator (the key stays read-only; a set's is read-only).
+  using iterator = basic_iterator<is_set>;
   /// A read-only iterator.
   using const_iterator = basic_iterator<true>;
 
@@ -115,7 +120,12 @@ class flat_map {
   /// A copy of every item.
   flat_map(const flat_map& o) : hash_(o.hash_), eq_(o.eq_) {
     reserve(o.size_);
-    for (const value_type& v : o) place(mix(v.first), v.first, v.second);
+    for (const value_type& v : o) {
+      if constexpr (is_set)
+        place(mix(v), v);
+      else
+        place(mix(v.first), v.first, v.second);
+    }
   }
   /// Takes `o`'s items (o is left empty).
   flat_map(flat_map&& o) noexcept
@@ -171,7 +181,8 @@ class flat_map {
   /// 1 if `key` has an item, else 0.
   [[nodiscard]] size_type count(const K& key) const { return contains(key) ? 1 : 0; }
 
-  /// Inserts (key, V(args...)) unless `key` has an item. Returns the item and true if new.
+  /// Inserts (key, V(args...)) (a set: key, no args) unless `key` has an item. Returns the
+  /// item and true if new.
   template <class Key, class... Args>
   std::pair<iterator, bool> try_emplace(Key&& key, Args&&... args) {
     const std::uint64_t m = mix(key);
@@ -191,14 +202,21 @@ class flat_map {
     return {{place(m, std::forward<Key>(key), std::forward<Args>(args)...), slots_ + capacity()},
             true};
   }
+  /// A set: inserts `key` unless it is there. Returns its item and true if new.
+  template <class Key>
+  requires is_set std::pair<iterator, bool> insert(Key&& key) {
+    return try_emplace(std::forward<Key>(key));
+  }
   /// The value of `key`, inserted as V() if missing.
-  V& operator[](const K& key) { return try_emplace(key).first->second; }
+  template <class W = V>
+  requires(!is_set) W& operator[](const K& key) { return try_emplace(key).first->second; }
   /// The value of `key`, inserted as V() if missing.
-  V& operator[](K&& key) { return try_emplace(std::move(key)).first->second; }
+  template <class W = V>
+  requires(!is_set) W& operator[](K&& key) { return try_emplace(std::move(key)).first->second; }
   /// Sets the value of `key` to `value` (inserting it if missing). Returns the item and true
   /// if new.
   template <class Key, class Value>
-  std::pair<iterator, bool> insert_or_assign(Key&& key, Value&& value) {
+  requires(!is_set) std::pair<iterator, bool> insert_or_assign(Key&& key, Value&& value) {
     auto r = try_emplace(std::forward<Key>(key), std::forward<Value>(value));
     if (!r.second) r.first->second = std::forward<Value>(value);
     return r;
@@ -245,11 +263,17 @@ class flat_map {
   }
 
  private:
-  static value_type* item_of(slot* s) noexcept {
-    return std::launder(reinterpret_cast<value_type*>(s->item));
+  static stored* item_of(slot* s) noexcept {
+    return std::launder(reinterpret_cast<stored*>(s->item));
   }
-  static const value_type* item_of(const slot* s) noexcept {
-    return std::launder(reinterpret_cast<const value_type*>(s->item));
+  static const stored* item_of(const slot* s) noexcept {
+    return std::launder(reinterpret_cast<const stored*>(s->item));
+  }
+  static const K& key_of(const stored& v) noexcept {
+    if constexpr (is_set)
+      return v;
+    else
+      return v.first;
   }
   template <class It, class S>
   It first(S* slots) const noexcept {
@@ -274,7 +298,7 @@ class flat_map {
     for (size_type i = m >> shift();; i = (i + 1) & mask_) {
       slot& s = slots_[i];
       if (s.tag == 0) return nullptr;
-      if (s.tag == tag && eq_(item_of(&s)->first, key)) return &s;
+      if (s.tag == tag && eq_(key_of(*item_of(&s)), key)) return &s;
     }
   }
   slot* locate(const K& key) {
@@ -292,9 +316,14 @@ class flat_map {
     while (slots_[i].tag != 0) i = (i + 1) & mask_;
     slot& s = slots_[i];
     try {
-      ::new (static_cast<void*>(s.item))
-          value_type(std::piecewise_construct, std::forward_as_tuple(std::forward<Key>(key)),
-                     std::forward_as_tuple(std::forward<Args>(args)...));
+      if constexpr (is_set) {
+        static_assert(sizeof...(Args) == 0, "a flat_set's item is its key alone");
+        ::new (static_cast<void*>(s.item)) stored(std::forward<Key>(key));
+      } else {
+        ::new (static_cast<void*>(s.item))
+            stored(std::piecewise_construct, std::forward_as_tuple(std::forward<Key>(key)),
+                   std::forward_as_tuple(std::forward<Args>(args)...));
+      }
     } catch (...) {
       if (old) {  // the items are still in the old slots
         std::allocator<slot>{}.deallocate(slots_, capacity());
@@ -308,10 +337,14 @@ class flat_map {
     if (old) move_from(old, old_capacity);
     return &s;
   }
-  // Moves the item of slot `from` into the empty slot `to` (the key is copied: it is const).
+  // Moves the item of slot `from` into the empty slot `to` (a map's key is copied: it is
+  // const).
   static void relocate(slot& from, slot& to) {
-    value_type* v = item_of(&from);
-    ::new (static_cast<void*>(to.item)) value_type(v->first, std::move(v->second));
+    stored* v = item_of(&from);
+    if constexpr (is_set)
+      ::new (static_cast<void*>(to.item)) stored(std::move(*v));
+    else
+      ::new (static_cast<void*>(to.item)) stored(v->first, std::move(v->second));
     to.tag = from.tag;
     std::destroy_at(v);
     from.tag = 0;
@@ -324,7 +357,7 @@ class flat_map {
     --size_;
     size_type hole = static_cast<size_type>(s - slots_);
     for (size_type j = (hole + 1) & mask_; slots_[j].tag != 0; j = (j + 1) & mask_) {
-      const size_type home = mix(item_of(&slots_[j])->first) >> shift();
+      const size_type home = mix(key_of(*item_of(&slots_[j]))) >> shift();
       // The item at j may fill the hole if the hole lies between its home slot and j.
       if (((j - home) & mask_) >= ((j - hole) & mask_)) {
         relocate(slots_[j], slots_[hole]);
@@ -348,7 +381,7 @@ class flat_map {
   void move_from(slot* old, size_type n) {
     for (size_type i = 0; i < n; ++i)
       if (old[i].tag != 0) {
-        size_type j = mix(item_of(&old[i])->first) >> shift();
+        size_type j = mix(key_of(*item_of(&old[i]))) >> shift();
         while (slots_[j].tag != 0) j = (j + 1) & mask_;
         relocate(old[i], slots_[j]);
       }
@@ -368,5 +401,10 @@ class flat_map {
   [[no_unique_address]] Hash hash_;
   [[no_unique_address]] Eq eq_;
 };
+
+/// An open-addressing hash set of keys K (flat_map's table with no values): its items are
+/// read-only keys.
+template <class K, class Hash = std::hash<K>, class Eq = std::equal_to<K>>
+using flat_set = flat_map<K, void, Hash, Eq>;
 
 }  // namespace cairn::containers

@@ -129,11 +129,11 @@ class map {
     return local_;
   }
   /// Calls `f(key, value)` for every key of this rank (calls it makes on keys of this rank
-  /// run after the last).
+  /// run after the last; messages from other ranks wait too).
   template <class F>
   void for_all(F&& f) {
     settle();
-    with_calls_held([&] {
+    detail::with_calls_held(calls_.records(), [&] {
       for (auto& [k, v] : local_) f(k, v);
     });
   }
@@ -209,7 +209,7 @@ class map {
         if constexpr (!Make) return;
         it = self.local_.try_emplace(std::move(key)).first;
       }
-      self.with_calls_held([&] {
+      detail::with_calls_held(self.calls_.records(), [&] {
         F f{};
         if constexpr (std::is_invocable_v<F&, map&, const K&, V&, A&...>)
           f(self, it->first, it->second, args...);
@@ -218,21 +218,6 @@ class map {
       });
     }
   };
-  // Runs `f` (a user's function holding a reference into the part) with the calls on this
-  // rank queued and the part unchanged, then delivers the queued calls.
-  template <class F>
-  void with_calls_held(F&& f) {
-    auto& records = calls_.records();
-    records.hold_local();
-    try {
-      f();
-    } catch (...) {
-      records.end_hold();  // the queued calls wait for the next poll
-      throw;
-    }
-    records.end_hold();
-    records.deliver_held();
-  }
   friend class detail::reduce_combiner<map, K, V, Hash>;
   template <class Merge>
   static void send_reduce(map& self, const K& key, const V& value, std::uint64_t h) {

@@ -14,11 +14,11 @@
 #include <cstdint>
 #include <set>
 #include <span>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "cairn/containers/detail/keyed.hpp"
+#include "cairn/containers/flat_map.hpp"
 #include "cairn/runtime/world.hpp"
 
 namespace cairn::containers {
@@ -31,7 +31,7 @@ class set {
   /// Key type.
   using key_type = K;
   /// This rank's part.
-  using local_set = std::unordered_set<K, detail::local_hash<Hash, K>>;
+  using local_set = flat_set<K, detail::local_hash<Hash, K>>;
 
   /// An empty set on the ranks of `on`: the world, or a group (made by its members;
   /// its ranks are then group ranks, and group::quiesce ends its phases). Calls travel by
@@ -84,29 +84,37 @@ class set {
   }
   /// This rank's keys (complete after world::quiesce()).
   [[nodiscard]] const local_set& local() const noexcept { return local_; }
-  /// Calls `f(key)` for every key of this rank.
+  /// Calls `f(key)` for every key of this rank (calls it makes on keys of this rank run after
+  /// the last; messages from other ranks wait too).
   template <class F>
-  void for_all(F&& f) const {
-    for (const auto& k : local_) f(k);
+  void for_all(F&& f) {
+    settle();
+    detail::with_calls_held(calls_.records(), [&] {
+      for (const auto& k : local_) f(k);
+    });
   }
   /// Collective (every rank passes the same key): true on every rank if `key` is in the set.
   [[nodiscard]] bool contains(const K& key) {
+    settle();
     const int mine = owner(key) == ranks_.rank() && local_.count(key) ? 1 : 0;
     return ranks_.allreduce(mine, cairn::plus{}) != 0;
   }
   /// Collective: whether each of this rank's `keys` (ranks pass any number, zero included) is
   /// in the set, in order: one exchange each way for the batch.
   [[nodiscard]] std::vector<bool> contains_each(std::span<const K> keys) {
+    settle();
     const auto found = detail::ask_owners<std::uint8_t>(
         ranks_, hash_, keys, [this](const K& k) { return std::uint8_t{local_.contains(k)}; });
     return std::vector<bool>(found.begin(), found.end());
   }
   /// Collective: the number of keys over all ranks.
   [[nodiscard]] std::uint64_t size() {
+    settle();
     return ranks_.allreduce(static_cast<std::uint64_t>(local_.size()), cairn::plus{});
   }
   /// Collective: every key on rank `root`, sorted (empty on other ranks).
   [[nodiscard]] std::set<K> gather(int root) {
+    settle();
     std::vector<K> mine(local_.begin(), local_.end());
     std::set<K> out;
     for (auto& part : ranks_.gather(mine, root))
@@ -119,16 +127,42 @@ class set {
   }
   /// Collective: ends the phase (quiesce on its ranks) and empties the set.
   void clear() {
-    ranks_.quiesce_and_empty([this] { local_.clear(); });
+    ranks_.quiesce_and_empty([this] {
+      settle();
+      local_.clear();
+    });
   }
 
+  /// Internal (called when the calls' buffers are flushed): applies the operations gathered
+  /// here.
+  void before_flush() { settle(); }
+  /// Internal (called after each arrived message of the calls): applies the operations
+  /// gathered here.
+  void after_deliver() { settle(); }
+
  private:
+  // Run at the owner: gather the operation (owner_batch), applied with others at once and in
+  // order (an insert and an erase of one key keep theirs).
   struct insert_op {
-    void operator()(set& self, K&& key) const { self.local_.insert(std::move(key)); }
+    void operator()(set& self, K&& key) const {
+      self.batch_.add(&self, &apply_ops, std::move(key), std::uint8_t{1});
+    }
   };
   struct erase_op {
-    void operator()(set& self, K&& key) const { self.local_.erase(key); }
+    void operator()(set& self, K&& key) const {
+      self.batch_.add(&self, &apply_ops, std::move(key), std::uint8_t{0});
+    }
   };
+  static void apply_ops(void* self, typename detail::owner_batch<K, std::uint8_t>::items& items) {
+    local_set& local = static_cast<set*>(self)->local_;
+    detail::apply_prefetched(local, items, [&](std::uint64_t h, auto& item) {
+      if (item.second)
+        local.try_emplace_hashed(h, std::move(item.first));
+      else
+        local.erase(item.first);
+    });
+  }
+  void settle() { batch_.settle(this); }
   using insert_entry =
       cairn::msg::detail::call_entry<set, insert_op, cairn::msg::detail::wire_type<K>>;
 
@@ -137,7 +171,8 @@ class set {
   local_set local_;
   detail::seen_filter<K> seen_;  // keys inserted in this phase (here and passing)
   bool combine_hops_;
-  detail::container_calls<set, Route> calls_;  // last: deliveries may start in its constructor
+  detail::owner_batch<K, std::uint8_t> batch_;  // operations arrived here, not yet applied
+  detail::container_calls<set, Route> calls_;   // last: deliveries may start in its constructor
 };
 
 }  // namespace cairn::containers

@@ -97,7 +97,7 @@ inline constexpr bool local_std_hash =
   std::hash<K>{}(k);
 };
 
-/// The hash of a rank's part (a flat_map, or a set's std::unordered_set). The owner is picked by
+/// The hash of a rank's part (a flat_map or flat_set). The owner is picked by
 /// the 64-bit `Hash`; the part itself does not need those mixed bits. With the default hash it uses
 /// std::hash<K>, as a user's own std::unordered_map would: for integer keys the identity, so
 /// keys near in value sit near in the table. Measured on the keys of an R-MAT graph
@@ -183,6 +183,25 @@ void apply_prefetched(Part& part, std::vector<std::pair<K, V>>& items, Apply app
     }
     for (std::size_t k = 0; k < n; ++k) apply(hashes[k], items[lo + k]);
   }
+}
+
+/// Runs `f`, a user's function that holds a reference into a rank's part (a map visitor's
+/// value, a for_all's item), with the part unchanged under it: calls it makes on this rank are
+/// queued (a hold of `records`, the container's record_channel) and run after it returns, and
+/// arrived messages wait as they do while a handler runs (a send never delivers them; it exceeds
+/// the buffers' cap rather than wait).
+template <class Records, class F>
+void with_calls_held(Records& records, F&& f) {
+  records.hold_local();
+  try {
+    cairn::msg::detail::channel_core::handler_scope as_handler(records.core());
+    f();
+  } catch (...) {
+    records.end_hold();  // the queued calls wait for the next poll
+    throw;
+  }
+  records.end_hold();
+  records.deliver_held();
 }
 
 /// One bit per slot of a direct-mapped table (the caches and filters below).
