@@ -65,6 +65,7 @@ void check_fft_agreement(const char* call, int me, const cairn::group& g, std::s
   f.add("decomposition", static_cast<std::int64_t>(opts.decomposition));
   f.add("pencil_grid[0]", opts.pencil_grid[0]);
   f.add("pencil_grid[1]", opts.pencil_grid[1]);
+  f.add("rigor (0 estimate, 1 measure, 2 patient)", static_cast<std::int64_t>(opts.rigor));
   f.add("shared_columns", opts.shared_columns);
   f.add("column_tile", opts.column_tile);
   f.add_transfer(opts.transfer);

@@ -46,6 +46,7 @@ void check_two_task_agreement(const char* call, int me, const layout<2>& rows,
   f.add("task B's member hash", static_cast<std::int64_t>(cols.group().id()));
   f.add_layout("rows", rows.desc());
   f.add_layout("columns", cols.desc());
+  f.add("rigor (0 estimate, 1 measure, 2 patient)", static_cast<std::int64_t>(opts.rigor));
   f.add_transfer(opts.transfer);
   f.check(call, me, both);
 }

@@ -505,6 +505,13 @@ TEST(Fft, RanksDisagree) {
     EXPECT_TRUE(has_text(m, prefix + "ranks disagree on the plan: rank 1 passes shared_columns 0, "
                                      "rank 0 passes 1"))
         << m;
+    cairn::fft_options rigor = opts;
+    if (me == last) rigor.rigor = cairn::fft_rigor::measure;
+    m = plan_with(l, rigor);
+    EXPECT_TRUE(has_text(m, prefix + "ranks disagree on the plan: rank " + std::to_string(last) +
+                                " passes rigor (0 estimate, 1 measure, 2 patient) 1, rank 0 "
+                                "passes 0"))
+        << m;
     cairn::fft_options tile = opts;
     tile.column_tile = me == last ? 7 : 0;
     m = plan_with(l, tile);
