@@ -5,6 +5,7 @@
 /// async call channel whose target is the container's part on each rank).
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -252,6 +253,8 @@ class source_cache {
   [[nodiscard]] bool enabled() const noexcept { return !slots_.empty(); }
   /// The number of pairs cached.
   [[nodiscard]] std::uint64_t size() const noexcept { return cached_; }
+  /// Starts loading the slot of hash `h` (a put of it follows).
+  void prefetch(std::uint64_t h) const noexcept { __builtin_prefetch(&slots_[index(h)], 1); }
 
   /// Merges `value` into the slot of `key` (hash `h`) by `merge(old, value)`, or stores it
   /// there after `evict(key, value, hash, passing)` of the pair the slot held. `passing`: the
@@ -379,11 +382,12 @@ class reduce_combiner {
 
   /// True if reductions are combined.
   [[nodiscard]] bool enabled() const noexcept { return cache_.enabled(); }
-  /// The number of reductions cached.
-  [[nodiscard]] std::uint64_t size() const noexcept { return cache_.size(); }
+  /// The number of reductions waiting here (staged or cached).
+  [[nodiscard]] std::uint64_t size() const noexcept { return cache_.size() + staged_; }
 
-  /// Merges (key, value) (the key's hash `h`) into the cache by Merge; a pair it evicts, or
-  /// the pairs waiting for another merge, go out. Without a cache, sends it at once.
+  /// Merges (key, value) (the key's hash `h`) into the cache by Merge, `stage_depth`
+  /// reductions later (its slot is prefetched meanwhile); a pair it evicts, or the pairs
+  /// waiting for another merge, go out. Without a cache, sends it at once.
   template <class Merge>
   void reduce(Self& self, std::uint64_t h, const K& key, const V& value) {
     (void)known<Merge>;
@@ -392,23 +396,31 @@ class reduce_combiner {
       return;
     }
     if (merge_ != &merge_tag<Merge>) use<Merge>(self);
-    put<Merge>(self, h, key, value, false);
+    cache_.prefetch(h);
+    while (staged_ == stage_depth) put_oldest<Merge>(*this, self);  // (a handler may stage)
+    staged& s = stage_[(first_ + staged_) % stage_depth];
+    s.h = h;
+    s.key = key;
+    s.value = value;
+    ++staged_;
   }
-  /// Sends every cached pair (when the container's buffers are flushed).
+  /// Sends every staged and cached pair (when the container's buffers are flushed).
   void drain(Self& self) {
+    unstage(self);
     cache_.drain([&](const K& k, const V& v, std::uint64_t kh, bool passing) {
       send_held_pair(self, k, v, kh, passing);
     });
   }
   /// Sends the pair cached for `key` (hash `h`), if any: another operation on the key follows.
   void release(Self& self, std::uint64_t h, const K& key) {
+    unstage(self);
     cache_.take(h, key, [&](const K& k, const V& v, std::uint64_t kh, bool passing) {
       send_held_pair(self, k, v, kh, passing);
     });
   }
   /// As release(self, h, key), hashing the key only if something is cached.
   void release(Self& self, const K& key) {
-    if (cache_.size() != 0) release(self, hash_(key), key);
+    if (size() != 0) release(self, hash_(key), key);
   }
   /// A call passing through this rank (its function index and packed arguments, the key
   /// first): a reduction by the cached merge joins the cache (true: taken); any other travels
@@ -421,7 +433,7 @@ class reduce_combiner {
       return true;
     }
     K key{};
-    if (cache_.size() != 0 && cairn::msg::detail::unpack_first(args, key)) release(self, key);
+    if (size() != 0 && cairn::msg::detail::unpack_first(args, key)) release(self, key);
     return false;
   }
 
@@ -452,6 +464,7 @@ class reduce_combiner {
   void use(Self& self) {
     drain(self);
     merge_ = &merge_tag<Merge>;
+    put_oldest_ = &put_oldest<Merge>;
     send_ = &Self::template send_reduce<Merge>;
     take_passing_ = &take_reduction<Merge>;
     reduce_index_ = Self::template reduce_index<Merge>();
@@ -476,6 +489,22 @@ class reduce_combiner {
         },
         passing);
   }
+  // Takes the oldest staged reduction out of the stage, then merges it into the cache (a
+  // send it makes may flush, which unstages the rest first: the stage is consistent then).
+  template <class Merge>
+  static void put_oldest(reduce_combiner& c, Self& self) {
+    staged& s = c.stage_[c.first_];
+    const std::uint64_t h = s.h;
+    K key = std::move(s.key);
+    V value = std::move(s.value);
+    c.first_ = (c.first_ + 1) % stage_depth;
+    --c.staged_;
+    c.template put<Merge>(self, h, key, value, false);
+  }
+  // Merges every staged reduction into the cache, oldest first.
+  void unstage(Self& self) {
+    while (staged_ != 0) put_oldest_(*this, self);
+  }
   // Sends a pair the cache held, by the merge it holds.
   void send_held_pair(Self& self, const K& k, const V& v, std::uint64_t h, bool passing) {
     send_held(self.calls_.records().core(), passing, [&] { send_(self, k, v, h); });
@@ -489,7 +518,20 @@ class reduce_combiner {
     c.template put<Merge>(self, c.hash_(key), key, value, true);
   }
 
+  // Reductions of this rank waiting to meet the cache: a slot of a large direct-mapped cache
+  // is mostly a cache miss, and staging lets `stage_depth` of them overlap.
+  static constexpr std::size_t stage_depth = 8;
+  struct staged {
+    std::uint64_t h = 0;
+    K key{};
+    V value{};
+  };
+
   source_cache<K, V, Hash> cache_;  // reductions waiting here (own and passing)
+  std::array<staged, stage_depth> stage_{};
+  std::size_t first_ = 0;                                  // the oldest staged reduction
+  std::size_t staged_ = 0;                                 // reductions staged
+  void (*put_oldest_)(reduce_combiner&, Self&) = nullptr;  // by the cached merge
   Hash hash_;
   bool combine_hops_;
   const char* call_;
