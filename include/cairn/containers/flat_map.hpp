@@ -11,7 +11,8 @@
 /// a set's insert; erase, clear, reserve), with one difference: an insert or erase may move other
 /// items, so it invalidates references and iterators to every item (std::unordered_map keeps
 /// references across an insert). No container hands out a reference while it can insert: a map's
-/// visitor holds one, and the calls it makes on its rank wait until it returns.
+/// visitor and a for_all's function hold one, and the calls they make on their rank wait until
+/// they return.
 
 #include <bit>
 #include <cstddef>
@@ -32,8 +33,8 @@ namespace cairn::containers {
 template <class K, class V, class Hash = std::hash<K>, class Eq = std::equal_to<K>>
 class flat_map {
   static constexpr bool is_set = std::is_void_v<V>;
-  // What a slot holds: a map's (const key, value), a set's key (kept writable, so that it
-  // moves when items move; the set hands it out read-only).
+  // What a slot holds (value_type): a map's (const key, value), a set's key (kept writable, so
+  // that it moves when items move; the set hands it out read-only).
   using stored = std::conditional_t<is_set, K, std::pair<const K, V>>;
   // A slot: empty (tag 0) or holding an item whose mixed hash has `tag`'s low 7 bits (tags let
   // a lookup skip most keys of other items without comparing them).
@@ -48,7 +49,7 @@ class flat_map {
   /// Value type (void in a set).
   using mapped_type = V;
   /// An item: key and value (a set's: the key).
-  using value_type = std::conditional_t<is_set, K, stored>;
+  using value_type = stored;
   /// Sizes.
   using size_type = std::size_t;
   /// The hash.
