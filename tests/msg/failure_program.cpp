@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
       cairn::containers::counting_set<std::string> words(w);
       if (w.rank() == 0)
         for (const char* s : {"a", "b", "a", "c"}) words.async_insert(s);
-      // no quiesce: three keys are still in rank 0's cache when the set is destroyed
+      // no quiesce: the four counts still wait in rank 0 (staged before the cache) when the set
+      // is destroyed
     } else if (std::strcmp(mode, "key") == 0 && argc > 3) {
       const bool cyclic = std::strcmp(argv[2], "cyclic") == 0;
       const std::int64_t bad = std::strcmp(argv[3], "n") == 0 ? 1000 : std::stoll(argv[3]);
