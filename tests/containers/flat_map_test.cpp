@@ -90,6 +90,11 @@ void check_against_reference(std::uint64_t seed, std::uint64_t keys, int steps, 
   EXPECT_FALSE(m.contains(make(0)));
 }
 
+// Key x as a string: short keys (in the string) and long ones (on the heap).
+std::string string_key(std::uint64_t x) {
+  return x % 3 == 0 ? std::string(40, 'k') + std::to_string(x) : std::to_string(x);
+}
+
 // Every key in one home slot: lookups and erases walk one long run of items.
 struct one_slot {
   std::size_t operator()(std::uint64_t) const noexcept { return 7; }
@@ -111,11 +116,7 @@ TEST(FlatMap, MatchesUnorderedMapWhenEveryKeyHashesAlike) {
 }
 
 TEST(FlatMap, MatchesUnorderedMapOnStringKeys) {
-  check_against_reference<std::string, std::hash<std::string>>(
-      4, 4000, 100000, [](std::uint64_t x) {
-        // Short keys (in the string) and long ones (on the heap).
-        return x % 3 == 0 ? std::string(40, 'k') + std::to_string(x) : std::to_string(x);
-      });
+  check_against_reference<std::string, std::hash<std::string>>(4, 4000, 100000, string_key);
 }
 
 TEST(FlatMap, AnInsertMayTakeItsValueFromAnItemOfTheSameMap) {
@@ -210,10 +211,7 @@ TEST(FlatSet, MatchesUnorderedSetWhenEveryKeyHashesAlike) {
 }
 
 TEST(FlatSet, MatchesUnorderedSetOnStringKeys) {
-  check_set_against_reference<std::string, std::hash<std::string>>(
-      7, 4000, 100000, [](std::uint64_t x) {
-        return x % 3 == 0 ? std::string(40, 'k') + std::to_string(x) : std::to_string(x);
-      });
+  check_set_against_reference<std::string, std::hash<std::string>>(7, 4000, 100000, string_key);
 }
 
 // A key that counts its copies (a map's keys are const and copied when items move; a set's

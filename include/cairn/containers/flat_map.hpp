@@ -33,28 +33,29 @@ namespace cairn::containers {
 template <class K, class V, class Hash = std::hash<K>, class Eq = std::equal_to<K>>
 class flat_map {
   static constexpr bool is_set = std::is_void_v<V>;
-  // What a slot holds (value_type): a map's (const key, value), a set's key (kept writable, so
-  // that it moves when items move; the set hands it out read-only).
-  using stored = std::conditional_t<is_set, K, std::pair<const K, V>>;
-  // A slot: empty (tag 0) or holding an item whose mixed hash has `tag`'s low 7 bits (tags let
-  // a lookup skip most keys of other items without comparing them).
-  struct slot {
-    std::uint8_t tag;
-    alignas(stored) unsigned char item[sizeof(stored)];
-  };
 
  public:
   /// Key type.
   using key_type = K;
   /// Value type (void in a set).
   using mapped_type = V;
-  /// An item: key and value (a set's: the key).
-  using value_type = stored;
+  /// An item, as a slot holds it: key and value (a set's: the key, kept writable so that it
+  /// moves when items move; the set hands it out read-only).
+  using value_type = std::conditional_t<is_set, K, std::pair<const K, V>>;
   /// Sizes.
   using size_type = std::size_t;
   /// The hash.
   using hasher = Hash;
 
+ private:
+  // A slot: empty (tag 0) or holding an item whose mixed hash has `tag`'s low 7 bits (tags let
+  // a lookup skip most keys of other items without comparing them).
+  struct slot {
+    std::uint8_t tag;
+    alignas(value_type) unsigned char item[sizeof(value_type)];
+  };
+
+ public:
   /// A forward iterator over the items (`Const`: read-only).
   template <bool Const>
   class basic_iterator {
@@ -264,13 +265,13 @@ class flat_map {
   }
 
  private:
-  static stored* item_of(slot* s) noexcept {
-    return std::launder(reinterpret_cast<stored*>(s->item));
+  static value_type* item_of(slot* s) noexcept {
+    return std::launder(reinterpret_cast<value_type*>(s->item));
   }
-  static const stored* item_of(const slot* s) noexcept {
-    return std::launder(reinterpret_cast<const stored*>(s->item));
+  static const value_type* item_of(const slot* s) noexcept {
+    return std::launder(reinterpret_cast<const value_type*>(s->item));
   }
-  static const K& key_of(const stored& v) noexcept {
+  static const K& key_of(const value_type& v) noexcept {
     if constexpr (is_set)
       return v;
     else
@@ -319,11 +320,11 @@ class flat_map {
     try {
       if constexpr (is_set) {
         static_assert(sizeof...(Args) == 0, "a flat_set's item is its key alone");
-        ::new (static_cast<void*>(s.item)) stored(std::forward<Key>(key));
+        ::new (static_cast<void*>(s.item)) value_type(std::forward<Key>(key));
       } else {
         ::new (static_cast<void*>(s.item))
-            stored(std::piecewise_construct, std::forward_as_tuple(std::forward<Key>(key)),
-                   std::forward_as_tuple(std::forward<Args>(args)...));
+            value_type(std::piecewise_construct, std::forward_as_tuple(std::forward<Key>(key)),
+                       std::forward_as_tuple(std::forward<Args>(args)...));
       }
     } catch (...) {
       if (old) {  // the items are still in the old slots
@@ -341,11 +342,11 @@ class flat_map {
   // Moves the item of slot `from` into the empty slot `to` (a map's key is copied: it is
   // const).
   static void relocate(slot& from, slot& to) {
-    stored* v = item_of(&from);
+    value_type* v = item_of(&from);
     if constexpr (is_set)
-      ::new (static_cast<void*>(to.item)) stored(std::move(*v));
+      ::new (static_cast<void*>(to.item)) value_type(std::move(*v));
     else
-      ::new (static_cast<void*>(to.item)) stored(v->first, std::move(v->second));
+      ::new (static_cast<void*>(to.item)) value_type(v->first, std::move(v->second));
     to.tag = from.tag;
     std::destroy_at(v);
     from.tag = 0;
