@@ -34,7 +34,7 @@ bool msg_layer::poll() {
     ~reset() { b = false; }
   } r{polling_};
   const bool deliver = depth == 0;
-  ctx.tp().poll();  // once for all channels: they only ask their requests after it
+  ctx.poll_transport();  // once for all channels: they only ask their requests after it
   bool any = false;
   for (std::size_t i = 0; i < channels.size(); ++i) any |= channels[i]->advance(deliver);
   if (deliver)

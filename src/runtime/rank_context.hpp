@@ -102,7 +102,23 @@ class rank_context final : public transport_rank {
   /// Advances communication and every layer with work, without blocking.
   void progress() {
     tp_->poll();
-    if (busy_) advance_layers(false);
+    if (!busy_) return;
+    // The layers' advances follow the poll at once: they need not poll again (poll_transport).
+    const bool was = just_polled_;
+    just_polled_ = true;
+    struct restore {
+      bool& flag;
+      bool was;
+      ~restore() { flag = was; }
+    } r{just_polled_, was};
+    advance_layers(false);
+  }
+  /// Polls the transport for a layer, unless progress() polled it just before this layer's
+  /// advance: on MPI a poll that finds nothing costs two MPI_Testsome, and a second poll right
+  /// after the first rarely finds more (measured, an idle world::progress on 2 MPI ranks:
+  /// 107 and 178 ns -> 65 and 116 ns).
+  void poll_transport() {
+    if (!just_polled_) tp_->poll();
   }
   /// Withdraws a pending operation (exception unwinding); never waits for peers.
   void cancel(request_state* s);
@@ -192,6 +208,7 @@ class rank_context final : public transport_rank {
   };
   std::vector<layer_entry> layers_;  // in registration order
   std::uint32_t busy_ = 0;           // bit per layer: its advance runs on the next test
+  bool just_polled_ = false;         // within progress(), after its poll (poll_transport)
   // Layers' states by slot (layer<T>()), and their owners in the order made; after tp_, so
   // they go before the transport does.
   std::array<void*, max_layer_slots> layer_states_{};
