@@ -19,6 +19,10 @@ namespace {
 
 using counts = std::array<std::uint64_t, 2>;  // messages sent, messages received
 
+// A handler, and a container's for_all (detail::with_calls_held), raise the handler depth.
+constexpr const char* inside_handler =
+    "called from inside a channel handler or a container's for_all";
+
 // Waves until two in a row agree and sent == received. `count` gives this rank's counters of
 // the channels waited for, `sum` adds them over the ranks (an allreduce), and `ended` is called
 // on every channel whose phase ended.
@@ -52,7 +56,7 @@ void world::quiesce() {
   auto& ctx = context("quiesce");
   detail::rank_entry guard(ctx);
   auto& layer = msg::detail::msg_layer::of(ctx);
-  if (layer.depth > 0) detail::fail("quiesce", rank_, "called from inside a channel handler");
+  if (layer.depth > 0) detail::fail("quiesce", rank_, inside_handler);
   quiesce_waves(
       layer,
       [&] {
@@ -73,8 +77,7 @@ void group::quiesce() {
     detail::fail("group::quiesce", ctx.rank(), "this rank is not a member of the group (", size(),
                  " ranks)");
   auto& layer = msg::detail::msg_layer::of(ctx);
-  if (layer.depth > 0)
-    detail::fail("group::quiesce", ctx.rank(), "called from inside a channel handler");
+  if (layer.depth > 0) detail::fail("group::quiesce", ctx.rank(), inside_handler);
   // The channels on this group's members, whichever group handle made them.
   const auto mine = [&](const msg::detail::channel_core* c) {
     return c->on_group() && c->on_group()->id() == id();

@@ -2,6 +2,8 @@
 //   msg_failure_program handler   a handler throws on the rank that owns item 1234
 //   msg_failure_program unsent    a channel goes out of scope with items never sent
 //   msg_failure_program uncounted a counting_set goes out of scope with counts still cached
+//   msg_failure_program quiesce_in_for_all
+//                                 a counting_set's for_all calls w.quiesce() on every rank
 //   msg_failure_program key <block|cyclic> <n|-1>
 //                                 the last rank sends a key outside the distribution's domain
 //                                 [0, 1000) after valid ones, while the others quiesce
@@ -36,6 +38,11 @@ int main(int argc, char** argv) {
         for (const char* s : {"a", "b", "a", "c"}) words.async_insert(s);
       // no quiesce: the four counts still wait in rank 0 (staged before the cache) when the set
       // is destroyed
+    } else if (std::strcmp(mode, "quiesce_in_for_all") == 0) {
+      cairn::containers::counting_set<std::uint64_t> keys(w);
+      for (std::uint64_t k = 0; k < 100; ++k) keys.async_insert(k);  // some on every rank
+      w.quiesce();
+      keys.for_all([&](std::uint64_t, std::uint64_t) { w.quiesce(); });  // refused
     } else if (std::strcmp(mode, "key") == 0 && argc > 3) {
       const bool cyclic = std::strcmp(argv[2], "cyclic") == 0;
       const std::int64_t bad = std::strcmp(argv[3], "n") == 0 ? 1000 : std::stoll(argv[3]);
