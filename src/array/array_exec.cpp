@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "array/offer_words.hpp"
+#include "cairn/runtime/detail/flag_scope.hpp"
 #include "cairn/runtime/error.hpp"
 #include "node/copy_bytes.hpp"
 #include "node/cross_memory.hpp"
@@ -179,17 +180,10 @@ part_offer open_offer(const offer_words& b, int me, std::size_t& cursor, const s
   return {src, 0, 0};
 }
 
-struct stepping_scope {
-  bool& stepping;
-  bool was = stepping;
-  explicit stepping_scope(bool& flag) : stepping(flag) { stepping = true; }
-  ~stepping_scope() { stepping = was; }
-};
-
 // Steps every running transfer of the rank, `last` (if any) after the others. Snapshot: steps
 // may retire transfers from the list.
 void step_running(array_rank& ar, array_exec* last) {
-  stepping_scope guard(ar.stepping);
+  const cairn::detail::flag_scope stepping(ar.stepping);
   ar.scratch.assign(ar.running.begin(), ar.running.end());
   for (array_exec* e : ar.scratch)
     if (e != last && e->running) e->step_safe();

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "cairn/runtime/detail/flag_scope.hpp"
 #include "runtime/rank_context.hpp"
 
 namespace cairn::msg::detail {
@@ -28,11 +29,7 @@ bool msg_layer::poll() {
   // once, so no message is delivered inside another's delivery and no receive buffer is reused
   // while it is being read.
   if (polling_ || channels.empty()) return false;
-  polling_ = true;
-  struct reset {
-    bool& b;
-    ~reset() { b = false; }
-  } r{polling_};
+  const cairn::detail::flag_scope polling(polling_);
   const bool deliver = depth == 0;
   ctx.poll_transport();  // once for all channels: they only ask their requests after it
   bool any = false;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cairn/runtime/detail/flag_scope.hpp"
 #include "cairn/runtime/world.hpp"
 #include "runtime/layers.hpp"
 #include "runtime/run_state.hpp"
@@ -104,13 +105,7 @@ class rank_context final : public transport_rank {
     tp_->poll();
     if (!busy_) return;
     // The layers' advances follow the poll at once: they need not poll again (poll_transport).
-    const bool was = just_polled_;
-    just_polled_ = true;
-    struct restore {
-      bool& flag;
-      bool was;
-      ~restore() { flag = was; }
-    } r{just_polled_, was};
+    const flag_scope polled(just_polled_);
     advance_layers(false);
   }
   /// Polls the transport for a layer, unless progress() polled it just before this layer's

@@ -24,6 +24,7 @@
 #include "cairn/msg/channel_options.hpp"
 #include "cairn/msg/detail/channel_core.hpp"
 #include "cairn/msg/route.hpp"
+#include "cairn/runtime/detail/flag_scope.hpp"
 #include "cairn/runtime/world.hpp"
 
 namespace cairn::msg::detail {
@@ -306,11 +307,7 @@ class record_channel {
     if (local_.empty() || draining_now_) return false;
     // Handlers may queue more while a batch is delivered: take the queue, then look again.
     // Items they send this rank meanwhile queue behind (the rank's order holds).
-    draining_now_ = true;
-    struct end_drain {
-      bool& now;
-      ~end_drain() { now = false; }
-    } ending{draining_now_};
+    const cairn::detail::flag_scope draining(draining_now_);
     bool any = false;
     while (!local_.empty()) {
       draining_.clear();
