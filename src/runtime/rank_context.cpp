@@ -1,5 +1,6 @@
 #include "runtime/rank_context.hpp"
 
+#include "node/cpu_relax.hpp"
 #include "node/node_regions.hpp"
 #include "runtime/group_members.hpp"
 
@@ -14,21 +15,9 @@
 #include <sstream>
 #include <thread>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 namespace cairn::detail {
 
 namespace {
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 // How long one park may last before the wait loop re-checks abort and the watchdog.
 constexpr double park_slice_s = 0.02;
 // Seconds every rank must have waited without progress before the run fails as deadlocked

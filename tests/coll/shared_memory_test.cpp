@@ -627,6 +627,72 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
 // Long collectives between buffers at every distance modulo a page: the direct path copies
 // with node/copy_bytes.hpp, which avoids `rep movsb` where the destination starts just
 // after the source (modulo 4096); those offsets must copy as right as the others.
+// Short automatic allreduces on the world (at most 128 bytes) run without being planned when
+// nothing else of the rank's is on the board (run_short_allreduce): here beside what makes them
+// take the general path instead (a non-blocking collective in flight, a bcast's tail, a slot
+// not yet free after a window of eager bcasts) and beside ranks that arrive late (the wait
+// moves to the general loop), with sums, a non-commutative product (rank order) and the value
+// form; then a disagreement on the count, which every rank reports.
+TEST(SharedMemory, ShortAllreduceBesideOtherCollectives) {
+  run([](cairn::world& w) {
+    const int p = w.size(), me = w.rank();
+    const std::vector<int> all = everyone(p);
+    std::mt19937 pick(20261204);  // the same choices on every rank
+    for (unsigned it = 0; it < 300; ++it) {
+      const std::size_t n = 1 + pick() % 16;  // 8..128 bytes of int64
+      const std::size_t m = 1 + pick() % 8;   // 16..128 bytes of mat2
+      const unsigned before = pick() % 5, late = pick() % static_cast<unsigned>(p);
+      const bool sleeps = p > 1 && pick() % 8 == 0;
+      vec pending_out(3, -1);
+      const vec pending_in = small_blocks_for(3, it + 7, me, {0});
+      cairn::request pending;
+      if (before == 1) pending = w.iallreduce(pending_in, pending_out, cairn::plus{});
+      if (before == 2) {
+        vec b(2, me == 0 ? static_cast<std::int64_t>(it) : -1);
+        w.bcast(b, 0);
+        ASSERT_EQ(mismatch(b, vec(2, static_cast<std::int64_t>(it))), "") << "bcast " << it;
+      }
+      if (before == 3)  // a window of eager bcasts: the root's slots fill up
+        for (int k = 0; k < 40; ++k) {
+          vec b(1, me == 0 ? k : -1);
+          w.bcast(b, 0);
+          ASSERT_EQ(b[0], k) << "bcast " << k << " of allreduce " << it;
+        }
+      if (sleeps && me == static_cast<int>(late))
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      const vec in = small_blocks_for(n, it, me, {0});
+      vec out(n, -5);
+      w.allreduce(in, out, cairn::plus{});
+      ASSERT_EQ(mismatch(out, small_block_sum(n, it, all, 0)), "") << "allreduce " << it;
+      std::vector<mat2> x = mats(m, it, me, 0);
+      w.allreduce(x, mat_product);  // in place
+      ASSERT_EQ(mat_mismatch(x, mat_product_of(m, it, all, 0)), "") << "product " << it;
+      const std::int64_t one = w.allreduce(static_cast<std::int64_t>(me + it), cairn::plus{});
+      ASSERT_EQ(one, static_cast<std::int64_t>(p) * it + p * (p - 1) / 2) << "value " << it;
+      if (before == 1) {
+        pending.wait();
+        ASSERT_EQ(mismatch(pending_out, small_block_sum(3, it + 7, all, 0)), "")
+            << "iallreduce " << it;
+      }
+    }
+    if (p > 1) {
+      // Rank 0 passes one element more (88 bytes, the others 80): every rank reports it and
+      // nothing is written.
+      vec in(me == 0 ? 11 : 10, 1), out(in.size(), -5);
+      const std::string msg = message_of([&] { w.allreduce(in, out, cairn::plus{}); });
+      EXPECT_TRUE(has_text(
+          msg, "cairn::allreduce: rank " + std::to_string(me) + ": ranks disagree on the call"))
+          << msg;
+      EXPECT_TRUE(has_text(msg, me == 0 ? "this rank allreduce with 88 bytes"
+                                        : "rank 0 called allreduce with 88 bytes"))
+          << msg;
+      EXPECT_EQ(mismatch(out, vec(out.size(), -5)), "");
+      w.barrier();  // the board goes on after the report
+      EXPECT_EQ(w.allreduce(1, cairn::plus{}), p);
+    }
+  });
+}
+
 TEST(SharedMemory, DirectCopiesAtPageDistances) {
   run([](cairn::world& w) {
     const int p = w.size(), me = w.rank();

@@ -87,15 +87,13 @@ class reduction_collectives {
   requires(!std::ranges::range<Op>) void allreduce(
       const In& in, Out&& out, Op op = {},
       allreduce_algorithm alg = allreduce_algorithm::automatic) {
-    detail::run_blocking(allreduce_impl("allreduce", std::ranges::data(in), std::ranges::size(in),
-                                        out, op, alg, false));
+    allreduce_blocking(std::ranges::data(in), std::ranges::size(in), out, op, alg, false);
   }
   /// Blocking in-place allreduce.
   template <detail::writable_data InOut, class Op>
   requires(!std::ranges::range<Op>) void allreduce(
       InOut&& inout, Op op, allreduce_algorithm alg = allreduce_algorithm::automatic) {
-    detail::run_blocking(allreduce_impl("allreduce", std::ranges::data(inout),
-                                        std::ranges::size(inout), inout, op, alg, true));
+    allreduce_blocking(std::ranges::data(inout), std::ranges::size(inout), inout, op, alg, true);
   }
   /// Persistent allreduce.
   template <detail::contiguous_data In, detail::writable_data Out, class Op = plus>
@@ -301,18 +299,33 @@ class reduction_collectives {
                                   detail::bind_op<T>(op), alg);
   }
 
-  template <class T, class Out, class Op>
-  detail::prepared allreduce_impl(const char* call, const T* in, std::size_t n, Out& out,
-                                  const Op& op, allreduce_algorithm alg, bool in_place) {
+  // Where an allreduce of `n` elements runs, once its buffers are checked.
+  template <class T, class Out>
+  detail::coll_target allreduce_target(const char* call, const T* in, std::size_t n, Out& out,
+                                       bool in_place) {
     static_assert(std::is_same_v<std::remove_const_t<T>, std::ranges::range_value_t<Out>>,
                   "cairn::allreduce: input and output element types differ");
-    const auto t = target(call);
+    (void)in;
+    auto t = target(call);
     detail::checked_bytes(call, t.world_rank, n, sizeof(T));
     if (!in_place && std::ranges::size(out) != n)
       detail::fail(call, t.world_rank, "output holds ", std::ranges::size(out), " elements, input ",
                    n);
-    return detail::prepare_allreduce(t, call, in, std::ranges::data(out), n,
+    return t;
+  }
+  template <class T, class Out, class Op>
+  detail::prepared allreduce_impl(const char* call, const T* in, std::size_t n, Out& out,
+                                  const Op& op, allreduce_algorithm alg, bool in_place) {
+    return detail::prepare_allreduce(allreduce_target(call, in, n, out, in_place), call, in,
+                                     std::ranges::data(out), n,
                                      detail::bind_op<std::remove_const_t<T>>(op), alg);
+  }
+  template <class T, class Out, class Op>
+  void allreduce_blocking(const T* in, std::size_t n, Out& out, const Op& op,
+                          allreduce_algorithm alg, bool in_place) {
+    detail::run_allreduce(allreduce_target("allreduce", in, n, out, in_place), "allreduce", in,
+                          std::ranges::data(out), n, detail::bind_op<std::remove_const_t<T>>(op),
+                          alg);
   }
 
   template <class In, class Out, class Op>

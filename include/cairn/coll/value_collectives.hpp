@@ -82,8 +82,8 @@ class value_collectives {
   requires(!std::ranges::range<Op>) T
       allreduce(const T& x, Op op = {}, allreduce_algorithm alg = allreduce_algorithm::automatic) {
     T out = x;
-    detail::run_blocking(detail::prepare_allreduce(target("allreduce"), "allreduce", &x, &out, 1,
-                                                   detail::bind_op<T>(op), alg));
+    detail::run_allreduce(target("allreduce"), "allreduce", &x, &out, 1, detail::bind_op<T>(op),
+                          alg);
     return out;
   }
   /// Non-blocking allreduce of a value (the request's value is the output buffer).

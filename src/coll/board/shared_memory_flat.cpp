@@ -55,6 +55,7 @@
 #include "coll/engine/exec_pool.hpp"
 #include "coll/engine/plan_cache.hpp"
 #include "node/copy_bytes.hpp"
+#include "node/cpu_relax.hpp"
 #include "node/prefetch.hpp"
 #include "runtime/group_members.hpp"
 #include "runtime/rank_context.hpp"
@@ -118,6 +119,8 @@ static_assert(std::size(board_progress{}.tails) == node_board::slots,
               "a rank has at most one tail per slot");
 
 constexpr std::size_t prefetched_payload_max = 128;  // publish(): the next slot's lines
+// Polls of a peer's slot before run_short_allreduce_on_board hands its wait to the general loop.
+constexpr unsigned short_spin_polls = 64;
 
 // True if every rank completed collective `upto`; else the first rank that did not, in
 // `laggard`.
@@ -142,6 +145,28 @@ bool slot_free(rank_context& ctx, const node_board& b, std::uint64_t seq, int& l
   return seq <= node_board::slots || all_completed(ctx, b, seq - node_board::slots, laggard);
 }
 
+// Publishes this rank's slot `mine` of collective `seq`, whose header and payload (`bytes` of
+// input, or the buffers) are written: peers may read it from now on.
+void announce(rank_context& ctx, const node_board& b, board_slot& mine, std::uint64_t seq,
+              std::size_t bytes) {
+  const int me = ctx.rank();
+  // seq_cst: a parked rank announced that it sleeps, then re-checks the word it waits for
+  // (rank_context::board_ready); wake() reads the announcement after this store.
+  mine.seq.store(seq, std::memory_order_seq_cst);
+  // The next slot was last read by the peers, whose cores hold its lines: asked for now, while
+  // the peers read this one, rather than by the next publication's stores, which would each
+  // wait for the peers' copies to be invalidated. Measured on 2 ranks: 10-17 % off allreduces
+  // of 8-128 bytes on threads, up to 5 % on MPI; asking for the lines of 256 bytes to 1 KiB
+  // added 3-15 %, so only short ones ask (for the lines this collective's size took).
+  if (bytes <= prefetched_payload_max) {
+    const auto* next = reinterpret_cast<const char*>(&b.slot(me, seq + 1));
+    for (std::size_t at = 0; at < sizeof(board_slot) + bytes; at += 64)
+      prefetch_for_write(next + at);
+  }
+  for (int r = 0; r < b.ranks(); ++r)
+    if (r != me) ctx.tp().wake(r);
+}
+
 void publish(rank_context& ctx, const node_board& b, const board_exec& e) {
   const int me = ctx.rank();
   board_slot& mine = b.slot(me, e.seq);
@@ -159,21 +184,7 @@ void publish(rank_context& ctx, const node_board& b, const board_exec& e) {
   } else if (carries && e.bytes) {
     copy_bytes(node_board::payload(mine), e.in, e.carried(static_cast<std::size_t>(b.ranks())));
   }
-  // seq_cst: a parked rank announced that it sleeps, then re-checks the word it waits for
-  // (rank_context::board_ready); wake() reads the announcement after this store.
-  mine.seq.store(e.seq, std::memory_order_seq_cst);
-  // The next slot was last read by the peers, whose cores hold its lines: asked for now, while
-  // the peers read this one, rather than by the next publication's stores, which would each
-  // wait for the peers' copies to be invalidated. Measured on 2 ranks: 10-17 % off allreduces
-  // of 8-128 bytes on threads, up to 5 % on MPI; asking for the lines of 256 bytes to 1 KiB
-  // added 3-15 %, so only short ones ask (for the lines this collective's size took).
-  if (e.bytes <= prefetched_payload_max) {
-    const auto* next = reinterpret_cast<const char*>(&b.slot(me, e.seq + 1));
-    for (std::size_t at = 0; at < sizeof(board_slot) + e.bytes; at += 64)
-      prefetch_for_write(next + at);
-  }
-  for (int r = 0; r < b.ranks(); ++r)
-    if (r != me) ctx.tp().wake(r);
+  announce(ctx, b, mine, e.seq, e.bytes);
 }
 
 // True once every rank published e.seq; starts after this rank so that ranks poll different
@@ -186,12 +197,16 @@ bool all_arrived(const node_board& b, board_exec& e, int me) {
   return true;
 }
 
+bool same_signature(const board_slot& theirs, const board_signature& mine) noexcept {
+  return theirs.kind == mine.kind && theirs.bytes == mine.bytes && theirs.root == mine.root &&
+         theirs.algorithm == mine.algorithm;
+}
+
 // Empty if rank q's slot of collective `seq` holds the signature `mine`; else the error.
 std::string disagreement_with(const node_board& b, int q, std::uint64_t seq,
                               const board_signature& mine) {
   const board_slot& theirs = b.slot(q, seq);
-  if (theirs.kind == mine.kind && theirs.bytes == mine.bytes && theirs.root == mine.root &&
-      theirs.algorithm == mine.algorithm) [[likely]]
+  if (same_signature(theirs, mine)) [[likely]]
     return {};
   return board_disagreement(q, {theirs.kind, theirs.bytes, theirs.root, theirs.algorithm}, mine,
                             seq, 0);
@@ -204,6 +219,15 @@ std::string first_disagreement(const node_board& b, std::uint64_t seq,
   for (int q = 0; q < b.ranks(); ++q)
     if (std::string why = disagreement_with(b, q, seq, mine); !why.empty()) return why;
   return {};
+}
+
+// out = in_0 op in_1 op ... op in_(n-1), in rank order (non-commutative operations are right,
+// and every rank gets the same bits), from every rank's slot of collective `seq`.
+void reduce_slots(const node_board& b, std::uint64_t seq, std::byte* out, const op_binding& op,
+                  std::size_t bytes) {
+  copy_bytes(out, node_board::payload(b.slot(0, seq)), bytes);
+  for (int q = 1; q < b.ranks(); ++q)
+    op.combine(op.op.get(), node_board::payload(b.slot(q, seq)), out, bytes / op.elem, false);
 }
 
 // Publishes that this rank completed collective `seq` (and all before it).
@@ -281,10 +305,7 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
                      e.bytes / e.op.elem, false);
     } else if (e.kind == board_collective::allreduce ||
                (e.kind == board_collective::reduce && me == e.root)) {
-      copy_bytes(e.out, node_board::payload(b.slot(0, e.seq)), e.bytes);
-      for (int q = 1; q < n; ++q)  // out = out op in_q, in rank order
-        e.op.combine(e.op.op.get(), node_board::payload(b.slot(q, e.seq)), e.out,
-                     e.bytes / e.op.elem, false);
+      reduce_slots(b, e.seq, e.out, e.op, e.bytes);
     }
   }
   publish_done(ctx, b, e.seq);
@@ -469,13 +490,10 @@ bool board_on_world(const coll_target& t) {
   return t.members == world || t.members->world_ranks == world->world_ranks;
 }
 
-void run_on_board(const prepared& p) {
-  rank_context& ctx = *p.target.ctx;
-  rank_entry guard(ctx);
-  coll_rank& cs = coll_state(ctx);
-  const node_board& b = *cs.board_view();
-  board_exec e;
-  e.bind(p, ctx);
+namespace {
+// Moves the rank's blocking board collective `e` (bound, entered) to its end, then raises its
+// error or one a tail found.
+void run_to_end(rank_context& ctx, coll_rank& cs, const node_board& b, board_exec& e) {
   {
     board_wait wait;
     std::uint64_t spins = 0;
@@ -491,7 +509,75 @@ void run_on_board(const prepared& p) {
     }
   }
   board_take_deferred(ctx, e.error);  // advances the tails (e's own, earlier ones) and watches them
-  if (!e.error.empty()) fail(p.call, ctx.rank(), e.error);
+  if (!e.error.empty()) fail(e.call, ctx.rank(), e.error);
+}
+}  // namespace
+
+void run_on_board(const prepared& p) {
+  rank_context& ctx = *p.target.ctx;
+  rank_entry guard(ctx);
+  coll_rank& cs = coll_state(ctx);
+  board_exec e;
+  e.bind(p, ctx);
+  run_to_end(ctx, cs, *cs.board_view(), e);
+}
+
+bool run_short_allreduce_on_board(const coll_target& t, const char* call, const void* in, void* out,
+                                  std::size_t bytes, const op_binding& op) {
+  rank_context& ctx = *t.ctx;
+  rank_entry guard(ctx);
+  coll_rank& cs = coll_state(ctx);
+  board_progress& st = cs.board;
+  // Nothing before it on the board: no earlier collective to finish first, no tail to
+  // complete, no disagreement to raise.
+  if (st.started != st.finished || st.has_tails() || !st.deferred_error.empty() ||
+      cs.group_board.tails) [[unlikely]]
+    return false;
+  const node_board& b = *cs.board_view();
+  const std::uint64_t seq = st.finished + 1;
+  int laggard = 0;
+  if (!slot_free(ctx, b, seq, laggard)) [[unlikely]]
+    return false;
+  // From here on it is board collective `seq`, as bind() numbers it.
+  st.started = seq;
+  cs.skip_seq(t.members->id);
+  const int me = ctx.rank(), n = b.ranks();
+  const board_signature sig{static_cast<std::uint32_t>(board_collective::allreduce), bytes, -1, 0};
+  board_slot& mine = b.slot(me, seq);
+  mine.kind = sig.kind;
+  mine.root = sig.root;
+  mine.bytes = sig.bytes;
+  mine.algorithm = sig.algorithm;
+  copy_bytes(node_board::payload(mine), in, bytes);
+  announce(ctx, b, mine, seq, bytes);
+  // The peers' slots, read as all_arrived reads them. A peer not there within a few polls
+  // leaves the wait to run_to_end, which keeps the rank progressing, parks and watches.
+  int arrived = 1;
+  for (unsigned polls = 0; arrived < n;) {
+    if (b.slot((me + arrived) % n, seq).seq.load(std::memory_order_acquire) == seq) {
+      ++arrived;
+    } else if (++polls == short_spin_polls) [[unlikely]] {
+      board_exec e;
+      e.bind_call(prepared(t, call, nullptr, in, out, op, bytes, -1, true));
+      e.kind = board_collective::allreduce;
+      e.seq = seq;
+      e.published = true;
+      e.arrived = arrived;
+      run_to_end(ctx, cs, b, e);
+      return true;
+    } else {
+      cpu_relax();
+    }
+  }
+  bool agree = true;
+  for (int q = 0; q < n; ++q) agree = agree && same_signature(b.slot(q, seq), sig);
+  if (agree) [[likely]]
+    reduce_slots(b, seq, static_cast<std::byte*>(out), op, bytes);
+  publish_done(ctx, b, seq);
+  st.finished = seq;
+  if (!agree) [[unlikely]]
+    fail(call, ctx.rank(), first_disagreement(b, seq, sig));
+  return true;
 }
 
 void describe_board_plan(prepared& p) {

@@ -455,6 +455,45 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
                      coll_id::allreduce, f);
 }
 
+namespace {
+// Whether the selection table puts an automatic allreduce on the world of `bytes` (at most
+// short_allreduce_max) with elements of `elem` bytes on the board, per rank: asked once per
+// size and commutativity (the table's answer for the world is fixed for the run).
+class short_allreduce_choices {
+ public:
+  explicit short_allreduce_choices(rank_context&) {}
+  template <class Ask>
+  bool on_board(std::size_t bytes, std::size_t elem, bool commutative, Ask&& ask) {
+    entry& e = at_[commutative][bytes];
+    if (e.elem != elem) [[unlikely]]
+      e = {elem, ask()};
+    return e.board;
+  }
+
+ private:
+  struct entry {
+    std::size_t elem = 0;  // 0: not asked yet
+    bool board = false;
+  };
+  entry at_[2][short_allreduce_max + 1];
+};
+}  // namespace
+
+bool run_short_allreduce(const coll_target& t, const char* call, const void* in, void* out,
+                         std::size_t count, const op_binding& op) {
+  const std::size_t bytes = count * op.elem;
+  rank_context& ctx = *t.ctx;
+  if (bytes == 0 || t.members.get() != ctx.world_group().get() || !coll_state(ctx).board_view())
+    return false;
+  const bool board =
+      ctx.layer<short_allreduce_choices>().on_board(bytes, op.elem, op.commutative, [&] {
+        return select_algorithm(t, facts(t, bytes, op.elem, op.commutative),
+                                allreduce_algorithm::automatic) ==
+               allreduce_algorithm::shared_memory;
+      });
+  return board && run_short_allreduce_on_board(t, call, in, out, bytes, op);
+}
+
 prepared prepare_gather(const coll_target& t, const char* call, const block_buffers& b, int root) {
   check_root(t, call, root);
   const int p = group_size(t), me = t.group_rank;

@@ -199,6 +199,24 @@ prepared prepare_reduce(const coll_target& t, const char* call, const void* in, 
                         std::size_t count, int root, const op_binding& op, reduce_algorithm alg);
 prepared prepare_allreduce(const coll_target& t, const char* call, const void* in, void* out,
                            std::size_t count, const op_binding& op, allreduce_algorithm alg);
+
+/// The longest allreduce (bytes per rank) that run_short_allreduce takes.
+inline constexpr std::size_t short_allreduce_max = 128;
+/// A blocking allreduce of at most short_allreduce_max bytes that the selection table puts on
+/// the node board of `t`, the world, run there without being planned when nothing else of the
+/// rank's is on the board (src/coll/board/shared_memory_flat.cpp). True if it ran (its data
+/// moved, or its error was raised); false if it did nothing and must be prepared.
+bool run_short_allreduce(const coll_target& t, const char* call, const void* in, void* out,
+                         std::size_t count, const op_binding& op);
+/// A blocking allreduce (count elements checked): run_short_allreduce where it takes it, else
+/// prepared and run.
+inline void run_allreduce(const coll_target& t, const char* call, const void* in, void* out,
+                          std::size_t count, const op_binding& op, allreduce_algorithm alg) {
+  if (alg == allreduce_algorithm::automatic && count * op.elem <= short_allreduce_max &&
+      run_short_allreduce(t, call, in, out, count, op))
+    return;
+  run_blocking(prepare_allreduce(t, call, in, out, count, op, alg));
+}
 /// Gather: the block is `b.in_count` elements; on the root `b.out` holds at least group size x
 /// block. In place: the buffer holds group size x block, this rank's block at its place.
 prepared prepare_gather(const coll_target& t, const char* call, const block_buffers& b, int root);
