@@ -624,14 +624,11 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
   });
 }
 
-// Long collectives between buffers at every distance modulo a page: the direct path copies
-// with node/copy_bytes.hpp, which avoids `rep movsb` where the destination starts just
-// after the source (modulo 4096); those offsets must copy as right as the others.
-// Short automatic allreduces on the world (at most 128 bytes) run without being planned when
-// nothing else of the rank's is on the board (run_short_allreduce): here beside what makes them
-// take the general path instead (a non-blocking collective in flight, a bcast's tail, a slot
-// not yet free after a window of eager bcasts) and beside ranks that arrive late (the wait
-// moves to the general loop), with sums, a non-commutative product (rank order) and the value
+// Short automatic allreduces on the world (at most 4096 bytes) run without being
+// planned when nothing else of the rank's is on the board (run_short_allreduce): here beside
+// what makes them take the general path instead (a non-blocking collective in flight, a bcast's
+// tail, a slot not yet free after a window of eager bcasts) and beside ranks that arrive late (the
+// wait moves to the general loop), with sums, a non-commutative product (rank order) and the value
 // form; then a disagreement on the count, which every rank reports.
 TEST(SharedMemory, ShortAllreduceBesideOtherCollectives) {
   run([](cairn::world& w) {
@@ -639,8 +636,12 @@ TEST(SharedMemory, ShortAllreduceBesideOtherCollectives) {
     const std::vector<int> all = everyone(p);
     std::mt19937 pick(20261204);  // the same choices on every rank
     for (unsigned it = 0; it < 300; ++it) {
-      const std::size_t n = 1 + pick() % 16;  // 8..128 bytes of int64
-      const std::size_t m = 1 + pick() % 8;   // 16..128 bytes of mat2
+      // 8..128 bytes of int64, or around 4096 (512 elements; one more takes the prepared
+      // call) and a slot's 16384 (2048; one more moves straight between the buffers or by
+      // messages)
+      const std::size_t sizes[] = {1 + pick() % 16, 512, 513, 2048, 2049};
+      const std::size_t n = sizes[pick() % 5 == 0 ? 1 + pick() % 4 : 0];
+      const std::size_t m = 1 + pick() % 8;  // 16..128 bytes of mat2
       const unsigned before = pick() % 5, late = pick() % static_cast<unsigned>(p);
       const bool sleeps = p > 1 && pick() % 8 == 0;
       vec pending_out(3, -1);
@@ -693,6 +694,9 @@ TEST(SharedMemory, ShortAllreduceBesideOtherCollectives) {
   });
 }
 
+// Long collectives between buffers at every distance modulo a page: the direct path copies
+// with node/copy_bytes.hpp, which avoids `rep movsb` where the destination starts just
+// after the source (modulo 4096); those offsets must copy as right as the others.
 TEST(SharedMemory, DirectCopiesAtPageDistances) {
   run([](cairn::world& w) {
     const int p = w.size(), me = w.rank();

@@ -457,25 +457,26 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
 
 namespace {
 // Whether the selection table puts an automatic allreduce on the world of `bytes` (at most
-// short_allreduce_max) with elements of `elem` bytes on the board, per rank: asked once per
-// size and commutativity (the table's answer for the world is fixed for the run).
+// short_allreduce_max) with elements of `elem` bytes on the board, per rank: the table's
+// answers for the world are fixed for the run, so each is asked once and remembered in a small
+// direct-mapped memo (a program repeats a few sizes).
 class short_allreduce_choices {
  public:
   explicit short_allreduce_choices(rank_context&) {}
   template <class Ask>
   bool on_board(std::size_t bytes, std::size_t elem, bool commutative, Ask&& ask) {
-    entry& e = at_[commutative][bytes];
-    if (e.elem != elem) [[unlikely]]
-      e = {elem, ask()};
+    entry& e = at_[((bytes ^ (bytes >> 6) ^ elem) * 2 + commutative) % std::size(at_)];
+    if (e.bytes != bytes || e.elem != elem || e.commutative != commutative) [[unlikely]]
+      e = {bytes, elem, commutative, ask()};
     return e.board;
   }
 
  private:
   struct entry {
-    std::size_t elem = 0;  // 0: not asked yet
-    bool board = false;
+    std::size_t bytes = 0, elem = 0;  // elem 0: not asked yet
+    bool commutative = false, board = false;
   };
-  entry at_[2][short_allreduce_max + 1];
+  entry at_[64];
 };
 }  // namespace
 
