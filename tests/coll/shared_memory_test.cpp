@@ -624,13 +624,19 @@ TEST(SharedMemory, DisagreementsAndRefusals) {
   });
 }
 
-// Short automatic allreduces on the world (at most 4096 bytes) run without being
+namespace {
+double seconds_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+// Short automatic allreduces on the world (at most 4096 bytes) and barriers run without being
 // planned when nothing else of the rank's is on the board (run_short_allreduce): here beside
 // what makes them take the general path instead (a non-blocking collective in flight, a bcast's
 // tail, a slot not yet free after a window of eager bcasts) and beside ranks that arrive late (the
 // wait moves to the general loop), with sums, a non-commutative product (rank order) and the value
 // form; then a disagreement on the count, which every rank reports.
-TEST(SharedMemory, ShortAllreduceBesideOtherCollectives) {
+TEST(SharedMemory, ShortCollectivesBesideOthers) {
   run([](cairn::world& w) {
     const int p = w.size(), me = w.rank();
     const std::vector<int> all = everyone(p);
@@ -670,6 +676,15 @@ TEST(SharedMemory, ShortAllreduceBesideOtherCollectives) {
       ASSERT_EQ(mat_mismatch(x, mat_product_of(m, it, all, 0)), "") << "product " << it;
       const std::int64_t one = w.allreduce(static_cast<std::int64_t>(me + it), cairn::plus{});
       ASSERT_EQ(one, static_cast<std::int64_t>(p) * it + p * (p - 1) / 2) << "value " << it;
+      // A barrier: nobody leaves before the last rank entered (steady_clock is one clock for
+      // the node's processes too).
+      if (sleeps && me == static_cast<int>(late))
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+      const double entered = seconds_now();
+      w.barrier();
+      const double left = seconds_now();
+      const double last_entry = w.allreduce(entered, cairn::max{});
+      ASSERT_GE(left, last_entry) << "barrier " << it;
       if (before == 1) {
         pending.wait();
         ASSERT_EQ(mismatch(pending_out, small_block_sum(3, it + 7, all, 0)), "")

@@ -23,7 +23,7 @@ class barrier_bcast_collectives {
     return detail::start_prepared(detail::prepare_barrier(target("ibarrier"), "ibarrier"));
   }
   /// Blocks until every member entered the barrier.
-  void barrier() { detail::run_blocking(detail::prepare_barrier(target("barrier"), "barrier")); }
+  void barrier() { detail::run_barrier(target("barrier"), "barrier"); }
   /// Persistent barrier.
   persistent_request barrier_init() {
     return persistent_request(detail::prepare_barrier(target("barrier_init"), "barrier_init"));

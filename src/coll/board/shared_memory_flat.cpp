@@ -66,7 +66,7 @@ namespace {
 
 static_assert(node_board::payload_max == 16384, "board_refusal names the limit");
 static_assert(short_allreduce_max <= node_board::payload_max,
-              "run_short_allreduce_on_board carries its input in the slot");
+              "run_short_on_board carries its input in the slot");
 
 // One board collective in flight.
 struct board_exec : board_call {
@@ -121,7 +121,7 @@ static_assert(std::size(board_progress{}.tails) == node_board::slots,
               "a rank has at most one tail per slot");
 
 constexpr std::size_t prefetched_payload_max = 128;  // publish(): the next slot's lines
-// Polls of a peer's slot before run_short_allreduce_on_board hands its wait to the general loop.
+// Polls of a peer's slot before run_short_on_board hands its wait to the general loop.
 constexpr unsigned short_spin_polls = 64;
 
 // True if every rank completed collective `upto`; else the first rank that did not, in
@@ -524,8 +524,8 @@ void run_on_board(const prepared& p) {
   run_to_end(ctx, cs, *cs.board_view(), e);
 }
 
-bool run_short_allreduce_on_board(const coll_target& t, const char* call, const void* in, void* out,
-                                  std::size_t bytes, const op_binding& op) {
+bool run_short_on_board(const coll_target& t, const char* call, board_collective kind,
+                        const void* in, void* out, std::size_t bytes, const op_binding& op) {
   rank_context& ctx = *t.ctx;
   rank_entry guard(ctx);
   coll_rank& cs = coll_state(ctx);
@@ -544,13 +544,13 @@ bool run_short_allreduce_on_board(const coll_target& t, const char* call, const 
   st.started = seq;
   cs.skip_seq(t.members->id);
   const int me = ctx.rank(), n = b.ranks();
-  const board_signature sig{static_cast<std::uint32_t>(board_collective::allreduce), bytes, -1, 0};
+  const board_signature sig{static_cast<std::uint32_t>(kind), bytes, -1, 0};
   board_slot& mine = b.slot(me, seq);
   mine.kind = sig.kind;
   mine.root = sig.root;
   mine.bytes = sig.bytes;
   mine.algorithm = sig.algorithm;
-  copy_bytes(node_board::payload(mine), in, bytes);
+  if (bytes) copy_bytes(node_board::payload(mine), in, bytes);
   announce(ctx, b, mine, seq, bytes);
   // The peers' slots, read as all_arrived reads them. A peer not there within a few polls
   // leaves the wait to run_to_end, which keeps the rank progressing, parks and watches.
@@ -561,7 +561,7 @@ bool run_short_allreduce_on_board(const coll_target& t, const char* call, const 
     } else if (++polls == short_spin_polls) [[unlikely]] {
       board_exec e;
       e.bind_call(prepared(t, call, nullptr, in, out, op, bytes, -1, true));
-      e.kind = board_collective::allreduce;
+      e.kind = kind;
       e.seq = seq;
       e.published = true;
       e.arrived = arrived;
@@ -573,7 +573,7 @@ bool run_short_allreduce_on_board(const coll_target& t, const char* call, const 
   }
   bool agree = true;
   for (int q = 0; q < n; ++q) agree = agree && same_signature(b.slot(q, seq), sig);
-  if (agree) [[likely]]
+  if (agree && bytes) [[likely]]
     reduce_slots(b, seq, static_cast<std::byte*>(out), op, bytes);
   publish_done(ctx, b, seq);
   st.finished = seq;

@@ -210,6 +210,13 @@ inline constexpr std::size_t short_allreduce_max = 4096;
 /// moved, or its error was raised); false if it did nothing and must be prepared.
 bool run_short_allreduce(const coll_target& t, const char* call, const void* in, void* out,
                          std::size_t count, const op_binding& op);
+/// A blocking barrier on the world that the table puts on the board, run as run_short_allreduce
+/// runs a short allreduce: true if it ran.
+bool run_short_barrier(const coll_target& t, const char* call);
+/// A blocking barrier: run_short_barrier where it takes it, else prepared and run.
+inline void run_barrier(const coll_target& t, const char* call) {
+  if (!run_short_barrier(t, call)) run_blocking(prepare_barrier(t, call));
+}
 /// A blocking allreduce (count elements checked): run_short_allreduce where it takes it, else
 /// prepared and run.
 inline void run_allreduce(const coll_target& t, const char* call, const void* in, void* out,
