@@ -630,8 +630,8 @@ double seconds_now() {
 }
 }  // namespace
 
-// Short automatic allreduces on the world (at most 4096 bytes) and barriers run without being
-// planned when nothing else of the rank's is on the board (run_short_allreduce): here beside
+// Short automatic allreduces on the world (at most a slot's 16384 bytes) and barriers run without
+// being planned when nothing else of the rank's is on the board (run_short_allreduce): here beside
 // what makes them take the general path instead (a non-blocking collective in flight, a bcast's
 // tail, a slot not yet free after a window of eager bcasts) and beside ranks that arrive late (the
 // wait moves to the general loop), with sums, a non-commutative product (rank order) and the value
@@ -642,9 +642,9 @@ TEST(SharedMemory, ShortCollectivesBesideOthers) {
     const std::vector<int> all = everyone(p);
     std::mt19937 pick(20261204);  // the same choices on every rank
     for (unsigned it = 0; it < 300; ++it) {
-      // 8..128 bytes of int64, or around 4096 (512 elements; one more takes the prepared
-      // call) and a slot's 16384 (2048; one more moves straight between the buffers or by
-      // messages)
+      // 8..128 bytes of int64, or 4096, 4104 and either side of a slot's 16384 (2048; one
+      // more moves straight between the buffers or by messages; the threads engine does so
+      // from 1 KiB)
       const std::size_t sizes[] = {1 + pick() % 16, 512, 513, 2048, 2049};
       const std::size_t n = sizes[pick() % 5 == 0 ? 1 + pick() % 4 : 0];
       const std::size_t m = 1 + pick() % 8;  // 16..128 bytes of mat2

@@ -65,7 +65,7 @@ namespace cairn::detail {
 namespace {
 
 static_assert(node_board::payload_max == 16384, "board_refusal names the limit");
-static_assert(short_allreduce_max <= node_board::payload_max,
+static_assert(short_allreduce_max == node_board::payload_max,
               "run_short_on_board carries its input in the slot");
 
 // One board collective in flight.
