@@ -299,13 +299,13 @@ class reduction_collectives {
                                   detail::bind_op<T>(op), alg);
   }
 
-  // Where an allreduce of `n` elements runs, once its buffers are checked.
+  // Where an allreduce of `n` elements of type T (the input's) runs, once its buffers are
+  // checked.
   template <class T, class Out>
-  detail::coll_target allreduce_target(const char* call, const T* in, std::size_t n, Out& out,
+  detail::coll_target allreduce_target(const char* call, const T*, std::size_t n, Out& out,
                                        bool in_place) {
     static_assert(std::is_same_v<std::remove_const_t<T>, std::ranges::range_value_t<Out>>,
                   "cairn::allreduce: input and output element types differ");
-    (void)in;
     auto t = target(call);
     detail::checked_bytes(call, t.world_rank, n, sizeof(T));
     if (!in_place && std::ranges::size(out) != n)
