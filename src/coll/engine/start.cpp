@@ -455,63 +455,22 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
                      coll_id::allreduce, f);
 }
 
-namespace {
-// Whether the selection table puts an automatic barrier, or allreduce of `bytes` (at most
-// short_allreduce_max) with elements of `elem` bytes, on the world on the board, per rank: the
-// table's answers for the world are fixed for the run, so each is asked once and remembered (the
-// allreduces' in a small direct-mapped memo: a program repeats a few sizes).
-class short_board_choices {
- public:
-  explicit short_board_choices(rank_context&) {}
-  template <class Ask>
-  bool allreduce_on_board(std::size_t bytes, std::size_t elem, bool commutative, Ask&& ask) {
-    entry& e = at_[((bytes ^ (bytes >> 6) ^ elem) * 2 + commutative) % std::size(at_)];
-    if (e.bytes != bytes || e.elem != elem || e.commutative != commutative) [[unlikely]]
-      e = {bytes, elem, commutative, ask()};
-    return e.board;
-  }
-  template <class Ask>
-  bool barrier_on_board(Ask&& ask) {
-    if (barrier_ < 0) [[unlikely]]
-      barrier_ = ask() ? 1 : 0;
-    return barrier_ == 1;
-  }
-
- private:
-  struct entry {
-    std::size_t bytes = 0, elem = 0;  // elem 0: not asked yet
-    bool commutative = false, board = false;
-  };
-  entry at_[64];
-  int barrier_ = -1;  // -1: not asked yet
-};
-
-// True if `t` is the world and its ranks share the board.
-bool on_world_board(const coll_target& t) {
-  return t.members.get() == t.ctx->world_group().get() && coll_state(*t.ctx).board_view();
-}
-}  // namespace
-
+// The short paths ask the table as prepare_allreduce and prepare_barrier do: its memo
+// (choice_memo) answers a repeated call without walking the rules.
 bool run_short_allreduce(const coll_target& t, const char* call, const void* in, void* out,
                          std::size_t count, const op_binding& op) {
   const std::size_t bytes = count * op.elem;
-  if (bytes == 0 || !on_world_board(t)) return false;
-  const bool board =
-      t.ctx->layer<short_board_choices>().allreduce_on_board(bytes, op.elem, op.commutative, [&] {
-        return select_algorithm(t, facts(t, bytes, op.elem, op.commutative),
-                                allreduce_algorithm::automatic) ==
-               allreduce_algorithm::shared_memory;
-      });
-  return board && run_short_on_board(t, call, board_collective::allreduce, in, out, bytes, op);
+  return bytes != 0 && board_on_world(t) &&
+         select_algorithm(t, facts(t, bytes, op.elem, op.commutative),
+                          allreduce_algorithm::automatic) == allreduce_algorithm::shared_memory &&
+         run_short_on_board(t, call, board_collective::allreduce, in, out, bytes, op);
 }
 
 bool run_short_barrier(const coll_target& t, const char* call) {
-  if (!on_world_board(t)) return false;
-  const bool board = t.ctx->layer<short_board_choices>().barrier_on_board([&] {
-    return select_algorithm(t, facts(t, 0, 1), barrier_algorithm::automatic) ==
-           barrier_algorithm::shared_memory;
-  });
-  return board && run_short_on_board(t, call, board_collective::barrier, nullptr, nullptr, 0, {});
+  return board_on_world(t) &&
+         select_algorithm(t, facts(t, 0, 1), barrier_algorithm::automatic) ==
+             barrier_algorithm::shared_memory &&
+         run_short_on_board(t, call, board_collective::barrier, nullptr, nullptr, 0, {});
 }
 
 prepared prepare_gather(const coll_target& t, const char* call, const block_buffers& b, int root) {
