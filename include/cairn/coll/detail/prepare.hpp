@@ -206,13 +206,14 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
 /// against 0.142-0.188 us; from 8 KiB no difference beyond the noise.
 inline constexpr std::size_t short_allreduce_max = 16384;
 /// A blocking allreduce of at most short_allreduce_max bytes that the selection table puts on
-/// the node board of `t`, the world, run there without being planned when nothing else of the
-/// rank's is on the board (src/coll/board/shared_memory_flat.cpp). True if it ran (its data
-/// moved, or its error was raised); false if it did nothing and must be prepared.
+/// the node board of `t`, the world (or a group of every rank in world order: board_on_world),
+/// run there without being planned when nothing else of the rank's is on the board
+/// (src/coll/board/shared_memory_flat.cpp). True if it ran (its data moved, or its error was
+/// raised); false if it did nothing and must be prepared.
 bool run_short_allreduce(const coll_target& t, const char* call, const void* in, void* out,
                          std::size_t count, const op_binding& op);
-/// A blocking barrier on the world that the table puts on the board, run as run_short_allreduce
-/// runs a short allreduce: true if it ran.
+/// A blocking barrier on the world (as there) that the table puts on the board, run as
+/// run_short_allreduce runs a short allreduce: true if it ran.
 bool run_short_barrier(const coll_target& t, const char* call);
 /// A blocking barrier: run_short_barrier where it takes it, else prepared and run.
 inline void run_barrier(const coll_target& t, const char* call) {
