@@ -23,14 +23,18 @@ struct direct_buffers {
   std::uint64_t in = 0, out = 0;
 };
 
+/// Writes buffers `in` and `out` into a slot's payload.
+inline void publish_buffers(std::byte* payload, const void* in, const void* out) noexcept {
+  const direct_buffers b{reinterpret_cast<std::uintptr_t>(in),
+                         reinterpret_cast<std::uintptr_t>(out)};
+  std::memcpy(payload, &b, sizeof b);
+}
 /// Writes the buffers of `e` into a slot's payload (what a direct collective publishes).
 inline void publish_buffers(std::byte* payload, const board_call& e) noexcept {
   const std::byte* second = e.out;
   if (e.kind == board_collective::reduce_scatter_block)
     second = e.first_block.empty() || e.in != e.out ? e.in : e.first_block.data();
-  const direct_buffers b{reinterpret_cast<std::uintptr_t>(e.in),
-                         reinterpret_cast<std::uintptr_t>(second)};
-  std::memcpy(payload, &b, sizeof b);
+  publish_buffers(payload, e.in, second);
 }
 /// The buffers a direct collective published in a slot's payload.
 inline direct_buffers published_buffers(const std::byte* payload) noexcept {

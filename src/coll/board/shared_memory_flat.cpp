@@ -270,6 +270,17 @@ bool drain_tails(rank_context& ctx, const node_board& b, board_wait& wait) {
   return true;
 }
 
+// Moves this rank's share of direct collective e once every slot holds e.seq and agrees; its
+// peers use this rank's buffers until every `done` reached e.seq.
+void move_share(rank_context& ctx, const node_board& b, board_exec& e) {
+  auto& bufs = coll_state(ctx).member_buffers;
+  bufs.resize(static_cast<std::size_t>(b.ranks()));
+  for (int q = 0; q < b.ranks(); ++q)
+    bufs[static_cast<std::size_t>(q)] = published_buffers(node_board::payload(b.slot(q, e.seq)));
+  e.error = move_direct(ctx, e, ctx.world_group()->world_ranks, ctx.rank(), bufs);
+  e.moved = true;
+}
+
 // Every slot holds e.seq: checks the signatures (every rank reads all of them, so a mismatch
 // is reported on every rank, and nobody waits), writes the output, completes. A staged one
 // only starts moving its chunks (e.staging; move_staged completes it).
@@ -284,12 +295,7 @@ void complete(rank_context& ctx, const node_board& b, board_exec& e) {
     return;
   }
   if (moves_here && e.direct) {
-    auto& bufs = coll_state(ctx).member_buffers;
-    bufs.resize(static_cast<std::size_t>(n));
-    for (int q = 0; q < n; ++q)
-      bufs[static_cast<std::size_t>(q)] = published_buffers(node_board::payload(b.slot(q, e.seq)));
-    e.error = move_direct(ctx, e, ctx.world_group()->world_ranks, me, bufs);
-    e.moved = true;
+    move_share(ctx, b, e);
   } else if (moves_here && e.bytes) {
     if (e.kind == board_collective::bcast) {
       if (me != e.root) copy_bytes(e.out, node_board::payload(b.slot(e.root, e.seq)), e.bytes);
@@ -525,7 +531,8 @@ void run_on_board(const prepared& p) {
 }
 
 bool run_short_on_board(const coll_target& t, const char* call, board_collective kind,
-                        const void* in, void* out, std::size_t bytes, const op_binding& op) {
+                        board_path path, const void* in, void* out, std::size_t bytes,
+                        const op_binding& op) {
   rank_context& ctx = *t.ctx;
   rank_entry guard(ctx);
   coll_rank& cs = coll_state(ctx);
@@ -544,13 +551,32 @@ bool run_short_on_board(const coll_target& t, const char* call, board_collective
   st.started = seq;
   cs.skip_seq(t.members->id);
   const int me = ctx.rank(), n = b.ranks();
-  const board_signature sig{static_cast<std::uint32_t>(kind), bytes, -1, 0};
+  const bool direct = board_moves_direct(kind, bytes, path);
+  // The state bind() would have given it, for the general loop and move_direct.
+  auto bind = [&](board_exec& e) {
+    e.in = static_cast<const std::byte*>(in);
+    e.out = static_cast<std::byte*>(out);
+    e.op = op;
+    e.kind = kind;
+    e.bytes = bytes;
+    e.call = call;
+    e.path = path;
+    e.seq = seq;
+    e.direct = direct;
+    e.published = true;
+  };
+  const board_signature sig{static_cast<std::uint32_t>(kind) | (direct ? direct_kind_bit : 0),
+                            bytes, -1, 0};
   board_slot& mine = b.slot(me, seq);
   mine.kind = sig.kind;
   mine.root = sig.root;
   mine.bytes = sig.bytes;
   mine.algorithm = sig.algorithm;
-  if (bytes) copy_bytes(node_board::payload(mine), in, bytes);
+  if (direct) {
+    publish_buffers(node_board::payload(mine), in, out);
+  } else if (bytes) {
+    copy_bytes(node_board::payload(mine), in, bytes);
+  }
   announce(ctx, b, mine, seq, bytes);
   // The peers' slots, read as all_arrived reads them. A peer not there within a few polls
   // leaves the wait to run_to_end, which keeps the rank progressing, parks and watches.
@@ -560,10 +586,7 @@ bool run_short_on_board(const coll_target& t, const char* call, board_collective
       ++arrived;
     } else if (++polls == short_spin_polls) [[unlikely]] {
       board_exec e;
-      e.bind_call(prepared(t, call, nullptr, in, out, op, bytes, -1, true));
-      e.kind = kind;
-      e.seq = seq;
-      e.published = true;
+      bind(e);
       e.arrived = arrived;
       run_to_end(ctx, cs, b, e);
       return true;
@@ -573,6 +596,22 @@ bool run_short_on_board(const coll_target& t, const char* call, board_collective
   }
   bool agree = true;
   for (int q = 0; q < n; ++q) agree = agree && same_signature(b.slot(q, seq), sig);
+  if (direct && agree) {
+    board_exec e;
+    bind(e);
+    move_share(ctx, b, e);
+    e.completed = true;
+    publish_done(ctx, b, seq);
+    for (unsigned polls = 0; !all_completed(ctx, b, seq, laggard); cpu_relax())
+      if (++polls == short_spin_polls) [[unlikely]] {
+        run_to_end(ctx, cs, b, e);
+        return true;
+      }
+    st.finished = seq;
+    if (!e.error.empty()) [[unlikely]]
+      fail(call, ctx.rank(), e.error);
+    return true;
+  }
   if (agree && bytes) [[likely]]
     reduce_slots(b, seq, static_cast<std::byte*>(out), op, bytes);
   publish_done(ctx, b, seq);

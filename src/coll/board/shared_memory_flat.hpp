@@ -117,12 +117,14 @@ std::string board_disagreement(int q, const board_signature& theirs, const board
 /// Runs a prepared board collective (p.board) to its end, with no request (a blocking call).
 void run_on_board(const prepared& p);
 /// A blocking barrier, or allreduce of `bytes` (at most short_allreduce_max), on the world (or a
-/// group of every rank in world order) that the selection table puts on the board, run without a
-/// prepared call when the rank has nothing else on the board (no collective in flight, no tail, no
-/// late error) and its slot is free; a peer that has not arrived within a few polls leaves the wait
-/// to the general loop. True if it ran (raising its error, if any), false if it did nothing.
+/// group of every rank in world order) that the selection table puts on the board by `path`
+/// (automatic or direct), run without a prepared call when the rank has nothing else on the board
+/// (no collective in flight, no tail, no late error) and its slot is free; a peer that has not
+/// arrived (or, for a direct one, finished) within a few polls leaves the wait to the general
+/// loop. True if it ran (raising its error, if any), false if it did nothing.
 bool run_short_on_board(const coll_target& t, const char* call, board_collective kind,
-                        const void* in, void* out, std::size_t bytes, const op_binding& op);
+                        board_path path, const void* in, void* out, std::size_t bytes,
+                        const op_binding& op);
 /// Starts a prepared board collective; its request is a collective's (kind::layer) marked
 /// by `phase == board_phase`, advanced and finished by the functions below.
 request start_on_board(const prepared& p);

@@ -460,17 +460,25 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
 bool run_short_allreduce(const coll_target& t, const char* call, const void* in, void* out,
                          std::size_t count, const op_binding& op) {
   const std::size_t bytes = count * op.elem;
-  return bytes != 0 && board_on_world(t) &&
-         select_algorithm(t, facts(t, bytes, op.elem, op.commutative),
-                          allreduce_algorithm::automatic) == allreduce_algorithm::shared_memory &&
-         run_short_on_board(t, call, board_collective::allreduce, in, out, bytes, op);
+  if (bytes == 0 || !board_on_world(t)) return false;
+  const auto alg =
+      select_algorithm(t, facts(t, bytes, op.elem, op.commutative), allreduce_algorithm::automatic);
+  // A direct one the engine cannot run is refused by the prepared call (on_board).
+  const board_path path =
+      alg == allreduce_algorithm::shared_memory_direct &&
+              !board_refusal(t, board_collective::allreduce, bytes, board_path::direct)
+          ? board_path::direct
+          : board_path::automatic;
+  return (alg == allreduce_algorithm::shared_memory || path == board_path::direct) &&
+         run_short_on_board(t, call, board_collective::allreduce, path, in, out, bytes, op);
 }
 
 bool run_short_barrier(const coll_target& t, const char* call) {
   return board_on_world(t) &&
          select_algorithm(t, facts(t, 0, 1), barrier_algorithm::automatic) ==
              barrier_algorithm::shared_memory &&
-         run_short_on_board(t, call, board_collective::barrier, nullptr, nullptr, 0, {});
+         run_short_on_board(t, call, board_collective::barrier, board_path::automatic, nullptr,
+                            nullptr, 0, {});
 }
 
 prepared prepare_gather(const coll_target& t, const char* call, const block_buffers& b, int root) {

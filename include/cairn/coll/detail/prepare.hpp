@@ -201,9 +201,10 @@ prepared prepare_allreduce(const coll_target& t, const char* call, const void* i
                            std::size_t count, const op_binding& op, allreduce_algorithm alg);
 
 /// The longest allreduce (bytes per rank) that run_short_allreduce takes: what a board slot
-/// carries. (The table moves longer ones straight between the buffers, on the threads engine
-/// from 1 KiB.) Measured on 2 MPI-engine ranks against the prepared call: 8 B 0.107-0.133
-/// against 0.142-0.188 us; from 8 KiB no difference beyond the noise.
+/// carries. (Where the table moves shorter ones straight between the buffers, as on the threads
+/// engine from 1 KiB, the short path moves them so too.) Measured on 2 MPI-engine ranks against
+/// the prepared call: 8 B 0.107-0.133 against 0.142-0.188 us; from 8 KiB no difference beyond
+/// the noise.
 inline constexpr std::size_t short_allreduce_max = 16384;
 /// A blocking allreduce of at most short_allreduce_max bytes that the selection table puts on
 /// the node board of `t`, the world (or a group of every rank in world order: board_on_world),
