@@ -61,6 +61,35 @@ void combine_typed(const void* op, const void* from, void* to, std::size_t n, bo
     for (std::size_t i = 0; i < n; ++i) b[i] = f(b[i], a[i]);
 }
 
+// The predefined arithmetic and bitwise operations on the arithmetic types, as X(type, op):
+// their combine_typed is compiled once, in the library (src/coll/engine/combine.cpp, with its
+// loops vectorized), not in the caller's code, whose flags may not vectorize them (g++ 12 does
+// not at -O2: a 64 KiB allreduce of doubles on 2 threads ranks took 2.81 against 2.25 us).
+// clang-format off
+#define CAIRN_DETAIL_NUMBER_COMBINES(X, T) \
+  X(T, ::cairn::plus) X(T, ::cairn::multiplies) X(T, ::cairn::min) X(T, ::cairn::max)
+#define CAIRN_DETAIL_INTEGER_COMBINES(X, T) \
+  CAIRN_DETAIL_NUMBER_COMBINES(X, T)        \
+  X(T, ::cairn::bit_and) X(T, ::cairn::bit_or) X(T, ::cairn::bit_xor)
+#define CAIRN_DETAIL_BUILTIN_COMBINES(X)                  \
+  CAIRN_DETAIL_INTEGER_COMBINES(X, signed char)           \
+  CAIRN_DETAIL_INTEGER_COMBINES(X, unsigned char)         \
+  CAIRN_DETAIL_INTEGER_COMBINES(X, short)                 \
+  CAIRN_DETAIL_INTEGER_COMBINES(X, unsigned short)        \
+  CAIRN_DETAIL_INTEGER_COMBINES(X, int)                   \
+  CAIRN_DETAIL_INTEGER_COMBINES(X, unsigned)              \
+  CAIRN_DETAIL_INTEGER_COMBINES(X, long)                  \
+  CAIRN_DETAIL_INTEGER_COMBINES(X, unsigned long)         \
+  CAIRN_DETAIL_INTEGER_COMBINES(X, long long)             \
+  CAIRN_DETAIL_INTEGER_COMBINES(X, unsigned long long)    \
+  CAIRN_DETAIL_NUMBER_COMBINES(X, float)                  \
+  CAIRN_DETAIL_NUMBER_COMBINES(X, double)
+// clang-format on
+#define CAIRN_DETAIL_EXTERN_COMBINE(T, Op) \
+  extern template void combine_typed<T, Op>(const void*, const void*, void*, std::size_t, bool);
+CAIRN_DETAIL_BUILTIN_COMBINES(CAIRN_DETAIL_EXTERN_COMBINE)
+#undef CAIRN_DETAIL_EXTERN_COMBINE
+
 /// Binds `op` for elements of type T.
 template <class T, class Op>
 op_binding bind_op(const Op& op) {
