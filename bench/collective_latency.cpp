@@ -4,7 +4,10 @@
 // MPI_Reduce_scatter_block on the same number of ranks. The message size is the byte size of
 // each rank's vector (for allgather and reduce_scatter_block a block: the gathered output and
 // the scattered input hold one per rank). Calls run back to back, as an application's loop would
-// issue them; the figure is the median time per call of the slowest rank. `--reversed=1` runs
+// issue them; the figure is the median time per call of the slowest rank. `--rewrite=1` writes
+// each rank's input again before every call (on both sides), as a program does that computes it
+// between calls: the peers' cached copies of it are invalidated then, which an unchanged input
+// spares a collective that reads the peers' buffers in place. `--reversed=1` runs
 // both on every rank in reverse order: a cairn group (the board's keyed slots) against a
 // communicator from MPI_Comm_split.
 //
@@ -47,6 +50,7 @@ struct plan {
   int samples;            // timed samples per figure (odd: the median is one of them)
   int rounds;             // figures per size; the median round is reported
   int max_iters;          // cap on iterations per sample
+  bool rewrite = false;   // the input is written again before every call
 };
 
 plan default_plan(bool quick) {
@@ -61,6 +65,7 @@ plan plan_of(const options& o) {
   const auto ms = count_param(o, "sample-us", static_cast<std::uint64_t>(p.sample_seconds * 1e6), 1,
                               10'000'000);
   p.sample_seconds = static_cast<double>(ms) * 1e-6;
+  p.rewrite = count_param(o, "rewrite", 0, 0, 1) != 0;
   return p;
 }
 
@@ -169,8 +174,9 @@ double latency_us(collective c, int rank, int ranks, std::size_t size, const pla
                   const char* who, Call&& call, Slowest&& slowest_of, Barrier&& barrier) {
   const std::size_t count = size / sizeof(double);
   const bool scatters = c == collective::reduce_scatter_block;
-  const std::vector<double> in =
+  std::vector<double> in =
       input_of(rank, scatters ? count * static_cast<std::size_t>(ranks) : count);
+  const std::vector<double> pristine = in;
   std::vector<double> out(c == collective::allgather ? count * static_cast<std::size_t>(ranks)
                                                      : count);
   const std::string what = describe(c, who, rank, size);
@@ -179,8 +185,13 @@ double latency_us(collective c, int rank, int ranks, std::size_t size, const pla
   call(in, out);
   check(c, out, rank, ranks, what);
 
+  // What the call reads: a bcast root's buffer, else the input.
+  std::vector<double>& source = c == collective::bcast && rank == root ? out : in;
   auto run = [&](int iters) {
-    for (int i = 0; i < iters; ++i) call(in, out);
+    for (int i = 0; i < iters; ++i) {
+      if (p.rewrite) std::copy(pristine.begin(), pristine.end(), source.begin());
+      call(in, out);
+    }
   };
   const sampling s = calibrate(p, run, slowest_of);
   reset(c, rank, in, out);
@@ -291,7 +302,9 @@ const std::vector<param_spec> collective_params{
      "baseline: MPI_Comm_split with reversed keys)",
      "0"},
     {"sample-us", "target duration of one timed sample in microseconds",
-     "10000, 2000 with --quick"}};
+     "10000, 2000 with --quick"},
+    {"rewrite",
+     "1: every rank writes its input again (a copy of it) before every call, on both sides", "0"}};
 const param_registrar allreduce_params{"allreduce", collective_params};
 const param_registrar bcast_params{"bcast", collective_params};
 const param_registrar reduce_params{"reduce", collective_params};
