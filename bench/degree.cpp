@@ -28,6 +28,13 @@
 // edge, four pseudo-random ones) equal the number of times they occur in all ranks' slices. So
 // both sides find the same number of distinct vertices, whichever engine. cairn also:
 // m.size() is that number and m.value_of() of the 8 vertices is right (nullopt for degree 0).
+//
+// `cairn-bench distinct` runs the same edges into a set of the distinct endpoints instead:
+// cairn::containers::set<std::uint32_t> async_insert(u) and async_insert(v) (an insert the rank
+// sent already in the phase is dropped at the source), against the same exchange counted into a
+// std::unordered_set<std::uint32_t>. Verified alike: every key a vertex owned by its rank, as
+// many keys as distinct vertices, each probed vertex present exactly where it occurs; cairn also
+// size() and the collective contains() of the probed vertices.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -41,11 +48,13 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "baseline.hpp"
 #include "cairn/cairn.hpp"
 #include "cairn/containers/map.hpp"
+#include "cairn/containers/set.hpp"
 #include "graph.hpp"
 #include "registry.hpp"
 
@@ -125,33 +134,49 @@ struct input {
   }
 };
 
-// Throws unless the keys of `local` on every rank are vertices with a non-zero degree owned by
-// their rank (`owns`), as many as the distinct vertices of the input, the degrees summing to
-// 2 · E, and the probed vertices have their degrees.
-template <class Map, class Owns>
-void verify_local(cairn::world& w, const input& in, const Map& local, Owns owns,
+// Throws unless the keys of `local` (a map to degrees, or a set of vertices: `counts`) on every
+// rank are vertices (with a non-zero degree) owned by their rank (`owns`), as many as the distinct
+// vertices of the input, the degrees summing to 2 · E, and the probed vertices have their degrees
+// (are present where they occur).
+template <bool counts, class Local, class Owns>
+void verify_local(cairn::world& w, const input& in, const Local& local, Owns owns,
                   const std::string& who) {
+  const char* task = counts ? "degree" : "distinct";
   // bad keys, foreign keys, degree sum, keys, then the probed vertices' degrees
   std::array<std::uint64_t, 4 + checked> mine{}, all{};
-  for (const auto& [key, deg] : local) {
-    mine[0] += key >= in.n || deg == 0;
-    mine[1] += !owns(key);
-    mine[2] += deg;
+  for (const auto& item : local) {
+    if constexpr (counts) {
+      const auto& [key, deg] = item;
+      mine[0] += key >= in.n || deg == 0;
+      mine[1] += !owns(key);
+      mine[2] += deg;
+    } else {
+      mine[0] += item >= in.n;
+      mine[1] += !owns(item);
+    }
   }
   mine[3] = local.size();
   for (std::size_t j = 0; j < checked; ++j)
-    if (const auto it = local.find(in.probe[j]); it != local.end()) mine[4 + j] = it->second;
+    if (const auto it = local.find(in.probe[j]); it != local.end()) {
+      if constexpr (counts)
+        mine[4 + j] = it->second;
+      else
+        mine[4 + j] = 1;
+    }
   w.allreduce(std::span(mine), std::span(all), cairn::plus{});
   std::string problem;
-  if (all[0] != 0 || all[1] != 0 || all[2] != 2 * in.total || all[3] != in.distinct)
-    problem = cat(all[0], " keys not a vertex or of degree 0, ", all[1],
-                  " keys at a rank not their owner; degrees sum to ", all[2], " (expected ",
-                  2 * in.total, "), ", all[3], " distinct vertices (expected ", in.distinct, ")");
-  for (std::size_t j = 0; j < checked && problem.empty(); ++j)
-    if (all[4 + j] != in.probe_deg[j])
-      problem = cat("vertex ", in.probe[j], " has degree ", all[4 + j], ", it occurs ",
-                    in.probe_deg[j], " times in the edge lists");
-  if (!problem.empty()) throw std::runtime_error(cat("degree (", who, "): ", problem));
+  if (all[0] != 0 || all[1] != 0 || (counts && all[2] != 2 * in.total) || all[3] != in.distinct)
+    problem = cat(all[0], counts ? " keys not a vertex or of degree 0, " : " keys not a vertex, ",
+                  all[1], " keys at a rank not their owner; ",
+                  counts ? cat("degrees sum to ", all[2], " (expected ", 2 * in.total, "), ") : "",
+                  all[3], " distinct vertices (expected ", in.distinct, ")");
+  for (std::size_t j = 0; j < checked && problem.empty(); ++j) {
+    const std::uint64_t want = counts ? in.probe_deg[j] : in.probe_deg[j] != 0;
+    if (all[4 + j] != want)
+      problem = cat("vertex ", in.probe[j], " has ", counts ? "degree " : "presence ", all[4 + j],
+                    ", it occurs ", in.probe_deg[j], " times in the edge lists");
+  }
+  if (!problem.empty()) throw std::runtime_error(cat(task, " (", who, "): ", problem));
 }
 
 using degree_map = cairn::containers::map<vertex, std::uint64_t>;
@@ -173,20 +198,42 @@ void verify_queries(degree_map& m, const input& in) {
   }
 }
 
+using distinct_set = cairn::containers::set<vertex>;
+
+// The collective queries of `d` against the input: size and contains.
+void verify_queries(distinct_set& d, const input& in) {
+  if (const std::uint64_t k = d.size(); k != in.distinct)
+    throw std::runtime_error(cat("distinct (cairn): size() is ", k, ", the edges have ",
+                                 in.distinct, " distinct vertices"));
+  for (std::size_t j = 0; j < checked; ++j)
+    if (d.contains(in.probe[j]) != (in.probe_deg[j] != 0))
+      throw std::runtime_error(cat("distinct (cairn): contains(", in.probe[j], ") is ",
+                                   !in.probe_deg[j], ", the vertex occurs ", in.probe_deg[j],
+                                   " times in the edge lists"));
+}
+
+// One timed run of cairn's container `C` (degree_map or distinct_set), verified.
+template <class C>
 double cairn_run(cairn::world& w, const input& in, std::size_t cache_slots) {
   cairn::containers::container_options opts;
   opts.cache_slots = cache_slots;
-  degree_map m(w, opts);
+  C m(w, opts);
+  constexpr bool counts = std::is_same_v<C, degree_map>;
   w.barrier();
   const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < in.edges.size(); i += 2) {
-    m.async_reduce(in.edges[i], std::uint64_t{1}, add);
-    m.async_reduce(in.edges[i + 1], std::uint64_t{1}, add);
+    if constexpr (counts) {
+      m.async_reduce(in.edges[i], std::uint64_t{1}, add);
+      m.async_reduce(in.edges[i + 1], std::uint64_t{1}, add);
+    } else {
+      m.async_insert(in.edges[i]);
+      m.async_insert(in.edges[i + 1]);
+    }
   }
   w.quiesce();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  verify_local(
+  verify_local<counts>(
       w, in, m.local(), [&](vertex x) { return m.owner(x) == w.rank(); }, "cairn");
   verify_queries(m, in);
   return slowest(w, seconds);
@@ -202,12 +249,15 @@ inline int owner_of(vertex x, std::uint64_t ranks) noexcept {
 
 int as_count(std::size_t ids) {
   if (ids > static_cast<std::size_t>(INT_MAX))
-    throw std::runtime_error(cat("degree (mpi-alltoallv): ", ids,
+    throw std::runtime_error(cat("degree/distinct (mpi-alltoallv): ", ids,
                                  " vertex ids in one round exceed MPI's int counts; use more "
                                  "--rounds"));
   return static_cast<int>(ids);
 }
 
+// One timed run of the baseline: degrees counted into an unordered_map (`counts`), or the
+// vertices kept in an unordered_set.
+template <bool counts>
 double mpi_run(cairn::world& w, const input& in, int rounds) {
   const std::uint64_t ranks = static_cast<std::uint64_t>(w.size());
   const auto nr = static_cast<std::size_t>(ranks);
@@ -216,7 +266,8 @@ double mpi_run(cairn::world& w, const input& in, int rounds) {
   std::vector<vertex> sendbuf, recvbuf;
   MPI_Barrier(MPI_COMM_WORLD);
   const auto t0 = std::chrono::steady_clock::now();
-  std::unordered_map<vertex, std::uint64_t> degrees;
+  std::conditional_t<counts, std::unordered_map<vertex, std::uint64_t>, std::unordered_set<vertex>>
+      local;
   for (int r = 0; r < rounds; ++r) {
     const std::size_t lo = 2 * (n * static_cast<std::size_t>(r) / static_cast<std::size_t>(rounds));
     const std::size_t hi =
@@ -248,13 +299,18 @@ double mpi_run(cairn::world& w, const input& in, int rounds) {
     recvbuf.resize(received);
     MPI_Alltoallv(sendbuf.data(), sc.data(), sd.data(), MPI_UINT32_T, recvbuf.data(), rc.data(),
                   rd.data(), MPI_UINT32_T, MPI_COMM_WORLD);
-    // Count.
-    for (const vertex x : recvbuf) ++degrees[x];
+    // Count, or keep.
+    for (const vertex x : recvbuf) {
+      if constexpr (counts)
+        ++local[x];
+      else
+        local.insert(x);
+    }
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  verify_local(
-      w, in, degrees, [&](vertex x) { return owner_of(x, ranks) == w.rank(); },
+  verify_local<counts>(
+      w, in, local, [&](vertex x) { return owner_of(x, ranks) == w.rank(); },
       std::string(baseline_name));
   return slowest(w, seconds);
 }
@@ -287,7 +343,9 @@ int run_raw_only(const invocation& inv) {
     s.rounds = rounds_for(inv.opts, s, w.size());
     const input in(w, s);
     std::vector<double> runs;
-    for (int r = 0; r < s.samples; ++r) runs.push_back(mpi_run(w, in, s.rounds));
+    const bool counts = inv.name == "degree";
+    for (int r = 0; r < s.samples; ++r)
+      runs.push_back(counts ? mpi_run<true>(w, in, s.rounds) : mpi_run<false>(w, in, s.rounds));
     if (rep)
       rep->add(raw_mpi_row(std::string(inv.name), w.size(), static_cast<std::size_t>(in.n), metric,
                            better, static_cast<double>(in.total) / median(runs)));
@@ -296,6 +354,7 @@ int run_raw_only(const invocation& inv) {
   return run_raw_mpi_only(inv, body);
 }
 
+// `degree` and `distinct` (inv.name).
 int run_degree(const invocation& inv) {
   if (inv.opts.raw_mpi_only) return run_raw_only(inv);
   cairn::launch_options lo;
@@ -309,11 +368,14 @@ int run_degree(const invocation& inv) {
     const bool inline_mpi = w.engine() == cairn::engine::mpi && inv.opts.baseline;
     // One rank per process under mpirun: its own rounds (a threads run has them already).
     const int rounds = lo.ranks ? s.rounds : rounds_for(inv.opts, s, w.size());
+    const bool counts = inv.name == "degree";
     std::vector<double> mine, base;
     for (int r = 0; r < s.samples; ++r) {  // alternated, so drifting load hits both alike
-      mine.push_back(cairn_run(w, in, s.cache_slots));
+      mine.push_back(counts ? cairn_run<degree_map>(w, in, s.cache_slots)
+                            : cairn_run<distinct_set>(w, in, s.cache_slots));
 #if CAIRN_BENCH_HAVE_MPI
-      if (inline_mpi) base.push_back(mpi_run(w, in, rounds));
+      if (inline_mpi)
+        base.push_back(counts ? mpi_run<true>(w, in, rounds) : mpi_run<false>(w, in, rounds));
 #endif
     }
     if (w.rank() != 0) return;
@@ -323,7 +385,7 @@ int run_degree(const invocation& inv) {
         inv, baseline_name, spawned, inline_mpi,
         base.empty() ? std::nullopt : std::optional<double>(total / median(base)), size);
     report rep(inv.opts.json);
-    row r{"degree",
+    row r{std::string(inv.name),
           std::string(cairn::to_string(w.engine())),
           w.size(),
           size,
@@ -337,19 +399,25 @@ int run_degree(const invocation& inv) {
   });
 }
 
-const param_registrar params{
-    "degree",
-    {{"scale", "log2 of the vertices n of the R-MAT graph (the rows' size is n)",
-      "18, 16 with --quick"},
-     {"edgefactor", "edges per vertex (Graph500: 16)", "16"},
-     {"samples", "timed runs per figure (the median is reported)", "3, 1 with --quick"},
-     {"rounds", "the baseline's MPI_Alltoallv rounds", "about 64 MiB per rank per round"},
-     {"cache-slots", "slots of the map's combining cache (0: none)", "the container's default"}}};
+const std::vector<param_spec> degree_params{
+    {"scale", "log2 of the vertices n of the R-MAT graph (the rows' size is n)",
+     "18, 16 with --quick"},
+    {"edgefactor", "edges per vertex (Graph500: 16)", "16"},
+    {"samples", "timed runs per figure (the median is reported)", "3, 1 with --quick"},
+    {"rounds", "the baseline's MPI_Alltoallv rounds", "about 64 MiB per rank per round"},
+    {"cache-slots", "slots of the container's combining cache (0: none)",
+     "the container's default"}};
+const param_registrar params{"degree", degree_params};
+const param_registrar distinct_params{"distinct", degree_params};
 
 const registrar reg{{"degree",
                      "vertex degrees of an R-MAT graph, containers::map async_reduce vs "
                      "hand-written MPI_Alltoallv (edges/s, all ranks)",
                      run_degree}};
+const registrar distinct_reg{{"distinct",
+                              "distinct endpoints of an R-MAT graph's edges, containers::set "
+                              "async_insert vs hand-written MPI_Alltoallv (edges/s, all ranks)",
+                              run_degree}};
 
 }  // namespace
 
