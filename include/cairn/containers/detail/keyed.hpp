@@ -34,10 +34,13 @@ struct container_options {
   /// for a disjoint_set, the pairs its unions and their walks' steps joined, so that a
   /// repeated one is dropped (trivially copyable keys). 0 turns combining off. Each
   /// entry holds a key and a value (and the key's hash unless the key is an integer or enum):
-  /// 512 KiB for 32-bit keys and 64-bit values. The default was 4096; 32768 measured 0.26 -> 0.38x
-  /// the hand-written exchange on `cairn-bench degree` (2^18 vertices, 2 MPI ranks), 0.49 -> 0.87x
-  /// at 2^16.
-  std::size_t cache_slots = 32768;
+  /// 4 MiB per rank for 32-bit keys and 64-bit values. The default was 4096; 32768 measured
+  /// 0.26 -> 0.38x the hand-written exchange on `cairn-bench degree` (2^18 vertices, 2 MPI ranks),
+  /// 0.49 -> 0.87x at 2^16; 262144 (past the 1 MiB L2, within the L3 of this machine) measured,
+  /// 2 ranks against 32768: degree 1.16 -> 1.83x (threads), 0.78 -> 1.49x (MPI), at 2^20
+  /// vertices 0.82 -> 1.45x (threads; 131072: 1.09, 2^20 slots: 1.30); distinct 1.61 -> 2.70x
+  /// and 1.41 -> 2.92x; wordcount 1.96 -> 2.43x (threads).
+  std::size_t cache_slots = 262144;
   /// On a forwarding route, counts and reductions passing through a rank join its combining
   /// cache and travel on merged with the others of their key, a set's inserts of a key that
   /// passed (or was inserted here) in this phase are dropped, and so are a disjoint_set's steps
@@ -237,7 +240,7 @@ class slot_bits {
 /// evicts it (the evicted pair travels to its owner). Slots are plain (key, value) pairs with
 /// a bitmap of the used ones; keys whose hash is a few instructions (integers, enums) recompute
 /// it on eviction instead of keeping it, so a slot of a 32-bit key and a 64-bit value is 16
-/// bytes and the default 32768 slots fit a 512 KiB L2.
+/// bytes (the default 262144 slots: 4 MiB).
 ///
 /// On a forwarding route the cache also takes calls passing through this rank (combining on
 /// every hop): a slot holding such a value is marked *passing*, and `evict` learns it (its
