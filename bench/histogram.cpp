@@ -106,8 +106,8 @@ int run_histogram(const invocation& inv) {
       count_list_param(inv.opts, "counters", {1000, std::uint64_t{1} << 20}, 1, 1ULL << 34);
   const int samples =
       static_cast<int>(count_param(inv.opts, "samples", inv.opts.quick ? 1 : 3, 1, 1001));
-  const auto cache_slots =
-      static_cast<std::size_t>(count_param(inv.opts, "cache-slots", 32768, 0, 1ULL << 30));
+  const auto cache_slots = static_cast<std::size_t>(count_param(
+      inv.opts, "cache-slots", cairn::containers::container_options{}.cache_slots, 0, 1ULL << 30));
   bool direct = true, grid = true, node_aware = true;
   if (const auto r = inv.opts.params.find("route"); r != inv.opts.params.end()) {
     if (r->second != "direct" && r->second != "grid" && r->second != "node_aware")
@@ -160,7 +160,8 @@ const param_registrar params{
     {{"updates", "updates sent by every rank", "20000000, 2000000 with --quick"},
      {"counters", "T, counters per rank: a comma-separated list, one row each", "1000,2^20"},
      {"samples", "runs per figure (the median is reported)", "3, 1 with --quick"},
-     {"cache-slots", "the -array rows' combining cache at the source (0: off)", "32768"},
+     {"cache-slots", "the -array rows' combining cache at the source (0: off)",
+      "the container's default"},
      {"route",
       "direct, grid (route::grid, from 4 ranks) or node_aware (route::node_aware, ranks on "
       "several nodes)",
