@@ -357,7 +357,7 @@ _ROUTING = """``route``: how its calls travel, ``'direct'`` (to the owner at onc
     calls (0: cairn's default)."""
 
 
-def _counting_set(self, key: type = int, *, buffer_bytes: int = 0, cache_slots: int = 262144,
+def _counting_set(self, key: type = int, *, buffer_bytes: int = 0, cache_slots: int = _cairn._DEFAULT_CACHE_SLOTS,
                   route: str = "direct", combine_hops: bool = True) -> CountingSet:
     rank = _made_on(self, "counting_set")
     name = _key_name(self, key, "counting_set", rank) + _route_suffix(self, route,
@@ -371,7 +371,7 @@ _counting_set.__doc__ = f"""A counting set of int or str keys on the ranks of th
     none). {_ROUTING}"""
 
 
-def _set(self, key: type = int, *, buffer_bytes: int = 0, cache_slots: int = 262144,
+def _set(self, key: type = int, *, buffer_bytes: int = 0, cache_slots: int = _cairn._DEFAULT_CACHE_SLOTS,
          route: str = "direct", combine_hops: bool = True) -> Set:
     rank = _made_on(self, "set")
     name = _key_name(self, key, "set", rank) + _route_suffix(self, route, "set", rank)
@@ -383,7 +383,7 @@ _set.__doc__ = f"""A set of int or str keys on the ranks of this world or group 
     phase is sent once (0: none). {_ROUTING}"""
 
 
-def _disjoint_set(self, key: type = int, *, buffer_bytes: int = 0, cache_slots: int = 262144,
+def _disjoint_set(self, key: type = int, *, buffer_bytes: int = 0, cache_slots: int = _cairn._DEFAULT_CACHE_SLOTS,
                   route: str = "direct", combine_hops: bool = True) -> DisjointSet:
     rank = _made_on(self, "disjoint_set")
     name = _key_name(self, key, "disjoint_set", rank) + _route_suffix(self, route,
@@ -398,7 +398,7 @@ _disjoint_set.__doc__ = f"""A disjoint set of int or str keys on the ranks of th
 
 
 def _map(self, key: type = int, value: type = float, *, buffer_bytes: int = 0,
-         cache_slots: int = 262144, route: str = "direct", combine_hops: bool = True) -> Map:
+         cache_slots: int = _cairn._DEFAULT_CACHE_SLOTS, route: str = "direct", combine_hops: bool = True) -> Map:
     rank = _made_on(self, "map")
     name = _key_name(self, key, "map", rank)
     if value not in (int, float):
@@ -414,7 +414,7 @@ _map.__doc__ = f"""A map from int or str keys to int (64-bit) or float values on
 
 
 def _array(self, n: int, value: type = float, init: Any = 0, *, buffer_bytes: int = 0,
-           cache_slots: int = 262144, route: str = "direct", combine_hops: bool = True) -> Array:
+           cache_slots: int = _cairn._DEFAULT_CACHE_SLOTS, route: str = "direct", combine_hops: bool = True) -> Array:
     rank = _made_on(self, "array")
     call = f"cairn.{type(self).__name__}.array"
     if value not in (int, float):

@@ -461,16 +461,11 @@ bool run_short_allreduce(const coll_target& t, const char* call, const void* in,
                          std::size_t count, const op_binding& op) {
   const std::size_t bytes = count * op.elem;
   if (bytes == 0 || !board_on_world(t)) return false;
-  const auto alg =
-      select_algorithm(t, facts(t, bytes, op.elem, op.commutative), allreduce_algorithm::automatic);
-  // A direct one the engine cannot run is refused by the prepared call (on_board).
-  const board_path path =
-      alg == allreduce_algorithm::shared_memory_direct &&
-              !board_refusal(t, board_collective::allreduce, bytes, board_path::direct)
-          ? board_path::direct
-          : board_path::automatic;
-  return (alg == allreduce_algorithm::shared_memory || path == board_path::direct) &&
-         run_short_on_board(t, call, board_collective::allreduce, path, in, out, bytes, op);
+  // The table answers only with what the engine can run here (its rules' can_run).
+  const auto path = path_of(select_algorithm(t, facts(t, bytes, op.elem, op.commutative),
+                                             allreduce_algorithm::automatic));
+  return path && *path != board_path::staged &&
+         run_short_on_board(t, call, board_collective::allreduce, *path, in, out, bytes, op);
 }
 
 bool run_short_barrier(const coll_target& t, const char* call) {
