@@ -442,6 +442,7 @@ int run_cc(const invocation& inv) {
           total / median(mine),
           std::string(baseline_name),
           base_rate};
+    r.size_unit = "vertices";
     r.set("components", std::to_string(last.components));
     r.set("compress_rounds", std::to_string(last.compress_rounds));
     r.set("cache_slots", std::to_string(s.cache_slots));
@@ -461,7 +462,7 @@ const param_registrar params{
      {"cache-slots",
       "entries of the disjoint set's filter of repeated steps (container_options::cache_slots; "
       "0: none)",
-      "32768"}}};
+      "262144 (container_options' default)"}}};
 
 const registrar reg{{"cc",
                      "connected components of an R-MAT graph, containers::disjoint_set vs "

@@ -131,14 +131,27 @@ std::vector<std::size_t> size_ladder(const options& opts) {
   return picked;
 }
 
-std::string human_size(std::size_t bytes) {
-  static constexpr std::array<const char*, 4> units{"B", "KiB", "MiB", "GiB"};
+namespace {
+// `n` in the largest binary multiple that divides it: prefix "", "Ki", "Mi" or "Gi".
+std::string binary_multiple(std::size_t n, const std::string& unit) {
+  static constexpr std::array<const char*, 4> prefixes{"", "Ki", "Mi", "Gi"};
   std::size_t u = 0;
-  while (u + 1 < units.size() && bytes >= 1024 && bytes % 1024 == 0) {
-    bytes /= 1024;
+  while (u + 1 < prefixes.size() && n >= 1024 && n % 1024 == 0) {
+    n /= 1024;
     ++u;
   }
-  return std::to_string(bytes) + " " + units[u];
+  return std::to_string(n) + " " + prefixes[u] + unit;
+}
+}  // namespace
+
+std::string human_size(std::size_t bytes) { return binary_multiple(bytes, "B"); }
+
+std::string row_size_text(std::size_t size, const std::string& unit) {
+  if (unit == "B") return human_size(size);
+  // "Ki" apart from the unit: "256 Ki vertices".
+  std::string text = binary_multiple(size, "");
+  if (text.back() != ' ') text += ' ';
+  return text + unit;
 }
 
 std::optional<double> row::ratio() const {
@@ -160,6 +173,7 @@ std::string to_json(const row& r) {
   s += ",\"engine\":" + json_string(r.engine);
   s += ",\"ranks\":" + std::to_string(r.ranks);
   s += ",\"size\":" + std::to_string(r.size);
+  if (r.size_unit != "B") s += ",\"size_unit\":" + json_string(r.size_unit);
   s += ",\"metric\":" + json_string(r.metric);
   s += ",\"better\":" + json_string(r.better);
   s += ",\"cairn\":" + json_number(r.cairn);
@@ -252,8 +266,8 @@ void report::finish() {
     }
     if (field(r, "unstable") == "true") where += " unstable";
     if (field(r, "remeasured") == "true") where += " remeasured";
-    lines.push_back({r.bench, r.engine, std::to_string(r.ranks), human_size(r.size), r.metric,
-                     r.better, table_number(r.cairn), spread(r.min, r.max), r.baseline,
+    lines.push_back({r.bench, r.engine, std::to_string(r.ranks), row_size_text(r.size, r.size_unit),
+                     r.metric, r.better, table_number(r.cairn), spread(r.min, r.max), r.baseline,
                      table_number(r.baseline_value), spread(r.baseline_min, r.baseline_max),
                      ratio_text(r.ratio()), where});
   }

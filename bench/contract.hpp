@@ -47,6 +47,8 @@ std::vector<std::size_t> size_ladder(const options& opts);
 
 /// "8 B", "4 KiB", "4 MiB" for exact binary multiples, otherwise the byte count with " B".
 std::string human_size(std::size_t bytes);
+/// The row's size as the table shows it: human_size for bytes, else e.g. "256 Ki vertices".
+std::string row_size_text(std::size_t size, const std::string& unit);
 
 /// One measured figure: cairn's value and the baseline's for the same configuration.
 struct row {
@@ -68,9 +70,12 @@ struct row {
   std::string bench;     ///< subcommand name, e.g. "pingpong"
   std::string engine;    ///< "threads" or "mpi"
   int ranks = 0;         ///< ranks in the run
-  std::size_t size = 0;  ///< message size in bytes
-  std::string metric;    ///< e.g. "latency_us", "bandwidth_MBps"
-  std::string better;    ///< "lower" or "higher"
+  std::size_t size = 0;  ///< message size in bytes, or a count of size_unit
+  /// What `size` counts: "B" (bytes) unless the benchmark's size is a count of something else
+  /// (e.g. "vertices" of a graph, "words" of a vocabulary).
+  std::string size_unit = "B";
+  std::string metric;  ///< e.g. "latency_us", "bandwidth_MBps"
+  std::string better;  ///< "lower" or "higher"
   /// cairn's figure; absent only in `--raw-mpi-only` rows, which carry just the baseline.
   std::optional<double> cairn;
   std::string baseline;                  ///< baseline name, e.g. "mpi-raw"

@@ -394,6 +394,7 @@ int run_degree(const invocation& inv) {
           total / median(mine),
           std::string(baseline_name),
           base_rate};
+    r.size_unit = "vertices";
     r.set("distinct_vertices", std::to_string(in.distinct));
     rep.add(std::move(r));
   });

@@ -8,8 +8,9 @@
 // cairn (`wordcount`): a fresh cairn::containers::counting_set<std::string> per sample
 // (constructed untimed); timed from a barrier to after w.quiesce(): cs.async_insert(word) for
 // every word of the rank, then w.quiesce(), after which every count is in place at its owner.
-// counting_set combines repeated words at the source (a direct-mapped cache of 32768 slots
-// by default) before they travel; the baseline sends every occurrence, so the ratio grows with s.
+// counting_set combines repeated words at the source (a direct-mapped cache of
+// container_options::cache_slots slots) before they travel; the baseline sends every
+// occurrence, so the ratio grows with s.
 // With `--route=grid` or `--route=hypercube` (row `wordcount-grid`, `wordcount-hypercube`) the
 // set's calls travel through intermediate ranks, whose caches take the counts passing through
 // and send them on merged (container_options::combine_hops; `--combine-hops=0` turns it off);
@@ -445,6 +446,7 @@ int run_wordcount(const invocation& inv) {
           total / median(mine),
           std::string(baseline_name),
           base_rate};
+    r.size_unit = "vocabulary words";
     r.set("distinct_words", std::to_string(in.distinct));
     r.set("forwarded", std::to_string(last.forwarded));  // calls, over all ranks, last sample
     r.set("combined_hops", std::to_string(last.combined_hops));

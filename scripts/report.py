@@ -37,11 +37,13 @@ def series_name(engine, ranks, extra):
     return name
 
 
-def human_size(n):
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+def human_size(n, unit="B"):
+    """A row's size as cairn-bench's table shows it: "4 KiB", or "256 Ki vertices" for a row
+    whose size counts something else (its size_unit)."""
+    for prefix, shift in (("Gi", 30), ("Mi", 20), ("Ki", 10)):
         if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift} {unit}"
-    return f"{n} B"
+            return f"{n >> shift} {prefix}B" if unit == "B" else f"{n >> shift} {prefix} {unit}"
+    return f"{n} {unit}"
 
 
 def plot(bench, metric, rows, path):
@@ -143,7 +145,7 @@ def main():
             extra = ", ".join(f"{k}={v}" for k, v in labels(r))
             handoff = r.get("handoff_ns") or [r.get("handoff_ns_before"), r.get("handoff_ns_after")]
             page.append("<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in (
-                r["engine"], r["ranks"], human_size(r["size"]), extra, r.get("cairn"),
+                r["engine"], r["ranks"], human_size(r["size"], r.get("size_unit", "B")), extra, r.get("cairn"),
                 r.get("min"), r.get("max"), r.get("baseline"), r.get("baseline_value"),
                 r.get("ratio"), " ".join(fmt(round(h)) for h in handoff if h is not None)))
                 + "</tr>")
