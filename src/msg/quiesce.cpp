@@ -36,8 +36,11 @@ constexpr double pause_max_s = 1e-3;
 // handlers buffered are sent once nothing more arrives. It never parks (a park lasts until a
 // message arrives or a slice ends, far past a pause of microseconds).
 void pause_until(detail::rank_context& ctx, msg::detail::msg_layer& layer, double until) {
+  // Hand the core over as often as a wait's spinning does (more often with more ranks than
+  // cores: a rank still at work may need it).
+  const unsigned yield_every = std::min(256u, ctx.tp().spin_polls());
   bool buffered = true;  // handlers may have buffered items during the wave
-  for (unsigned idle = 1;; ++idle) {
+  for (unsigned polls = 1, to_yield = yield_every;; ++polls) {
     ctx.check_abort();
     if (layer.poll()) {
       buffered = true;
@@ -46,11 +49,10 @@ void pause_until(detail::rank_context& ctx, msg::detail::msg_layer& layer, doubl
     if (buffered) layer.flush_all();
     buffered = false;
     // A clock read costs about as much as an idle poll: look every few.
-    if ((idle & 7) == 0 && detail::now_s() >= until) return;
-    // Now and then the other layers too, and the core handed over: with more ranks than cores,
-    // a rank still at work may need it.
-    if ((idle & 255) == 0) {
-      ctx.progress();
+    if ((polls & 7) == 0 && detail::now_s() >= until) return;
+    if (--to_yield == 0) {
+      to_yield = yield_every;
+      ctx.progress();  // the other layers too, now and then
       sched_yield();
     } else {
       detail::cpu_relax();
