@@ -191,7 +191,7 @@ std::string to_json(const row& r) {
     s += ':';
     s += value;
   }
-  const auto& params = recorded_params();
+  const auto params = recorded_params();
   if (!params.empty()) {
     s += ",\"params\":{";
     bool first = true;

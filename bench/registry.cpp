@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 
 namespace cairn::bench {
@@ -18,9 +19,15 @@ std::map<std::string, std::vector<param_spec>, std::less<>>& param_table() {
   return params;
 }
 
-std::vector<std::pair<std::string, std::string>>& recorded() {
-  static std::vector<std::pair<std::string, std::string>> values;
-  return values;
+// The recorded parameters and their lock: on the threads engine every rank's thread reads its
+// parameters (count_param inside the launched function) while rank 0 may print a row.
+struct recorded_values {
+  std::mutex lock;
+  std::vector<std::pair<std::string, std::string>> values;
+};
+recorded_values& recorded() {
+  static recorded_values r;
+  return r;
 }
 
 std::uint64_t checked(std::string_view name, std::string_view text, std::uint64_t lo,
@@ -91,15 +98,20 @@ std::vector<std::uint64_t> count_list_param(const options& o, std::string_view n
 
 void record_param(std::string_view name, std::string json_value) {
   auto& r = recorded();
-  for (auto& [k, v] : r)
+  const std::lock_guard<std::mutex> guard(r.lock);
+  for (auto& [k, v] : r.values)
     if (k == name) {
       v = std::move(json_value);
       return;
     }
-  r.emplace_back(std::string(name), std::move(json_value));
+  r.values.emplace_back(std::string(name), std::move(json_value));
 }
 
-const std::vector<std::pair<std::string, std::string>>& recorded_params() { return recorded(); }
+std::vector<std::pair<std::string, std::string>> recorded_params() {
+  auto& r = recorded();
+  const std::lock_guard<std::mutex> guard(r.lock);
+  return r.values;
+}
 
 std::vector<bench_entry> registered_benches() {
   std::vector<bench_entry> sorted = table();

@@ -77,8 +77,8 @@ std::vector<std::uint64_t> count_list_param(const options& o, std::string_view n
 /// value of the same name).
 void record_param(std::string_view name, std::string json_value);
 
-/// The parameters recorded so far, in order.
-const std::vector<std::pair<std::string, std::string>>& recorded_params();
+/// The parameters recorded so far, in order (a copy: ranks' threads may record meanwhile).
+std::vector<std::pair<std::string, std::string>> recorded_params();
 
 /// All registered subcommands, sorted by name.
 std::vector<bench_entry> registered_benches();
