@@ -96,11 +96,13 @@ int run_child(const invocation& inv, std::string_view mode) {
 }
 #endif
 
+#if CAIRN_BENCH_HAVE_MPI
 std::string number(double v) {
   std::array<char, 32> buf{};
   std::snprintf(buf.data(), buf.size(), v >= 10 ? "%.2f" : "%.3f", v);
   return buf.data();
 }
+#endif
 
 int run_calibrate(const invocation& inv) {
 #if !CAIRN_BENCH_HAVE_MPI

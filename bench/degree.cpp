@@ -367,7 +367,7 @@ int run_degree(const invocation& inv) {
     const input in(w, s);
     const bool inline_mpi = w.engine() == cairn::engine::mpi && inv.opts.baseline;
     // One rank per process under mpirun: its own rounds (a threads run has them already).
-    const int rounds = lo.ranks ? s.rounds : rounds_for(inv.opts, s, w.size());
+    [[maybe_unused]] const int rounds = lo.ranks ? s.rounds : rounds_for(inv.opts, s, w.size());
     const bool counts = inv.name == "degree";
     std::vector<double> mine, base;
     for (int r = 0; r < s.samples; ++r) {  // alternated, so drifting load hits both alike

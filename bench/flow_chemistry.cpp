@@ -121,9 +121,11 @@ bool close(const double* got, const state& want) {
   return true;
 }
 
+#if CAIRN_BENCH_HAVE_MPI
 int rank_of(int instance, int n, int ranks) {
   return static_cast<int>(static_cast<std::int64_t>(instance) * ranks / n);
 }
+#endif
 
 // The flow module: one instance of the chemistry.
 struct chem {
