@@ -94,9 +94,7 @@ int run_child(const invocation& inv, std::string_view mode) {
   if (own_mpi) MPI_Finalize();  // cairn finalizes at exit the MPI it initialized
   return 0;
 }
-#endif
 
-#if CAIRN_BENCH_HAVE_MPI
 std::string number(double v) {
   std::array<char, 32> buf{};
   std::snprintf(buf.data(), buf.size(), v >= 10 ? "%.2f" : "%.3f", v);

@@ -121,12 +121,6 @@ bool close(const double* got, const state& want) {
   return true;
 }
 
-#if CAIRN_BENCH_HAVE_MPI
-int rank_of(int instance, int n, int ranks) {
-  return static_cast<int>(static_cast<std::int64_t>(instance) * ranks / n);
-}
-#endif
-
 // The flow module: one instance of the chemistry.
 struct chem {
   static constexpr flow::input<std::vector<double>> in{};
@@ -170,6 +164,11 @@ double cairn_rate(cairn::world& w, int n, const settings& s, const std::vector<s
 }
 
 #if CAIRN_BENCH_HAVE_MPI
+// The plain program's placement of instance `instance` of `n`: balanced blocks, as the graph's.
+int rank_of(int instance, int n, int ranks) {
+  return static_cast<int>(static_cast<std::int64_t>(instance) * ranks / n);
+}
+
 // The plain MPI program's figure, on MPI_COMM_WORLD.
 double raw_rate(int n, const settings& s, const std::vector<state>& ref) {
   int me = 0, p = 0;
