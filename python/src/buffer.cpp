@@ -1,8 +1,16 @@
 #include "buffer.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "cairn/runtime/error.hpp"
+
+#if CAIRN_PYTHON_HAVE_NUMPY
+// The numpy C API's table is this file's alone (no other file of the module includes numpy).
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL cairn_python_numpy_api
+#include <numpy/arrayobject.h>
+#endif
 
 namespace cairn_python {
 namespace {
@@ -38,6 +46,50 @@ element element_of(const char* format, Py_ssize_t itemsize) {
   }
 }
 
+#if CAIRN_PYTHON_HAVE_NUMPY
+// numpy.ndarray once numpy's C API is loaded; null before the first array arrives (numpy is
+// imported then) and if loading it failed (`numpy_failed`). Read and written with the GIL held.
+PyTypeObject* ndarray_type = nullptr;
+bool numpy_failed = false;
+
+PyTypeObject* ndarray_of(PyObject* obj) noexcept {
+  if (ndarray_type == nullptr && !numpy_failed &&
+      std::strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") == 0) {
+    if (_import_array() == 0) {
+      ndarray_type = &PyArray_Type;
+    } else {
+      PyErr_Clear();
+      numpy_failed = true;
+    }
+  }
+  return ndarray_type;
+}
+
+// As element_of(format, itemsize) for the format numpy would export for `d`.
+element element_of(const PyArray_Descr* d, Py_ssize_t itemsize) {
+  if (d->byteorder == '>') return element::other;  // swapped: exported as ">d", not reduced
+  const auto size = [itemsize](element e1, element e2, element e4, element e8) {
+    switch (itemsize) {
+      case 1: return e1;
+      case 2: return e2;
+      case 4: return e4;
+      case 8: return e8;
+      default: return element::other;
+    }
+  };
+  constexpr element none = element::other;
+  switch (d->kind) {
+    case 'b': return itemsize == 1 ? element::boolean : none;
+    case 'i': return size(element::int8, element::int16, element::int32, element::int64);
+    case 'u': return size(element::uint8, element::uint16, element::uint32, element::uint64);
+    case 'f': return size(none, none, element::float32, element::float64);
+    case 'c':
+      return itemsize == 8 ? element::complex64 : itemsize == 16 ? element::complex128 : none;
+    default: return none;
+  }
+}
+#endif
+
 [[noreturn]] void refuse(const char* call, int rank, const char* what, const std::string& why) {
   throw cairn::error(std::string("cairn.") + call + ": rank " + std::to_string(rank) + ": " + what +
                      " " + why);
@@ -65,7 +117,28 @@ const char* to_string(element e) noexcept {
   return "?";
 }
 
+bool buffer::from_numpy([[maybe_unused]] PyObject* obj, [[maybe_unused]] bool writable) noexcept {
+#if CAIRN_PYTHON_HAVE_NUMPY
+  if (Py_TYPE(obj) != ndarray_of(obj)) return false;
+  auto* a = reinterpret_cast<PyArrayObject*>(obj);
+  if (!PyArray_IS_C_CONTIGUOUS(a) || (writable && !PyArray_ISWRITEABLE(a))) return false;
+  view_ = Py_buffer{};
+  view_.buf = PyArray_DATA(a);
+  view_.obj = obj;
+  Py_INCREF(obj);  // as an export's reference: the array stays alive and cannot be resized
+  view_.len = PyArray_NBYTES(a);
+  view_.itemsize = std::max<Py_ssize_t>(1, PyArray_ITEMSIZE(a));
+  view_.readonly = !PyArray_ISWRITEABLE(a);
+  type_ = element_of(PyArray_DESCR(a), view_.itemsize);
+  array_ = true;
+  return true;
+#else
+  return false;
+#endif
+}
+
 buffer::buffer(PyObject* obj, bool writable, const char* call, int rank, const char* what) {
+  if (from_numpy(obj, writable)) return;
   if (!PyObject_CheckBuffer(obj))
     refuse(call, rank, what,
            std::string("is a ") + Py_TYPE(obj)->tp_name +
@@ -94,6 +167,7 @@ buffer& buffer::operator=(buffer&& other) noexcept {
     release();
     view_ = other.view_;
     held_ = std::exchange(other.held_, false);
+    array_ = std::exchange(other.array_, false);
     type_ = other.type_;
   }
   return *this;
@@ -101,7 +175,8 @@ buffer& buffer::operator=(buffer&& other) noexcept {
 
 void buffer::release() noexcept {
   if (held_) PyBuffer_Release(&view_);
-  held_ = false;
+  if (array_) Py_DECREF(view_.obj);
+  held_ = array_ = false;
 }
 
 std::string buffer::describe() const {

@@ -44,7 +44,10 @@ class buffer {
   /// read-only where writing is asked for.
   buffer(PyObject* obj, bool writable, const char* call, int rank, const char* what);
   buffer(buffer&& other) noexcept
-      : view_(other.view_), held_(std::exchange(other.held_, false)), type_(other.type_) {}
+      : view_(other.view_),
+        held_(std::exchange(other.held_, false)),
+        array_(std::exchange(other.array_, false)),
+        type_(other.type_) {}
   buffer& operator=(buffer&& other) noexcept;
   buffer(const buffer&) = delete;
   buffer& operator=(const buffer&) = delete;
@@ -73,8 +76,15 @@ class buffer {
   }
 
  private:
+  // Fills the view from a numpy array's own fields, without PyObject_GetBuffer (numpy builds,
+  // compares and frees a format string and shape in each export: about 100 ns a call, twice per
+  // message on the threads engine's critical path); false if `obj` is not an exact, contiguous
+  // numpy array (writable when asked), which the buffer protocol then handles as any other.
+  bool from_numpy(PyObject* obj, bool writable) noexcept;
+
   Py_buffer view_{};
-  bool held_ = false;
+  bool held_ = false;   ///< view_ came from PyObject_GetBuffer
+  bool array_ = false;  ///< view_ came from from_numpy: view_.obj holds a reference
   element type_ = element::other;
 };
 

@@ -1,6 +1,9 @@
 """Point-to-point: buffers of every element type and any picklable object, against what the
 sender generated (random data, fixed seeds)."""
 
+import gc
+import weakref
+
 import cairn
 import numpy as np
 import pytest
@@ -155,4 +158,64 @@ def test_persistent_send_and_receive_restart(run):
             w.Send(out, 0, tag=5)
         with pytest.raises(cairn.Error, match=rf"rank {me}"):
             w.Send_init(out, p + 3)  # no such rank: refused at init, before any start
+    run(main)
+
+
+# numpy arrays are read from their own fields (python/src/buffer.cpp), everything else through
+# the buffer protocol: an array and a memoryview of it must meet the same element type, the
+# same refusals and the same bytes.
+ODD_DTYPES = [np.dtype(">f8"), np.dtype(">i4"), np.float16, np.longdouble, np.clongdouble,
+              np.dtype([("a", np.int32), ("b", np.float64)]), np.dtype("S3")]
+
+
+class Tagged(np.ndarray):
+    """A subclass: served by the buffer protocol, not read from numpy's fields."""
+
+
+def test_numpy_arrays_read_as_their_buffers(run):
+    def main(w):
+        kinds = [np.dtype(d) for d in DTYPES + [np.uint8, np.int16, np.uint32, np.complex64]]
+        for k, dtype in enumerate(kinds + [np.dtype(d) for d in ODD_DTYPES]):
+            n = 3 + k
+            raw = np.random.default_rng(7 * k + w.rank).integers(0, 256, n * dtype.itemsize)
+            mine = raw.astype(np.uint8).view(dtype)
+            outcomes = []
+            for wrap in (lambda a: a, memoryview, lambda a: a.view(Tagged)):
+                out = np.zeros(n, dtype)
+                try:
+                    w.Allreduce(wrap(mine), wrap(out), op=cairn.BOR)
+                    outcomes.append(("ok", out.tobytes()))
+                except cairn.Error as e:
+                    outcomes.append(("refused", str(e)))
+            assert outcomes[0] == outcomes[1] == outcomes[2], (dtype, outcomes)
+            # Bitwise OR is defined on the integers and bool of native byte order alone.
+            odd = k >= len(kinds)
+            assert outcomes[0][0] == ("ok" if dtype.kind in "biu" and not odd else "refused")
+            # Any element type travels as bytes.
+            right, left = (w.rank + 1) % w.size, (w.rank - 1) % w.size
+            got = np.zeros(n, dtype)
+            w.Sendrecv(mine, right, got, left, sendtag=k, recvtag=k)
+            want = np.random.default_rng(7 * k + left).integers(0, 256, n * dtype.itemsize)
+            assert got.tobytes() == want.astype(np.uint8).tobytes()
+    run(main)
+
+
+def test_requests_hold_the_arrays_they_were_given(run):
+    # A request's arrays stay alive until it completes, even with no other reference, and are
+    # let go then.
+    def main(w):
+        right, left = (w.rank + 1) % w.size, (w.rank - 1) % w.size
+        got, out = np.zeros(1000, np.int64), np.arange(1000, dtype=np.int64) * (w.rank + 1)
+        held = [weakref.ref(got), weakref.ref(out)]
+        recv = w.Irecv(got, left, tag=3)
+        send = w.Isend(out, right, tag=3)
+        del got, out
+        gc.collect()
+        assert all(r() is not None for r in held)
+        np.testing.assert_array_equal(held[1](), np.arange(1000) * (w.rank + 1))
+        send.wait()
+        recv.wait()
+        assert recv.status.nbytes == 8000
+        gc.collect()
+        assert all(r() is None for r in held)
     run(main)
