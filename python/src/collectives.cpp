@@ -119,28 +119,34 @@ std::vector<buffer> held_pair(buffer& in, buffer& out) {
   return held;
 }
 
-// How a call is bound: started once (cairn.Request) or set up once and started many times
-// (cairn.PersistentRequest). One start function per call serves both: `if constexpr` picks
-// cairn's `i…` or `…_init` form.
-enum class form { started, persistent };
+// How a call is bound: blocking (done before it returns), started once (cairn.Request) or set
+// up once and started many times (cairn.PersistentRequest). One start function per call serves
+// all three: `if constexpr` picks cairn's blocking, `i…` or `…_init` form. A blocking call runs
+// cairn's blocking form inside its one release of the GIL: no request to make, hold and wait
+// for (measured on one rank: Allgather of 8 bytes 0.67 us through a request, 0.36 like this).
+enum class form { blocking, started, persistent };
 
 template <form F>
 using request_of =
-    std::conditional_t<F == form::started, cairn::request, cairn::persistent_request>;
+    std::conditional_t<F == form::persistent, cairn::persistent_request, cairn::request>;
 template <form F>
-using result_of = std::conditional_t<F == form::started, py_request, py_persistent>;
+using result_of =
+    std::conditional_t<F == form::blocking, void,
+                       std::conditional_t<F == form::started, py_request, py_persistent>>;
 
 // The Python request of `req`, holding the call's buffers until it completes (started) or for
-// its whole life (persistent).
+// its whole life (persistent); nothing for a blocking call, whose buffers its caller holds.
 template <form F>
 result_of<F> holding(request_of<F> req, buffer& in, buffer& out) {
-  return {std::move(req), held_pair(in, out)};
+  if constexpr (F != form::blocking) return {std::move(req), held_pair(in, out)};
 }
 template <form F>
 result_of<F> holding(request_of<F> req, buffer& b) {
-  std::vector<buffer> held;
-  held.push_back(std::move(b));
-  return {std::move(req), std::move(held)};
+  if constexpr (F != form::blocking) {
+    std::vector<buffer> held;
+    held.push_back(std::move(b));
+    return {std::move(req), std::move(held)};
+  }
 }
 
 // A reduction of `b` with `k`, as `call`: runs `f(in, out, op)` with the GIL released, `in`
@@ -156,22 +162,15 @@ void reduce_with(const send_recv& b, op_kind k, const char* call, int rank, F&& 
   });
 }
 
-// The blocking Allreduce, Bcast and Alltoall call cairn's blocking forms (no request: the
-// lowest latency); the other blocking calls start a request and wait (def_forms).
-template <class C>
-void allreduce(C& c, nb::handle send, nb::handle recv, op_kind k) {
-  const int rank = world_rank_of(c);
-  auto b = allreduce_buffers(send, recv, "Allreduce", rank);
-  reduce_with(b, k, "Allreduce", rank, [&](auto&&... a) { c.allreduce(a...); });
-}
-
 template <form F, class C>
 result_of<F> start_allreduce(C& c, const char* call, nb::handle send, nb::handle recv, op_kind k) {
   const int rank = world_rank_of(c);
   auto b = allreduce_buffers(send, recv, call, rank);
   request_of<F> req;
   reduce_with(b, k, call, rank, [&](auto&&... a) {
-    if constexpr (F == form::started)
+    if constexpr (F == form::blocking)
+      c.allreduce(a...);
+    else if constexpr (F == form::started)
       req = c.iallreduce(a...);
     else
       req = c.allreduce_init(a...);
@@ -183,21 +182,13 @@ template <form F, class C>
 result_of<F> start_barrier(C& c, const char*) {
   request_of<F> req;
   unlocked gil_free;
-  if constexpr (F == form::started)
+  if constexpr (F == form::blocking)
+    c.barrier();
+  else if constexpr (F == form::started)
     req = c.ibarrier();
   else
     req = c.barrier_init();
-  return {std::move(req), std::vector<buffer>{}};
-}
-
-template <class C>
-void bcast(C& c, nb::handle buf, int root) {
-  buffer b(buf.ptr(), c.rank() != root, "Bcast", world_rank_of(c), "buf");
-  unlocked gil_free;
-  if (c.rank() == root)
-    c.bcast(std::span<std::byte>(static_cast<std::byte*>(b.data()), b.bytes()), root);
-  else
-    c.bcast(bytes_out(b), root);
+  if constexpr (F != form::blocking) return {std::move(req), std::vector<buffer>{}};
 }
 
 template <form F, class C>
@@ -206,7 +197,9 @@ result_of<F> start_bcast(C& c, const char* call, nb::handle buf, int root) {
   request_of<F> req;
   {
     unlocked gil_free;
-    if constexpr (F == form::started)
+    if constexpr (F == form::blocking)
+      c.bcast(bytes_out(b), root);
+    else if constexpr (F == form::started)
       req = c.ibcast(bytes_out(b), root);
     else
       req = c.bcast_init(bytes_out(b), root);
@@ -228,7 +221,9 @@ result_of<F> start_reduce(C& c, const char* call, nb::handle send, nb::handle re
   with_operation(k, type, call, rank, [&]<class T, class Op>(T, Op op) {
     unlocked gil_free;
     auto go = [&](auto&& in, auto&& out) {
-      if constexpr (F == form::started)
+      if constexpr (F == form::blocking)
+        c.reduce(in, out, root, op);
+      else if constexpr (F == form::started)
         req = c.ireduce(in, out, root, op);
       else
         req = c.reduce_init(in, out, root, op);
@@ -255,7 +250,9 @@ result_of<F> start_allgather(C& c, const char* call, nb::handle send, nb::handle
   {
     unlocked gil_free;
     auto go = [&](auto&& in) {
-      if constexpr (F == form::started)
+      if constexpr (F == form::blocking)
+        c.allgather(in, bytes_out(b.recv));
+      else if constexpr (F == form::started)
         req = c.iallgather(in, bytes_out(b.recv));
       else
         req = c.allgather_init(in, bytes_out(b.recv));
@@ -279,7 +276,9 @@ result_of<F> start_gather(C& c, const char* call, nb::handle send, nb::handle re
   request_of<F> req;
   {
     unlocked gil_free;
-    if constexpr (F == form::started)
+    if constexpr (F == form::blocking)
+      c.gather(bytes_in(b.send), bytes_out(b.recv), root);
+    else if constexpr (F == form::started)
       req = c.igather(bytes_in(b.send), bytes_out(b.recv), root);
     else
       req = c.gather_init(bytes_in(b.send), bytes_out(b.recv), root);
@@ -303,19 +302,14 @@ result_of<F> start_scatter(C& c, const char* call, nb::handle send, nb::handle r
   request_of<F> req;
   {
     unlocked gil_free;
-    if constexpr (F == form::started)
+    if constexpr (F == form::blocking)
+      c.scatter(bytes_in(in), bytes_out(out), root);
+    else if constexpr (F == form::started)
       req = c.iscatter(bytes_in(in), bytes_out(out), root);
     else
       req = c.scatter_init(bytes_in(in), bytes_out(out), root);
   }
   return holding<F>(std::move(req), in, out);
-}
-
-template <class C>
-void alltoall(C& c, nb::handle send, nb::handle recv) {
-  auto b = alltoall_buffers(c, send, recv, "Alltoall", world_rank_of(c));
-  unlocked gil_free;
-  c.alltoall(bytes_in(b.send), bytes_out(b.recv));
 }
 
 template <form F, class C>
@@ -324,7 +318,9 @@ result_of<F> start_alltoall(C& c, const char* call, nb::handle send, nb::handle 
   request_of<F> req;
   {
     unlocked gil_free;
-    if constexpr (F == form::started)
+    if constexpr (F == form::blocking)
+      c.alltoall(bytes_in(b.send), bytes_out(b.recv));
+    else if constexpr (F == form::started)
       req = c.ialltoall(bytes_in(b.send), bytes_out(b.recv));
     else
       req = c.alltoall_init(bytes_in(b.send), bytes_out(b.recv));
@@ -339,10 +335,12 @@ result_of<F> start_scan(C& c, const char* call, nb::handle send, nb::handle recv
   auto b = allreduce_buffers(send, recv, call, rank);
   request_of<F> req;
   reduce_with(b, k, call, rank, [&](auto&&... a) {
-    if constexpr (F == form::persistent)
-      req = Exclusive ? c.exscan_init(a...) : c.scan_init(a...);
-    else
+    if constexpr (F == form::blocking)
+      Exclusive ? c.exscan(a...) : c.scan(a...);
+    else if constexpr (F == form::started)
       req = Exclusive ? c.iexscan(a...) : c.iscan(a...);
+    else
+      req = Exclusive ? c.exscan_init(a...) : c.scan_init(a...);
   });
   return holding<F>(std::move(req), b.send, b.recv);
 }
@@ -361,7 +359,9 @@ result_of<F> start_reduce_scatter_block(C& c, const char* call, nb::handle send,
                           " blocks of recvbuf's " + std::to_string(b.recv.count()) + " elements"));
   request_of<F> req;
   reduce_with(b, k, call, rank, [&](auto&&... a) {
-    if constexpr (F == form::started)
+    if constexpr (F == form::blocking)
+      c.reduce_scatter_block(a...);
+    else if constexpr (F == form::started)
       req = c.ireduce_scatter_block(a...);
     else
       req = c.reduce_scatter_block_init(a...);
@@ -430,7 +430,9 @@ result_of<F> start_reduce_scatter(C& c, const char* call, nb::handle send, nb::h
   request_of<F> req;
   with_operation(k, b.recv.type(), call, rank, [&]<class T, class Op>(T, Op op) {
     unlocked gil_free;
-    if constexpr (F == form::started)
+    if constexpr (F == form::blocking)
+      c.reduce_scatter(in_of<T>(b), b.recv.as<T>(), n, op);
+    else if constexpr (F == form::started)
       req = c.ireduce_scatter(in_of<T>(b), b.recv.as<T>(), n, op);
     else
       req = c.reduce_scatter_init(in_of<T>(b), b.recv.as<T>(), n, op);
@@ -450,7 +452,9 @@ result_of<F> start_allgatherv(C& c, const char* call, nb::handle send, nb::handl
     const auto n = scaled(counts, scale, call, rank, "counts");
     const auto d = scaled(displs, scale, call, rank, "displs");
     unlocked gil_free;
-    if constexpr (F == form::started)
+    if constexpr (F == form::blocking)
+      c.allgatherv(in_items<E>(b.send), out_items<E>(b.recv), n, d);
+    else if constexpr (F == form::started)
       req = c.iallgatherv(in_items<E>(b.send), out_items<E>(b.recv), n, d);
     else
       req = c.allgatherv_init(in_items<E>(b.send), out_items<E>(b.recv), n, d);
@@ -471,7 +475,9 @@ result_of<F> start_gatherv(C& c, const char* call, nb::handle send, nb::handle r
     const auto n = scaled(counts, scale, call, rank, "counts");
     const auto d = scaled(displs, scale, call, rank, "displs");
     unlocked gil_free;
-    if constexpr (F == form::started)
+    if constexpr (F == form::blocking)
+      c.gatherv(in_items<E>(b.send), out_items<E>(b.recv), n, d, root);
+    else if constexpr (F == form::started)
       req = c.igatherv(in_items<E>(b.send), out_items<E>(b.recv), n, d, root);
     else
       req = c.gatherv_init(in_items<E>(b.send), out_items<E>(b.recv), n, d, root);
@@ -495,7 +501,9 @@ result_of<F> start_scatterv(C& c, const char* call, nb::handle send, nb::handle 
     const auto n = scaled(counts, scale, call, rank, "counts");
     const auto d = scaled(displs, scale, call, rank, "displs");
     unlocked gil_free;
-    if constexpr (F == form::started)
+    if constexpr (F == form::blocking)
+      c.scatterv(in_items<E>(in), out_items<E>(out), n, d, root);
+    else if constexpr (F == form::started)
       req = c.iscatterv(in_items<E>(in), out_items<E>(out), n, d, root);
     else
       req = c.scatterv_init(in_items<E>(in), out_items<E>(out), n, d, root);
@@ -518,7 +526,9 @@ result_of<F> start_alltoallv(C& c, const char* call, nb::handle send, counts_arg
     const auto rn = scaled(recv_counts, scale, call, rank, "recvcounts");
     const auto rd = scaled(recv_displs, scale, call, rank, "rdispls");
     unlocked gil_free;
-    if constexpr (F == form::started)
+    if constexpr (F == form::blocking)
+      c.alltoallv(in_items<E>(b.send), sn, sd, out_items<E>(b.recv), rn, rd);
+    else if constexpr (F == form::started)
       req = c.ialltoallv(in_items<E>(b.send), sn, sd, out_items<E>(b.recv), rn, rd);
     else
       req = c.alltoallv_init(in_items<E>(b.send), sn, sd, out_items<E>(b.recv), rn, rd);
@@ -542,23 +552,23 @@ std::vector<std::string> strings_of(const std::vector<nb::bytes>& v) {
   return out;
 }
 
-// The Python names of one call: blocking (nullptr where bound apart), started, persistent.
+// The Python names of one call: blocking, started, persistent.
 struct call_names {
   const char* blocking;
   const char* started;
   const char* persistent;
 };
 
-// Binds a call's three forms from one start function, `start<F>(c, call, args...)`: `blocking`
-// starts and waits, `started` returns the cairn.Request, `persistent` the
+// Binds a call's three forms, the instances of one start function `start<F>(c, call, args...)`:
+// `blocking` returns once done, `started` returns the cairn.Request, `persistent` the
 // cairn.PersistentRequest. All take the same Python arguments `extra`.
 template <class C, class... Args, class... Extra>
-void def_forms(nb::class_<C>& cls, call_names names, py_request (*start)(C&, const char*, Args...),
+void def_forms(nb::class_<C>& cls, call_names names, void (*block)(C&, const char*, Args...),
+               py_request (*start)(C&, const char*, Args...),
                py_persistent (*init)(C&, const char*, Args...), const Extra&... extra) {
-  if (names.blocking)
-    cls.def(
-        names.blocking,
-        [start, call = names.blocking](C& c, Args... a) { start(c, call, a...).wait(); }, extra...);
+  cls.def(
+      names.blocking, [block, call = names.blocking](C& c, Args... a) { block(c, call, a...); },
+      extra...);
   cls.def(
       names.started,
       [start, call = names.started](C& c, Args... a) { return start(c, call, a...); }, extra...);
@@ -572,61 +582,57 @@ void def_forms(nb::class_<C>& cls, call_names names, py_request (*start)(C&, con
 template <class C>
 void bind_collectives(nb::class_<C>& cls) {
   using enum form;
-  cls.def("Barrier", [](C& c) {
-    unlocked gil_free;
-    c.barrier();
-  });
-  def_forms(cls, {nullptr, "Ibarrier", "Barrier_init"}, &start_barrier<started, C>,
-            &start_barrier<persistent, C>);
-  cls.def("Bcast", &bcast<C>, nb::arg("buf"), nb::arg("root") = 0);
-  def_forms(cls, {nullptr, "Ibcast", "Bcast_init"}, &start_bcast<started, C>,
-            &start_bcast<persistent, C>, nb::arg("buf"), nb::arg("root") = 0);
-  cls.def("Allreduce", &allreduce<C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
-          nb::arg("op") = op_kind::sum);
-  def_forms(cls, {nullptr, "Iallreduce", "Allreduce_init"}, &start_allreduce<started, C>,
-            &start_allreduce<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
-            nb::arg("op") = op_kind::sum);
-  def_forms(cls, {"Reduce", "Ireduce", "Reduce_init"}, &start_reduce<started, C>,
-            &start_reduce<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf").none(),
-            nb::arg("op") = op_kind::sum, nb::arg("root") = 0);
-  def_forms(cls, {"Allgather", "Iallgather", "Allgather_init"}, &start_allgather<started, C>,
-            &start_allgather<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
-  def_forms(cls, {"Gather", "Igather", "Gather_init"}, &start_gather<started, C>,
-            &start_gather<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf").none(),
+  def_forms(cls, {"Barrier", "Ibarrier", "Barrier_init"}, &start_barrier<blocking, C>,
+            &start_barrier<started, C>, &start_barrier<persistent, C>);
+  def_forms(cls, {"Bcast", "Ibcast", "Bcast_init"}, &start_bcast<blocking, C>,
+            &start_bcast<started, C>, &start_bcast<persistent, C>, nb::arg("buf"),
             nb::arg("root") = 0);
-  def_forms(cls, {"Scatter", "Iscatter", "Scatter_init"}, &start_scatter<started, C>,
-            &start_scatter<persistent, C>, nb::arg("sendbuf").none(), nb::arg("recvbuf"),
-            nb::arg("root") = 0);
-  cls.def("Alltoall", &alltoall<C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
-  def_forms(cls, {nullptr, "Ialltoall", "Alltoall_init"}, &start_alltoall<started, C>,
-            &start_alltoall<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf"));
-  def_forms(cls, {"Scan", "Iscan", "Scan_init"}, &start_scan<false, started, C>,
-            &start_scan<false, persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
-            nb::arg("op") = op_kind::sum);
-  def_forms(cls, {"Exscan", "Iexscan", "Exscan_init"}, &start_scan<true, started, C>,
-            &start_scan<true, persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
-            nb::arg("op") = op_kind::sum);
+  def_forms(cls, {"Allreduce", "Iallreduce", "Allreduce_init"}, &start_allreduce<blocking, C>,
+            &start_allreduce<started, C>, &start_allreduce<persistent, C>, nb::arg("sendbuf"),
+            nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
+  def_forms(cls, {"Reduce", "Ireduce", "Reduce_init"}, &start_reduce<blocking, C>,
+            &start_reduce<started, C>, &start_reduce<persistent, C>, nb::arg("sendbuf"),
+            nb::arg("recvbuf").none(), nb::arg("op") = op_kind::sum, nb::arg("root") = 0);
+  def_forms(cls, {"Allgather", "Iallgather", "Allgather_init"}, &start_allgather<blocking, C>,
+            &start_allgather<started, C>, &start_allgather<persistent, C>, nb::arg("sendbuf"),
+            nb::arg("recvbuf"));
+  def_forms(cls, {"Gather", "Igather", "Gather_init"}, &start_gather<blocking, C>,
+            &start_gather<started, C>, &start_gather<persistent, C>, nb::arg("sendbuf"),
+            nb::arg("recvbuf").none(), nb::arg("root") = 0);
+  def_forms(cls, {"Scatter", "Iscatter", "Scatter_init"}, &start_scatter<blocking, C>,
+            &start_scatter<started, C>, &start_scatter<persistent, C>, nb::arg("sendbuf").none(),
+            nb::arg("recvbuf"), nb::arg("root") = 0);
+  def_forms(cls, {"Alltoall", "Ialltoall", "Alltoall_init"}, &start_alltoall<blocking, C>,
+            &start_alltoall<started, C>, &start_alltoall<persistent, C>, nb::arg("sendbuf"),
+            nb::arg("recvbuf"));
+  def_forms(cls, {"Scan", "Iscan", "Scan_init"}, &start_scan<false, blocking, C>,
+            &start_scan<false, started, C>, &start_scan<false, persistent, C>, nb::arg("sendbuf"),
+            nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
+  def_forms(cls, {"Exscan", "Iexscan", "Exscan_init"}, &start_scan<true, blocking, C>,
+            &start_scan<true, started, C>, &start_scan<true, persistent, C>, nb::arg("sendbuf"),
+            nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
   def_forms(cls, {"Reduce_scatter_block", "Ireduce_scatter_block", "Reduce_scatter_block_init"},
-            &start_reduce_scatter_block<started, C>, &start_reduce_scatter_block<persistent, C>,
-            nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("op") = op_kind::sum);
-  def_forms(cls, {"Reduce_scatter", "Ireduce_scatter", "Reduce_scatter_init"},
-            &start_reduce_scatter<started, C>, &start_reduce_scatter<persistent, C>,
-            nb::arg("sendbuf"), nb::arg("recvbuf"), nb::arg("counts").none(),
+            &start_reduce_scatter_block<blocking, C>, &start_reduce_scatter_block<started, C>,
+            &start_reduce_scatter_block<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
             nb::arg("op") = op_kind::sum);
-  def_forms(cls, {"Allgatherv", "Iallgatherv", "Allgatherv_init"}, &start_allgatherv<started, C>,
-            &start_allgatherv<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
-            nb::arg("counts").none(), nb::arg("displs").none() = nb::none());
-  def_forms(cls, {"Gatherv", "Igatherv", "Gatherv_init"}, &start_gatherv<started, C>,
-            &start_gatherv<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf").none(),
-            nb::arg("counts").none() = nb::none(), nb::arg("displs").none() = nb::none(),
-            nb::arg("root") = 0);
-  def_forms(cls, {"Scatterv", "Iscatterv", "Scatterv_init"}, &start_scatterv<started, C>,
-            &start_scatterv<persistent, C>, nb::arg("sendbuf").none(), nb::arg("recvbuf"),
-            nb::arg("counts").none() = nb::none(), nb::arg("displs").none() = nb::none(),
-            nb::arg("root") = 0);
-  def_forms(cls, {"Alltoallv", "Ialltoallv", "Alltoallv_init"}, &start_alltoallv<started, C>,
-            &start_alltoallv<persistent, C>, nb::arg("sendbuf"), nb::arg("sendcounts").none(),
-            nb::arg("recvbuf"), nb::arg("recvcounts").none(),
+  def_forms(cls, {"Reduce_scatter", "Ireduce_scatter", "Reduce_scatter_init"},
+            &start_reduce_scatter<blocking, C>, &start_reduce_scatter<started, C>,
+            &start_reduce_scatter<persistent, C>, nb::arg("sendbuf"), nb::arg("recvbuf"),
+            nb::arg("counts").none(), nb::arg("op") = op_kind::sum);
+  def_forms(cls, {"Allgatherv", "Iallgatherv", "Allgatherv_init"}, &start_allgatherv<blocking, C>,
+            &start_allgatherv<started, C>, &start_allgatherv<persistent, C>, nb::arg("sendbuf"),
+            nb::arg("recvbuf"), nb::arg("counts").none(), nb::arg("displs").none() = nb::none());
+  def_forms(cls, {"Gatherv", "Igatherv", "Gatherv_init"}, &start_gatherv<blocking, C>,
+            &start_gatherv<started, C>, &start_gatherv<persistent, C>, nb::arg("sendbuf"),
+            nb::arg("recvbuf").none(), nb::arg("counts").none() = nb::none(),
+            nb::arg("displs").none() = nb::none(), nb::arg("root") = 0);
+  def_forms(cls, {"Scatterv", "Iscatterv", "Scatterv_init"}, &start_scatterv<blocking, C>,
+            &start_scatterv<started, C>, &start_scatterv<persistent, C>, nb::arg("sendbuf").none(),
+            nb::arg("recvbuf"), nb::arg("counts").none() = nb::none(),
+            nb::arg("displs").none() = nb::none(), nb::arg("root") = 0);
+  def_forms(cls, {"Alltoallv", "Ialltoallv", "Alltoallv_init"}, &start_alltoallv<blocking, C>,
+            &start_alltoallv<started, C>, &start_alltoallv<persistent, C>, nb::arg("sendbuf"),
+            nb::arg("sendcounts").none(), nb::arg("recvbuf"), nb::arg("recvcounts").none(),
             nb::arg("sdispls").none() = nb::none(), nb::arg("rdispls").none() = nb::none());
 
   cls.def("_bcast_bytes", [](C& c, std::optional<nb::bytes> data, int root) {
