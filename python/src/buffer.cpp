@@ -90,6 +90,37 @@ element element_of(const PyArray_Descr* d, Py_ssize_t itemsize) {
 }
 #endif
 
+// The pending Python exception's text, cleared.
+std::string taken_error() {
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject* value = PyErr_GetRaisedException();
+#else
+  PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
+  PyErr_Fetch(&type, &value, &trace);
+  Py_XDECREF(type);
+  Py_XDECREF(trace);
+#endif
+  std::string text = "no reason given";
+  if (PyObject* s = value ? PyObject_Str(value) : nullptr) {
+    if (const char* c = PyUnicode_AsUTF8(s)) text = c;
+    Py_DECREF(s);
+  }
+  Py_XDECREF(value);
+  PyErr_Clear();  // of PyObject_Str or PyUnicode_AsUTF8, if they failed
+  return text;
+}
+
+// True if `obj` exports a buffer with `flags` (released at once).
+bool exports(PyObject* obj, int flags) {
+  Py_buffer probe;
+  if (PyObject_GetBuffer(obj, &probe, flags) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  PyBuffer_Release(&probe);
+  return true;
+}
+
 [[noreturn]] void refuse(const char* call, int rank, const char* what, const std::string& why) {
   throw cairn::error(std::string("cairn.") + call + ": rank " + std::to_string(rank) + ": " + what +
                      " " + why);
@@ -121,6 +152,9 @@ bool buffer::from_numpy([[maybe_unused]] PyObject* obj, [[maybe_unused]] bool wr
 #if CAIRN_PYTHON_HAVE_NUMPY
   if (Py_TYPE(obj) != ndarray_of(obj)) return false;
   auto* a = reinterpret_cast<PyArrayObject*>(obj);
+  // Numbers and bool only: other dtypes (strings, records, objects, and datetimes, which numpy
+  // does not export) keep the buffer protocol's answers.
+  if (std::strchr("biufc", PyArray_DESCR(a)->kind) == nullptr) return false;
   if (!PyArray_IS_C_CONTIGUOUS(a) || (writable && !PyArray_ISWRITEABLE(a))) return false;
   view_ = Py_buffer{};
   view_.buf = PyArray_DATA(a);
@@ -145,14 +179,12 @@ buffer::buffer(PyObject* obj, bool writable, const char* call, int rank, const c
                ", which exports no buffer (a numpy array, bytes, bytearray or memoryview does)");
   const int flags = PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
   if (PyObject_GetBuffer(obj, &view_, flags) != 0) {
-    PyErr_Clear();
-    // Tell read-only from non-contiguous: ask again for what a read-only view would give.
-    Py_buffer probe;
-    const bool contiguous = PyObject_GetBuffer(obj, &probe, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) == 0;
-    if (contiguous)
-      PyBuffer_Release(&probe);
-    else
-      PyErr_Clear();
+    const std::string why = taken_error();
+    // Tell read-only from non-contiguous from no export at all: ask again for less.
+    const bool contiguous = exports(obj, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS);
+    if (!contiguous && !exports(obj, PyBUF_FORMAT | PyBUF_STRIDES))
+      refuse(call, rank, what,
+             std::string("is a ") + Py_TYPE(obj)->tp_name + " that exports no buffer: " + why);
     refuse(call, rank, what,
            contiguous && writable ? "is read-only, and this call writes to it"
                                   : "is not C-contiguous (copy it with numpy.ascontiguousarray)");

@@ -200,6 +200,20 @@ def test_numpy_arrays_read_as_their_buffers(run):
     run(main)
 
 
+def test_arrays_numpy_does_not_export_are_refused_alike(run):
+    # numpy exports no buffer of datetimes: an exact array and a subclass view are refused with
+    # numpy's reason, on every rank, before anything is sent.
+    def main(w):
+        for dtype in ("datetime64[D]", "timedelta64[s]"):
+            a = np.zeros(3, dtype)
+            for arr, name in ((a, "numpy.ndarray"), (a.view(Tagged), "Tagged")):
+                with pytest.raises(cairn.Error, match=rf"cairn.Send: rank {w.rank}: buf is a "
+                                   rf"{name} that exports no buffer: .*dtype"):
+                    w.Send(arr, w.rank)
+        w.Barrier()
+    run(main)
+
+
 def test_requests_hold_the_arrays_they_were_given(run):
     # A request's arrays stay alive until it completes, even with no other reference, and are
     # let go then.
