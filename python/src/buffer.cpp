@@ -65,27 +65,17 @@ PyTypeObject* ndarray_of(PyObject* obj) noexcept {
   return ndarray_type;
 }
 
-// As element_of(format, itemsize) for the format numpy would export for `d`.
-element element_of(const PyArray_Descr* d, Py_ssize_t itemsize) {
-  if (d->byteorder == '>') return element::other;  // swapped: exported as ">d", not reduced
-  const auto size = [itemsize](element e1, element e2, element e4, element e8) {
-    switch (itemsize) {
-      case 1: return e1;
-      case 2: return e2;
-      case 4: return e4;
-      case 8: return e8;
-      default: return element::other;
-    }
-  };
-  constexpr element none = element::other;
-  switch (d->kind) {
-    case 'b': return itemsize == 1 ? element::boolean : none;
-    case 'i': return size(element::int8, element::int16, element::int32, element::int64);
-    case 'u': return size(element::uint8, element::uint16, element::uint32, element::uint64);
-    case 'f': return size(none, none, element::float32, element::float64);
-    case 'c':
-      return itemsize == 8 ? element::complex64 : itemsize == 16 ? element::complex128 : none;
-    default: return none;
+// The struct format of one native item that numpy exports for dtype kind `kind` with items of
+// `itemsize` bytes, for element_of to read (it sizes the integer codes by itemsize); null for a
+// kind other than bool, integers, floats and complex.
+const char* numpy_format(char kind, Py_ssize_t itemsize) {
+  switch (kind) {
+    case 'b': return "?";
+    case 'i': return "q";
+    case 'u': return "Q";
+    case 'f': return itemsize == 4 ? "f" : itemsize == 8 ? "d" : "g";
+    case 'c': return itemsize == 8 ? "Zf" : itemsize == 16 ? "Zd" : "Zg";
+    default: return nullptr;
   }
 }
 #endif
@@ -152,18 +142,22 @@ bool buffer::from_numpy([[maybe_unused]] PyObject* obj, [[maybe_unused]] bool wr
 #if CAIRN_PYTHON_HAVE_NUMPY
   if (Py_TYPE(obj) != ndarray_of(obj)) return false;
   auto* a = reinterpret_cast<PyArrayObject*>(obj);
+  const PyArray_Descr* dtype = PyArray_DESCR(a);
+  const Py_ssize_t itemsize = std::max<Py_ssize_t>(1, PyArray_ITEMSIZE(a));
   // Numbers and bool only: other dtypes (strings, records, objects, and datetimes, which numpy
   // does not export) keep the buffer protocol's answers.
-  if (std::strchr("biufc", PyArray_DESCR(a)->kind) == nullptr) return false;
+  const char* format = numpy_format(dtype->kind, itemsize);
+  if (format == nullptr) return false;
   if (!PyArray_IS_C_CONTIGUOUS(a) || (writable && !PyArray_ISWRITEABLE(a))) return false;
   view_ = Py_buffer{};
   view_.buf = PyArray_DATA(a);
   view_.obj = obj;
   Py_INCREF(obj);  // as an export's reference: the array stays alive and cannot be resized
   view_.len = PyArray_NBYTES(a);
-  view_.itemsize = std::max<Py_ssize_t>(1, PyArray_ITEMSIZE(a));
+  view_.itemsize = itemsize;
   view_.readonly = !PyArray_ISWRITEABLE(a);
-  type_ = element_of(PyArray_DESCR(a), view_.itemsize);
+  // Byte-swapped items are exported as ">d" and so on, which element_of does not reduce.
+  type_ = dtype->byteorder == '>' ? element::other : element_of(format, itemsize);
   array_ = true;
   return true;
 #else
