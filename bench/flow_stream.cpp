@@ -11,7 +11,8 @@
 // one to one. The producer yields to its rank's other instances every `--batch` items; the
 // filter and consumer dequeue item by item. Timed: one g.run() from a barrier to its return
 // (the run makes the instances and the graph's channel and ends collectively once every item
-// arrived); items travel with the graph's 4-byte queue number ahead of them. Flow control:
+// arrived); items travel on a lane per output queue (a typed channel: each vector has one
+// instance per rank), as in the baseline but for the graph's queues. Flow control:
 // the graph's window (graph_options::window_bytes, 1 MiB unless `--window`) holds a
 // producer at its yield while its rank is that far ahead of the filter's rank.
 // Baseline `channels`: two cairn channels of items made once, untimed (make_channel, direct

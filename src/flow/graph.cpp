@@ -391,6 +391,10 @@ std::string graph::describe() {
     for (std::size_t k = 0; k < red.r_ranks.size(); ++k) os << (k ? "," : "") << red.r_ranks[k];
     os << "}\n";
   }
+  for (const detail::lowered::lane& ln : plan.lanes)
+    os << "  lane " << g.groups[static_cast<std::size_t>(ln.group)].name << "." << ln.q.name
+       << ": the items of " << ln.bindings.size()
+       << " instances to other ranks on a typed channel\n";
   for (int c : plan.vanished) {
     const detail::collective_decl& d = g.collectives[static_cast<std::size_t>(c)];
     os << "  " << (d.is_reduce ? "reduce " : "bcast ") << d.name

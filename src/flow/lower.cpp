@@ -24,6 +24,44 @@ std::uint64_t stream_of(int c) { return 0x666C6F7700000000ull + static_cast<std:
 
 }  // namespace
 
+namespace {
+
+// The lanes of `l` (lowered::lane), in the order of their first bindings.
+void plan_lanes(const graph_data& g, lowered& l) {
+  struct candidate {
+    lowered::lane lane;
+    std::vector<int> ranks;  // of its bindings' instances
+    bool crosses = false;
+  };
+  std::vector<candidate> found;
+  for (std::size_t b = 0; b < l.bindings.size(); ++b) {
+    const lowered::binding& lb = l.bindings[b];
+    if (lb.reduce >= 0 || !lb.q.type->make_lane) continue;
+    const int group = g.group_of[static_cast<std::size_t>(lb.instance)];
+    auto c = std::find_if(found.begin(), found.end(), [&](const candidate& x) {
+      return x.lane.group == group && x.lane.q.id == lb.q.id;
+    });
+    if (c == found.end()) {
+      found.push_back(candidate{lowered::lane{group, lb.q, {}}, {}});
+      c = found.end() - 1;
+    }
+    const int from = l.rank_of[static_cast<std::size_t>(lb.instance)];
+    c->lane.bindings.push_back(static_cast<int>(b));
+    c->ranks.push_back(from);
+    for (const in_port& t : lb.targets)
+      c->crosses |= l.rank_of[static_cast<std::size_t>(t.instance)] != from;
+  }
+  for (candidate& c : found) {
+    std::sort(c.ranks.begin(), c.ranks.end());
+    if (!c.crosses || std::adjacent_find(c.ranks.begin(), c.ranks.end()) != c.ranks.end()) continue;
+    for (int b : c.lane.bindings)
+      l.bindings[static_cast<std::size_t>(b)].lane = static_cast<int>(l.lanes.size());
+    l.lanes.push_back(std::move(c.lane));
+  }
+}
+
+}  // namespace
+
 lowered lower(const graph_data& g, int ranks) {
   const char* call = "flow::graph::run";
   lowered l;
@@ -141,6 +179,7 @@ lowered lower(const graph_data& g, int ranks) {
     }
     l.bindings.push_back(std::move(b));
   }
+  plan_lanes(g, l);
 
   // Input queues something flows into.
   const auto feed = [&](const in_port& p) {

@@ -22,8 +22,19 @@ struct lowered {
     std::vector<in_port> targets;  // where its items go (not for a reduce that remains)
     int reduce = -1;               // the lowered reduce it joins, or -1
     int via = -1;                  // the collective module it flows through, or -1
+    int lane = -1;                 // the lane that carries its items to other ranks, or -1
   };
   std::vector<binding> bindings;
+
+  /// The bindings of one module vector's output queue whose items cross ranks, sent on a typed
+  /// channel of their own (detail::lane_plan). Only when lanes carry the item type and no two of
+  /// those instances share a rank: a lane item's source rank then names its binding.
+  struct lane {
+    int group = -1;
+    queue_ref q;
+    std::vector<int> bindings;  // increasing
+  };
+  std::vector<lane> lanes;
 
   /// A reduce module with at least two participants: a generalized reduce over rank sets.
   struct reduce {

@@ -157,6 +157,31 @@ runner::runner(const graph_data& g, const lowered& plan, round_buffers& buffers)
   }
   std::sort(feeders_.begin(), feeders_.end());
   feeders_.erase(std::unique(feeders_.begin(), feeders_.end()), feeders_.end());
+  plan_lanes();
+}
+
+void runner::plan_lanes() {
+  const auto p = static_cast<std::size_t>(w_.size());
+  for (const lowered::lane& ln : plan_.lanes) {
+    lane_plan lp;
+    lp.type = ln.q.type;
+    lp.name = "flow lane " + g_.groups[static_cast<std::size_t>(ln.group)].name + "." + ln.q.name;
+    lp.from.assign(p, nullptr);
+    for (int b : ln.bindings)
+      lp.from[static_cast<std::size_t>(plan_.rank_of[static_cast<std::size_t>(
+          plan_.bindings[static_cast<std::size_t>(b)].instance)])] =
+          &arrivals_[static_cast<std::size_t>(b)];
+    lane_plans_.push_back(std::move(lp));
+  }
+  for (instance_state& s : instances_)
+    for (out_binding& ob : s.outs) ob.lane_index = plan_.bindings[ob.wire].lane;
+}
+
+std::size_t runner::buffer_bytes() const noexcept { return g_.opts.buffer_bytes; }
+
+void runner::flush_all() {
+  if (channel_) channel_->flush();
+  for (const auto& l : lanes_) l->flush();
 }
 
 runner::~runner() = default;
@@ -363,6 +388,10 @@ void runner::run() {
   copts.name = "flow";
   if (needs_channel(plan_))
     channel_ = std::make_unique<record_channel>(w_, msg::route::direct{}, record_sink{this}, copts);
+  for (const lane_plan& lp : lane_plans_) lanes_.push_back(lp.type->make_lane(*this, lp));
+  for (instance_state& s : instances_)
+    for (out_binding& ob : s.outs)
+      if (ob.lane_index >= 0) ob.lane = lanes_[static_cast<std::size_t>(ob.lane_index)].get();
   std::vector<context> contexts;
   contexts.reserve(instances_.size());
   for (std::size_t s = 0; s < instances_.size(); ++s)
@@ -398,7 +427,7 @@ void runner::run() {
     if (!runnable() && sent_since_flush && channel_) {
       // Nothing here runs until something arrives: what is buffered goes now (latency over
       // batching), before the poll that may bring the answer.
-      channel_->flush();
+      flush_all();
       sent_since_flush = false;
     }
     w_.progress();
@@ -413,6 +442,7 @@ void runner::run() {
   finish(ctx);
   tasks.clear();  // the coroutine frames first: they refer to their modules
   instances_.clear();
+  lanes_.clear();
   channel_.reset();
 }
 
@@ -453,6 +483,13 @@ void runner::finish(cairn::detail::rank_context& ctx) {
       for (int r : feeders_) send_credit(r, released);
     channel_->flush();
     msg::channel_phase phase(channel_->core());
+    drive([&] { return phase.test(); });
+  }
+  // Then every lane's, one after the other (a phase's waves are collectives: two tested at
+  // once could interleave differently on different ranks).
+  for (const auto& l : lanes_) {
+    l->flush();
+    msg::channel_phase phase = l->done();
     drive([&] { return phase.test(); });
   }
   advance_reduces();

@@ -35,6 +35,7 @@
 /// cooperatively on its thread; the run ends once every `run` returned, every item arrived
 /// and every reduce completed. See ARCHITECTURE.md, "Flow graphs".
 
+#include <algorithm>
 #include <concepts>
 #include <coroutine>
 #include <cstddef>
@@ -82,7 +83,7 @@ struct output {
 
 /// Options of a flow graph.
 struct graph_options {
-  /// Bytes per buffer of the graph's record channel (0: the channel's default, 16 KiB).
+  /// Bytes per buffer of the graph's channels (0: the channels' default, 16 KiB).
   std::size_t buffer_bytes = 0;
   /// Section 3.3's greedy load balancing of the reduces' message graphs, across all reduce
   /// modules of the graph (each planned against the ones declared before it). It makes the
@@ -108,11 +109,15 @@ class runner;
 struct lowered;
 class round_buffers;
 struct queue_base;
+struct lane_base;
+struct lane_plan;
 
 /// What the runtime needs to know about a queue's item type without knowing the type.
 struct type_ops {
   const char* (*name)() noexcept;         // the type's name (typeid)
   std::unique_ptr<queue_base> (*make)();  // an empty input queue of it
+  // A lane of it (see lane_plan), or null for types that travel as records.
+  std::unique_ptr<lane_base> (*make_lane)(runner&, const lane_plan&);
 };
 
 template <class T>
@@ -121,8 +126,23 @@ const char* type_name() noexcept {
 }
 template <class T>
 std::unique_ptr<queue_base> make_queue();
+/// True if items of T travel between ranks on a lane: copied as they are, read in place
+/// (an alignment a message keeps) and small enough that a buffer holds many.
 template <class T>
-inline constexpr type_ops ops_of{&type_name<T>, &make_queue<T>};
+inline constexpr bool lane_item = cairn::detail::transferable<T> &&
+                                  alignof(T) <= msg::detail::message_align && sizeof(T) <= 4096;
+template <class T>
+std::unique_ptr<lane_base> make_lane(runner& r, const lane_plan& p);
+template <class T>
+constexpr auto lane_maker() noexcept {
+  using maker = std::unique_ptr<lane_base> (*)(runner&, const lane_plan&);
+  if constexpr (lane_item<T>)
+    return maker{&make_lane<T>};
+  else
+    return maker{nullptr};
+}
+template <class T>
+inline constexpr type_ops ops_of{&type_name<T>, &make_queue<T>, lane_maker<T>()};
 
 /// A queue as the graph knows it: its object's address (the identity module and graph share),
 /// its name and its item type.
@@ -158,6 +178,14 @@ class item_ring {
     if (n_ == cap_) grow();
     buf_[(head_ + n_) & (cap_ - 1)] = std::forward<U>(v);
     ++n_;
+  }
+  /// Appends `v`'s items in order.
+  void append(std::span<const T> v) {
+    while (cap_ - n_ < v.size()) grow();
+    for (const T& x : v) {
+      buf_[(head_ + n_) & (cap_ - 1)] = x;
+      ++n_;
+    }
   }
   T pop_front() {
     T v = std::move(buf_[head_]);
@@ -364,11 +392,30 @@ struct record_sink {
 };
 using record_channel = msg::detail::record_channel<msg::route::direct, record_sink>;
 
+/// A lane (lowered::lane) on this rank: the items that the instances of one module vector send
+/// on one output queue to other ranks, on a typed channel of their own (no record framing, no
+/// dispatch per item; a message's items join their queue in one batch). An item's source rank
+/// names its binding. Made in the order of the plan's lanes, the same on every rank.
+struct lane_plan {
+  const type_ops* type = nullptr;
+  std::string name;  // the channel's, "flow lane <vector>.<queue>"
+  // Per source rank: the target queues on this rank of the binding placed there (null: none).
+  std::vector<const std::vector<queue_base*>*> from;
+};
+/// A lane's channel behind one interface (the runner flushes it and ends its phase).
+struct lane_base {
+  virtual ~lane_base() = default;
+  virtual void flush() = 0;
+  virtual msg::channel_phase done() = 0;
+};
+
 /// A bound output queue of an instance on this rank: where its items go.
 struct out_binding {
   const void* queue = nullptr;
   const char* name = "";
   std::uint32_t wire = 0;          // its number on the wire
+  int lane_index = -1;             // runner's lane that carries its items to other ranks, or -1
+  lane_base* lane = nullptr;       // that lane while the graph runs
   int reduce = -1;                 // the reduce it joins (runner's reduce state), or -1
   int reduce_slot = -1;            // the instance's place among the reduce's local participants
   std::vector<queue_base*> local;  // target queues on this rank
@@ -428,8 +475,15 @@ class runner {
   }
   /// A reduce contribution of `n` elements from instance `slot`.
   void contribute(const out_binding& b, int slot, const std::byte* elems, std::size_t n);
+  /// Counts `bytes` of items that arrived from rank `origin` on a lane, to be credited back.
+  void took_in(int origin, std::size_t bytes) noexcept {
+    owed_[static_cast<std::size_t>(origin)] += bytes;
+    owed_total_ += bytes;
+  }
   /// The record channel of the graph.
   record_channel& channel() noexcept { return *channel_; }
+  /// graph_options::buffer_bytes.
+  [[nodiscard]] std::size_t buffer_bytes() const noexcept;
   /// This rank.
   [[nodiscard]] int rank() const noexcept { return me_; }
   /// The world.
@@ -471,6 +525,8 @@ class runner {
   /// when no instance of the rank has items waiting).
   void return_credits();
   void send_credit(int dest, std::uint64_t bytes);
+  void flush_all();
+  void plan_lanes();  // lane_plans_ and the bindings' lane_index
 
   const graph_data& g_;
   const lowered& plan_;
@@ -485,6 +541,8 @@ class runner {
   // (producers yield), so its queues stay as short as the work in flight.
   item_ring<ready_entry> woken_, yielded_;   // rings: a deque allocates a chunk per 32 entries
   std::unique_ptr<record_channel> channel_;  // null when needs_channel() is false
+  std::vector<lane_plan> lane_plans_;
+  std::vector<std::unique_ptr<lane_base>> lanes_;  // while the graph runs
   std::vector<std::byte> scratch_;
   struct control {
     std::uint32_t reduce;
@@ -507,6 +565,61 @@ inline void queue_base::wake() {
     owner->make_ready(slot, waiter);
     waiter = {};
   }
+}
+
+/// A lane of items of T.
+template <class T>
+class lane final : public lane_base {
+  // The channel's handler: a message's items, all from one rank.
+  struct take {
+    lane* self;
+    void operator()(std::span<const T> items, msg::channel_context& c) const {
+      self->arrived(items, c.source());
+    }
+  };
+
+ public:
+  lane(runner& r, const lane_plan& p)
+      : r_(r),
+        plan_(p),
+        ch_(r.world_of(),
+            block_distribution(static_cast<std::uint64_t>(r.world_of().size()),
+                               r.world_of().size()),
+            take{this}, msg::route::direct{}, msg::combine::none{}, options(r, p)) {}
+  /// Sends `v` to rank `dest`, not this one.
+  void send(int dest, const T& v) { ch_.send_to(dest, v); }
+  void flush() override { ch_.flush(); }
+  msg::channel_phase done() override { return ch_.done(); }
+
+ private:
+  static msg::channel_options options(const runner& r, const lane_plan& p) {
+    msg::channel_options o;
+    o.name = p.name.c_str();
+    if (const std::size_t bytes = r.buffer_bytes())
+      o.buffer_items = std::max<std::size_t>(1, bytes / sizeof(T));
+    return o;
+  }
+  void arrived(std::span<const T> items, int origin) {
+    const std::vector<queue_base*>* to = plan_.from[static_cast<std::size_t>(origin)];
+    if (!to || to->empty())
+      cairn::detail::fail("flow::graph::run", r_.rank(), items.size(), " items on ", plan_.name,
+                          " from rank ", origin,
+                          ", where no instance of this rank takes them (ranks built different "
+                          "graphs?)");
+    for (queue_base* q : *to) {
+      static_cast<item_queue<T>*>(q)->items.append(items);
+      q->wake();
+    }
+    r_.took_in(origin, items.size_bytes());
+  }
+
+  runner& r_;
+  const lane_plan& plan_;
+  msg::channel<T, block_distribution, take> ch_;
+};
+template <class T>
+std::unique_ptr<lane_base> make_lane(runner& r, const lane_plan& p) {
+  return std::make_unique<lane<T>>(r, p);
 }
 
 /// Items an instance dequeues in a row before the rank's other ready instances get a turn.
@@ -632,6 +745,16 @@ class context {
       q->wake();
     }
     if (b.remote.empty()) return;
+    if constexpr (detail::lane_item<T>) {
+      if (b.lane) {
+        auto& ln = static_cast<detail::lane<T>&>(*b.lane);
+        for (int dest : b.remote) {
+          r_->count_sent(dest, sizeof(T));  // first: the send may poll and bring its credit
+          ln.send(dest, value);
+        }
+        return;
+      }
+    }
     detail::record_channel& ch = r_->channel();
     if constexpr (msg::detail::sized_packable<T>) {
       const std::size_t n = 4 + msg::detail::packed_size(value);
