@@ -391,7 +391,10 @@ void runner::run() {
   for (const lane_plan& lp : lane_plans_) lanes_.push_back(lp.type->make_lane(*this, lp));
   for (instance_state& s : instances_)
     for (out_binding& ob : s.outs)
-      if (ob.lane_index >= 0) ob.lane = lanes_[static_cast<std::size_t>(ob.lane_index)].get();
+      if (ob.lane_index >= 0) {
+        ob.lane = lanes_[static_cast<std::size_t>(ob.lane_index)].get();
+        if (ob.local.empty() && ob.remote.size() == 1) ob.lane_only = ob.remote.front();
+      }
   std::vector<context> contexts;
   contexts.reserve(instances_.size());
   for (std::size_t s = 0; s < instances_.size(); ++s)

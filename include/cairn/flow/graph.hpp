@@ -416,6 +416,7 @@ struct out_binding {
   std::uint32_t wire = 0;          // its number on the wire
   int lane_index = -1;             // runner's lane that carries its items to other ranks, or -1
   lane_base* lane = nullptr;       // that lane while the graph runs
+  int lane_only = -1;              // the one rank its items go to when that is all, or -1
   int reduce = -1;                 // the reduce it joins (runner's reduce state), or -1
   int reduce_slot = -1;            // the instance's place among the reduce's local participants
   std::vector<queue_base*> local;  // target queues on this rank
@@ -688,6 +689,15 @@ class context {
   requires std::convertible_to<const U&, T>
   void send(const output<T>& q, const U& value) {
     detail::out_binding& b = r_->out(slot_, &q, q.name);
+    if constexpr (detail::lane_item<T> && std::is_same_v<U, T>) {
+      // The common case first: all to one other rank on a lane, without send_bound's general
+      // path (local queues, a reduce, several ranks, records).
+      if (b.lane_only >= 0) {
+        r_->count_sent(b.lane_only, sizeof(T));  // first: the send may poll and bring its credit
+        static_cast<detail::lane<T>&>(*b.lane).send(b.lane_only, value);
+        return;
+      }
+    }
     if constexpr (std::is_same_v<U, T>)
       send_bound(b, value);
     else
