@@ -22,10 +22,6 @@ std::vector<int> sorted_unique(std::vector<int> v) {
 // number, never 0 (the space of the collectives on the group itself).
 std::uint64_t stream_of(int c) { return 0x666C6F7700000000ull + static_cast<std::uint64_t>(c) + 1; }
 
-}  // namespace
-
-namespace {
-
 // The lanes of `l` (lowered::lane), in the order of their first bindings.
 void plan_lanes(const graph_data& g, lowered& l) {
   struct candidate {
