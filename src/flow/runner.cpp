@@ -173,8 +173,6 @@ void runner::plan_lanes() {
           &arrivals_[static_cast<std::size_t>(b)];
     lane_plans_.push_back(std::move(lp));
   }
-  for (instance_state& s : instances_)
-    for (out_binding& ob : s.outs) ob.lane_index = plan_.bindings[ob.wire].lane;
 }
 
 std::size_t runner::buffer_bytes() const noexcept { return g_.opts.buffer_bytes; }
@@ -391,8 +389,8 @@ void runner::run() {
   for (const lane_plan& lp : lane_plans_) lanes_.push_back(lp.type->make_lane(*this, lp));
   for (instance_state& s : instances_)
     for (out_binding& ob : s.outs)
-      if (ob.lane_index >= 0) {
-        ob.lane = lanes_[static_cast<std::size_t>(ob.lane_index)].get();
+      if (const int k = plan_.bindings[ob.wire].lane; k >= 0) {
+        ob.lane = lanes_[static_cast<std::size_t>(k)].get();
         if (ob.local.empty() && ob.remote.size() == 1) ob.lane_only = ob.remote.front();
       }
   std::vector<context> contexts;

@@ -414,8 +414,7 @@ struct out_binding {
   const void* queue = nullptr;
   const char* name = "";
   std::uint32_t wire = 0;          // its number on the wire
-  int lane_index = -1;             // runner's lane that carries its items to other ranks, or -1
-  lane_base* lane = nullptr;       // that lane while the graph runs
+  lane_base* lane = nullptr;       // the lane that carries its items to other ranks, or null
   int lane_only = -1;              // the one rank its items go to when that is all, or -1
   int reduce = -1;                 // the reduce it joins (runner's reduce state), or -1
   int reduce_slot = -1;            // the instance's place among the reduce's local participants
@@ -527,7 +526,7 @@ class runner {
   void return_credits();
   void send_credit(int dest, std::uint64_t bytes);
   void flush_all();
-  void plan_lanes();  // lane_plans_ and the bindings' lane_index
+  void plan_lanes();  // lane_plans_
 
   const graph_data& g_;
   const lowered& plan_;
