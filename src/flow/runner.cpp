@@ -42,8 +42,12 @@ struct runner::reduce_state {
   std::vector<queue_base*> receivers_here;
   bool participates = false, receives = false, alone = false, announcer = false;
   std::vector<int> r_np;  // receiver ranks that do not participate
+  // A reduce of vectors with receivers here: where its rounds reduce into (collective_decl::
+  // results); before `rounds`, whose requests write into its vectors until they end.
+  std::unique_ptr<round_results> results;
   struct round {
-    round_buffers::buffer in, out;
+    round_buffers::buffer in, out;  // out: a round buffer where `results` is null
+    std::byte* out_data = nullptr;  // where the round's result goes on a receiving rank
     std::size_t n = 0;
     int contributed = 0;
     bool started = false, done = false;
@@ -106,6 +110,8 @@ runner::runner(const graph_data& g, const lowered& plan, round_buffers& buffers)
     if (!st->participates && !st->receives) continue;
     st->alone = red.p_ranks.size() == 1 && red.r_ranks.size() == 1 && red.p_ranks[0] == me_ &&
                 red.r_ranks[0] == me_;
+    if (st->receives && !st->alone && st->decl->results)
+      st->results = st->decl->results(*st->receivers_here.front());
     st->announcer = red.p_ranks.front() == me_;
     for (int r : red.r_ranks)
       if (!std::binary_search(red.p_ranks.begin(), red.p_ranks.end(), r)) st->r_np.push_back(r);
@@ -309,7 +315,14 @@ void runner::start_round(reduce_state& r, Round& x) {
     for (int dest : r.r_np) channel_->send(dest, std::span<const std::byte>(rec, 20));
     channel_->flush();
   }
-  if (r.receives) x.out = buffers_.take(x.n * d.elem);
+  if (r.receives) {
+    if (r.results) {
+      x.out_data = r.results->open(x.n);
+    } else {
+      x.out = buffers_.take(x.n * d.elem);
+      x.out_data = x.out.get();
+    }
+  }
   generalized_reduce_options opt = r.plan->opt;
   if (r.plan->long_rounds_on_board && x.n * d.elem > cairn::detail::node_board::payload_max)
     opt.algorithm = generalized_reduce_algorithm::automatic;  // every rank decides alike
@@ -319,7 +332,7 @@ void runner::start_round(reduce_state& r, Round& x) {
     opt.balancer = &history;
   }
   x.req = d.start(w_, r.plan->p_ranks, r.plan->r_ranks, x.in.get(), r.participates ? x.n : 0,
-                  x.out.get(), r.receives ? x.n : 0, d.op.get(), opt);
+                  x.out_data, r.receives ? x.n : 0, d.op.get(), opt);
 }
 
 void runner::start_rounds(reduce_state& r) {
@@ -350,8 +363,12 @@ bool runner::advance_reduces() {
     while (!r.rounds.empty() && r.rounds.front().started) {
       reduce_state::round& x = r.rounds.front();
       if (!x.done && !x.req.test()) break;
-      const std::byte* result = r.alone ? x.in.get() : x.out.get();
-      for (queue_base* q : r.receivers_here) r.decl->deliver(*q, result, x.n);
+      if (r.results) {
+        r.results->deliver(r.receivers_here);
+      } else {
+        const std::byte* result = r.alone ? x.in.get() : x.out_data;
+        for (queue_base* q : r.receivers_here) r.decl->deliver(*q, result, x.n);
+      }
       buffers_.give(std::move(x.in));
       buffers_.give(std::move(x.out));
       r.rounds.pop_front();

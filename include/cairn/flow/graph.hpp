@@ -41,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -305,6 +306,51 @@ struct reduce_payload<std::vector<E>> {
   }
 };
 
+/// Where the rounds of a reduce module of vectors end on a rank with receivers: each round
+/// reduces straight into a vector that then moves into the first receiving queue, so the
+/// result is not copied again (the other receivers of the rank get copies). The vectors come
+/// from that queue's spares (what dequeue_into gave back), so a receiver that dequeues into a
+/// kept vector makes the rounds allocate nothing.
+class round_results {
+ public:
+  virtual ~round_results() = default;
+  /// Storage for the next round's `n` elements (rounds open and are delivered in order).
+  virtual std::byte* open(std::size_t n) = 0;
+  /// Delivers the oldest open round to `queues` (the rank's receivers, the first one first).
+  virtual void deliver(std::span<queue_base* const> queues) = 0;
+};
+template <class E>
+class vector_results final : public round_results {
+ public:
+  explicit vector_results(item_queue<std::vector<E>>& first) : first_(first) {}
+  std::byte* open(std::size_t n) override {
+    std::vector<E> v;
+    if (!first_.spare.empty() && first_.spare.back().capacity() >= n) {
+      v = std::move(first_.spare.back());
+      first_.spare.pop_back();
+    }
+    v.resize(n);  // value-initializes only what a spare lacks
+    open_.push_back(std::move(v));
+    return reinterpret_cast<std::byte*>(open_.back().data());
+  }
+  void deliver(std::span<queue_base* const> queues) override {
+    std::vector<E> v = std::move(open_.front());
+    open_.pop_front();
+    for (queue_base* q : queues.subspan(1)) {
+      auto& tq = static_cast<item_queue<std::vector<E>>&>(*q);
+      tq.items.push_back(reduce_payload<std::vector<E>>::make(
+          reinterpret_cast<const std::byte*>(v.data()), v.size(), tq.spare));
+      q->wake();
+    }
+    first_.items.push_back(std::move(v));
+    first_.wake();
+  }
+
+ private:
+  item_queue<std::vector<E>>& first_;
+  std::deque<std::vector<E>> open_;  // a vector per round in flight, oldest first
+};
+
 /// A built-in collective module as declared (reduce or bcast).
 struct collective_decl {
   std::string name;
@@ -319,6 +365,9 @@ struct collective_decl {
                    std::size_t n_in, std::byte* out, std::size_t n_out, const void* op,
                    const generalized_reduce_options& opt) = nullptr;
   void (*deliver)(queue_base& q, const std::byte* elems, std::size_t n) = nullptr;
+  /// A reduce of vectors: its rounds' results on a rank whose first receiving queue is `first`
+  /// (null for other payloads, which deliver copies from a round buffer).
+  std::unique_ptr<round_results> (*results)(queue_base& first) = nullptr;
 };
 
 /// One end of a flow statement: instances' queues, or a collective module.
@@ -1003,6 +1052,11 @@ class graph {
       tq.items.push_back(P::make(elems, n, tq.spare));
       q.wake();
     };
+    if constexpr (!std::is_same_v<Q, E>)
+      d.results = [](detail::queue_base& first) -> std::unique_ptr<detail::round_results> {
+        return std::make_unique<detail::vector_results<E>>(
+            static_cast<detail::item_queue<Q>&>(first));
+      };
     return {data_->add_collective(std::move(d))};
   }
   /// A bcast module: every item sent into it reaches every instance it flows into, once.
