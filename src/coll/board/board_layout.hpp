@@ -58,6 +58,9 @@ struct group_slot {
   std::uint64_t algorithm = 0;  ///< as board_slot::algorithm
   /// Readers done with the slot, counting up from 0 for each use.
   alignas(64) std::atomic<std::uint64_t> acks{0};
+  /// 1 while its owner waits for one of its slots to be free: the reader that frees this one
+  /// rings it (on the acknowledgments' line, which that reader has just written).
+  std::atomic<std::uint32_t> owner_waits{0};
 };
 static_assert(sizeof(group_slot) == 128);
 

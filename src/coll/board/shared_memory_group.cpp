@@ -10,7 +10,9 @@
 // payload if it carries one, publishes the key (release) and rings the doorbells of the group's
 // other ranks. Every member then reads every member's slot: it finds it by key (the preferred
 // slot first), checks the signature, takes the operands it needs and adds one to the slot's
-// acknowledgments; the slot is free again when all members acknowledged. Who carries data and
+// acknowledgments; the slot is free again when all members acknowledged. The owner does not
+// acknowledge its own slot (one contended addition less per call): it keeps the slot taken in
+// a mask of its own (group_board_watch::own_busy) until it has read it. Who carries data and
 // who takes it:
 //
 //   barrier      nobody carries; nobody takes
@@ -52,7 +54,9 @@
 // gate's number on the group (continue_as_schedule).
 //
 // Waiting: a rank watches its doorbell, rung (seq_cst, then woken) by a writer that published
-// and by the last reader of a slot, so one word covers all its group collectives in flight.
+// and by the last reader of a slot whose owner waits for it (a direct one's owner, and an owner
+// with no free slot, which asks for that in group_slot::owner_waits), so one word covers all
+// its group collectives in flight.
 #include "coll/board/shared_memory_group.hpp"
 
 #include "coll/board/shared_memory_flat.hpp"
@@ -198,43 +202,72 @@ void ring(rank_context& ctx, const node_board& b, int r) {
   ctx.tp().wake(r);
 }
 
-// Takes a free slot of this rank and publishes e in it; false if all are still being read.
+// True if this rank's slot `at` may hold a new collective: its last one's readers all
+// acknowledged it and this rank finished reading it.
+bool slot_free(const node_board& b, const group_board_watch& g, int me_w, std::size_t at) {
+  const group_slot& s = b.keyed(me_w, at);
+  return !(g.own_busy >> at & 1) && (s.key.load(std::memory_order_relaxed) == 0 ||
+                                     s.acks.load(std::memory_order_seq_cst) >= s.readers);
+}
+
+// Takes a free slot of this rank and publishes e in it; false if all are still being read
+// (then the reader that frees one rings this rank).
 bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
   const int me_w = ctx.rank();
   const std::size_t k = node_board::group_slots;
   const auto n = static_cast<std::uint32_t>(e.members->world_ranks.size());
-  for (std::size_t i = 0; i < k; ++i) {
-    const std::size_t at = (e.seq + i) % k;
-    group_slot& s = b.keyed(me_w, at);
-    if (s.key.load(std::memory_order_relaxed) != 0 &&
-        s.acks.load(std::memory_order_acquire) < s.readers)
-      continue;
-    // Every reader of the slot's last use is done with it, and searchers for other keys read
-    // no more than the key: the header may be rewritten in place, the key published last.
-    s.group = e.group;
-    s.seq = e.seq;
-    s.kind = e.signature_kind();
-    s.root = e.root;
-    s.readers = n + (e.direct ? 1 : 0);  // a direct one's owner gives the last itself
-    s.bytes = e.bytes;
-    s.shape = e.shape;
-    s.algorithm = e.algorithm;
-    s.acks.store(0, std::memory_order_relaxed);
-    if (e.staged) {  // its staging area's counters start again (read after the key)
-      node_staging::reset(coll_state(ctx).staging_view()->group_area(me_w, at));
-    } else if (e.direct) {
-      publish_buffers(node_board::payload(s), e);
-    } else if (e.carries && e.bytes) {
-      copy_bytes(node_board::payload(s), e.in, e.carried(n));
-    }
-    s.key.store(e.key, std::memory_order_seq_cst);
-    b.publications(me_w).fetch_add(1, std::memory_order_seq_cst);
-    e.slot = static_cast<int>(at);
-    for (int w : e.members->world_ranks)
-      if (w != me_w) ring(ctx, b, w);
-    return true;
+  group_board_watch& g = coll_state(ctx).group_board;
+  std::size_t i = 0;
+  while (i < k && !slot_free(b, g, me_w, (e.seq + i) % k)) ++i;
+  if (i == k && !g.asked_ring) {
+    // seq_cst, then look again: a reader's acknowledgment (seq_cst) either is seen here or
+    // sees the request and rings.
+    for (std::size_t at = 0; at < k; ++at)
+      b.keyed(me_w, at).owner_waits.store(1, std::memory_order_seq_cst);
+    g.asked_ring = true;
+    i = 0;
+    while (i < k && !slot_free(b, g, me_w, (e.seq + i) % k)) ++i;
   }
-  return false;
+  if (i == k) return false;
+  if (g.asked_ring) {
+    for (std::size_t at = 0; at < k; ++at)
+      b.keyed(me_w, at).owner_waits.store(0, std::memory_order_relaxed);
+    g.asked_ring = false;
+  }
+  const std::size_t at = (e.seq + i) % k;
+  group_slot& s = b.keyed(me_w, at);
+  // Every reader of the slot's last use is done with it, and searchers for other keys read
+  // no more than the key: the header may be rewritten in place, the key published last.
+  s.group = e.group;
+  s.seq = e.seq;
+  s.kind = e.signature_kind();
+  s.root = e.root;
+  // A direct one's owner gives the last acknowledgment itself, once the others gave theirs;
+  // otherwise the owner does not acknowledge its own slot (own_busy keeps it taken).
+  s.readers = e.direct ? n + 1 : n - 1;
+  if (!e.direct) g.own_busy |= 1u << at;
+  s.bytes = e.bytes;
+  s.shape = e.shape;
+  s.algorithm = e.algorithm;
+  s.acks.store(0, std::memory_order_relaxed);
+  if (e.staged) {  // its staging area's counters start again (read after the key)
+    node_staging::reset(coll_state(ctx).staging_view()->group_area(me_w, at));
+  } else if (e.direct) {
+    publish_buffers(node_board::payload(s), e);
+  } else if (e.carries && e.bytes) {
+    copy_bytes(node_board::payload(s), e.in, e.carried(n));
+  }
+  // Release stores (the owner alone writes its count): the rings' seq_cst additions below
+  // order them before any peer's park re-check, and a peer that reads the count or the key
+  // reads the header after them. Fenced here too, the publication would wait for its lines'
+  // transfers twice more before the first ring.
+  s.key.store(e.key, std::memory_order_release);
+  std::atomic<std::uint64_t>& published = b.publications(me_w);
+  published.store(published.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  e.slot = static_cast<int>(at);
+  for (int w : e.members->world_ranks)
+    if (w != me_w) ring(ctx, b, w);
+  return true;
 }
 
 // Which of world rank w's keyed slots holds e's collective, or -1 while w has not published it.
@@ -361,12 +394,17 @@ bool step(rank_context& ctx, const node_board& b, group_exec& e) {
       const int w = e.members->world_ranks[static_cast<std::size_t>(q)];
       group_slot& s = *find(b, w, e);  // still there: not acknowledged yet
       if (e.error.empty()) take(e, q, s);
+      if (w == ctx.rank() && !e.direct) continue;  // its own: own_busy, cleared below
       // The last reader frees the slot or, for a direct one, lets its owner free it (the owner
-      // may wait for that, and may rewrite the header at once: read before acknowledging).
-      const std::uint32_t last = s.readers - (!s.algorithm && (s.kind & direct_kind_bit) ? 1 : 0);
-      if (s.acks.fetch_add(1, std::memory_order_acq_rel) + 1 == last && w != ctx.rank())
+      // may rewrite the header at once: read before acknowledging). It rings the owner of a
+      // direct one, which waits for that, and an owner waiting for a free slot.
+      const bool direct_slot = !s.algorithm && (s.kind & direct_kind_bit);
+      const std::uint32_t last = s.readers - (direct_slot ? 1 : 0);
+      if (s.acks.fetch_add(1, std::memory_order_seq_cst) + 1 == last && w != ctx.rank() &&
+          (direct_slot || s.owner_waits.load(std::memory_order_seq_cst) != 0))
         ring(ctx, b, w);
     }
+    if (!e.direct) coll_state(ctx).group_board.own_busy &= ~(1u << e.slot);
     e.acknowledged = true;
     ctx.note_progress();
   }

@@ -74,6 +74,11 @@ struct group_board_watch {
   /// member's world rank and the call (-1: none), for a wait that fails once it has ended.
   int awaited = -1;
   const char* awaited_call = "";
+  /// This rank's keyed slots (bit i: slot i) that hold a collective it has not finished
+  /// reading: their readers do not count the owner, so these stay taken until it did.
+  std::uint32_t own_busy = 0;
+  /// True while its slots ask their readers for a ring (group_slot::owner_waits).
+  bool asked_ring = false;
 };
 
 class coll_rank {
