@@ -46,8 +46,7 @@ struct runner::reduce_state {
   // results); before `rounds`, whose requests write into its vectors until they end.
   std::unique_ptr<round_results> results;
   struct round {
-    round_buffers::buffer in, out;  // out: a round buffer where `results` is null
-    std::byte* out_data = nullptr;  // where the round's result goes on a receiving rank
+    round_buffers::buffer in, out;  // out: a receiving rank's result where `results` is null
     std::size_t n = 0;
     int contributed = 0;
     bool started = false, done = false;
@@ -315,13 +314,12 @@ void runner::start_round(reduce_state& r, Round& x) {
     for (int dest : r.r_np) channel_->send(dest, std::span<const std::byte>(rec, 20));
     channel_->flush();
   }
-  if (r.receives) {
-    if (r.results) {
-      x.out_data = r.results->open(x.n);
-    } else {
-      x.out = buffers_.take(x.n * d.elem);
-      x.out_data = x.out.get();
-    }
+  std::byte* out = nullptr;
+  if (r.receives && r.results) {
+    out = r.results->open(x.n);
+  } else if (r.receives) {
+    x.out = buffers_.take(x.n * d.elem);
+    out = x.out.get();
   }
   generalized_reduce_options opt = r.plan->opt;
   if (r.plan->long_rounds_on_board && x.n * d.elem > cairn::detail::node_board::payload_max)
@@ -331,8 +329,8 @@ void runner::start_round(reduce_state& r, Round& x) {
     history = r.plan->history;
     opt.balancer = &history;
   }
-  x.req = d.start(w_, r.plan->p_ranks, r.plan->r_ranks, x.in.get(), r.participates ? x.n : 0,
-                  x.out_data, r.receives ? x.n : 0, d.op.get(), opt);
+  x.req = d.start(w_, r.plan->p_ranks, r.plan->r_ranks, x.in.get(), r.participates ? x.n : 0, out,
+                  r.receives ? x.n : 0, d.op.get(), opt);
 }
 
 void runner::start_rounds(reduce_state& r) {
@@ -363,10 +361,12 @@ bool runner::advance_reduces() {
     while (!r.rounds.empty() && r.rounds.front().started) {
       reduce_state::round& x = r.rounds.front();
       if (!x.done && !x.req.test()) break;
-      if (r.results) {
-        r.results->deliver(r.receivers_here);
+      if (r.results) {  // copies for the rank's other receivers, then the vector moves
+        for (std::size_t i = 1; i < r.receivers_here.size(); ++i)
+          r.decl->deliver(*r.receivers_here[i], r.results->oldest(), x.n);
+        r.results->deliver_oldest();
       } else {
-        const std::byte* result = r.alone ? x.in.get() : x.out_data;
+        const std::byte* result = r.alone ? x.in.get() : x.out.get();
         for (queue_base* q : r.receivers_here) r.decl->deliver(*q, result, x.n);
       }
       buffers_.give(std::move(x.in));

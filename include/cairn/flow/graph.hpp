@@ -284,12 +284,18 @@ struct reduce_payload<std::vector<E>> {
   using element = E;
   static const E* data(const std::vector<E>& q) noexcept { return q.data(); }
   static std::size_t size(const std::vector<E>& q) noexcept { return q.size(); }
+  /// Moves into `q` a spare with room for `n` elements, resized to n (no allocation, no page to
+  /// fault in); false if none has the room.
+  static bool reuse_spare(std::vector<std::vector<E>>& spare, std::size_t n, std::vector<E>& q) {
+    if (spare.empty() || spare.back().capacity() < n) return false;
+    q = std::move(spare.back());
+    spare.pop_back();
+    q.resize(n);
+    return true;
+  }
   static std::vector<E> make(const std::byte* p, std::size_t n,
                              std::vector<std::vector<E>>& spare) {
-    if (!spare.empty() && spare.back().capacity() >= n) {  // no allocation, no page to fault in
-      std::vector<E> q = std::move(spare.back());
-      spare.pop_back();
-      q.resize(n);
+    if (std::vector<E> q; reuse_spare(spare, n, q)) {
       if (n) std::memcpy(static_cast<void*>(q.data()), p, n * sizeof(E));
       return q;
     }
@@ -308,16 +314,18 @@ struct reduce_payload<std::vector<E>> {
 
 /// Where the rounds of a reduce module of vectors end on a rank with receivers: each round
 /// reduces straight into a vector that then moves into the first receiving queue, so the
-/// result is not copied again (the other receivers of the rank get copies). The vectors come
-/// from that queue's spares (what dequeue_into gave back), so a receiver that dequeues into a
-/// kept vector makes the rounds allocate nothing.
+/// result is not copied again (the other receivers of the rank get copies, made from it before
+/// it moves). The vectors come from that queue's spares (what dequeue_into gave back), so a
+/// receiver that dequeues into a kept vector makes the rounds allocate nothing.
 class round_results {
  public:
   virtual ~round_results() = default;
   /// Storage for the next round's `n` elements (rounds open and are delivered in order).
   virtual std::byte* open(std::size_t n) = 0;
-  /// Delivers the oldest open round to `queues` (the rank's receivers, the first one first).
-  virtual void deliver(std::span<queue_base* const> queues) = 0;
+  /// The oldest open round's elements.
+  virtual const std::byte* oldest() const = 0;
+  /// Moves the oldest open round's vector into the first receiving queue.
+  virtual void deliver_oldest() = 0;
 };
 template <class E>
 class vector_results final : public round_results {
@@ -325,24 +333,17 @@ class vector_results final : public round_results {
   explicit vector_results(item_queue<std::vector<E>>& first) : first_(first) {}
   std::byte* open(std::size_t n) override {
     std::vector<E> v;
-    if (!first_.spare.empty() && first_.spare.back().capacity() >= n) {
-      v = std::move(first_.spare.back());
-      first_.spare.pop_back();
-    }
-    v.resize(n);  // value-initializes only what a spare lacks
+    // A new one is value-initialized; a spare only where it lacks elements.
+    if (!reduce_payload<std::vector<E>>::reuse_spare(first_.spare, n, v)) v.resize(n);
     open_.push_back(std::move(v));
     return reinterpret_cast<std::byte*>(open_.back().data());
   }
-  void deliver(std::span<queue_base* const> queues) override {
-    std::vector<E> v = std::move(open_.front());
+  const std::byte* oldest() const override {
+    return reinterpret_cast<const std::byte*>(open_.front().data());
+  }
+  void deliver_oldest() override {
+    first_.items.push_back(std::move(open_.front()));
     open_.pop_front();
-    for (queue_base* q : queues.subspan(1)) {
-      auto& tq = static_cast<item_queue<std::vector<E>>&>(*q);
-      tq.items.push_back(reduce_payload<std::vector<E>>::make(
-          reinterpret_cast<const std::byte*>(v.data()), v.size(), tq.spare));
-      q->wake();
-    }
-    first_.items.push_back(std::move(v));
     first_.wake();
   }
 

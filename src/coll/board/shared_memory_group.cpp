@@ -204,7 +204,7 @@ void ring(rank_context& ctx, const node_board& b, int r) {
 
 // True if this rank's slot `at` may hold a new collective: its last one's readers all
 // acknowledged it and this rank finished reading it.
-bool slot_free(const node_board& b, const group_board_watch& g, int me_w, std::size_t at) {
+bool keyed_slot_free(const node_board& b, const group_board_watch& g, int me_w, std::size_t at) {
   const group_slot& s = b.keyed(me_w, at);
   return !(g.own_busy >> at & 1) && (s.key.load(std::memory_order_relaxed) == 0 ||
                                      s.acks.load(std::memory_order_seq_cst) >= s.readers);
@@ -217,16 +217,19 @@ bool publish(rank_context& ctx, const node_board& b, group_exec& e) {
   const std::size_t k = node_board::group_slots;
   const auto n = static_cast<std::uint32_t>(e.members->world_ranks.size());
   group_board_watch& g = coll_state(ctx).group_board;
-  std::size_t i = 0;
-  while (i < k && !slot_free(b, g, me_w, (e.seq + i) % k)) ++i;
+  const auto first_free = [&] {  // preferably slot seq mod K; k if none
+    std::size_t i = 0;
+    while (i < k && !keyed_slot_free(b, g, me_w, (e.seq + i) % k)) ++i;
+    return i;
+  };
+  std::size_t i = first_free();
   if (i == k && !g.asked_ring) {
     // seq_cst, then look again: a reader's acknowledgment (seq_cst) either is seen here or
     // sees the request and rings.
     for (std::size_t at = 0; at < k; ++at)
       b.keyed(me_w, at).owner_waits.store(1, std::memory_order_seq_cst);
     g.asked_ring = true;
-    i = 0;
-    while (i < k && !slot_free(b, g, me_w, (e.seq + i) % k)) ++i;
+    i = first_free();
   }
   if (i == k) return false;
   if (g.asked_ring) {
